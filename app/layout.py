@@ -1,0 +1,36 @@
+"""The lesson's outline: which page teaches what, in which order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    script: str
+    title: str
+    icon: str
+    url_path: str
+    default: bool = False
+
+
+PAGES: dict[str, list[PageSpec]] = {
+    "Learn": [
+        PageSpec("home.py", "The idea", "💡", "home", default=True),
+        PageSpec("calculator.py", "Speedup calculator", "🧮", "calculator"),
+        PageSpec("live.py", "Live decoding", "🔬", "live"),
+        PageSpec("variants.py", "Four variants", "🧬", "variants"),
+    ],
+    "Test yourself": [
+        PageSpec("sequence_quiz.py", "Order one round", "🔀", "sequence"),
+        PageSpec("knowledge_quiz.py", "Knowledge check", "✅", "quiz"),
+    ],
+}
+
+
+def all_pages() -> list[PageSpec]:
+    return [p for pages in PAGES.values() for p in pages]

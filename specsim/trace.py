@@ -1,0 +1,183 @@
+"""The trace of one decoding run: every draft proposal, every verdict, every timing.
+
+Generation happens once and writes a :class:`Trace`; the UI, the tests, the benchmark and the
+JSON export all read it. Everything here is a frozen dataclass built from plain numbers and
+strings, so a trace survives a JSON round trip unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+ExtraKind = Literal["correction", "resample", "bonus"]
+"""How the target's own +1 token was chosen.
+
+- ``correction``: greedy mode, the target's argmax at the first rejected slot;
+- ``resample``: sampling mode, drawn from norm(max(0, p - q)) at the first rejected slot;
+- ``bonus``: every proposal was kept, so the token is drawn (or argmaxed) from p after the last one.
+"""
+
+
+@dataclass(frozen=True)
+class TokenProb:
+    """One candidate token and the probability a model gave it."""
+
+    token_id: int
+    text: str
+    prob: float
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One draft position t+i of an iteration (``position`` counts from 1)."""
+
+    position: int
+    token_id: int
+    text: str
+    q: float  # the draft's probability for the proposed token
+    p: float  # the target's probability for the proposed token, from the verification pass
+    accept_prob: float  # min(1, p/q) when sampling; 1.0 or 0.0 in greedy mode
+    status: Literal["accepted", "rejected", "unchecked"]  # unchecked: after the first rejection
+    draft_top: tuple[TokenProb, ...] = ()
+    target_top: tuple[TokenProb, ...] = ()
+    draft_time_s: float = 0.0  # wall-clock time of the draft pass that proposed this token
+
+
+@dataclass(frozen=True)
+class Residual:
+    """Summary of norm(max(0, p - q)) at the first rejected slot (sampling mode only)."""
+
+    mass: float  # sum of max(0, p - q) before normalisation; equals the rejection probability
+    top: tuple[TokenProb, ...]  # the residual's most likely tokens, normalised
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One draft-then-verify loop."""
+
+    index: int
+    context_len: int  # tokens in the context (prompt + generated) when drafting started
+    slots: tuple[Slot, ...]
+    n_accepted: int
+    extra: TokenProb  # the target's own +1 token
+    extra_kind: ExtraKind
+    extra_target_top: tuple[TokenProb, ...]  # the target's distribution where the +1 token lands
+    residual: Residual | None
+    verify_time_s: float
+    emitted: tuple[int, ...]  # token ids appended to the output (may be cut short by EOS or the budget)
+    stop_reason: str | None = None  # "eos" or "max_new_tokens" when the run ended in this iteration
+
+    @property
+    def draft_time_s(self) -> float:
+        return sum(s.draft_time_s for s in self.slots)
+
+    @property
+    def k(self) -> int:
+        return len(self.slots)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One forward pass of plain (non-speculative) decoding: one new token."""
+
+    token_id: int
+    text: str
+    time_s: float
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run was asked to do."""
+
+    k: int
+    max_new_tokens: int
+    temperature: float = 0.0
+    top_p: float | None = None
+    seed: int = 0
+    drafter: str = ""  # drafter kind, e.g. "model", "prompt_lookup", "early_exit"
+    target: str = ""  # model names, for display and for reproducing the run
+    draft: str = ""
+    dtype: str = "float32"
+    device: str = "cpu"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A complete run: speculative (``iterations``) or plain (``passes``)."""
+
+    mode: Literal["speculative", "plain"]
+    settings: Settings
+    prompt: str
+    prompt_ids: tuple[int, ...]
+    generated_ids: tuple[int, ...]
+    text: str  # the decoded generated text
+    total_time_s: float
+    prefill_time_s: float = 0.0
+    iterations: tuple[Iteration, ...] = ()
+    passes: tuple[Pass, ...] = ()
+    stop_reason: str = "max_new_tokens"
+    meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    # ---- statistics every consumer agrees on -------------------------------------------------
+    @property
+    def n_generated(self) -> int:
+        return len(self.generated_ids)
+
+    @property
+    def n_proposed(self) -> int:
+        return sum(it.k for it in self.iterations)
+
+    @property
+    def n_accepted(self) -> int:
+        return sum(it.n_accepted for it in self.iterations)
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted proposals over proposals that the target actually checked."""
+        checked = sum(1 for it in self.iterations for s in it.slots if s.status != "unchecked")
+        return self.n_accepted / checked if checked else 0.0
+
+    @property
+    def tokens_per_loop(self) -> float:
+        return self.n_generated / len(self.iterations) if self.iterations else 0.0
+
+    @property
+    def decode_time_s(self) -> float:
+        """Time spent generating, excluding the prompt's prefill."""
+        return self.total_time_s - self.prefill_time_s
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.n_generated / self.decode_time_s if self.decode_time_s > 0 else 0.0
+
+    # ---- JSON ---------------------------------------------------------------------------------
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        return _build(cls, json.loads(text))
+
+
+def _build(cls: type, data: dict[str, Any]) -> Any:
+    """Rebuild a (nested) frozen dataclass from ``asdict`` output."""
+    nested = {
+        Trace: {"settings": Settings, "iterations": Iteration, "passes": Pass},
+        Iteration: {"slots": Slot, "extra": TokenProb, "extra_target_top": TokenProb, "residual": Residual},
+        Slot: {"draft_top": TokenProb, "target_top": TokenProb},
+        Residual: {"top": TokenProb},
+    }.get(cls, {})
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        sub = nested.get(f.name)
+        if isinstance(value, list):
+            value = tuple(_build(sub, v) if sub else v for v in value)
+        elif sub is not None and isinstance(value, dict):
+            value = _build(sub, value)
+        kwargs[f.name] = value
+    return cls(**kwargs)

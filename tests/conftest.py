@@ -1,0 +1,25 @@
+"""Shared test helpers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+MAIN = str(ROOT / "app" / "main.py")
+
+
+def open_page(script: str | None = None, timeout: float = 120, query: dict | None = None):
+    """Run the app through AppTest and switch to ``pages/<script>`` (home when None)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    if script is not None:
+        at.switch_page(str(ROOT / "pages" / script)).run()
+    return at
