@@ -1,0 +1,83 @@
+"""Closed forms for speculative decoding (Leviathan et al., 2023, section 3; Chen et al., 2023).
+
+Model: the draft proposes K tokens; each is accepted independently with probability alpha,
+and the target keeps the longest accepted prefix j, then adds one token of its own. So j is a
+geometric variable truncated at K:
+
+    P(j = i) = alpha**i * (1 - alpha)   for i < K,      P(j = K) = alpha**K.
+
+Every function accepts scalars or numpy arrays (broadcast together) and returns the same shape.
+alpha = 1 and alpha = 0 are evaluated as exact limits, never as 0/0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+K_MIN, K_MAX = 1, 16
+
+
+def _out(x: np.ndarray) -> float | np.ndarray:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def tokens_per_loop(alpha: ArrayLike, k: ArrayLike) -> float | np.ndarray:
+    """E[j] + 1 = (1 - alpha**(K+1)) / (1 - alpha): tokens one draft-verify loop yields.
+
+    Written as the finite sum 1 + alpha + ... + alpha**K, which is exact at alpha = 1 (K + 1).
+    """
+    a, kk = np.broadcast_arrays(np.asarray(alpha, dtype=float), np.asarray(k, dtype=float))
+    near_one = np.isclose(a, 1.0, rtol=0.0, atol=1e-12)
+    safe = np.where(near_one, 0.5, a)
+    closed = (1.0 - safe ** (kk + 1.0)) / (1.0 - safe)
+    return _out(np.where(near_one, kk + 1.0, closed))
+
+
+def expected_accepted_prefix(alpha: ArrayLike, k: ArrayLike) -> float | np.ndarray:
+    """E[j] = alpha (1 - alpha**K) / (1 - alpha): how many of the K proposals are kept on average."""
+    return _out(np.asarray(tokens_per_loop(alpha, k)) - 1.0)
+
+
+def cost_per_loop(k: ArrayLike, draft_cost: ArrayLike, verify_cost: ArrayLike = 1.0) -> float | np.ndarray:
+    """Cost of one loop in target passes: K draft passes at ``draft_cost`` each plus one verification.
+
+    ``verify_cost`` is what one target pass over K+1 tokens costs relative to a one-token pass
+    (1 in the lesson's idealisation; measured values are a little above 1 on a CPU).
+    """
+    kk = np.asarray(k, dtype=float)
+    return _out(kk * np.asarray(draft_cost, dtype=float) + np.asarray(verify_cost, dtype=float))
+
+
+def speedup(
+    alpha: ArrayLike, k: ArrayLike, draft_cost: ArrayLike, verify_cost: ArrayLike = 1.0
+) -> float | np.ndarray:
+    """Tokens per loop divided by the loop's cost: the speedup over one target pass per token."""
+    return _out(np.asarray(tokens_per_loop(alpha, k)) / np.asarray(cost_per_loop(k, draft_cost, verify_cost)))
+
+
+def wasted_draft_tokens(alpha: ArrayLike, k: ArrayLike) -> float | np.ndarray:
+    """Draft proposals thrown away per loop on average: K - E[j]."""
+    return _out(np.asarray(k, dtype=float) - np.asarray(expected_accepted_prefix(alpha, k)))
+
+
+def optimal_k(
+    alpha: float, draft_cost: float, verify_cost: float = 1.0, k_min: int = K_MIN, k_max: int = K_MAX
+) -> int:
+    """The K in [k_min, k_max] with the highest speedup (the smallest such K on a tie)."""
+    ks = np.arange(k_min, k_max + 1)
+    values = np.asarray(speedup(alpha, ks, draft_cost, verify_cost))
+    return int(ks[int(np.argmax(values))])
+
+
+def prefix_distribution(alpha: float, k: int) -> np.ndarray:
+    """P(j = i) for i = 0..K: the truncated geometric law of the accepted prefix."""
+    i = np.arange(k + 1, dtype=float)
+    probs = alpha**i * (1.0 - alpha)
+    probs[k] = alpha**k
+    return probs
+
+
+def acceptance_by_position(alpha: float, k: int) -> np.ndarray:
+    """P(slot i is kept) = alpha**i for i = 1..K: later slots need every earlier one to survive."""
+    return float(alpha) ** np.arange(1, k + 1, dtype=float)
