@@ -19,9 +19,10 @@ from specsim.quiz import SequenceAttempt, SequenceQuiz
 TRAY_HEADER = "Tray: drag the steps from here"
 ANSWER_HEADER = "Your order: first step at the top"
 DRAG_STYLE = """
-.sortable-item, .sortable-item:hover { white-space: normal; line-height: 1.35; }
+.sortable-item, .sortable-item:hover { white-space: normal; line-height: 1.35; text-align: left; }
 .sortable-container { counter-reset: step; }
-.sortable-container:last-child .sortable-item::before { content: counter(step) ". "; counter-increment: step; }
+.sortable-container:nth-child(2) .sortable-item::before { content: counter(step) ". "; counter-increment: step; }
+.sortable-item.dragging::before { content: none; counter-increment: none; }
 """
 
 
