@@ -123,23 +123,21 @@ def _tap_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
         selected = None
         state.put(state.SEQ_SELECTED, None)
     st.caption("Tap a step in the tray, then tap the slot it belongs in. Tap a placed step to send it back.")
-    tray, answer = st.columns(2, gap="large")
-    with tray:
-        st.markdown("**Tray**")
-        for piece in attempt.left:
-            st.button(quiz.piece(piece).text, key=state.SEQ_TRAY_BUTTON + piece, on_click=_tap_tray, args=(piece,),
-                      type="primary" if piece == selected else "secondary", width="stretch")
-        if not attempt.left:
-            st.caption("Every step is placed.")
-    with answer:
-        st.markdown("**Your order**")
-        for slot, piece in enumerate(attempt.slots):
-            if piece is not None:
-                label = f"{slot + 1}. {quiz.piece(piece).text}"
-            else:
-                label = f"{slot + 1}. " + ("Put the selected step here" if selected else "Empty: pick a step first")
-            st.button(label, key=f"{state.SEQ_SLOT_BUTTON}{slot + 1}", on_click=_tap_slot, args=(slot,),
-                      width="stretch", disabled=piece is None and selected is None)
+    st.markdown("**Tray**")
+    for piece in attempt.left:
+        st.button(quiz.piece(piece).text, key=state.SEQ_TRAY_BUTTON + piece, on_click=_tap_tray, args=(piece,),
+                  type="primary" if piece == selected else "secondary", width="stretch")
+    if not attempt.left:
+        st.caption("Every step is placed.")
+    st.markdown("**Your order**")
+    for slot, piece in enumerate(attempt.slots):
+        if piece is not None:
+            label = f"{slot + 1}. {quiz.piece(piece).text}"
+        else:
+            label = f"{slot + 1}. " + ("Put the selected step here" if selected else "Empty: pick a step first")
+        st.button(label, key=f"{state.SEQ_SLOT_BUTTON}{slot + 1}", on_click=_tap_slot, args=(slot,),
+                  width="stretch", disabled=piece is None and selected is None,
+                  help="Tap to send this step back to the tray" if piece is not None else None)
 
 
 # ---- page ------------------------------------------------------------------------------------------
