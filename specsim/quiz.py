@@ -186,14 +186,14 @@ def parse_sequence(raw: Mapping[str, Any]) -> SequenceQuiz:
     return SequenceQuiz(_text(raw, "prompt", "sequence quiz"), pieces)
 
 
-def load_knowledge(path: Path | str = KNOWLEDGE_FILE) -> tuple[Question, ...]:
-    """Read and validate the knowledge-check questions."""
-    return parse_knowledge(json.loads(Path(path).read_text(encoding="utf-8")))
+def load_knowledge(path: Path | str | None = None) -> tuple[Question, ...]:
+    """Read and validate the knowledge-check questions (from :data:`KNOWLEDGE_FILE` by default)."""
+    return parse_knowledge(json.loads(Path(path or KNOWLEDGE_FILE).read_text(encoding="utf-8")))
 
 
-def load_sequence(path: Path | str = SEQUENCE_FILE) -> SequenceQuiz:
-    """Read and validate the sequencing quiz."""
-    return parse_sequence(json.loads(Path(path).read_text(encoding="utf-8")))
+def load_sequence(path: Path | str | None = None) -> SequenceQuiz:
+    """Read and validate the sequencing quiz (from :data:`SEQUENCE_FILE` by default)."""
+    return parse_sequence(json.loads(Path(path or SEQUENCE_FILE).read_text(encoding="utf-8")))
 
 
 # ---- knowledge check: one attempt ---------------------------------------------------------------

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+import streamlit as st
+
 from app import state
 from app.widgets.sequence_quiz import ANSWER_HEADER, TRAY_HEADER
 from specsim import quiz
@@ -201,3 +206,27 @@ def test_retake_starts_over_with_a_new_shuffle():
     attempt = at.session_state[state.KQ_ATTEMPT]
     assert at.subheader[0].value == "Question 1 of 20" and "**Score: 0**" in _markdown(at)
     assert attempt.seed != old_seed and attempt.answers == (None,) * 20
+
+
+# ---- bad data -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_cache():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+@pytest.mark.parametrize(("page", "attr", "broken"), [
+    ("knowledge_quiz.py", "KNOWLEDGE_FILE", {"questions": [{"id": "only-one"}]}),
+    ("sequence_quiz.py", "SEQUENCE_FILE", {"prompt": "?", "pieces": []}),
+])
+def test_a_malformed_quiz_file_gives_an_error_message_not_a_traceback(page, attr, broken, tmp_path, monkeypatch,
+                                                                      fresh_cache):
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    monkeypatch.setattr(quiz, attr, path)
+    at = open_page(page)
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value
