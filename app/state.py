@@ -21,6 +21,41 @@ DEFAULTS: dict[str, Any] = {
     CALC_DRAFT_COST: 0.13,
 }
 
+# ---- quiz (issue 5) ------------------------------------------------------------------------------
+# Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
+# rendered, so widget-keyed progress would vanish when the learner visits another page.
+SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.quiz.SequenceAttempt, None until the page first runs
+SEQ_SELECTED = "quiz_seq_selected"  # piece id picked in the tray (tap mode), or None
+SEQ_MODE = "quiz_seq_mode"  # one of SEQ_MODES
+SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outside the drag widget
+KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.quiz.KnowledgeAttempt, None until the page first runs
+SEQ_MODES = ("Tap", "Drag")
+# Widget keys: their state may vanish between pages; no progress depends on them.
+SEQ_MODE_WIDGET = "quiz_seq_mode_widget"
+SEQ_TRAY_BUTTON = "quiz_seq_tray_"  # + piece id
+SEQ_SLOT_BUTTON = "quiz_seq_slot_"  # + slot number, from 1
+SEQ_CHECK_BUTTON = "quiz_seq_check"
+SEQ_RESET_BUTTON = "quiz_seq_reset"
+KQ_OPTION_BUTTON = "quiz_kq_option_"  # + the option's index in the data file, not its shown position
+KQ_NEXT_BUTTON = "quiz_kq_next"
+KQ_RETAKE_BUTTON = "quiz_kq_retake"
+
+
+def seq_drag_key(version: int) -> str:
+    """Key of the drag-and-drop widget; a new version remounts it showing the current order."""
+    return f"quiz_seq_drag_{version}"
+
+
+DEFAULTS.update(
+    {
+        SEQ_ATTEMPT: None,
+        SEQ_SELECTED: None,
+        SEQ_MODE: SEQ_MODES[0],
+        SEQ_DRAG_VERSION: 0,
+        KQ_ATTEMPT: None,
+    }
+)
+
 
 def init() -> None:
     """Create every missing key with its default (never overwrites what the user set)."""
