@@ -8,10 +8,10 @@ that names the parameter.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_UP, Decimal
 
 from app import state
 
@@ -60,7 +60,7 @@ PARAMS: tuple[Param, ...] = (
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 # A plain decimal number: no exponent, no nan/inf, no hex, and short enough to read.
-_NUMBER = re.compile(r"\+?(\d{1,6}(\.\d{0,8})?|\.\d{1,8})")
+_NUMBER = re.compile(r"\+?([0-9]{1,6}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
 _SHOWN = re.compile(r"[^0-9A-Za-z.+\-]")
 
 
@@ -85,6 +85,13 @@ def _last(value: str | Sequence[str]) -> str | None:
         return value
     values = list(value)
     return str(values[-1]) if values else None
+
+
+def _round_half_up(text: str, decimals: int) -> int | float:
+    """Round a validated decimal string the way people do (0.125 -> 0.13), exactly, not in binary."""
+    step = Decimal(1).scaleb(-decimals)
+    value = Decimal(text.strip()).quantize(step, rounding=ROUND_HALF_UP)
+    return int(value) if decimals == 0 else float(value)
 
 
 def parse_value(param: Param, raw: str) -> float | None:
@@ -124,10 +131,7 @@ def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
                 f"using the default {param.format(default)}."
             )
             continue
-        scale = 10**param.decimals
-        rounded = math.floor(value * scale + 0.5) / scale  # half up, unlike round()'s half to even
-        if param.decimals == 0:
-            rounded = int(rounded)
+        rounded = _round_half_up(raw or "", param.decimals)
         if abs(rounded - value) > 1e-12:
             adjustments.append(
                 f"URL parameter `{param.name}` = `{_shown(raw or '')}` was rounded to {param.format(rounded)} "
