@@ -76,6 +76,8 @@ class ParseResult:
 
 def _shown(raw: str, limit: int = 12) -> str:
     """A short, harmless rendering of a raw value for a notice (no markup survives)."""
+    if not raw:
+        return "(empty)"
     clean = _SHOWN.sub("?", raw)
     return clean if len(clean) <= limit else clean[:limit] + "…"
 
