@@ -42,12 +42,14 @@ st.markdown(
 )
 st.info(best_k_sentence(s))
 st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key="calc_sweep")
-st.markdown(ceiling_sentence(s) + " Set α to 50 % and push K to the right to watch the green bars stall.")
+hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
+st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
 st.plotly_chart(figs.waste_figure(s.alpha, s.k), key="calc_waste")
 
 st.subheader("Where it pays off")
 st.markdown(
-    "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower. "
+    "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
+    "the dotted line is break-even. "
     "The black line follows the best K for each acceptance rate: it climbs as α rises, and at low α the whole "
     "row fades to red, whatever K you pick."
 )

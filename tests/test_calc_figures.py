@@ -105,7 +105,18 @@ def test_heatmap_z_is_the_speedup_on_the_grid_with_the_current_point_marked():
     current = trace(fig, "current settings")
     assert (list(current.x), list(current.y)) == ([6], [55])
     assert list(trace(fig, "best K for each α").x) == [analytics.optimal_k(a / 100, c, v) for a in range(101)]
-    assert heat.zmid == 1.0
+    white = [pos for pos, colour in heat.colorscale if colour == "#f7f7f7"]
+    assert heat.zmin + white[0] * (heat.zmax - heat.zmin) == pytest.approx(1.0)  # white is exactly 1×
+    assert np.asarray(trace(fig, "break-even, 1×").z) == pytest.approx(z)
+
+
+@pytest.mark.parametrize("zmax", [0.4, 1.0, 1.6, 5.5])
+def test_break_even_colour_scale_is_white_at_one(zmax):
+    scale = figs.break_even_colorscale(zmax)
+    positions = [pos for pos, _ in scale]
+    assert positions == sorted(positions) and positions[0] == 0.0 and positions[-1] <= 1.0
+    white = next(pos for pos, colour in scale if colour == "#f7f7f7")
+    assert white == pytest.approx(min(1.0 / zmax, 1.0))
 
 
 def test_heatmap_shows_the_prefix_stalling_at_half_acceptance_and_the_collapse_at_low_acceptance():

@@ -131,9 +131,18 @@ def waste_figure(alpha: float, current_k: int, k_max: int = analytics.K_MAX) -> 
     return fig
 
 
+def break_even_colorscale(zmax: float) -> list[list]:
+    """Red below 1× (slower than plain decoding), white at exactly 1×, blue above, for a 0..zmax colour axis."""
+    mid = min(1.0 / zmax, 1.0) if zmax > 0 else 1.0
+    scale = [[0.0, "#b2182b"], [mid / 2, "#ef8a62"], [mid, "#f7f7f7"]]
+    if mid < 1.0:
+        scale += [[mid + (1 - mid) * 0.25, "#67a9cf"], [1.0, "#2166ac"]]
+    return scale
+
+
 def speedup_heatmap(draft_cost: float, verify_cost: float, current_k: int, current_alpha_pct: int,
                     k_max: int = analytics.K_MAX, alpha_step_pct: int = 1) -> go.Figure:
-    """Speedup over K × acceptance (percent); 1× is white, the best K per α traced, current point marked."""
+    """Speedup over K × acceptance (percent): 1× white and outlined, best K per α traced, current point marked."""
     ks = np.arange(analytics.K_MIN, k_max + 1)
     alpha_pct = np.arange(0, 100 + alpha_step_pct, alpha_step_pct)
     kk, aa = np.meshgrid(ks, alpha_pct / 100.0)
@@ -142,10 +151,14 @@ def speedup_heatmap(draft_cost: float, verify_cost: float, current_k: int, curre
     best = [analytics.optimal_k(a / 100.0, draft_cost, verify_cost, analytics.K_MIN, k_max) for a in alpha_pct]
     fig = go.Figure()
     fig.add_trace(go.Heatmap(
-        name="speedup", x=ks, y=alpha_pct, z=z, customdata=prefix, zmid=1.0,
-        colorscale=[[0.0, "#b2182b"], [0.5, "#f7f7f7"], [1.0, "#2166ac"]],
-        colorbar={"title": "speedup"},
+        name="speedup", x=ks, y=alpha_pct, z=z, customdata=prefix, zmin=0.0, zmax=float(z.max()),
+        colorscale=break_even_colorscale(float(z.max())), colorbar={"title": "speedup"},
         hovertemplate="K = %{x}, α = %{y} %<br>speedup %{z:.2f}×<br>E[j] = %{customdata:.2f}<extra></extra>",
+    ))
+    fig.add_trace(go.Contour(
+        name="break-even, 1×", x=ks, y=alpha_pct, z=z, autocontour=False, showscale=False, showlegend=True,
+        contours={"start": 1.0, "end": 1.0, "size": 1.0, "coloring": "lines"},
+        line={"color": "#444", "dash": "dot", "width": 2}, hoverinfo="skip",
     ))
     fig.add_trace(go.Scatter(name="best K for each α", x=best, y=alpha_pct, mode="lines",
                              line={"color": "black", "width": 2, "shape": "hv"}))
