@@ -158,7 +158,8 @@ def speedup_heatmap(draft_cost: float, verify_cost: float, current_k: int, curre
     fig.add_trace(go.Contour(
         name="break-even, 1×", x=ks, y=alpha_pct, z=z, autocontour=False, showscale=False, showlegend=True,
         contours={"start": 1.0, "end": 1.0, "size": 1.0, "coloring": "lines"},
-        line={"color": "#444", "dash": "dot", "width": 2}, hoverinfo="skip",
+        colorscale=[[0.0, "#444444"], [1.0, "#444444"]],  # with coloring="lines" the scale sets the colour
+        line={"dash": "dot", "width": 2}, hoverinfo="skip",
     ))
     fig.add_trace(go.Scatter(name="best K for each α", x=best, y=alpha_pct, mode="lines",
                              line={"color": "black", "width": 2, "shape": "hv"}))
