@@ -14,11 +14,15 @@ import streamlit as st
 CALC_K = "calc_k"
 CALC_ALPHA_PCT = "calc_alpha_pct"
 CALC_DRAFT_COST = "calc_draft_cost"
+CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
+CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
 
 DEFAULTS: dict[str, Any] = {
     CALC_K: 4,
     CALC_ALPHA_PCT: 70,
     CALC_DRAFT_COST: 0.13,
+    CALC_VERIFY_COST: 1.0,
+    CALC_URL_LAST: None,
 }
 
 # ---- quiz (issue 5) ------------------------------------------------------------------------------
@@ -71,3 +75,12 @@ def get(key: str) -> Any:
 
 def put(key: str, value: Any) -> None:
     st.session_state[key] = value
+
+
+def widget_key(key: str) -> str:
+    """The key of the widget that edits ``key``.
+
+    Streamlit forgets a widget's state when its page is not shown, so a page copies the value into
+    the widget before drawing it and stores it back under ``key`` after, which survives navigation.
+    """
+    return f"widget_{key}"
