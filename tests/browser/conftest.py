@@ -55,10 +55,13 @@ def goto(page, path: str = "") -> None:
 
 def wait_idle(page, timeout: float = 60_000) -> None:
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+    page.wait_for_selector("h1", timeout=timeout)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
+        timeout=timeout,
     )
-    page.wait_for_timeout(150)
+    page.wait_for_timeout(300)
 
 
 def assert_no_exception(page) -> None:
