@@ -51,7 +51,8 @@ def test_refuses_a_model_too_big_for_memory():
     assert estimate_model_bytes(huge, torch.float32) > 2**42  # about 1.7e12 parameters
     with pytest.raises(ModelUnavailable, match="GiB"):
         check_fits("huge", huge, torch.float32, "cpu")
-    check_fits("tiny", LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, vocab_size=50),
+    check_fits("tiny", LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, vocab_size=50,
+                                   num_attention_heads=4, num_key_value_heads=2),
                torch.float32, "cpu")
 
 
