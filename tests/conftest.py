@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -23,6 +25,17 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
     if script is not None:
         at.switch_page(str(ROOT / "pages" / script)).run()
     return at
+
+
+# ---- models (engine tests) -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bundled_target():
+    """The bundled SmolLM2-135M-Instruct target in float32 on the CPU, loaded once per test session."""
+    from specsim.models import load_bundled_target
+
+    return load_bundled_target(device="cpu", dtype="float32")
 
 
 def pytest_collection_modifyitems(config, items):
