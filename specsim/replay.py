@@ -173,8 +173,9 @@ class RunStats:
 
 def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
     """Statistics of ``spec``; the cost ratios and speedups need the ``plain`` baseline."""
-    draft_passes = [s.draft_time_s for it in spec.iterations for s in it.slots]
-    mean_draft = _mean(draft_passes)
+    # Drafting time per proposed token, including drafting work not tied to one token.
+    drafting = sum(it.draft_time_s for it in spec.iterations)
+    mean_draft = drafting / spec.n_proposed if spec.n_proposed else _mean([it.draft_time_s for it in spec.iterations])
     mean_verify = _mean([it.verify_time_s for it in spec.iterations])
     mean_plain = _mean([p.time_s for p in plain.passes]) if plain is not None and plain.passes else None
     c = mean_draft / mean_plain if mean_plain else None

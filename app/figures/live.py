@@ -134,6 +134,9 @@ def _segments(spec: Trace | None, plain: Trace | None) -> list[tuple[str, str, f
             for s in it.slots:
                 out.append(("speculative", "draft pass", s.draft_time_s,
                             f"iteration {it.index + 1}, draft pass {s.position}"))
+            overhead = it.draft_time_s - sum(s.draft_time_s for s in it.slots)
+            if overhead > 0:
+                out.append(("speculative", "draft pass", overhead, f"iteration {it.index + 1}, drafting overhead"))
             out.append(("speculative", "verification", it.verify_time_s,
                         f"iteration {it.index + 1}, verification of {it.k} + 1 tokens"))
             busy += it.draft_time_s + it.verify_time_s
