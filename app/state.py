@@ -19,7 +19,8 @@ CALC_DRAFT_COST = "calc_draft_cost"
 # The recorded runs: generation writes them once, every playback control only reads them.
 LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
 LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
-LIVE_NOTICE = "live_notice"  # (level, message) shown once above the replay, e.g. after a cancel
+LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
+LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
 # Playback
 LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
 LIVE_STEP_SLIDER = "live_step_slider"  # the jump slider's widget value (1-based), synced to LIVE_STEP
@@ -46,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_TRACE: None,
     LIVE_PLAIN: None,
     LIVE_NOTICE: None,
+    LIVE_RUN: None,
     LIVE_STEP: 0,
     LIVE_PLAYING: False,
     LIVE_SPEED: 2.0,

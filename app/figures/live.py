@@ -54,7 +54,7 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     draft_top = _ranked(slot.draft_top, n) if slot else []
     highlight = {}
     if slot is not None:
-        highlight[slot.token_id] = REJECTED if slot.status == "rejected" else DRAFT
+        highlight[slot.token_id] = {"accepted": TARGET, "rejected": REJECTED}.get(slot.status, DRAFT)
     if position == it.n_accepted + 1:  # where the target's own token landed
         highlight = {**highlight, it.extra.token_id: EXTRA}
     fig.add_trace(_bars(target_top, highlight, "target"), row=1, col=1)
