@@ -20,6 +20,7 @@ def test_chip_titles_carry_p_q_and_the_acceptance_ratio():
     rejected = next(c for c in chips if c.role == "rejected")
     title = tokens.chip_title(rejected)
     assert "p(x) = 0.1000" in title and "q(x) = 0.5000" in title and "min(1, p/q) = 0.2000" in title
+    assert "u = 0.7300 → rejected" in title
     html = tokens.chips_html(chips)
     titles = re.findall(r'title="([^"]*)"', html)
     assert any("drawn from norm(max(0, p − q))" in t for t in titles)  # the +1 token says how it was chosen

@@ -61,6 +61,9 @@ def chip_title(chip: Chip) -> str:
         lines.append(f"q(x) = {chip.q:.4f} (draft)")
     if chip.accept_prob is not None and chip.role != "extra":
         lines.append(f"min(1, p/q) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
+        if chip.draw is not None:
+            verdict = "kept" if chip.draw < chip.accept_prob else "rejected"
+            lines.append(f"random draw u = {chip.draw:.4f} → {verdict} (kept when u < min(1, p/q))")
         if chip.role == "unchecked":
             lines.append("never checked: an earlier slot was rejected")
     return "\n".join(lines)
