@@ -102,6 +102,10 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
     st.markdown(sentence + f". [Open the calculator at these settings]({link}).")
     for note in notes:
         st.caption(f"Note: {note}.")
+    as_run = stats.predicted_as_run
+    if as_run is not None and predicted and abs(as_run - predicted) > 0.005 * predicted:
+        st.caption(f"Some loops proposed fewer than K = {stats.k} tokens (nothing to copy, or the token budget ran "
+                   f"out). Summed over the loops as they actually ran, the closed form predicts {fmt_x(as_run)}.")
     if spec.n_generated != plain.n_generated:
         st.caption(f"The runs wrote different numbers of tokens ({spec.n_generated} and {plain.n_generated}); "
                    "the speedup compares tokens per second, so it stays fair.")
