@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8501
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench bench-startup clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -36,3 +36,6 @@ bench: $(VENV)/.runtime
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+bench-startup: $(VENV)/.dev
+	$(BIN)/python -m tests.browser.startup_bench

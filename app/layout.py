@@ -20,14 +20,14 @@ class PageSpec:
 
 PAGES: dict[str, list[PageSpec]] = {
     "Learn": [
-        PageSpec("home.py", "The idea", "💡", "home", default=True),
-        PageSpec("calculator.py", "Speedup calculator", "🧮", "calculator"),
-        PageSpec("live.py", "Live decoding", "🔬", "live"),
-        PageSpec("variants.py", "Four variants", "🧬", "variants"),
+        PageSpec("home.py", "The idea", ":material/lightbulb:", "home", default=True),
+        PageSpec("calculator.py", "Speedup calculator", ":material/calculate:", "calculator"),
+        PageSpec("live.py", "Live decoding", ":material/play_circle:", "live"),
+        PageSpec("variants.py", "Four variants", ":material/account_tree:", "variants"),
     ],
     "Test yourself": [
-        PageSpec("sequence_quiz.py", "Order one round", "🔀", "sequence"),
-        PageSpec("knowledge_quiz.py", "Knowledge check", "✅", "quiz"),
+        PageSpec("sequence_quiz.py", "Order one round", ":material/swap_vert:", "sequence"),
+        PageSpec("knowledge_quiz.py", "Knowledge check", ":material/quiz:", "quiz"),
     ],
 }
 

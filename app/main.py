@@ -14,7 +14,7 @@ import streamlit as st  # noqa: E402
 from app import state  # noqa: E402
 from app.layout import PAGES  # noqa: E402
 
-st.set_page_config(page_title="specsim: speculative decoding", page_icon="⚡", layout="wide")
+st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
 state.init()
 nav = st.navigation(
     {

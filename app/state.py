@@ -16,6 +16,8 @@ from specsim import defaults
 CALC_K = "calc_k"
 CALC_ALPHA_PCT = "calc_alpha_pct"
 CALC_DRAFT_COST = "calc_draft_cost"
+CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
+CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
 
 # ---- live decoding (pages/live.py) -------------------------------------------------------------
 # The recorded runs: generation writes them once, every playback control only reads them.
@@ -65,7 +67,44 @@ DEFAULTS: dict[str, Any] = {
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: 40,
     LIVE_SEED: 0,
+    CALC_VERIFY_COST: 1.0,
+    CALC_URL_LAST: None,
 }
+
+# ---- quiz (issue 5) ------------------------------------------------------------------------------
+# Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
+# rendered, so widget-keyed progress would vanish when the learner visits another page.
+SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.quiz.SequenceAttempt, None until the page first runs
+SEQ_SELECTED = "quiz_seq_selected"  # piece id picked in the tray (tap mode), or None
+SEQ_MODE = "quiz_seq_mode"  # one of SEQ_MODES
+SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outside the drag widget
+KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.quiz.KnowledgeAttempt, None until the page first runs
+SEQ_MODES = ("Tap", "Drag")
+# Widget keys: their state may vanish between pages; no progress depends on them.
+SEQ_MODE_WIDGET = "quiz_seq_mode_widget"
+SEQ_TRAY_BUTTON = "quiz_seq_tray_"  # + piece id
+SEQ_SLOT_BUTTON = "quiz_seq_slot_"  # + slot number, from 1
+SEQ_CHECK_BUTTON = "quiz_seq_check"
+SEQ_RESET_BUTTON = "quiz_seq_reset"
+KQ_OPTION_BUTTON = "quiz_kq_option_"  # + the option's index in the data file, not its shown position
+KQ_NEXT_BUTTON = "quiz_kq_next"
+KQ_RETAKE_BUTTON = "quiz_kq_retake"
+
+
+def seq_drag_key(version: int) -> str:
+    """Key of the drag-and-drop widget; a new version remounts it showing the current order."""
+    return f"quiz_seq_drag_{version}"
+
+
+DEFAULTS.update(
+    {
+        SEQ_ATTEMPT: None,
+        SEQ_SELECTED: None,
+        SEQ_MODE: SEQ_MODES[0],
+        SEQ_DRAG_VERSION: 0,
+        KQ_ATTEMPT: None,
+    }
+)
 
 
 def init() -> None:
@@ -82,3 +121,12 @@ def get(key: str) -> Any:
 
 def put(key: str, value: Any) -> None:
     st.session_state[key] = value
+
+
+def widget_key(key: str) -> str:
+    """The key of the widget that edits ``key``.
+
+    Streamlit forgets a widget's state when its page is not shown, so a page copies the value into
+    the widget before drawing it and stores it back under ``key`` after, which survives navigation.
+    """
+    return f"widget_{key}"

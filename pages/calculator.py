@@ -1,6 +1,61 @@
-"""Speedup calculator (placeholder until issue 2 lands)."""
+"""Speedup calculator: what K, acceptance and draft cost buy, from the closed forms."""
 
 import streamlit as st
 
+from app.calc_text import CalcNumbers, best_k_sentence, ceiling_sentence, fmt, loop_sentence, useless_draft_sentence
+from app.figures import calculator as figs
+from app.widgets.calc_controls import apply_url, controls, write_url
+
 st.title("Speedup calculator")
-st.warning("This part of specsim is not built yet. It is planned, and this page says so plainly until it is.")
+st.caption(
+    "Three numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
+    "how often the target agrees with a proposal (α), and how much a draft pass costs next to a target pass (c). "
+    "The address bar keeps your settings, so a link reproduces this view."
+)
+
+apply_url()
+s = controls()
+n = CalcNumbers.of(s)
+
+cols = st.columns(4)
+cols[0].metric("expected accepted prefix, E[j]", fmt(n.prefix))
+cols[1].metric("tokens per loop, E[j] + 1", fmt(n.tokens))
+cols[2].metric("cost per loop, in target passes", fmt(n.cost))
+cols[3].metric("speedup vs plain decoding", f"{fmt(n.speedup)}×")
+st.markdown(loop_sentence(s))
+
+st.subheader("One loop, drawn")
+st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key="calc_iteration")
+st.caption(
+    f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
+    f"On average {fmt(n.prefix)} survive, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
+    "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
+    "so a loop always yields j + 1 tokens and never zero. When every guess survives, the +1 lands after the last."
+)
+
+st.subheader("The K trade-off")
+st.markdown(
+    "A longer draft means fewer target passes per token, but only if the guesses survive. A guess is kept only "
+    "when every guess before it was kept, so slot i survives with probability αⁱ: the chance shrinks "
+    "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
+    "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
+)
+st.info(best_k_sentence(s))
+st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key="calc_sweep")
+hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
+st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
+st.plotly_chart(figs.waste_figure(s.alpha, s.k), key="calc_waste")
+
+st.subheader("Where it pays off")
+st.markdown(
+    "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
+    "the dotted line is break-even. "
+    "The black line follows the best K for each acceptance rate: it climbs as α rises, and at low α the whole "
+    "row fades to red, whatever K you pick."
+)
+st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key="calc_heatmap")
+
+st.subheader("Why it is safe to switch on")
+st.markdown(useless_draft_sentence(s))
+
+write_url(s)

@@ -1,6 +1,75 @@
-"""The idea (placeholder until issue 2 lands)."""
+"""The idea: what speculative decoding is, the loop, why it works, and where to go next."""
 
 import streamlit as st
 
-st.title("The idea")
-st.warning("This part of specsim is not built yet. It is planned, and this page says so plainly until it is.")
+from app.calc_text import fmt
+from app.layout import ROOT, all_pages
+from specsim.published import CHEN_2023, LEVIATHAN_2023
+
+st.title("Speculative decoding: the idea")
+st.markdown(
+    "Picture a careful author dictating a book to a quick assistant who knows their style. Rather than wait "
+    "for every word, the assistant jots down the next few words they expect. The author takes in the whole "
+    "jotting at a glance, because reading is much quicker than composing, keeps it up to the first word they "
+    "would have put differently, says the right word for that spot, and the assistant starts guessing again "
+    "from there. The book comes out word for word as the author would have dictated it alone; it is simply "
+    "finished sooner whenever the assistant guesses well."
+)
+st.markdown(
+    "A language model is in the author's position. It produces one token per forward pass, and each pass has "
+    "to wait for the token before it. Speculative decoding lets a small **draft** model do the guessing and "
+    "the large **target** model do the checking, without changing a single token of the output."
+)
+
+st.subheader("The loop, in four steps")
+st.markdown(
+    "1. **Draft.** The small model proposes the next K tokens, one after another, each pass cheap.\n"
+    "2. **Verify.** The target scores all K proposed positions in a single forward pass.\n"
+    "3. **Accept.** Reading left to right, the target keeps proposals while it agrees with them and stops at "
+    "the first disagreement. Call the number kept j.\n"
+    "4. **Add one.** That same pass already tells the target which token belongs at position j + 1, so it "
+    "appends it. The loop ends with j + 1 new tokens, and the draft starts again from there.\n\n"
+    "One loop therefore yields at least 1 token and at most K + 1. Since the target approves every token "
+    "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
+    "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
+)
+st.success(
+    "**Key insight: the loop yields j + 1, never zero.** Even when the target turns down the very first "
+    "proposal, its verification pass has already worked out the right token for that slot, so the loop "
+    "still moves one token forward. A draft that is always wrong costs you its drafting time and nothing "
+    "more, which is why the technique is safe to switch on."
+)
+
+st.subheader("Three facts that make it work")
+st.markdown(
+    "1. **Checking is parallel, writing is sequential.** Given K tokens, the target can score all of them in "
+    "one pass, the way it reads a prompt; writing them itself would take K passes in a row.\n"
+    "2. **Some tokens are easy.** A closing bracket, the end of a common phrase, the rest of a long word: a "
+    "much weaker model predicts these correctly, and text is full of them.\n"
+    "3. **Decoding is limited by memory, not arithmetic.** Each pass streams the model's weights from memory "
+    "to produce a single token, and the compute units mostly wait. Scoring a handful of extra positions in "
+    "the same pass uses arithmetic that was sitting idle, so it costs little extra time."
+)
+
+st.subheader("What the papers measured")
+speed_ratio = CHEN_2023.target_ms_per_token / CHEN_2023.draft_ms_per_token
+st.markdown(
+    f"Chen et al. (2023) drafted for **{CHEN_2023.target}** with {CHEN_2023.draft}. A draft token took "
+    f"{CHEN_2023.draft_ms_per_token} ms against {CHEN_2023.target_ms_per_token} ms for the target, about "
+    f"{speed_ratio:.1f}× quicker, and the {CHEN_2023.note}. In the calculator's terms the draft cost is "
+    f"c = {CHEN_2023.draft_ms_per_token} / {CHEN_2023.target_ms_per_token} = {fmt(CHEN_2023.draft_cost)} "
+    f"of a target pass, which is its default. {LEVIATHAN_2023.citation.split(',')[0]} reported "
+    f"{LEVIATHAN_2023.note} for **{LEVIATHAN_2023.target}**."
+)
+
+st.subheader("Where to go next")
+blurbs = {
+    "calculator.py": "Move K, the acceptance rate and the draft cost, and see the speedup the formulas predict.",
+    "live.py": "Watch a real draft model propose and a real target model accept or reject, token by token.",
+    "variants.py": "Four ways to get the draft: a second model, the prompt itself, the same model, extra heads.",
+    "sequence_quiz.py": "Put the steps of one round in the right order.",
+    "knowledge_quiz.py": "Check what stuck.",
+}
+for page in all_pages():
+    if page.script in blurbs:
+        st.page_link(str(ROOT / "pages" / page.script), label=f"{page.title}: {blurbs[page.script]}", icon=page.icon)

@@ -1,6 +1,9 @@
-"""Knowledge check (placeholder until issue 5 lands)."""
+"""Knowledge check: 20 multiple-choice questions covering the whole lesson."""
 
 import streamlit as st
 
+from app.widgets import knowledge_quiz
+from app.widgets.quiz_common import knowledge_quiz_or_stop
+
 st.title("Knowledge check")
-st.warning("This part of specsim is not built yet. It is planned, and this page says so plainly until it is.")
+knowledge_quiz.render(knowledge_quiz_or_stop())

@@ -1,6 +1,9 @@
-"""Order one round (placeholder until issue 5 lands)."""
+"""Order one round: put the five steps of a draft-and-verify round in order (tap or drag)."""
 
 import streamlit as st
 
+from app.widgets import sequence_quiz
+from app.widgets.quiz_common import sequence_quiz_or_stop
+
 st.title("Order one round")
-st.warning("This part of specsim is not built yet. It is planned, and this page says so plainly until it is.")
+sequence_quiz.render(sequence_quiz_or_stop())

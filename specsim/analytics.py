@@ -81,3 +81,15 @@ def prefix_distribution(alpha: float, k: int) -> np.ndarray:
 def acceptance_by_position(alpha: float, k: int) -> np.ndarray:
     """P(slot i is kept) = alpha**i for i = 1..K: later slots need every earlier one to survive."""
     return float(alpha) ** np.arange(1, k + 1, dtype=float)
+
+
+def prefix_limit(alpha: ArrayLike) -> float | np.ndarray:
+    """The ceiling of E[j] as K grows without bound: alpha / (1 - alpha) (infinite at alpha = 1).
+
+    However many tokens the draft proposes, the expected accepted prefix never exceeds this,
+    which is why raising K stops paying off long before K itself stops growing.
+    """
+    a = np.asarray(alpha, dtype=float)
+    near_one = np.isclose(a, 1.0, rtol=0.0, atol=1e-12)
+    safe = np.where(near_one, 0.5, a)
+    return _out(np.where(near_one, np.inf, safe / (1.0 - safe)))

@@ -25,6 +25,15 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
     return at
 
 
+def pytest_collection_modifyitems(config, items):
+    """Run the real-browser tests first.
+
+    Playwright's sync API refuses to start inside a running asyncio loop, and some in-process
+    Streamlit tests leave one behind; the browser session opened first is unaffected.
+    """
+    items.sort(key=lambda item: 0 if "tests/browser" in str(item.fspath) else 1)
+
+
 # ---- models (engine tests) -------------------------------------------------------------------------
 import pytest  # noqa: E402
 

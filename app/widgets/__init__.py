@@ -1,0 +1,1 @@
+"""Streamlit widgets, one module per concept; pages lay them out."""

@@ -1,0 +1,90 @@
+"""The calculator's numbers and sentences, computed from :mod:`specsim.analytics`. Pure, no Streamlit."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from app.urlstate import CalcSettings
+from specsim import analytics
+
+
+def fmt(x: float) -> str:
+    """Every number the calculator shows: two decimals."""
+    return f"{x:.2f}"
+
+
+@dataclass(frozen=True)
+class CalcNumbers:
+    """The four headline numbers for one setting of the sliders."""
+
+    prefix: float  # E[j]
+    tokens: float  # E[j] + 1
+    cost: float  # K c + v, in target passes
+    speedup: float
+
+    @classmethod
+    def of(cls, s: CalcSettings) -> CalcNumbers:
+        return cls(
+            prefix=analytics.expected_accepted_prefix(s.alpha, s.k),
+            tokens=analytics.tokens_per_loop(s.alpha, s.k),
+            cost=analytics.cost_per_loop(s.k, s.draft_cost, s.verify_cost),
+            speedup=analytics.speedup(s.alpha, s.k, s.draft_cost, s.verify_cost),
+        )
+
+
+def loop_sentence(s: CalcSettings) -> str:
+    """One loop's bill and yield in a sentence, e.g. for K=4, α=70 %, c=0.13: 1.52 passes, 2.77 tokens, 1.82×."""
+    n = CalcNumbers.of(s)
+    drafts = f"{s.k} draft pass" + ("" if s.k == 1 else "es")
+    verify = "one target pass"
+    if s.verify_cost != 1.0:
+        verify = f"one target pass over {s.k + 1} tokens at {fmt(s.verify_cost)}×"
+    if fmt(n.speedup) == fmt(1.0):
+        verdict = "so speculative decoding here is no faster (1.00×)"
+    elif n.speedup > 1.0:
+        verdict = f"so speculative decoding here is {fmt(n.speedup)}× faster"
+    else:
+        verdict = f"so speculative decoding here runs at only {fmt(n.speedup)}× the speed: slower than not drafting"
+    return (
+        f"Every loop pays for {drafts} at {fmt(s.draft_cost)}× the target's cost plus {verify}, "
+        f"{fmt(n.cost)} target passes altogether, and gets back {fmt(n.tokens)} tokens on average. "
+        f"Decoding without a draft pays a full target pass per token, {verdict}, "
+        "and the text that comes out is the same."
+    )
+
+
+def best_k_sentence(s: CalcSettings) -> str:
+    """Which K maximises the speedup for the current acceptance and costs, compared with the chosen K."""
+    best = analytics.optimal_k(s.alpha, s.draft_cost, s.verify_cost)
+    best_speed = analytics.speedup(s.alpha, best, s.draft_cost, s.verify_cost)
+    text = f"The best K for these settings is **{best}**, at {fmt(best_speed)}×."
+    if best != s.k:
+        now = analytics.speedup(s.alpha, s.k, s.draft_cost, s.verify_cost)
+        text += f" Your K = {s.k} gives {fmt(now)}×."
+    else:
+        text += " That is the K you have chosen."
+    if best_speed < 1.0:
+        text += " Even the best K is slower than plain decoding: this draft is not worth running."
+    return text
+
+
+def ceiling_sentence(s: CalcSettings) -> str:
+    """How far the expected prefix can grow at this acceptance rate, however large K gets."""
+    limit = analytics.prefix_limit(s.alpha)
+    if not math.isfinite(limit):
+        return "At 100 % acceptance every proposal is kept, so the prefix grows with K without limit."
+    return (
+        f"At α = {s.alpha_pct} % the expected prefix can never pass α/(1−α) = {fmt(limit)} tokens, "
+        f"however large K is; with K = {s.k} it is already {fmt(analytics.expected_accepted_prefix(s.alpha, s.k))}."
+    )
+
+
+def useless_draft_sentence(s: CalcSettings) -> str:
+    """What a draft that is never right costs: the drafting time, nothing more."""
+    worst = analytics.speedup(0.0, s.k, s.draft_cost, s.verify_cost)
+    return (
+        f"If the draft were never right (α = 0), each loop would still deliver one correct token from the target, "
+        f"for {fmt(analytics.cost_per_loop(s.k, s.draft_cost, s.verify_cost))} target passes: {fmt(worst)}× "
+        "the plain speed. The loss is the drafting time and nothing else."
+    )

@@ -1,0 +1,78 @@
+"""The calculator's sliders, kept in step with the URL's query parameters.
+
+Order within one script run: :func:`apply_url` (a link that arrived) → :func:`controls` (the
+widgets) → :func:`write_url` (so the address bar always reproduces the view).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import state, urlstate
+from app.urlstate import CalcSettings
+
+_KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
+
+
+def _store(settings: CalcSettings) -> None:
+    for field, key in _KEYS.items():
+        value = getattr(settings, field)
+        state.put(key, value)
+        st.session_state[state.widget_key(key)] = value
+
+
+def apply_url() -> None:
+    """Load settings from the URL when it carries calculator parameters we did not write ourselves.
+
+    Rejected parameters fall back to their defaults with a warning that names them; values off a
+    slider's step are rounded with a note.
+    """
+    query = urlstate.ours(st.query_params.to_dict())
+    if not query or query == state.get(state.CALC_URL_LAST):
+        return
+    result = urlstate.parse_query(query)
+    _store(result.settings)
+    for problem in result.problems:
+        st.warning(problem, icon="⚠️")
+    for note in result.adjustments:
+        st.info(note, icon="ℹ️")
+
+
+def controls() -> CalcSettings:
+    """Draw the three sliders and the calibration expander; return what they are set to."""
+    for key in _KEYS.values():
+        wkey = state.widget_key(key)
+        if wkey not in st.session_state:
+            st.session_state[wkey] = state.get(key)
+    left, mid, right = st.columns(3)
+    k = left.slider("K: tokens the draft proposes per loop", 1, 16, step=1, key=state.widget_key(state.CALC_K))
+    alpha_pct = mid.slider("α: chance the target accepts a proposal", 0, 100, step=1, format="%d%%",
+                           key=state.widget_key(state.CALC_ALPHA_PCT))
+    c = right.slider("c: one draft pass, in target passes", 0.0, 1.0, step=0.01, format="%.2f×",
+                     key=state.widget_key(state.CALC_DRAFT_COST))
+    with st.expander("Calibrate with measured costs"):
+        st.markdown(
+            "The lesson assumes that checking K + 1 tokens in one target pass costs the same as generating "
+            "one token. On real hardware it costs a little more; if you have measured it (the live page "
+            "does), enter the factor **v** here. It is treated as the same for every K in the plots."
+        )
+        v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
+                            min_value=0.5, max_value=10.0, step=0.05, format="%.2f",
+                            key=state.widget_key(state.CALC_VERIFY_COST))
+    settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 2),
+                            verify_cost=round(float(v), 2))
+    for field, key in _KEYS.items():
+        state.put(key, getattr(settings, field))
+    return settings
+
+
+def write_url(settings: CalcSettings) -> None:
+    """Put ``settings`` in the address bar, touching only the calculator's own parameters."""
+    wanted = urlstate.to_query(settings)
+    if urlstate.ours(st.query_params.to_dict()) != wanted:
+        for name in urlstate.NAMES:
+            if name in wanted:
+                st.query_params[name] = wanted[name]
+            elif name in st.query_params:
+                del st.query_params[name]
+    state.put(state.CALC_URL_LAST, wanted)

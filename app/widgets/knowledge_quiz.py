@@ -1,0 +1,89 @@
+"""The knowledge check: one question at a time, feedback after each answer, a review at the end.
+
+The attempt (seed of the option shuffle, answers, current question) is one
+:class:`specsim.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from app import state
+from app.widgets.quiz_common import new_seed
+from specsim.quiz import KnowledgeAttempt, Question, advance, answer_current, option_order, review, score
+
+
+def current_attempt(questions: Sequence[Question]) -> KnowledgeAttempt:
+    """The attempt in progress, started on first use or when the number of questions changed."""
+    attempt = state.get(state.KQ_ATTEMPT)
+    if attempt is None or len(attempt.answers) != len(questions):
+        attempt = KnowledgeAttempt.start(len(questions), new_seed())
+        state.put(state.KQ_ATTEMPT, attempt)
+    return attempt
+
+
+def _answer(chosen: int) -> None:
+    state.put(state.KQ_ATTEMPT, answer_current(state.get(state.KQ_ATTEMPT), chosen))
+
+
+def _next() -> None:
+    state.put(state.KQ_ATTEMPT, advance(state.get(state.KQ_ATTEMPT)))
+
+
+def _retake() -> None:
+    old = state.get(state.KQ_ATTEMPT)
+    state.put(state.KQ_ATTEMPT, KnowledgeAttempt.start(len(old.answers), new_seed(old.seed)))
+
+
+def _question(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
+    n, total, question = attempt.current, len(questions), questions[attempt.current]
+    head, points = st.columns([3, 1])
+    head.subheader(f"Question {n + 1} of {total}")
+    points.markdown(f"**Score: {score(questions, attempt)}**")
+    st.progress(n / total)
+    st.caption(question.topic)
+    st.markdown(f"##### {question.prompt}")
+    chosen = attempt.answers[n]
+    order = option_order(question, attempt.seed)
+    if chosen is None:
+        for idx in order:
+            st.button(question.options[idx], key=f"{state.KQ_OPTION_BUTTON}{idx}", on_click=_answer, args=(idx,),
+                      width="stretch")
+        return
+    for idx in order:
+        mark = "✅" if idx == question.answer else ("❌" if idx == chosen else "▫️")
+        st.markdown(f"{mark} {question.options[idx]}")
+    if chosen == question.answer:
+        st.success("Right.")
+    else:
+        st.error(f"Not quite. The right answer: **{question.correct_option}**")
+    st.info(question.explanation)
+    last = n + 1 == total
+    st.button("See my results" if last else "Next question", key=state.KQ_NEXT_BUTTON, on_click=_next, type="primary")
+
+
+def _review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
+    total, got = len(questions), score(questions, attempt)
+    st.subheader(f"You scored {got} / {total}")
+    if got == total:
+        st.success("Every answer right.")
+    st.button("Retake the quiz (new shuffle)", key=state.KQ_RETAKE_BUTTON, on_click=_retake, type="primary")
+    for item in review(questions, attempt):
+        with st.container(border=True):
+            st.markdown(f"{'✅' if item.is_correct else '❌'} **{item.number}. {item.prompt}**")
+            if item.is_correct:
+                st.markdown(f"Your answer: {item.chosen}")
+            else:
+                st.markdown(f"Your answer: {item.chosen or '(none)'}  \nRight answer: **{item.correct}**")
+            st.caption(item.explanation)
+
+
+def render(questions: Sequence[Question]) -> None:
+    """The current question with its feedback, or the review once every question is answered."""
+    attempt = current_attempt(questions)
+    if attempt.finished:
+        _review(questions, attempt)
+    else:
+        _question(questions, attempt)

@@ -1,0 +1,183 @@
+"""The sequencing quiz: drag the steps of one round into order, or tap a piece and then its slot.
+
+Both ways of answering read and write the same :class:`specsim.quiz.SequenceAttempt` kept under
+``state.SEQ_ATTEMPT``, so a learner can switch between them halfway and the check is the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+from streamlit_sortables import sort_items
+
+from app import state
+from app.widgets.quiz_common import new_seed
+from specsim.quiz import SequenceAttempt, SequenceQuiz
+
+TRAY_HEADER = "Tray: drag the steps from here"
+ANSWER_HEADER = "Your order: first step at the top"
+DRAG_STYLE = """
+.sortable-item, .sortable-item:hover { white-space: normal; line-height: 1.35; text-align: left; }
+.sortable-container { counter-reset: step; }
+.sortable-container:nth-child(2) .sortable-item::before { content: counter(step) ". "; counter-increment: step; }
+.sortable-item.dragging::before { content: none; counter-increment: none; }
+"""
+
+
+# ---- state -----------------------------------------------------------------------------------------
+
+
+def current_attempt(quiz: SequenceQuiz) -> SequenceAttempt:
+    """The attempt in progress, started (shuffled) on first use or when the quiz data changed."""
+    attempt = state.get(state.SEQ_ATTEMPT)
+    if attempt is None or sorted(attempt.tray_order) != sorted(quiz.correct_order):
+        attempt = SequenceAttempt.start(quiz.correct_order, new_seed())
+        state.put(state.SEQ_ATTEMPT, attempt)
+    return attempt
+
+
+def _save(attempt: SequenceAttempt, remount_drag: bool = True) -> None:
+    state.put(state.SEQ_ATTEMPT, attempt)
+    if remount_drag:  # the drag widget keeps its own copy of the order: give it a fresh one
+        state.put(state.SEQ_DRAG_VERSION, state.get(state.SEQ_DRAG_VERSION) + 1)
+
+
+def _tap_tray(piece: str) -> None:
+    selected = state.get(state.SEQ_SELECTED)
+    state.put(state.SEQ_SELECTED, None if selected == piece else piece)
+
+
+def _tap_slot(slot: int) -> None:
+    attempt, selected = state.get(state.SEQ_ATTEMPT), state.get(state.SEQ_SELECTED)
+    occupant = attempt.slots[slot]
+    if occupant is not None:
+        _save(attempt.remove(occupant))
+    elif selected is not None:
+        _save(attempt.place(selected, slot))
+        state.put(state.SEQ_SELECTED, None)
+
+
+def _check() -> None:
+    _save(state.get(state.SEQ_ATTEMPT).check(), remount_drag=False)
+
+
+def _reset(correct_order: tuple[str, ...]) -> None:
+    _save(SequenceAttempt.start(correct_order, new_seed()))
+    state.put(state.SEQ_SELECTED, None)
+
+
+# ---- drag and drop ---------------------------------------------------------------------------------
+
+
+def drag_containers(quiz: SequenceQuiz, attempt: SequenceAttempt) -> list[dict[str, Any]]:
+    """What the sortable shows: the tray, and the answer list filled from the top."""
+    text = {p.id: p.text for p in quiz.pieces}
+    return [
+        {"header": TRAY_HEADER, "items": [text[p] for p in attempt.left]},
+        {"header": ANSWER_HEADER, "items": [text[p] for p in attempt.slots if p is not None]},
+    ]
+
+
+def order_from_drag(quiz: SequenceQuiz, value: Any) -> list[str]:
+    """The piece ids in the answer list of a value returned by the sortable; ValueError if malformed."""
+    if not isinstance(value, Sequence) or not all(isinstance(c, Mapping) for c in value):
+        raise ValueError("the drag-and-drop list sent back something that is not a list of containers")
+    by_header = {c.get("header"): list(c.get("items") or []) for c in value}
+    if set(by_header) != {TRAY_HEADER, ANSWER_HEADER}:
+        raise ValueError("the drag-and-drop list sent back unknown containers")
+    ids = {p.text: p.id for p in quiz.pieces}
+    everything = by_header[TRAY_HEADER] + by_header[ANSWER_HEADER]
+    if sorted(everything, key=str) != sorted(ids, key=str):
+        raise ValueError("the drag-and-drop list lost or duplicated a step")
+    return [ids[t] for t in by_header[ANSWER_HEADER]]
+
+
+def _drag_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> SequenceAttempt:
+    st.caption("Drag each step from the tray into your list, and drag within the list to reorder.")
+    value = sort_items(
+        drag_containers(quiz, attempt),
+        multi_containers=True,
+        direction="vertical",
+        custom_style=DRAG_STYLE,
+        key=state.seq_drag_key(state.get(state.SEQ_DRAG_VERSION)),
+    )
+    try:
+        order = order_from_drag(quiz, value)
+    except ValueError as exc:
+        st.warning(f"That move could not be read ({exc}); the order below is unchanged. Try Reset if it persists.")
+        return attempt
+    if order != [p for p in attempt.slots if p is not None]:
+        attempt = attempt.arrange(order)
+        _save(attempt, remount_drag=False)
+    return attempt
+
+
+# ---- tap -------------------------------------------------------------------------------------------
+
+
+def _tap_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
+    selected = state.get(state.SEQ_SELECTED)
+    if selected is not None and selected not in attempt.left:
+        selected = None
+        state.put(state.SEQ_SELECTED, None)
+    st.caption("Tap a step in the tray, then tap the slot it belongs in. Tap a placed step to send it back.")
+    st.markdown("**Tray**")
+    for piece in attempt.left:
+        st.button(quiz.piece(piece).text, key=state.SEQ_TRAY_BUTTON + piece, on_click=_tap_tray, args=(piece,),
+                  type="primary" if piece == selected else "secondary", width="stretch")
+    if not attempt.left:
+        st.caption("Every step is placed.")
+    st.markdown("**Your order**")
+    for slot, piece in enumerate(attempt.slots):
+        if piece is not None:
+            label = f"{slot + 1}. {quiz.piece(piece).text}"
+        else:
+            label = f"{slot + 1}. " + ("Put the selected step here" if selected else "Empty: pick a step first")
+        st.button(label, key=f"{state.SEQ_SLOT_BUTTON}{slot + 1}", on_click=_tap_slot, args=(slot,),
+                  width="stretch", disabled=piece is None and selected is None,
+                  help="Tap to send this step back to the tray" if piece is not None else None)
+
+
+# ---- page ------------------------------------------------------------------------------------------
+
+
+def _result(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
+    marks = attempt.marks(quiz.correct_order)
+    right = sum(marks)
+    if right == len(marks):
+        st.success(f"All {len(marks)} steps are in the right place.")
+    else:
+        st.error(f"{right} of {len(marks)} steps are in the right place.")
+    position = {pid: n + 1 for n, pid in enumerate(quiz.correct_order)}
+    for slot, (piece, ok) in enumerate(zip(attempt.slots, marks, strict=True)):
+        where = "" if ok else f" (belongs in slot {position[piece]})"
+        st.markdown(f"{'✅' if ok else '❌'} **{slot + 1}.** {quiz.piece(piece).text}{where}")
+    st.markdown("#### The order of one round")
+    for n, piece in enumerate(quiz.pieces, start=1):
+        st.markdown(f"{n}. **{piece.text}.** {piece.explanation}")
+
+
+def render(quiz: SequenceQuiz) -> None:
+    """The whole sequencing quiz: mode switch, board, count of pieces left, Check and Reset."""
+    attempt = current_attempt(quiz)
+    st.write(quiz.prompt)
+    if state.SEQ_MODE_WIDGET not in st.session_state:  # restore after a visit to another page
+        st.session_state[state.SEQ_MODE_WIDGET] = state.get(state.SEQ_MODE)
+    mode = st.radio("How to answer", state.SEQ_MODES, key=state.SEQ_MODE_WIDGET, horizontal=True,
+                    format_func=lambda m: {"Tap": "👆 Tap a step, then its slot", "Drag": "✋ Drag and drop"}[m])
+    state.put(state.SEQ_MODE, mode)
+    if mode == "Drag":
+        attempt = _drag_mode(quiz, attempt)
+    else:
+        _tap_mode(quiz, attempt)
+    left = len(attempt.left)
+    st.markdown(f"**{left} {'piece' if left == 1 else 'pieces'} left to place**")
+    check, reset = st.columns(2)
+    check.button("Check my order", key=state.SEQ_CHECK_BUTTON, on_click=_check, disabled=left > 0, type="primary",
+                 width="stretch")
+    reset.button("Reset and reshuffle", key=state.SEQ_RESET_BUTTON, on_click=_reset, args=(quiz.correct_order,),
+                 width="stretch")
+    if attempt.checked:
+        _result(quiz, attempt)

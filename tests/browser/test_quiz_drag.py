@@ -1,0 +1,39 @@
+"""Real browser: the drag-and-drop component loads offline and a full correct drag is graded right."""
+
+from __future__ import annotations
+
+import pytest
+
+from specsim import quiz
+from tests.browser.conftest import assert_no_exception, goto, screenshot
+
+
+def _drag(page, source, target_box) -> None:
+    box = source.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 5, y + 5, steps=3)  # past the sensor's activation distance
+    page.mouse.move(target_box["x"] + target_box["width"] / 2, target_box["y"] + target_box["height"] - 4, steps=15)
+    page.mouse.up()
+
+
+def test_dragging_every_step_into_place_is_graded_right(page):
+    expect = pytest.importorskip("playwright.sync_api").expect
+    seq = quiz.load_sequence()
+    goto(page, "sequence")
+    page.get_by_text("Drag and drop").click()
+    frame = page.frame_locator("iframe[title*='sortable']")
+    for n, piece in enumerate(seq.pieces):
+        frame.locator(".sortable-item").first.wait_for(timeout=30_000)
+        answer = frame.locator(".sortable-container-body").nth(1)
+        _drag(page, frame.locator(".sortable-item", has_text=piece.text), answer.bounding_box())
+        page.get_by_text(f"{len(seq.pieces) - n - 1} piece").wait_for(timeout=15_000)
+    page.get_by_role("button", name="Check my order").click()
+    page.get_by_text(f"All {len(seq.pieces)} steps are in the right place.").wait_for(timeout=15_000)
+    screenshot(page, "sequence-checked")
+    page.get_by_role("button", name="Reset and reshuffle").click()
+    page.get_by_text(f"{len(seq.pieces)} pieces left to place").wait_for(timeout=15_000)
+    expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # remounted
+    frame.locator(".sortable-container-body").nth(0).locator(".sortable-item").nth(4).wait_for(timeout=15_000)
+    assert_no_exception(page)

@@ -1,0 +1,117 @@
+"""The calculator page through AppTest: defaults, each slider, the URL in both directions."""
+
+from __future__ import annotations
+
+import pytest
+
+from specsim import analytics
+from tests.conftest import ROOT, open_page
+
+K, ALPHA, C = 0, 1, 2  # slider order on the page
+
+
+def shown(at) -> list[str]:
+    return [m.value for m in at.metric]
+
+
+def expected(k: int, alpha_pct: int, c: float, v: float = 1.0) -> list[str]:
+    a = alpha_pct / 100
+    return [
+        f"{analytics.expected_accepted_prefix(a, k):.2f}",
+        f"{analytics.tokens_per_loop(a, k):.2f}",
+        f"{analytics.cost_per_loop(k, c, v):.2f}",
+        f"{analytics.speedup(a, k, c, v):.2f}×",
+    ]
+
+
+def sentence(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("Every loop"))
+
+
+def test_defaults_show_the_lesson_example():
+    at = open_page("calculator.py")
+    assert not at.exception
+    assert [s.value for s in at.slider] == [4, 70, 0.13]
+    assert at.number_input[0].value == 1.0
+    assert shown(at) == ["1.77", "2.77", "1.52", "1.82×"]
+    assert all(part in sentence(at) for part in ("1.52 target passes", "2.77 tokens", "1.82× faster"))
+    assert not at.warning
+    assert at.query_params == {"k": "4", "alpha": "70", "c": "0.13"}
+
+
+@pytest.mark.parametrize(
+    ("index", "value"), [(K, 9), (K, 1), (K, 16), (ALPHA, 45), (ALPHA, 0), (ALPHA, 100), (C, 0.3), (C, 0.0), (C, 1.0)]
+)
+def test_moving_a_slider_changes_the_numbers_as_the_formulas_say_and_updates_the_url(index, value):
+    at = open_page("calculator.py")
+    at.slider[index].set_value(value).run()
+    assert not at.exception
+    setting = [4, 70, 0.13]
+    setting[index] = value
+    assert shown(at) == expected(*setting)
+    assert at.query_params == {"k": str(setting[K]), "alpha": str(setting[ALPHA]), "c": f"{setting[C]:.2f}"}
+    best = analytics.optimal_k(setting[ALPHA] / 100, setting[C])
+    assert any(f"**{best}**" in i.value for i in at.info)
+
+
+def test_the_verification_factor_enters_the_cost_and_the_url():
+    at = open_page("calculator.py")
+    at.number_input[0].set_value(1.25).run()
+    assert shown(at) == expected(4, 70, 0.13, 1.25)
+    assert at.query_params["v"] == "1.25"
+    at.number_input[0].set_value(1.0).run()
+    assert "v" not in at.query_params
+
+
+def test_a_link_sets_the_sliders_and_the_numbers_follow():
+    at = open_page("calculator.py", query={"k": "6", "alpha": "55", "c": "0.2"})
+    assert not at.exception and not at.warning
+    assert [s.value for s in at.slider] == [6, 55, 0.2]
+    assert shown(at) == expected(6, 55, 0.2)
+    assert at.query_params == {"k": "6", "alpha": "55", "c": "0.20"}
+    at.slider[K].set_value(8).run()  # moving on from a link keeps the others
+    assert shown(at) == expected(8, 55, 0.2)
+    assert at.query_params == {"k": "8", "alpha": "55", "c": "0.20"}
+
+
+def test_a_calibrated_link_carries_v():
+    at = open_page("calculator.py", query={"k": "3", "alpha": "62", "c": "0.08", "v": "1.4"})
+    assert at.number_input[0].value == 1.4
+    assert shown(at) == expected(3, 62, 0.08, 1.4)
+
+
+@pytest.mark.parametrize(
+    ("query", "bad"),
+    [({"k": "abc"}, ["k"]), ({"k": "99", "alpha": "55"}, ["k"]), ({"alpha": "-5", "c": "nan"}, ["alpha", "c"]),
+     ({"k": "<script>alert(1)</script>", "alpha": "[x](javascript:alert(1))", "c": "1e309", "v": "0"},
+      ["k", "alpha", "c", "v"])],
+)
+def test_bad_parameters_fall_back_to_defaults_with_a_notice_naming_each(query, bad):
+    at = open_page("calculator.py", query=query)
+    assert not at.exception
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == len(bad)
+    for name, text in zip(bad, warnings, strict=True):
+        assert f"`{name}`" in text
+    good_k = int(query["k"]) if "k" in query and "k" not in bad else 4
+    good_alpha = int(query["alpha"]) if "alpha" in query and "alpha" not in bad else 70
+    assert [s.value for s in at.slider] == [good_k, good_alpha, 0.13]
+    assert shown(at) == expected(good_k, good_alpha, 0.13)
+    assert at.query_params == {"k": str(good_k), "alpha": str(good_alpha), "c": "0.13"}  # the URL is repaired
+
+
+def test_a_rounded_parameter_gets_a_note_not_a_warning():
+    at = open_page("calculator.py", query={"alpha": "63.5"})
+    assert not at.warning
+    assert any("`alpha`" in i.value for i in at.info)
+    assert at.slider[ALPHA].value == 64
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = open_page("calculator.py")
+    at.slider[K].set_value(7).run()
+    at.switch_page(str(ROOT / "pages" / "home.py")).run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    assert not at.exception
+    assert at.slider[K].value == 7
+    assert shown(at) == expected(7, 70, 0.13)

@@ -1,0 +1,39 @@
+"""The home page through AppTest: the idea, the loop, the key insight, the published figures, the links."""
+
+from __future__ import annotations
+
+from app.layout import all_pages
+from specsim.published import CHEN_2023
+from tests.conftest import open_page
+
+
+def test_home_teaches_the_loop_and_the_key_insight():
+    at = open_page()
+    assert not at.exception
+    text = "\n".join(m.value for m in at.markdown)
+    for step in ("**Draft.**", "**Verify.**", "**Accept.**", "**Add one.**"):
+        assert step in text
+    for fact in ("parallel", "easy", "memory"):
+        assert fact in text
+    assert any("j + 1, never zero" in s.value for s in at.success)
+    assert [h.value for h in at.subheader][:2] == ["The loop, in four steps", "Three facts that make it work"]
+
+
+def test_home_quotes_the_papers_and_computes_the_draft_cost_from_them():
+    at = open_page()
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Chinchilla 70B" in text and "T5-XXL" in text
+    assert f"{CHEN_2023.draft_ms_per_token} ms against {CHEN_2023.target_ms_per_token} ms" in text
+    assert f"{CHEN_2023.target_ms_per_token / CHEN_2023.draft_ms_per_token:.1f}× quicker" in text
+    assert f"= {CHEN_2023.draft_ms_per_token / CHEN_2023.target_ms_per_token:.2f} of a target pass" in text
+
+
+def test_home_links_to_every_other_page():
+    at = open_page()
+    links = at.get("page_link")
+    others = [p for p in all_pages() if p.script != "home.py"]
+    assert len(links) == len(others)
+    labels = [link.proto.label for link in links]
+    for page, label in zip(others, labels, strict=True):
+        assert label.startswith(page.title)
+    assert any(link.proto.page == "calculator" for link in links)

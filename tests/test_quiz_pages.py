@@ -1,0 +1,232 @@
+"""AppTest for the two quiz pages: tap and drag answers, the 20-question run, feedback, page switches."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+
+from app import state
+from app.widgets.sequence_quiz import ANSWER_HEADER, TRAY_HEADER
+from specsim import quiz
+from tests.conftest import ROOT, open_page
+
+SEQ = quiz.load_sequence()
+QUESTIONS = quiz.load_knowledge()
+TEXT = {p.id: p.text for p in SEQ.pieces}
+
+
+def _markdown(at) -> list[str]:
+    return [m.value for m in at.markdown]
+
+
+def _left(at) -> str:
+    return next(m for m in _markdown(at) if "left to place" in m)
+
+
+def _switch_away_and_back(at, page: str):
+    at.switch_page(str(ROOT / "pages" / "home.py")).run()
+    assert not at.exception
+    return at.switch_page(str(ROOT / "pages" / page)).run()
+
+
+# ---- sequencing: tap mode -------------------------------------------------------------------------
+
+
+def _tap_place(at, order, first_slot=1):
+    for slot, piece in enumerate(order, start=first_slot):
+        at.button(key=state.SEQ_TRAY_BUTTON + piece).click().run()
+        at.button(key=f"{state.SEQ_SLOT_BUTTON}{slot}").click().run()
+        assert not at.exception
+    return at
+
+
+def test_tap_mode_correct_order_is_marked_right():
+    at = open_page("sequence_quiz.py")
+    assert _left(at) == "**5 pieces left to place**"
+    assert at.button(key=state.SEQ_CHECK_BUTTON).disabled
+    _tap_place(at, SEQ.correct_order[:2])
+    assert _left(at) == "**3 pieces left to place**"
+    _tap_place(at, SEQ.correct_order[2:], first_slot=3)
+    assert _left(at) == "**0 pieces left to place**"
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    assert [s.value for s in at.success] == ["All 5 steps are in the right place."]
+    marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
+    assert len(marks) == 5 and all(m.startswith("✅") for m in marks)
+    assert all(p.explanation in " ".join(_markdown(at)) for p in SEQ.pieces)  # the correct order, explained
+
+
+def test_tap_mode_wrong_order_marks_each_slot():
+    order = list(reversed(SEQ.correct_order))
+    at = _tap_place(open_page("sequence_quiz.py"), order)
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    right = [a == b for a, b in zip(order, SEQ.correct_order, strict=True)]
+    assert at.error[0].value == f"{sum(right)} of 5 steps are in the right place."
+    marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
+    assert [m.startswith("✅") for m in marks] == right
+    assert "(belongs in slot 1)" in marks[len(order) - 1]  # the first step, put last
+
+
+def test_tapping_a_placed_piece_sends_it_back_to_the_tray():
+    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:1])
+    assert state.SEQ_TRAY_BUTTON + SEQ.correct_order[0] not in [b.key for b in at.button]
+    assert at.button(key=f"{state.SEQ_SLOT_BUTTON}1").label == f"1. {TEXT[SEQ.correct_order[0]]}"
+    at.button(key=f"{state.SEQ_SLOT_BUTTON}1").click().run()
+    assert state.SEQ_TRAY_BUTTON + SEQ.correct_order[0] in [b.key for b in at.button]
+    assert _left(at) == "**5 pieces left to place**"
+
+
+def test_reset_empties_the_slots_and_reshuffles():
+    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:3])
+    before = at.session_state[state.SEQ_ATTEMPT]
+    at.button(key=state.SEQ_RESET_BUTTON).click().run()
+    after = at.session_state[state.SEQ_ATTEMPT]
+    assert _left(at) == "**5 pieces left to place**" and after.slots == (None,) * 5
+    assert after.tray_order != SEQ.correct_order and sorted(after.tray_order) == sorted(before.tray_order)
+
+
+# ---- sequencing: drag mode, through the value the sortable would return ----------------------------
+
+
+def _drag(at, answer, tray=()):
+    key = state.seq_drag_key(at.session_state[state.SEQ_DRAG_VERSION])
+    at.session_state[key] = [
+        {"header": TRAY_HEADER, "items": [TEXT[p] for p in tray]},
+        {"header": ANSWER_HEADER, "items": [TEXT[p] for p in answer]},
+    ]
+    return at.run()
+
+
+def _drag_page():
+    at = open_page("sequence_quiz.py")
+    return at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
+
+
+def test_drag_mode_correct_order_is_marked_right():
+    at = _drag(_drag_page(), SEQ.correct_order[:2], tray=SEQ.correct_order[2:])
+    assert _left(at) == "**3 pieces left to place**"
+    at = _drag(at, SEQ.correct_order)
+    assert not at.exception and _left(at) == "**0 pieces left to place**"
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    assert [s.value for s in at.success] == ["All 5 steps are in the right place."]
+
+
+def test_drag_mode_wrong_order_is_marked_wrong_and_tap_mode_sees_the_same_answer():
+    order = list(SEQ.correct_order)
+    order[0], order[1] = order[1], order[0]
+    at = _drag(_drag_page(), order)
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    assert at.error[0].value == "3 of 5 steps are in the right place."
+    marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
+    assert [m[0] for m in marks] == ["❌", "❌", "✅", "✅", "✅"]
+    at.radio(key=state.SEQ_MODE_WIDGET).set_value("Tap").run()
+    labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
+    assert labels == [f"{n}. {TEXT[p]}" for n, p in enumerate(order, start=1)]
+
+
+def test_a_malformed_drag_value_gives_a_warning_not_a_traceback():
+    at = _drag_page()
+    at.session_state[state.seq_drag_key(at.session_state[state.SEQ_DRAG_VERSION])] = [{"header": "?", "items": []}]
+    at.run()
+    assert not at.exception
+    assert "could not be read" in at.warning[0].value
+    assert _left(at) == "**5 pieces left to place**"
+
+
+def test_sequence_progress_survives_a_page_switch():
+    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:2])
+    at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
+    at = _switch_away_and_back(at, "sequence_quiz.py")
+    assert not at.exception
+    assert _left(at) == "**3 pieces left to place**"
+    assert at.radio(key=state.SEQ_MODE_WIDGET).value == "Drag"
+
+
+# ---- knowledge check ------------------------------------------------------------------------------
+
+
+def _current(at):
+    attempt = at.session_state[state.KQ_ATTEMPT]
+    return attempt, QUESTIONS[attempt.current]
+
+
+def test_answering_all_twenty_right_scores_twenty():
+    at = open_page("knowledge_quiz.py")
+    for n in range(1, 21):
+        attempt, q = _current(at)
+        assert at.subheader[0].value == f"Question {n} of 20"
+        assert f"**Score: {n - 1}**" in _markdown(at)
+        shown = [b.label for b in at.button if b.key.startswith(state.KQ_OPTION_BUTTON)]
+        assert shown == [q.options[i] for i in quiz.option_order(q, attempt.seed)]
+        at.button(key=f"{state.KQ_OPTION_BUTTON}{q.answer}").click().run()
+        assert [s.value for s in at.success] == ["Right."] and at.info[0].value == q.explanation
+        at.button(key=state.KQ_NEXT_BUTTON).click().run()
+        assert not at.exception
+    assert at.subheader[0].value == "You scored 20 / 20"
+    review = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
+    assert len(review) == 20 and all(m.startswith("✅") for m in review)
+
+
+def test_a_wrong_answer_shows_the_right_one_and_the_explanation():
+    at = open_page("knowledge_quiz.py")
+    _, q = _current(at)
+    wrong = (q.answer + 1) % len(q.options)
+    at.button(key=f"{state.KQ_OPTION_BUTTON}{wrong}").click().run()
+    assert q.correct_option in at.error[0].value
+    assert at.info[0].value == q.explanation
+    assert "**Score: 0**" in _markdown(at)
+    assert f"❌ {q.options[wrong]}" in _markdown(at) and f"✅ {q.correct_option}" in _markdown(at)
+
+
+def test_knowledge_progress_survives_a_page_switch():
+    at = open_page("knowledge_quiz.py")
+    for _ in range(3):
+        _, q = _current(at)
+        at.button(key=f"{state.KQ_OPTION_BUTTON}{q.answer}").click().run()
+        at.button(key=state.KQ_NEXT_BUTTON).click().run()
+    _, q = _current(at)
+    at.button(key=f"{state.KQ_OPTION_BUTTON}{(q.answer + 1) % len(q.options)}").click().run()
+    at = _switch_away_and_back(at, "knowledge_quiz.py")
+    assert not at.exception
+    assert at.subheader[0].value == "Question 4 of 20"
+    assert "**Score: 3**" in _markdown(at)
+    assert q.explanation == at.info[0].value  # the answered question still shows its feedback
+
+
+def test_retake_starts_over_with_a_new_shuffle():
+    at = open_page("knowledge_quiz.py")
+    for _ in range(20):
+        _, q = _current(at)
+        at.button(key=f"{state.KQ_OPTION_BUTTON}{(q.answer + 1) % len(q.options)}").click().run()
+        at.button(key=state.KQ_NEXT_BUTTON).click().run()
+    assert at.subheader[0].value == "You scored 0 / 20"
+    old_seed = at.session_state[state.KQ_ATTEMPT].seed
+    at.button(key=state.KQ_RETAKE_BUTTON).click().run()
+    attempt = at.session_state[state.KQ_ATTEMPT]
+    assert at.subheader[0].value == "Question 1 of 20" and "**Score: 0**" in _markdown(at)
+    assert attempt.seed != old_seed and attempt.answers == (None,) * 20
+
+
+# ---- bad data -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh_cache():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+@pytest.mark.parametrize(("page", "attr", "broken"), [
+    ("knowledge_quiz.py", "KNOWLEDGE_FILE", {"questions": [{"id": "only-one"}]}),
+    ("sequence_quiz.py", "SEQUENCE_FILE", {"prompt": "?", "pieces": []}),
+])
+def test_a_malformed_quiz_file_gives_an_error_message_not_a_traceback(page, attr, broken, tmp_path, monkeypatch,
+                                                                      fresh_cache):
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    monkeypatch.setattr(quiz, attr, path)
+    at = open_page(page)
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value
