@@ -59,3 +59,13 @@ def test_calculator_link_clamps_what_the_calculator_cannot_show():
     link, notes = lp.calculator_link(0.5, 4, 1.7, 0.2)
     assert parse_qs(urlsplit(link).query)["c"] == ["1.00"] and parse_qs(urlsplit(link).query)["v"] == ["0.50"]
     assert len(notes) == 2
+
+
+def test_the_calculator_reads_the_link_as_written():
+    from app import urlstate
+
+    link, _ = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
+    result = urlstate.parse_query({k: v[0] for k, v in parse_qs(urlsplit(link).query).items()})
+    assert result.problems == () and result.adjustments == ()
+    s = result.settings
+    assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.13, 1.24)
