@@ -9,7 +9,7 @@ import pytest
 
 from app import live_view, state
 from specsim import replay
-from tests.conftest import open_page
+from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
 
 _threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
@@ -19,11 +19,11 @@ N_NEW = 10
 
 
 def _set_form(at, prompt=PROMPT, k=3, n=N_NEW, drafter="prompt_lookup", temperature=0.0):
-    at.text_area(key=state.LIVE_PROMPT).set_value(prompt)
-    at.radio(key=state.LIVE_DRAFTER).set_value(drafter)
-    at.number_input(key=state.LIVE_K).set_value(k)
-    at.number_input(key=state.LIVE_MAX_NEW).set_value(n)
-    at.number_input(key=state.LIVE_TEMPERATURE).set_value(temperature)
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(prompt)
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value(drafter)
+    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(k)
+    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(n)
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(temperature)
     return at
 
 
@@ -94,7 +94,7 @@ def test_bad_prompt_shows_a_message_and_keeps_the_text(prompt, needle):
     at.button(key="live_run").click().run()
     assert not at.exception
     assert any(needle in e.value for e in at.error)
-    assert at.text_area(key=state.LIVE_PROMPT).value == prompt
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == prompt
     assert at.session_state[state.LIVE_TRACE] is None
 
 
@@ -106,12 +106,13 @@ def test_out_of_range_k_shows_a_message():
 
 def test_unavailable_model_shows_a_message(tmp_path):
     at = _set_form(open_page("live.py"))
-    at.selectbox(key=state.LIVE_PAIR).set_value("custom").run()
-    at.text_input(key=state.LIVE_CUSTOM_TARGET).set_value(str(tmp_path))  # a folder with no model in it
+    at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
+    # a folder with no model in it
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value(str(tmp_path))
     at.button(key="live_run").click().run()
     assert not at.exception
     assert any("Could not load" in e.value for e in at.error)
-    assert at.text_area(key=state.LIVE_PROMPT).value == PROMPT
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
 
 
 def test_draft_model_without_a_bundled_draft_says_what_to_pick():
@@ -120,3 +121,22 @@ def test_draft_model_without_a_bundled_draft_says_what_to_pick():
     assert not at.exception
     if not any("No draft model ships" in e.value for e in at.error):  # a default draft exists: it must run
         assert at.session_state[state.LIVE_TRACE] is not None
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = _set_form(open_page("live.py"), prompt="kept across pages", k=5)
+    at.run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    at.switch_page(str(ROOT / "pages" / "live.py")).run()
+    assert not at.exception
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "kept across pages"
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 5
+
+
+def test_a_bad_link_falls_back_with_a_notice():
+    at = open_page("live.py", query={"k": "99", "t": "0.5", "prompt": "from a link"})
+    assert not at.exception
+    assert any("`k`" in w.value for w in at.warning)
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
+    assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 0.5
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "from a link"
