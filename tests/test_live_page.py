@@ -148,3 +148,36 @@ def test_a_bad_link_falls_back_with_a_notice():
     assert at.number_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
     assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 0.5
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "from a link"
+
+
+def test_a_stopped_run_hands_over_its_partial_trace():
+    """What the next script run does after a click stopped a generation (see app/live_run.py)."""
+    from app.live_run import RunBox
+    from tests.live_traces import hand_trace
+
+    at = open_page("live.py")
+    partial = hand_trace(greedy=False)
+    at.session_state[state.LIVE_RUN] = RunBox(running=False, spec=partial, notice=("warning", "Cancelled: kept."))
+    at.run()
+    assert not at.exception
+    assert at.session_state[state.LIVE_TRACE] == partial and at.session_state[state.LIVE_PLAIN] is None
+    assert at.session_state[state.LIVE_RUN] is None
+    assert any(w.value == "Cancelled: kept." for w in at.warning)
+    assert replay.narrate(partial, 0) in _texts(at.info)  # sampling mode: residual chart drawn without error
+    assert any("did not run to the end" in w.value for w in at.warning)
+
+
+def test_a_greedy_mismatch_names_the_token_and_the_dtype():
+    from tests.live_traces import VOCAB, hand_plain, hand_trace
+
+    spec = hand_trace()
+    ids = list(spec.generated_ids)
+    ids[4] = 21
+    at = open_page("live.py")
+    at.session_state[state.LIVE_TRACE] = spec
+    at.session_state[state.LIVE_PLAIN] = hand_plain(tuple(ids))
+    at.run()
+    assert not at.exception
+    message = next(e.value for e in at.error if "differ" in e.value)
+    assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
+    assert "float32" in message
