@@ -27,6 +27,13 @@ def fmt_ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{1000 * seconds:.1f} ms"
 
 
+def describe(spec: Trace) -> str:
+    """One line saying what was run."""
+    s = spec.settings
+    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature {s.temperature:g}, "
+            f"seed {s.seed}, {s.dtype} on {s.device}.")
+
+
 # ---- the current iteration -----------------------------------------------------------------------
 def iteration_view(spec: Trace, step: int) -> None:
     """Chips, narration and the per-slot charts of iteration ``step``."""
