@@ -86,6 +86,13 @@ def is_greedy(trace: Trace) -> bool:
     return trace.settings.temperature <= 0.0
 
 
+def chance(x: float) -> str:
+    """A probability for a sentence: two decimals, more for small ones, never a misleading 0.00."""
+    if x == 0 or x >= 0.01:
+        return f"{x:.2f}"
+    return f"{x:.4f}" if x >= 0.0001 else "below 0.0001"
+
+
 def narrate(trace: Trace, index: int) -> str:
     """What happened in iteration ``index``, in plain words."""
     it = trace.iterations[index]
@@ -104,9 +111,9 @@ def narrate(trace: Trace, index: int) -> str:
         if greedy:
             why = f"its own top choice was {extra}"
         elif rejected.draw is not None:
-            why = f"kept with chance {rejected.accept_prob:.2f}; the random draw {rejected.draw:.2f} was above that"
+            why = f"kept with chance {chance(rejected.accept_prob)}; the random draw {rejected.draw:.2f} was above that"
         else:
-            why = f"kept with chance {rejected.accept_prob:.2f}, and the coin said no"
+            why = f"kept with chance {chance(rejected.accept_prob)}, and the coin said no"
         agreed = "" if j == 0 else f"the target agreed with the first {j if j > 1 else ''}".rstrip() + ", "
         verb = "the target rejected the first one, " if j == 0 else "rejected "
         sentence = f"Drafted {k}, {agreed}{verb}{rejected.text!r} ({why})"
