@@ -1,0 +1,99 @@
+"""Models for the pages, loaded once per process (``st.cache_resource``) with a progress bar.
+
+A model that cannot be loaded (offline hub id, missing package, too big) raises
+:class:`~specsim.models.ModelUnavailable`; pages catch it and show its message with ``st.error``.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+import streamlit as st
+
+from specsim import build, models
+from specsim.drafters import ModelDrafter
+from specsim.models import LoadedModel, ModelUnavailable
+
+Progress = Callable[[float, str], None]
+
+
+T = TypeVar("T")
+
+
+class _Once(Generic[T]):
+    """A model loaded on first use, under a lock, then kept.
+
+    ``st.cache_resource`` holds one of these per model for the whole process. The loading itself
+    happens outside the cached function: Streamlit records the elements a cached function draws and
+    replays them in other sessions, which must not happen to a progress bar.
+    """
+
+    def __init__(self, load: Callable[[Progress], T]):
+        self._load = load
+        self._lock = threading.Lock()
+        self.value: T | None = None
+
+    def get(self, progress: Progress) -> T:
+        with self._lock:
+            if self.value is None:
+                self.value = self._load(progress)  # an exception leaves it unloaded, so a retry loads again
+            return self.value
+
+
+@st.cache_resource(show_spinner=False)
+def _bundled() -> _Once[LoadedModel]:
+    return _Once(lambda progress: models.load_bundled_target(progress=progress))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _by_id(name: str) -> _Once[LoadedModel]:
+    return _Once(lambda progress: models.load_model(name, progress=progress))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _draft(name: str, target_name: str, device: str, dtype: str, _target: LoadedModel) -> _Once[ModelDrafter]:
+    """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
+    return _Once(lambda _progress: build.load_draft_model(name, _target))
+
+
+def _with_bar(label: str, load: Callable[[Progress], LoadedModel]) -> LoadedModel:
+    """Run ``load`` with a progress bar that disappears once it is done (a cache hit never shows it)."""
+    slot = st.empty()
+
+    def progress(fraction: float, message: str) -> None:
+        slot.progress(max(0.0, min(1.0, fraction)), text=f"{label}: {message}")
+
+    try:
+        return load(progress)
+    finally:
+        slot.empty()
+
+
+def bundled_target() -> LoadedModel:
+    """SmolLM2-135M-Instruct from the bundled package (offline)."""
+    return _with_bar("Loading the bundled target", _bundled().get)
+
+
+def model_by_id(name: str) -> LoadedModel:
+    """A causal LM by hub id or local folder; raises ModelUnavailable with a readable message."""
+    name = name.strip()
+    if not name:
+        raise ModelUnavailable("No model id given: type a hub id (owner/name) or a local folder.")
+    return _with_bar(f"Loading {name}", _by_id(name).get)
+
+
+def draft_model(name: str, target: LoadedModel) -> ModelDrafter:
+    """A fresh :class:`ModelDrafter` around a draft model loaded once per process for this target.
+
+    Drafters keep per-run state (their KV cache), so every run gets its own shallow copy; the
+    weights are shared. ``start()`` gives the copy a cache of its own.
+    """
+    holder = _draft(name.strip(), target.name, str(target.device), str(target.dtype), target)
+    with st.spinner(f"Loading the draft model {name}…"):
+        return copy.copy(holder.get(lambda _fraction, _message: None))
+
+
+__all__ = ["ModelUnavailable", "bundled_target", "draft_model", "model_by_id"]

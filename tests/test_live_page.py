@@ -1,0 +1,183 @@
+"""The live page through AppTest, driven by the bundled target on a short prompt.
+
+One run of the real models is shared by the module (fixture ``ran``); the tests then replay it.
+AppTest does not fire ``st.fragment`` timers, so "play to the end" is checked by pressing Play and
+then jumping, and the timer rule itself is tested in test_live_widgets.py.
+"""
+
+import math
+
+import pytest
+
+from app import live_view, state
+from specsim import replay
+from tests.conftest import ROOT, open_page
+from tests.live_traces import one_torch_thread
+
+_threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+PROMPT = "one two three four one two three four one two"
+N_NEW = 10
+
+
+def _set_form(at, prompt=PROMPT, k=3, n=N_NEW, drafter="prompt_lookup", temperature=0.0):
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(prompt)
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value(drafter)
+    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(k)
+    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(n)
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(temperature)
+    return at
+
+
+@pytest.fixture(scope="module")
+def ran():
+    at = _set_form(open_page("live.py", timeout=600))
+    at.button(key="live_run").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(elements):
+    return [e.value for e in elements]
+
+
+def test_run_records_both_traces(ran):
+    spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
+    assert spec.mode == "speculative" and plain.mode == "plain"
+    assert spec.settings.k == 3 and spec.n_generated == plain.n_generated <= N_NEW
+    assert spec.settings.drafter == "prompt_lookup"
+    assert not ran.error
+
+
+def test_numbers_shown_are_the_traces(ran):
+    spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
+    shown = {m.label: m.value for m in ran.metric}
+    assert shown["measured acceptance α"] == live_view.fmt_pct(spec.acceptance_rate)
+    assert shown["tokens per loop"] == f"{spec.n_generated / len(spec.iterations):.2f}"
+    assert shown["measured speedup"] == live_view.fmt_x(spec.tokens_per_s / plain.tokens_per_s)
+    # the prediction, worked out here from the raw timings: c and v in plain passes, then E[j+1] / (K c + v)
+    its, k = spec.iterations, spec.settings.k
+    plain_pass = sum(p.time_s for p in plain.passes) / len(plain.passes)
+    c = sum(it.draft_time_s for it in its) / sum(it.k for it in its) / plain_pass
+    v = sum(it.verify_time_s for it in its) / len(its) / plain_pass
+    a = sum(it.n_accepted for it in its) / sum(s.status != "unchecked" for it in its for s in it.slots)
+    tokens = sum(a**i for i in range(k + 1))
+    assert shown["calculator's prediction"] == live_view.fmt_x(tokens / (k * c + v))
+    link = next(m.value for m in ran.markdown if "Open the calculator" in m.value)
+    assert f"k={k}&alpha={math.floor(100 * a + 0.5)}&c={math.floor(100 * c + 0.5) / 100:.2f}" in link
+
+
+def test_identity_shown_in_greedy_mode(ran):
+    spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
+    assert spec.generated_ids == plain.generated_ids  # the engine's promise, float32 on the CPU
+    assert any(f"all {spec.n_generated} tokens match" in s.value and "float32" in s.value for s in ran.success)
+
+
+def test_step_forward_back_and_play_to_the_end(ran):
+    spec = ran.session_state[state.LIVE_TRACE]
+    n = len(spec.iterations)
+    assert n >= 2, "the prompt should take several iterations"
+    assert replay.narrate(spec, 0) in _texts(ran.info)
+    ran.button(key="live_forward").click().run()
+    assert ran.session_state[state.LIVE_STEP] == 1
+    assert replay.narrate(spec, 1) in _texts(ran.info)
+    assert any(f"Iteration 2 of {n}" in m.value for m in ran.markdown)
+    ran.button(key="live_back").click().run()
+    assert ran.session_state[state.LIVE_STEP] == 0
+    ran.button(key="live_play").click().run()
+    assert ran.session_state[state.LIVE_PLAYING] is True
+    ran.slider(key=state.LIVE_STEP_SLIDER).set_value(n).run()
+    assert ran.session_state[state.LIVE_STEP] == n - 1
+    assert replay.narrate(spec, n - 1) in _texts(ran.info)
+    assert ran.session_state[state.LIVE_PLAYING] is False  # playing stops by itself on the last iteration
+    ran.button(key="live_restart").click().run()
+    assert ran.session_state[state.LIVE_STEP] == 0 and ran.session_state[state.LIVE_PLAYING] is False
+    # none of this ran the models again
+    assert ran.session_state[state.LIVE_TRACE] is spec
+
+
+@pytest.mark.parametrize("prompt,needle", [("   \n ", "empty"), ("x" * 2001, "2000")])
+def test_bad_prompt_shows_a_message_and_keeps_the_text(prompt, needle):
+    at = _set_form(open_page("live.py"), prompt=prompt)
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    assert any(needle in e.value for e in at.error)
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == prompt
+    assert at.session_state[state.LIVE_TRACE] is None
+
+
+def test_out_of_range_k_shows_a_message():
+    at = _set_form(open_page("live.py"), k=40)
+    at.button(key="live_run").click().run()
+    assert not at.exception and any("k must be" in e.value for e in at.error)
+
+
+def test_unavailable_model_shows_a_message(tmp_path):
+    at = _set_form(open_page("live.py"))
+    at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
+    # a folder with no model in it
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value(str(tmp_path))
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    assert any("Could not load" in e.value for e in at.error)
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
+
+
+def test_draft_model_without_a_bundled_draft_says_what_to_pick():
+    at = _set_form(open_page("live.py"), drafter="model")
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    if not any("No draft model ships" in e.value for e in at.error):  # a default draft exists: it must run
+        assert at.session_state[state.LIVE_TRACE] is not None
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = _set_form(open_page("live.py"), prompt="kept across pages", k=5)
+    at.run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    at.switch_page(str(ROOT / "pages" / "live.py")).run()
+    assert not at.exception
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "kept across pages"
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 5
+
+
+def test_a_bad_link_falls_back_with_a_notice():
+    at = open_page("live.py", query={"k": "99", "t": "0.5", "prompt": "from a link"})
+    assert not at.exception
+    assert any("`k`" in w.value for w in at.warning)
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
+    assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 0.5
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "from a link"
+
+
+def test_a_stopped_run_hands_over_its_partial_trace():
+    """What the next script run does after a click stopped a generation (see app/live_run.py)."""
+    from app.live_run import RunBox
+    from tests.live_traces import hand_trace
+
+    at = open_page("live.py")
+    partial = hand_trace(greedy=False)
+    at.session_state[state.LIVE_RUN] = RunBox(running=False, spec=partial, notice=("warning", "Cancelled: kept."))
+    at.run()
+    assert not at.exception
+    assert at.session_state[state.LIVE_TRACE] == partial and at.session_state[state.LIVE_PLAIN] is None
+    assert at.session_state[state.LIVE_RUN] is None
+    assert any(w.value == "Cancelled: kept." for w in at.warning)
+    assert replay.narrate(partial, 0) in _texts(at.info)  # sampling mode: residual chart drawn without error
+    assert any("did not run to the end" in w.value for w in at.warning)
+
+
+def test_a_greedy_mismatch_names_the_token_and_the_dtype():
+    from tests.live_traces import VOCAB, hand_plain, hand_trace
+
+    spec = hand_trace()
+    ids = list(spec.generated_ids)
+    ids[4] = 21
+    at = open_page("live.py")
+    at.session_state[state.LIVE_TRACE] = spec
+    at.session_state[state.LIVE_PLAIN] = hand_plain(tuple(ids))
+    at.run()
+    assert not at.exception
+    message = next(e.value for e in at.error if "differ" in e.value)
+    assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
+    assert "float32" in message
