@@ -21,9 +21,9 @@ from pathlib import Path  # noqa: E402
 BUDGETS = {
     # prompts (templates, stdlib, self-prompts), answer length, batch, minutes of generation,
     # training steps, held-out prompts and continuation length for eval
-    "tiny": dict(n_template=6, n_stdlib=2, n_self=2, max_new=12, batch=4, minutes=2.0, steps=8,
+    "tiny": dict(n_template=6, n_stdlib=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=2.0, steps=8,
                  eval_prompts=3, eval_len=12, min_count=1),
-    "full": dict(n_template=1400, n_stdlib=500, n_self=96, max_new=96, batch=48, minutes=25.0, steps=3000,
+    "full": dict(n_template=1400, n_stdlib=500, n_self=96, n_forced=400, max_new=96, batch=48, minutes=25.0, steps=3000,
                  eval_prompts=0, eval_len=64, min_count=2),
 }
 
@@ -43,6 +43,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--shard", default="0/1", help="i/n: generate only the i-th of n slices of the prompts")
     ap.add_argument("--minutes", type=float, default=None, help="time budget of the stage")
+    ap.add_argument("--forced-only", action="store_true", help="data: only the teacher-forced documentation records")
     ap.add_argument("--kind", choices=["standalone", "eagle"], default="standalone")
     ap.add_argument("--name", default=None, help="draft name (folder under ROOT/drafts)")
     ap.add_argument("--layers", type=int, default=2)

@@ -144,3 +144,39 @@ def load_records(folder: Path) -> list[dict]:
     for f in sorted(folder.glob("*.pt")):
         records.extend(torch.load(f, weights_only=False))
     return records
+
+
+@torch.inference_mode()
+def teacher_force_batch(model, tokenizer, pairs: list[tuple[str, str]], answer_len: int, top_k: int) -> list[dict]:
+    """Records for given (prompt, answer) texts: one right-padded target pass, no generation."""
+    seqs = []
+    for prompt, answer in pairs:
+        p = chat_ids(tokenizer, prompt)
+        a = tokenizer(answer, add_special_tokens=False)["input_ids"][:answer_len]
+        seqs.append((p, a))
+    width = max(len(p) + len(a) for p, a in seqs)
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, (p, a) in enumerate(seqs):
+        ids[i, : len(p) + len(a)] = torch.tensor(p + a)
+    h = model.model(input_ids=ids).last_hidden_state  # right padding: earlier positions are unaffected
+    records = []
+    for i, (p, a) in enumerate(seqs):
+        n = len(p) + len(a)
+        logp = torch.log_softmax(model.lm_head(h[i, len(p) - 1 : n - 1]).float(), dim=-1).topk(top_k, dim=-1)
+        records.append({"tokens": torch.tensor(p + a, dtype=torch.int32), "prompt_len": len(p),
+                        "feats": h[i, : n - 1].half().clone(), "topk_ids": logp.indices.int(),
+                        "topk_logp": logp.values.half(), "temperature": -1.0, "prompt": pairs[i][0]})
+    return records
+
+
+def teacher_force(model, tokenizer, pairs: list[tuple[str, str]], *, answer_len: int, batch_size: int,
+                  deadline: float, out_dir: Path, desc: str) -> list[dict]:
+    """Teacher-forced records for every pair (until ``deadline``), written shard by shard."""
+    records = []
+    for k, chunk in enumerate(tqdm(list(batches(pairs, batch_size)), desc=desc, unit="batch")):
+        if time.time() > deadline:
+            break
+        recs = teacher_force_batch(model, tokenizer, chunk, answer_len, 32)
+        records.extend(recs)
+        torch.save(recs, out_dir / f"{desc}-{k:05d}.pt")
+    return records

@@ -124,7 +124,8 @@ def build_standalone(target, id_map: torch.Tensor, layers: int, width: int, seed
     return draft
 
 
-def build_eagle(target, id_map: torch.Tensor, layers: int = 1, seed: int = 0, init_from_last: bool = True) -> EagleDraft:
+def build_eagle(target, id_map: torch.Tensor, layers: int = 1, seed: int = 0,
+                init_from_last: bool = True) -> EagleDraft:
     """A fresh EAGLE-style draft: target embedding rows, decoder layer(s) copied from the target's last."""
     torch.manual_seed(seed)
     tc = target.config
@@ -171,7 +172,8 @@ def load_draft(folder: str | Path, dtype: torch.dtype = torch.float32) -> tuple[
     id_map = torch.tensor(json.loads((folder / "id_map.json").read_text()), dtype=torch.long)
     cls = {"standalone": StandaloneDraft, "eagle": EagleDraft}[info["kind"]]
     draft = cls(config, id_map, info["target_vocab"])
-    state = {k: v.float() if v.is_floating_point() else v for k, v in load_file(str(folder / "model.safetensors")).items()}
+    raw = load_file(str(folder / "model.safetensors"))
+    state = {k: v.float() if v.is_floating_point() else v for k, v in raw.items()}
     missing, unexpected = draft.load_state_dict(state, strict=False)
     if unexpected or [k for k in missing if k not in ("id_map", "llama.lm_head.weight")]:
         raise ValueError(f"{folder}: weights do not match the config ({missing[:3]}, {unexpected[:3]})")

@@ -166,7 +166,8 @@ def draft_cost(draft, target, context: int = 160) -> dict:
 
     if draft.kind == "standalone":
         def draft_fwd(x, c):
-            return draft(input_ids=x, past_key_values=c or DynamicCache(), use_cache=True, logits_to_keep=1).past_key_values
+            out = draft(input_ids=x, past_key_values=c or DynamicCache(), use_cache=True, logits_to_keep=1)
+            return out.past_key_values
     else:
         feats = torch.randn(1, context, draft.config.hidden_size)
 

@@ -120,11 +120,11 @@ def template_prompts(rng: random.Random, n: int) -> list[str]:
     return pool[:n]
 
 
-def stdlib_snippets(max_chars: int = 900) -> list[tuple[str, str, str]]:
+def stdlib_snippets(max_chars: int = 900, max_files: int | None = None) -> list[tuple[str, str, str]]:
     """(name, source, docstring) of small documented functions in the installed standard library."""
     root = Path(sysconfig.get_paths()["stdlib"])
     out = []
-    for path in sorted(root.glob("*.py")):
+    for path in sorted(root.glob("*.py"))[:max_files]:
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
             text = path.read_text(encoding="utf-8")
@@ -140,7 +140,7 @@ def stdlib_snippets(max_chars: int = 900) -> list[tuple[str, str, str]]:
 
 
 def stdlib_prompts(rng: random.Random, n: int) -> list[str]:
-    snippets = stdlib_snippets()
+    snippets = stdlib_snippets(max_files=None if n > 20 else 12)
     rng.shuffle(snippets)
     return [rng.choice(STDLIB_TASKS).format(name=name, src=src, doc=doc[:700]) for name, src, doc in snippets[:n]]
 
@@ -161,3 +161,24 @@ def filter_heldout(prompts: list[str]) -> tuple[list[str], int]:
     held = [content_words(p["prompt"]) for p in load_heldout()]
     kept = [p for p in prompts if not too_close_to_heldout(p, held)]
     return kept, len(prompts) - len(kept)
+
+
+def reference_pairs(rng: random.Random, n: int) -> list[tuple[str, str]]:
+    """(question, answer text) pairs from Python's own documentation, for teacher-forced records.
+
+    The answers are the reference manual's topic texts (``pydoc_data.topics``) and module docstrings;
+    the target does not write them, but its next-token distributions along them are still its own.
+    """
+    from pydoc_data.topics import topics
+
+    pairs = [(f"Explain the Python topic '{key}'.", text.strip()) for key, text in topics.items() if len(text) > 300]
+    root = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(root.glob("*.py")):
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        except (SyntaxError, UnicodeDecodeError, OSError):
+            continue
+        if doc and len(doc) > 300:
+            pairs.append((f"What is the Python module `{path.stem}` for?", doc.strip()))
+    rng.shuffle(pairs)
+    return pairs[:n]

@@ -22,6 +22,7 @@ def _target():
 
 def run_data(args: Namespace, budget: dict, root: Path) -> None:
     from specsim.distill import data as D
+    from specsim.distill import prompts as P
 
     i, n = (int(x) for x in args.shard.split("/"))
     out = root / "data"
@@ -34,12 +35,17 @@ def run_data(args: Namespace, budget: dict, root: Path) -> None:
     texts = D.build_prompts(rng, budget["n_template"], budget["n_stdlib"])[i::n]
     n_self = max(1, budget["n_self"] // n)
     rng_self = random.Random(args.seed * 1000 + i)
-    selfs = D.self_prompts(target.model, target.tokenizer, rng_self, n_self, args.seed + i, deadline)
-    texts = texts + selfs
+    selfs = [] if args.forced_only else D.self_prompts(target.model, target.tokenizer, rng_self, n_self,
+                                                        args.seed + i, deadline)
+    texts = [] if args.forced_only else texts + selfs
     temps = D.mix_temperatures(random.Random(args.seed + 17 * i), len(texts), greedy_share=0.5)
     recs = D.answer_prompts(target.model, target.tokenizer, texts, temps=temps, max_new=budget["max_new"],
                             top_k=32, batch_size=budget["batch"], seed=args.seed + i, max_prompt=400,
                             deadline=deadline, out_dir=out, desc=f"answers-s{args.seed}-{i}of{n}")
+    if budget.get("n_forced", 0) and time.time() < deadline:
+        pairs = P.reference_pairs(random.Random(args.seed), budget["n_forced"])[i::n]
+        recs += D.teacher_force(target.model, target.tokenizer, pairs, answer_len=128, batch_size=8,
+                                deadline=deadline, out_dir=out, desc=f"forced-s{args.seed}-{i}of{n}")
     n_tok = sum(len(r["topk_ids"]) for r in recs)
     info = {"shard": args.shard, "prompts": len(recs), "self_prompts": len(selfs), "answer_tokens": n_tok,
             "minutes": round((time.time() - start) / 60, 2)}

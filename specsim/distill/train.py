@@ -131,7 +131,8 @@ def agreement(draft, items: list[dict], unk: int) -> float:
         b_idx, t_idx = (batch["ans"] >= 0).nonzero(as_tuple=True)
         j = batch["ans"][b_idx, t_idx]
         best = torch.stack([chunk[b]["soft_idx"][jj, 0] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
-        in_vocab = torch.stack([chunk[b]["soft_w"][jj, 0] > 0 for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
+        pairs = list(zip(b_idx.tolist(), j.tolist(), strict=True))
+        in_vocab = torch.stack([chunk[b]["soft_w"][jj, 0] > 0 for b, jj in pairs])
         hit += int(((logits[b_idx, t_idx].argmax(-1) == best) & in_vocab).sum())
         total += len(b_idx)
     draft.train()
@@ -155,6 +156,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         draft = M.build_standalone(target.model, id_map, args.layers, args.width, args.seed)
     else:
         draft = M.build_eagle(target.model, id_map, args.layers, args.seed)
+    tokenizer = target.tokenizer
     del target
     unk = len(id_map)
     items = [prepare(r, draft.to_small, unk) for r in records]
@@ -203,5 +205,6 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
                  "answer_tokens": int(sum(len(r["topk_ids"]) for r in records)), "layers": args.layers,
                  "seed": args.seed, "steps_run": step + 1})
     (folder / "draft.json").write_text(json.dumps(info, indent=1))
+    (folder / "tokens.json").write_text(json.dumps(tokenizer.convert_ids_to_tokens(id_map.tolist())))
     print("train:", name, info)
     return folder
