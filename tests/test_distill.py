@@ -75,6 +75,7 @@ def test_chain_summary_counts_positions_like_the_engine():
     assert s["position"][0] == pytest.approx(3 / 5)
     assert s["position"][1] == pytest.approx(1 / 2)
     assert s["accepted_per_chain"] == pytest.approx((2 + 1 + 0 + 1) / 4)
+    assert s["alpha"] == pytest.approx(4 / 8)  # checked: 2, 2, 1, 2, 1
 
 
 # --- shipped drafts ------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
     assert main(["eval", "--budget", "tiny", "--root", str(root), "--k", "3"]) == 0
     for name in ("s", "e"):
         res = json.loads((root / "eval" / f"{name}.json").read_text())
-        assert res["overall"]["chains"] > 0 and 0.0 <= res["overall"]["accepted_over_checked"] <= 1.0
+        assert res["overall"]["chains"] > 0 and 0.0 <= res["overall"]["alpha"] <= 1.0
         assert res["cost"]["draft_ms"] > 0
         draft, id_map = load_draft(root / "drafts" / name)
         assert draft.kind == {"s": "standalone", "e": "eagle"}[name] and len(id_map) > 3

@@ -1,7 +1,8 @@
 """``python -m specsim.distill``: build the data, train the drafts, evaluate them.
 
 Stages: ``data`` (the target answers training prompts), ``train`` (one draft kind), ``eval`` (greedy
-acceptance on the held-out prompts), ``all`` (the three in order). ``--budget tiny`` makes every stage
+acceptance on the held-out prompts), ``all`` (the three in order), ``speed`` (end to end through the
+engine, against prompt lookup and early exit). ``--budget tiny`` makes every stage
 a few seconds long, for tests.
 
 On a shared 2-core CPU, one thread per process with passive OpenMP waiting is several times faster than
@@ -22,9 +23,9 @@ BUDGETS = {
     # prompts (templates, stdlib, self-prompts), answer length, batch, minutes of generation,
     # training steps, held-out prompts and continuation length for eval
     "tiny": dict(n_template=6, n_stdlib=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=2.0, steps=8,
-                 eval_prompts=3, eval_len=12, min_count=1),
+                 eval_prompts=3, eval_len=12, min_count=1, speed_prompts=2),
     "full": dict(n_template=1400, n_stdlib=500, n_self=96, n_forced=400, max_new=96, batch=48, minutes=25.0, steps=3000,
-                 eval_prompts=0, eval_len=64, min_count=2),
+                 eval_prompts=0, eval_len=64, min_count=2, speed_prompts=8),
 }
 
 
@@ -36,7 +37,7 @@ def default_root() -> Path:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m specsim.distill", description=__doc__.split("\n")[0])
-    ap.add_argument("stage", choices=["data", "train", "eval", "all"])
+    ap.add_argument("stage", choices=["data", "train", "eval", "all", "speed"])
     ap.add_argument("--budget", choices=sorted(BUDGETS), default="full")
     ap.add_argument("--root", type=Path, default=None, help="working folder (default ~/.cache/specsim/distill)")
     ap.add_argument("--seed", type=int, default=0)
@@ -53,6 +54,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--kl", type=float, default=0.7, help="weight of the top-k KL term (rest: hard-label CE)")
     ap.add_argument("--drafts", nargs="*", default=None, help="draft folders to evaluate")
     ap.add_argument("--k", type=int, default=5, help="draft chain length in eval")
+    ap.add_argument("--ks", default="2,3,4,5", help="speed: the K values to time")
     return ap.parse_args(argv)
 
 
@@ -76,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         from specsim.distill.stages import run_eval
 
         run_eval(args, budget, root)
+    if args.stage == "speed":
+        from specsim.distill.speed import run as run_speed
+
+        run_speed(args, budget, root)
     return 0
 
 

@@ -71,13 +71,13 @@ class EagleDraft(_VocabMixin, nn.Module):
         self.body = LlamaModel(config)  # its own embed_tokens is unused (vocab_size 1)
 
     def forward(self, feats: torch.Tensor, next_ids: torch.Tensor, past_key_values=None, position_ids=None,
-                use_cache: bool = False):
+                use_cache: bool = False, with_logits: bool = True):
         """feats [B, T, d] (f_t), next_ids [B, T] target ids (x_{t+1}) -> (predicted f_{t+1}, logits, cache)."""
         x = self.fuse(torch.cat([feats, self.embed(self.to_small[next_ids])], dim=-1))
         out = self.body(inputs_embeds=x, past_key_values=past_key_values, position_ids=position_ids,
                         use_cache=use_cache)
         h = out.last_hidden_state
-        return h, self.logits(h), out.past_key_values
+        return h, self.logits(h) if with_logits else None, out.past_key_values
 
     def logits(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self.embed.weight[: self.n_out].T

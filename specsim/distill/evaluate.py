@@ -5,7 +5,9 @@ draft proposals starts at every position i of it, as if the engine had just acce
 i, and stops at the first proposal that differs from the target's token. From the chains:
 
 - position-j acceptance = P(proposal j matches | proposals 1..j-1 matched);
-- accepted per chain, and ``accepted / checked`` with K proposals checked per chain (the engine's α);
+- accepted per chain (chains with all K positions available);
+- ``alpha``: accepted over checked proposals, a proposal after the first miss being unchecked
+  (what the engine's ``Trace.acceptance_rate`` reports);
 - the per-token α whose geometric model (specsim.analytics) gives the same tokens per loop.
 
 A standalone draft that has matched so far is in exactly the state teacher forcing gives it, so its
@@ -120,8 +122,10 @@ def summarize(chains: list[tuple[int, int]], k: int) -> dict:
         ok = sum(1 for a, av in chains if av >= j and a >= j)
         pos.append(ok / tried if tried else float("nan"))
     mean_acc = statistics.fmean(full) if full else float("nan")
-    return {"chains": len(chains), "position": pos, "accepted_per_chain": mean_acc,
-            "accepted_over_checked": mean_acc / k, "alpha_fit": fit_alpha(mean_acc, k)}
+    checked = sum(a + (1 if a < av else 0) for a, av in chains)
+    alpha = sum(a for a, _ in chains) / checked if checked else float("nan")
+    return {"chains": len(chains), "position": pos, "accepted_per_chain": mean_acc, "alpha": alpha,
+            "alpha_fit": fit_alpha(mean_acc, k)}
 
 
 def fit_alpha(mean_accepted: float, k: int) -> float:
@@ -207,5 +211,5 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
         (root / "eval" / f"{folder.name}.json").write_text(json.dumps(res, indent=1))
         o = res["overall"]
         print(f"{folder.name}: pos {[round(x, 3) for x in o['position']]} acc/chain {o['accepted_per_chain']:.2f} "
-              f"acc/checked {o['accepted_over_checked']:.3f} alpha_fit {o['alpha_fit']:.3f} "
+              f"alpha {o['alpha']:.3f} alpha_fit {o['alpha_fit']:.3f} "
               f"draft {res['cost']['draft_ms']:.1f} ms vs target {res['cost']['target_ms']:.1f} ms")

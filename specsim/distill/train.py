@@ -79,12 +79,16 @@ def collate(items: list[dict], kind: str, unk: int) -> dict:
     return out
 
 
-def token_loss(logits: torch.Tensor, items: list[dict], ans: torch.Tensor, kl: float) -> tuple[torch.Tensor, int]:
-    """Soft + hard cross-entropy over the positions that predict an answer token."""
+def token_loss(logits, items: list[dict], ans: torch.Tensor, kl: float) -> tuple[torch.Tensor, int]:
+    """Soft + hard cross-entropy over the positions that predict an answer token.
+
+    ``logits`` is [B, T, V], or a function of (b_idx, t_idx) that returns the logits of those positions only.
+    """
     b_idx, t_idx = (ans >= 0).nonzero(as_tuple=True)
+    picked = logits(b_idx, t_idx) if callable(logits) else logits[b_idx, t_idx]
     if len(b_idx) == 0:
-        return logits.sum() * 0, 0
-    logq = torch.log_softmax(logits[b_idx, t_idx].float(), dim=-1)
+        return picked.sum() * 0, 0
+    logq = torch.log_softmax(picked.float(), dim=-1)
     j = ans[b_idx, t_idx]
     soft_idx = torch.stack([items[b]["soft_idx"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
     soft_w = torch.stack([items[b]["soft_w"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
@@ -103,14 +107,14 @@ def forward_loss(draft, batch: dict, items: list[dict], kl: float, noise: float 
     feats, fmask = batch["feats"], batch["fmask"]
     nxt = batch["tok"][:, 1 : feats.shape[1] + 1]
     noisy = feats + noise * torch.randn_like(feats) if noise > 0 else feats
-    h, logits, _ = draft(noisy, nxt)
+    h, _, _ = draft(noisy, nxt, with_logits=False)
     target_next = torch.cat([feats[:, 1:], feats[:, -1:]], dim=1)
     reg = F.smooth_l1_loss(h[fmask], target_next[fmask]) if fmask.any() else h.sum() * 0
-    tok, n = token_loss(logits, items, batch["ans"], kl)
+    tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), items, batch["ans"], kl)
     # Second step on its own guesses: input t now carries the feature predicted at t - 1.
     own = torch.cat([feats[:, :1], h[:, :-1]], dim=1)
-    h2, logits2, _ = draft(own, nxt)
-    tok2, _ = token_loss(logits2, items, batch["ans"], kl)
+    h2, _, _ = draft(own, nxt, with_logits=False)
+    tok2, _ = token_loss(lambda b, t: draft.logits(h2[b, t]), items, batch["ans"], kl)
     reg2 = F.smooth_l1_loss(h2[fmask], target_next[fmask]) if fmask.any() else h2.sum() * 0
     loss = tok + 0.5 * tok2 + 0.5 * (reg + 0.5 * reg2)
     return loss, {"tok": float(tok), "tok2": float(tok2), "reg": float(reg), "n": n}
@@ -168,7 +172,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         noise = 0.1 * float(torch.cat([it["feats"][:64].float() for it in train_items[:64]]).std())
     steps = args.steps or budget["steps"]
     minutes = args.minutes if args.minutes is not None else 25.0
-    lr = 1e-3 if args.kind == "standalone" else 3e-4
+    lr = 1e-3 if args.kind == "standalone" else 6e-4
     params = [p for p in draft.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
     name = args.name or f"{args.kind}-L{args.layers}-W{args.width if args.kind == 'standalone' else tc.hidden_size}"
@@ -183,7 +187,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         if frac >= 1.0:
             break
         for g in opt.param_groups:
-            g["lr"] = lr * min(1.0, (step + 1) / 50) * 0.5 * (1 + math.cos(math.pi * frac))
+            g["lr"] = lr * min(1.0, (step + 1) / 20) * 0.5 * (1 + math.cos(math.pi * frac))
         chunk = rng.sample(train_items, min(8, len(train_items)))
         loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), chunk, args.kl, noise)
         opt.zero_grad()
