@@ -91,9 +91,11 @@ class EagleDrafter:
         return proposal
 
 
-def make_drafter(folder: str | Path, target_model: torch.nn.Module):
+def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch.dtype = torch.float32,
+                 device: str | torch.device = "cpu"):
     """The engine drafter for a shipped draft folder: ModelDrafter (standalone) or EagleDrafter."""
-    draft, id_map = load_draft(folder)
+    draft, id_map = load_draft(folder, dtype=dtype)
+    draft = draft.to(device)
     name = f"{Path(folder).name} (trained draft)"
     if draft.kind == "eagle":
         return EagleDrafter(draft, target_model, name)
