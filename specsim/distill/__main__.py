@@ -51,6 +51,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--init", type=Path, default=None, help="train: continue from this saved draft folder")
+    ap.add_argument("--lr", type=float, default=None, help="train: peak learning rate (default by kind)")
     ap.add_argument("--kl", type=float, default=0.7, help="weight of the top-k KL term (rest: hard-label CE)")
     ap.add_argument("--drafts", nargs="*", default=None, help="draft folders to evaluate")
     ap.add_argument("--k", type=int, default=5, help="draft chain length in eval")

@@ -83,16 +83,59 @@ class EagleDraft(_VocabMixin, nn.Module):
         return h @ self.embed.weight[: self.n_out].T
 
 
-def choose_vocab(counts: torch.Tensor, size: int, special_ids: list[int], min_count: int = 1) -> torch.Tensor:
-    """The ``size`` most frequent target tokens (special tokens always in), most frequent first."""
+def choose_vocab(counts: torch.Tensor, size: int, special_ids: list[int], min_count: float = 1,
+                 fill_by_id: bool = False) -> torch.Tensor:
+    """Special tokens, then target tokens seen at least ``min_count`` times (most frequent first).
+
+    With ``fill_by_id`` the rest of ``size`` is filled with the lowest unused ids: BPE ids follow merge
+    order, so low ids are the tokens that were frequent in the tokenizer's own (much larger) corpus.
+    """
     order = torch.argsort(counts, descending=True, stable=True)
     keep = [int(i) for i in special_ids]
+    seen = set(keep)
     for i in order.tolist():
         if len(keep) >= size or counts[i] < min_count:
             break
-        if i not in keep:
+        if i not in seen:
             keep.append(i)
+            seen.add(i)
+    for i in range(len(counts)) if fill_by_id else ():
+        if len(keep) >= size:
+            break
+        if i not in seen:
+            keep.append(i)
+            seen.add(i)
     return torch.tensor(keep, dtype=torch.long)
+
+
+@torch.no_grad()
+def extend_vocab(draft: StandaloneDraft | EagleDraft, new_ids: torch.Tensor, target) -> StandaloneDraft | EagleDraft:
+    """The same draft with ``new_ids`` appended to its vocabulary (a trained draft keeps its weights).
+
+    EAGLE-style: the new rows are the target's own embedding rows. Standalone: a least-squares map from
+    the target's embeddings to the draft's trained ones (fitted on the known rows) places the new rows.
+    """
+    emb = target.get_input_embeddings().weight.detach().float()
+    old, n = draft.id_map, draft.n_out
+    id_map = torch.cat([old, new_ids.long()])
+    if isinstance(draft, EagleDraft):
+        new = EagleDraft(draft.config, id_map, len(draft.to_small))
+        state = {k: v for k, v in draft.state_dict().items() if k not in ("id_map", "embed.weight")}
+        new.load_state_dict(state, strict=False)
+        new.embed.weight.copy_(torch.cat([draft.embed.weight[:n], emb[new_ids], draft.embed.weight[n:]]))
+        new.embed.weight.requires_grad_(False)
+        return new
+    rows = draft.llama.get_input_embeddings().weight
+    fit = torch.linalg.lstsq(emb[old], rows[:n]).solution
+    config = LlamaConfig.from_dict(draft.config.to_dict())
+    config.vocab_size = len(id_map) + 1
+    new = StandaloneDraft(config, id_map, len(draft.to_small))
+    state = {k: v for k, v in draft.state_dict().items() if "embed_tokens" not in k and "lm_head" not in k
+             and k != "id_map"}
+    new.load_state_dict(state, strict=False)
+    new.llama.get_input_embeddings().weight.copy_(torch.cat([rows[:n], emb[new_ids] @ fit, rows[n:]]))
+    new.llama.tie_weights()
+    return new
 
 
 def _pca_rows(rows: torch.Tensor, width: int) -> torch.Tensor:

@@ -155,8 +155,19 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     target = load_bundled_target("cpu", "float32")
     tc = target.model.config
     counts = token_counts(records, tc.vocab_size)
-    id_map = M.choose_vocab(counts, args.vocab, target.tokenizer.all_special_ids, budget["min_count"])
-    if args.kind == "standalone":
+    id_map = M.choose_vocab(counts, args.vocab, target.tokenizer.all_special_ids, budget["min_count"],
+                            fill_by_id=True)
+    if args.init:  # continue from a saved draft, its vocabulary filled up to --vocab
+        draft, _ = M.load_draft(args.init)
+        if args.vocab > draft.n_out:
+            full = M.choose_vocab(counts, args.vocab, draft.id_map.tolist(), budget["min_count"], fill_by_id=True)
+            draft = M.extend_vocab(draft, full[draft.n_out :], target.model)
+        draft.train()
+        if draft.kind == "eagle":
+            draft.embed.weight.requires_grad_(False)
+        id_map = draft.id_map
+        args.kind = draft.kind
+    elif args.kind == "standalone":
         draft = M.build_standalone(target.model, id_map, args.layers, args.width, args.seed)
     else:
         draft = M.build_eagle(target.model, id_map, args.layers, args.seed)
@@ -172,7 +183,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         noise = 0.1 * float(torch.cat([it["feats"][:64].float() for it in train_items[:64]]).std())
     steps = args.steps or budget["steps"]
     minutes = args.minutes if args.minutes is not None else 25.0
-    lr = 1e-3 if args.kind == "standalone" else 6e-4
+    lr = args.lr or (1e-3 if args.kind == "standalone" else 6e-4)
     params = [p for p in draft.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
     name = args.name or f"{args.kind}-L{args.layers}-W{args.width if args.kind == 'standalone' else tc.hidden_size}"
