@@ -71,9 +71,9 @@ def test_chain_summary_counts_positions_like_the_engine():
     assert accepted == [2, 1, 0, 1, 0]
     chains = [(a, min(2, len(hits) - i)) for i, a in enumerate(accepted)]
     s = E.summarize(chains, 2)
-    # position 1: 3 of 5 starts match; position 2: tried where position 1 matched and 2 were available
+    # position 1: starts 0, 1, 3 match (3 of 5); position 2 is tried at those three, and only start 0 matches
     assert s["position"][0] == pytest.approx(3 / 5)
-    assert s["position"][1] == pytest.approx(1 / 2)
+    assert s["position"][1] == pytest.approx(1 / 3)
     assert s["accepted_per_chain"] == pytest.approx((2 + 1 + 0 + 1) / 4)
     assert s["alpha"] == pytest.approx(4 / 8)  # checked: 2, 2, 1, 2, 1
 

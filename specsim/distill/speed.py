@@ -39,7 +39,7 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
     cands = drafters(target, folders)
     ks = [int(k) for k in args.ks.split(",")]
     held = load_heldout()[:: max(1, len(load_heldout()) // budget["speed_prompts"])][: budget["speed_prompts"]]
-    n_new = budget["eval_len"]
+    n_new = budget["speed_len"]
     rows: dict[tuple[str, int], dict] = {}
     plain_time = 0.0
     with torch.inference_mode():
