@@ -8,7 +8,7 @@ DEFAULT_TARGET = "bundled"
 DEFAULT_DRAFTER = "model"
 """Drafter kind for the bundled target: the trained draft shipped under assets/drafts."""
 
-DEFAULT_DRAFT = "assets/drafts/standalone-L2-W256"
+DEFAULT_DRAFT = "assets/drafts/standalone-L2-W256-v16k"
 """Folder (relative to the repository root) of the default draft, trained by ``python -m specsim.distill``."""
 
 DEFAULT_EARLY_EXIT_LAYERS = 15

@@ -22,7 +22,7 @@ from pathlib import Path  # noqa: E402
 BUDGETS = {
     # prompts (templates, stdlib, self-prompts), answer length, batch, minutes of generation,
     # training steps, held-out prompts and continuation length for eval
-    "tiny": dict(n_template=6, n_stdlib=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=2.0, steps=8,
+    "tiny": dict(n_template=6, n_stdlib=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=10.0, steps=8,
                  eval_prompts=3, eval_len=12, min_count=1, speed_prompts=2, speed_len=8),
     "full": dict(n_template=1400, n_stdlib=500, n_self=96, n_forced=400, max_new=96, batch=48, minutes=25.0, steps=3000,
                  eval_prompts=0, eval_len=64, min_count=2, speed_prompts=4, speed_len=48),

@@ -122,9 +122,10 @@ def build_prompts(rng: random.Random, n_template: int, n_stdlib: int) -> list[st
     return kept
 
 
-def self_prompts(model, tokenizer, rng: random.Random, n: int, seed: int, deadline: float) -> list[str]:
+def self_prompts(model, tokenizer, rng: random.Random, n: int, seed: int, deadline: float,
+                 max_new: int = 48) -> list[str]:
     """Ask the target to write ``n`` questions for itself (sampled at T=1), keep the usable ones."""
-    recs = answer_prompts(model, tokenizer, P.self_prompt_requests(rng, n), temps=[1.0] * n, max_new=48,
+    recs = answer_prompts(model, tokenizer, P.self_prompt_requests(rng, n), temps=[1.0] * n, max_new=max_new,
                           top_k=1, batch_size=32, seed=seed, max_prompt=10_000, deadline=deadline, out_dir=None,
                           desc="self-prompts")
     texts = [P.clean_self_prompt(tokenizer.decode(r["tokens"][r["prompt_len"]:].tolist(),

@@ -36,7 +36,7 @@ def run_data(args: Namespace, budget: dict, root: Path) -> None:
     n_self = max(1, budget["n_self"] // n)
     rng_self = random.Random(args.seed * 1000 + i)
     selfs = [] if args.forced_only else D.self_prompts(target.model, target.tokenizer, rng_self, n_self,
-                                                        args.seed + i, deadline)
+                                                        args.seed + i, deadline, max_new=min(48, 4 * budget["max_new"]))
     texts = [] if args.forced_only else texts + selfs
     temps = D.mix_temperatures(random.Random(args.seed + 17 * i), len(texts), greedy_share=0.5)
     recs = D.answer_prompts(target.model, target.tokenizer, texts, temps=temps, max_new=budget["max_new"],

@@ -219,6 +219,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     info.update({"train_minutes": round((time.time() - start) / 60, 2), "records": len(records), "kl": args.kl,
                  "answer_tokens": int(sum(len(r["topk_ids"]) for r in records)), "layers": args.layers,
                  "seed": args.seed, "steps_run": step + 1})
+    info["layers"] = draft.config.num_hidden_layers
     (folder / "draft.json").write_text(json.dumps(info, indent=1))
     (folder / "tokens.json").write_text(json.dumps(tokenizer.convert_ids_to_tokens(id_map.tolist())))
     print("train:", name, info)
