@@ -23,3 +23,15 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
     if script is not None:
         at.switch_page(str(ROOT / "pages" / script)).run()
     return at
+
+
+# ---- models (engine tests) -------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def bundled_target():
+    """The bundled SmolLM2-135M-Instruct target in float32 on the CPU, loaded once per test session."""
+    from specsim.models import load_bundled_target
+
+    return load_bundled_target(device="cpu", dtype="float32")
