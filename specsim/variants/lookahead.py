@@ -215,8 +215,7 @@ def lookahead_generate(
             proposal = Proposal(tokens=path_tokens, q=[1.0] * len(path_tokens),
                                 top=[[(t, 1.0)] for t in path_tokens], overhead_s=overhead)
             iteration = build_iteration(
-                namer, len(iterations), len(context), proposal, probs[best.rows], best.n_accepted, best.extra,
-                best.extra_kind, best.accept_probs, [None] * len(path_tokens), None, pass_time, emitted,
+                namer, len(iterations), len(context), proposal, probs[best.rows], best.verdict, pass_time, emitted,
                 stop_reason, TOP_N)
             iterations.append(iteration)
             context += emitted

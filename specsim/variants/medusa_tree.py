@@ -122,8 +122,7 @@ def medusa_tree_generate(
                                 top=[[(t, q.get(i, 1.0))] for i, t in zip(best.nodes, path_tokens, strict=True)],
                                 overhead_s=draft_time)
             iteration = build_iteration(
-                namer, len(iterations), len(context), proposal, probs[best.rows], best.n_accepted, best.extra,
-                best.extra_kind, best.accept_probs, [None] * len(path_tokens), None, pass_time, emitted,
+                namer, len(iterations), len(context), proposal, probs[best.rows], best.verdict, pass_time, emitted,
                 stop_reason, TOP_N)
             iterations.append(iteration)
             context += emitted

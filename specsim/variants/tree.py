@@ -21,7 +21,7 @@ import torch
 from transformers import DynamicCache
 
 from specsim.drafters import Proposal, crop_cache
-from specsim.engine import verify
+from specsim.engine import Verdict, verify
 from specsim.sampling import SamplingConfig, warp
 
 GREEDY = SamplingConfig()
@@ -124,10 +124,15 @@ class PathVerdict:
     leaf: int
     nodes: list[int]  # the path's nodes below the root
     rows: list[int]  # tree rows whose logits check the path: the root, then each node
-    n_accepted: int
-    extra: int  # the target's own +1 token after the accepted prefix
-    extra_kind: str
-    accept_probs: list[float]
+    verdict: Verdict  # the engine's verdict on the path's tokens
+
+    @property
+    def n_accepted(self) -> int:
+        return self.verdict.n_accepted
+
+    @property
+    def extra(self) -> int:
+        return self.verdict.extra
 
 
 def verify_tree(tree: TokenTree, logits: torch.Tensor) -> tuple[list[PathVerdict], torch.Tensor]:
@@ -142,7 +147,6 @@ def verify_tree(tree: TokenTree, logits: torch.Tensor) -> tuple[list[PathVerdict
         rows = [0, *nodes]
         tokens = [tree.tokens[i] for i in nodes]
         proposal = Proposal(tokens=tokens, q=[1.0] * len(tokens))
-        n, extra, kind, accept_probs, _, _ = verify(tokens, proposal, probs[rows], GREEDY, None)
-        verdicts.append(PathVerdict(leaf, nodes, rows, n, extra, kind, accept_probs))
+        verdicts.append(PathVerdict(leaf, nodes, rows, verify(tokens, proposal, probs[rows], GREEDY, None)))
     verdicts.sort(key=lambda v: -v.n_accepted)  # stable: earlier leaves win ties
     return verdicts, probs
