@@ -24,6 +24,7 @@ from specsim.models import LoadedModel, format_prompt, load_bundled_target, load
 from specsim.trace import Trace
 from specsim.variants.lookahead import LookaheadRun, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
+from specsim.variants.medusa_tree import medusa_tree_generate
 
 HELDOUT = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "heldout.json"
 CAUTION_LAYERS = 4  # the early-exit cautionary case: a very shallow draft that rarely agrees
@@ -46,7 +47,7 @@ LESSON_TABLE = {  # variant -> (extra cost, note, the lesson's claimed speedup o
                       "2x where the answer overlaps the context"),
     "lookahead": ("No second model", "One decoder guesses ahead and redoes only the wrong tokens (Fu et al., 2024)",
                   None),
-    "medusa": ("Training the heads", "Head k guesses token t+k+1; verified with tree attention (Cai et al., 2024)",
+    "medusa_tree": ("Training the heads", "Head k guesses token t+k+1; verified with tree attention (Cai et al., 2024)",
                "up to 1.9x on Llama 3.1 (NVIDIA)"),
     "early_exit": ("Nothing (reuses the target's first layers)", "Not in the lesson's table: the cautionary case",
                    None),
@@ -67,7 +68,7 @@ class VariantResult:
     extra_parameters: int
     training: str
     identical: bool  # same tokens as plain greedy decoding
-    details: object = None  # LookaheadRun for lookahead, the MedusaHeads for Medusa
+    details: object = None  # LookaheadRun, MedusaTreeRun, the MedusaHeads or the draft's name
 
 
 @dataclass
@@ -103,10 +104,11 @@ def _training_cost(heads: MedusaHeads) -> str:
             f"({meta['prompts']} prompts x {meta['new_tokens']} tokens, {meta['epochs']} epochs)")
 
 
-VARIANTS = ("draft_model", "prompt_lookup", "lookahead", "medusa", "early_exit")
+VARIANTS = ("draft_model", "prompt_lookup", "lookahead", "medusa", "medusa_tree", "early_exit")
 LABELS = {
     "plain": "Plain greedy decoding", "draft_model": "Draft model", "prompt_lookup": "Prompt lookup",
-    "lookahead": "Lookahead (Jacobi)", "medusa": "Medusa heads", "early_exit": f"Early exit ({CAUTION_LAYERS} layers)",
+    "lookahead": "Lookahead (Jacobi)", "medusa": "Medusa heads (chain)", "medusa_tree": "Medusa heads (tree)",
+    "early_exit": f"Early exit ({CAUTION_LAYERS} layers)",
 }
 
 
@@ -129,6 +131,10 @@ def run_variant(key: str, target: LoadedModel, prompt_ids: list[int], max_new_to
         drafter = MedusaDrafter(heads, target.model)
         trace = speculative_generate(target, drafter, prompt_ids, heads.n_heads, max_new_tokens)
         return trace, heads.extra_parameters(), _training_cost(heads), heads
+    if key == "medusa_tree":
+        heads = medusa_heads if medusa_heads is not None else MedusaHeads.load()
+        run = medusa_tree_generate(target, heads, prompt_ids, max_new_tokens)
+        return run.trace, heads.extra_parameters(), _training_cost(heads), run
     if key == "early_exit":
         drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
         return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), 0, "none", None
@@ -168,6 +174,22 @@ def compare(
     return comparison
 
 
+def lesson_rows(rows: list[dict]) -> list[dict]:
+    """The lesson's table of variants with our measured numbers (:func:`summarise` rows) beside its claims."""
+    measured = {row["key"]: row for row in rows}
+    out = []
+    for key, (cost, note, claim) in LESSON_TABLE.items():
+        row = measured.get(key)
+        out.append({
+            "variant": LABELS[key], "extra cost (lesson)": cost, "note (lesson)": note,
+            "claimed speedup (lesson)": claim or "none given",
+            "measured speedup (here)": None if row is None else round(row["speedup"], 2),
+            "measured tokens per target pass": None if row is None else round(row["tokens per target pass"], 2),
+            "identical to plain": None if row is None else row["identical to plain"],
+        })
+    return out
+
+
 def heldout_prompts(limit: int | None = None) -> list[str]:
     """The held-out prompt set (assets/prompts/heldout.json), or the demo prompts if it is missing."""
     if HELDOUT.exists():
@@ -189,7 +211,7 @@ def summarise(comparisons: list[Comparison]) -> list[dict]:
         accepted = sum(r.trace.n_accepted for r in runs)
         decode = sum(r.decode_s for r in runs)
         rows.append({
-            "variant": runs[0].label, "prompts": len(runs),
+            "key": key, "variant": runs[0].label, "prompts": len(runs),
             "tokens per target pass": sum(r.trace.n_generated for r in runs) / passes if passes else 0.0,
             "acceptance": accepted / checked if checked else None,
             "speedup": sum(p.decode_s for p in plains) / decode if decode else 0.0,

@@ -240,3 +240,9 @@ def lookahead_generate(
         prefill_time_s=prefill_time, iterations=tuple(iterations), stop_reason=stop_reason or "max_new_tokens",
     )
     return LookaheadRun(trace, tuple(steps), window, ngram, max_candidates)
+
+
+def jacobi_demo(target: LoadedModel, prompt_ids: list[int], window: int = 6, seed: int = 0) -> list[list[int]]:
+    """Jacobi iterations for the first ``window`` tokens after the prompt, from the same starting guess
+    lookahead decoding uses; the last iterate is the fixed point (greedy decoding)."""
+    return jacobi_iterations(target.model, prompt_ids, _initial_window(prompt_ids, window, seed))
