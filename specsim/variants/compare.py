@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prompt", help="one prompt (default: the demo prompts)")
     parser.add_argument("--heldout", type=int, default=0, help="run the first N held-out prompts instead")
     parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--save", type=Path, help="also write the summary rows as JSON (the page reads "
+                        "assets/variants/heldout_results.json)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave torch's default)")
     args = parser.parse_args(argv)
     if args.threads:
@@ -261,7 +263,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"    {key} failed: {message}")
     print(f"\n{len(prompts)} prompts, {args.max_new_tokens} new tokens each, greedy, float32, "
           f"{torch.get_num_threads()} threads, {time.perf_counter() - started:.0f} s in all\n")
-    print(format_table(summarise(comparisons)))
+    rows = summarise(comparisons)
+    print(format_table(rows))
+    if args.save:
+        args.save.parent.mkdir(parents=True, exist_ok=True)
+        args.save.write_text(json.dumps({
+            "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(),
+            "seconds": round(time.perf_counter() - started), "rows": rows}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
