@@ -183,3 +183,18 @@ def test_candidate_tree_follows_the_choices(tiny):
     assert tree.tokens[1:3] == [int(ranked[0, 0]), int(ranked[0, 1])]
     assert [tree.depth(i) for i in range(len(tree))] == [0, 1, 1, 2, 2, 3]
     assert tree.labels[4] == "head 2 #2" and q[4] == pytest.approx(float(probs[1, ranked[1, 1]]))
+
+
+def test_distill_shards_become_medusa_rows_with_the_right_offsets(tmp_path):
+    from specsim.variants.train_medusa import distill_records
+
+    tokens = torch.tensor([50, 51, 52, 10, 11, 12, 13], dtype=torch.int32)  # prompt of 3, answer of 4
+    feats = torch.arange(6, dtype=torch.float16)[:, None].repeat(1, 4)  # feats[t] predicts tokens[t + 1]
+    torch.save([{"tokens": tokens, "prompt_len": 3, "feats": feats, "temperature": 0.0}], tmp_path / "answers-0.pt")
+    torch.save([{"tokens": tokens, "prompt_len": 3, "feats": feats}], tmp_path / "forced-0.pt")  # ignored
+    x, y, answers = distill_records(tmp_path, n_heads=2)
+    assert answers == [[10, 11, 12, 13]]
+    assert x[:, 0].tolist() == [2.0, 3.0, 4.0]  # the states that predicted answer tokens 10, 11, 12
+    assert y.tolist() == [[11, 12], [12, 13], [13, -1]]  # heads 1 and 2: one and two tokens further on
+    with pytest.raises(FileNotFoundError):
+        distill_records(tmp_path / "empty", n_heads=2)
