@@ -18,15 +18,16 @@ from pathlib import Path
 import torch
 
 from specsim import defaults
-from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
-from specsim.models import LoadedModel, format_prompt, load_bundled_target, load_model
+from specsim.models import LoadedModel, format_prompt, load_bundled_target
 from specsim.trace import Trace
 from specsim.variants.lookahead import LookaheadRun, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.medusa_tree import medusa_tree_generate
 
-HELDOUT = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "heldout.json"
+ROOT = Path(__file__).resolve().parents[2]
+HELDOUT = ROOT / "assets" / "prompts" / "heldout.json"
 CAUTION_LAYERS = 4  # the early-exit cautionary case: a very shallow draft that rarely agrees
 
 DEMO_PROMPTS = {
@@ -83,10 +84,18 @@ class Comparison:
 
 
 def draft_model_drafter(target: LoadedModel):
-    """The classic draft: ``defaults.DEFAULT_DRAFT`` once it ships; until then the engine's default drafter."""
+    """The classic draft: ``defaults.DEFAULT_DRAFT`` once it ships; until then the engine's default drafter.
+
+    Returns (drafter, extra parameters, training cost).
+    """
     if defaults.DEFAULT_DRAFT:
-        draft = load_model(defaults.DEFAULT_DRAFT, device=str(target.device), dtype=target.dtype)
-        return ModelDrafter(draft.model, name=f"draft model {defaults.DEFAULT_DRAFT}"), _count(draft.model), "distilled"
+        from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
+
+        folder = Path(defaults.DEFAULT_DRAFT)
+        folder = folder if folder.is_absolute() else ROOT / folder
+        drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
+        model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
+        return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
     drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
     drafter.name = f"stand-in until the distilled draft ships: {drafter.name}"
     return drafter, 0, "none (stand-in)"
