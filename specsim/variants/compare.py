@@ -110,7 +110,7 @@ def _training_cost(heads: MedusaHeads) -> str:
     if "total_seconds" not in meta:
         return "unknown"
     return (f"{meta['total_seconds']:.0f} s on {meta.get('threads', '?')} CPU threads "
-            f"({meta['prompts']} prompts x {meta['new_tokens']} tokens, {meta['epochs']} epochs)")
+            f"({meta['answers']} answers, {meta['answer_tokens']} tokens, {meta['epochs']} epochs)")
 
 
 VARIANTS = ("draft_model", "prompt_lookup", "lookahead", "medusa", "medusa_tree", "early_exit")

@@ -172,8 +172,9 @@ def train(target: LoadedModel, budget: Budget, seed: int = 0, progress: bool = T
     bar.close()
     train_acc, val_acc = _accuracy(heads, feats, small, out_weight), _accuracy(heads, val_feats, val_small, out_weight)
     heads.meta = {
-        "prompts": budget.prompts, "new_tokens": budget.new_tokens, "epochs": budget.epochs, "seed": seed,
-        "positions": len(feats), "vocab": len(vocab_ids), "data_seconds": round(data_s, 1),
+        "answers": len(answers), "answer_tokens": sum(len(a) for a in answers), "epochs": budget.epochs, "seed": seed,
+        "positions": len(feats), "heldout_positions": len(val_feats), "vocab": len(vocab_ids),
+        "data_seconds": round(data_s, 1),
         "train_seconds": round(time.perf_counter() - started - data_s, 1),
         "total_seconds": round(time.perf_counter() - started, 1), "train_top1_per_head": train_acc,
         "heldout_top1_per_head": val_acc, "data": "distill shards" if data is not None else "generated",
