@@ -57,3 +57,18 @@ def test_every_variant_keeps_greedy_output_on_more_prompts(bundled_target, heads
     comparison = cmp.compare(bundled_target, prompt, 24, medusa_heads=heads)
     assert not comparison.errors
     assert all(r.identical for r in comparison.results), [r.key for r in comparison.results if not r.identical]
+
+
+@pytest.mark.slow
+def test_tiny_training_budget_trains_heads_that_keep_greedy_output(bundled_target, tmp_path):
+    from specsim.engine import plain_generate, speculative_generate
+    from specsim.variants.medusa import MedusaDrafter
+    from specsim.variants.train_medusa import BUDGETS, train
+
+    heads = train(bundled_target, BUDGETS["tiny"], seed=1, progress=False)
+    heads.save(tmp_path / "tiny.pt")
+    loaded = MedusaHeads.load(tmp_path / "tiny.pt")
+    assert loaded.n_heads == BUDGETS["tiny"].n_heads and loaded.meta["data"] == "generated"
+    ids = format_prompt(bundled_target.tokenizer, PROMPTS[2])
+    chain = speculative_generate(bundled_target, MedusaDrafter(loaded, bundled_target.model), ids, 3, 12)
+    assert chain.generated_ids == plain_generate(bundled_target, ids, 12).generated_ids
