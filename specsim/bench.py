@@ -34,6 +34,9 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
     """Run every prompt plainly, speculatively and through transformers; pool the figures."""
     spec, plain, hf_time, ours_e2e, identical = [], [], 0.0, 0.0, True
     assistant = getattr(drafter, "model", None)
+    # transformers' assisted generation needs a full-vocabulary HF model; the distilled drafts speak a
+    # reduced vocabulary (q = 0 outside it), so for them the HF columns stay empty.
+    with_hf = with_hf and (assistant is None or hasattr(assistant, "generation_config"))
     for ids in prompts:
         plain.append(plain_generate(target, ids, max_new_tokens))
         spec.append(speculative_generate(target, drafter, ids, k, max_new_tokens))

@@ -162,15 +162,13 @@ def test_speedup_is_tokens_per_loop_over_cost(alpha, k, c, v):
 @settings(max_examples=150, deadline=None)
 @given(alpha=alphas, c=costs, v=verify_costs, k_max=st.integers(min_value=1, max_value=16))
 def test_optimal_k_is_the_argmax_found_by_trying_every_k(alpha, c, v, k_max):
-    best_k, best = None, -math.inf
-    for k in range(1, k_max + 1):
-        value = (brute_expected_prefix(alpha, k) + 1.0) / (k * c + v)
-        if value > best * (1 + 1e-9) + 1e-12:  # strictly better: keep the smallest K on a tie
-            best_k, best = k, value
+    values = {k: (brute_expected_prefix(alpha, k) + 1.0) / (k * c + v) for k in range(1, k_max + 1)}
+    best = max(values.values())
     found = analytics.optimal_k(alpha, c, v, k_max=k_max)
+    assert 1 <= found <= k_max
     assert analytics.speedup(alpha, found, c, v) == pytest.approx(best, rel=1e-9)
-    if found != best_k:  # only an exact tie within rounding may pick another K
-        assert analytics.speedup(alpha, best_k, c, v) == pytest.approx(analytics.speedup(alpha, found, c, v), rel=1e-9)
+    # no smaller K is clearly better (ties within rounding may go either way)
+    assert all(values[k] <= best * (1 + 1e-9) for k in range(1, found))
 
 
 def test_optimal_k_for_the_lesson_settings_and_the_extremes():

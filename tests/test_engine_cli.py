@@ -83,7 +83,7 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
     assert row[:2] == ["prompt_lookup", "2"] and row[-1] == "yes"
 
 
-@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model"]])
+@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""]])
 def test_bench_bad_arguments_exit_2(capsys, argv):
     import specsim.bench as bench
 
