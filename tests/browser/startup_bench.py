@@ -48,7 +48,7 @@ def slider_latency(browser, url: str, presses: int) -> list[float]:
     page = browser.new_page()
     page.goto(f"{url}/calculator")
     page.wait_for_selector(METRIC, timeout=60_000)
-    thumb = page.locator("[data-testid='stSlider'] [role='slider']").first
+    thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
     times = []
     for i in range(presses):
         before = page.locator(METRIC).first.inner_text()
