@@ -1,13 +1,15 @@
 """Real-browser fixtures and helpers: one app server and one headless Debian chromium per test session.
 
-Waiting: Streamlit marks its root element with ``data-test-script-state`` (``running``, ``notRunning``, ...).
-A script in every page counts the times it turns back to ``notRunning``; :func:`act` performs an action and
-waits until one more script run has finished, then checks that no exception box is on screen.
+Waiting: every page listens to its websocket and counts the script runs the server reports finished
+(Streamlit's ``script_finished`` message; a run cut short by a newer one does not count). :func:`act`
+performs an action, waits until one more run has finished and the page shows it, then checks that no
+exception box is on screen.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,23 +22,6 @@ EXCEPTION = "[data-testid='stException']"
 ALERT = "[data-testid='stAlert']"
 METRIC = "[data-testid='stMetricValue']"
 
-# Counts finished script runs (window.__runs) by watching the root element's script-state attribute.
-RUN_COUNTER = """
-(() => {
-  window.__runs = 0;
-  let last = null;
-  const seen = () => {
-    const app = document.querySelector("[data-testid='stApp']");
-    const now = app && app.getAttribute('data-test-script-state');
-    if (now !== last) {
-      if (now === 'notRunning' && last !== null) window.__runs += 1;
-      last = now;
-    }
-  };
-  new MutationObserver(seen).observe(document, {attributes: true, childList: true, subtree: true,
-                                                attributeFilter: ['data-test-script-state']});
-})();
-"""
 IDLE = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   return app && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -71,8 +56,14 @@ def browser():
 def new_page(browser, app_url: str):
     """A page in a fresh browser context (its own cookies, so its own Streamlit session)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.add_init_script(RUN_COUNTER)
     pg = context.new_page()
+    pg.script_runs = 0  # type: ignore[attr-defined]
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, bytes | bytearray) and _finished_run(bytes(payload)):
+            pg.script_runs += 1
+
+    pg.on("websocket", lambda ws: ws.on("framereceived", on_frame))
     pg.base_url = app_url  # type: ignore[attr-defined]
     pg.js_errors = []  # type: ignore[attr-defined]
     pg.dialogs = []  # type: ignore[attr-defined]
@@ -98,18 +89,34 @@ def page(browser, app_url):
         pg.context.close()
 
 
+def _finished_run(payload: bytes) -> bool:
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    try:
+        msg = ForwardMsg.FromString(payload)
+    except Exception:  # not a ForwardMsg: nothing to count
+        return False
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+
+
 def runs(page) -> int:
-    """Script runs finished so far in the current document."""
-    return page.evaluate("() => window.__runs || 0")
+    """Script runs (and fragment runs) the server has reported finished to this page so far."""
+    return page.script_runs
 
 
 def wait_idle(page, after: int = 0, timeout: float = 60_000) -> None:
-    """Wait until more than ``after`` script runs have finished and none is running now."""
-    page.wait_for_function(f"() => (window.__runs || 0) > {after} && ({IDLE})()", timeout=timeout)
+    """Wait until more than ``after`` script runs have finished and the page shows no run in progress."""
+    deadline = time.monotonic() + timeout / 1000
+    while page.script_runs <= after:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no script run finished within {timeout / 1000:.0f} s")
+        page.wait_for_timeout(20)  # lets Playwright deliver websocket events
+    page.wait_for_function(IDLE, timeout=timeout)
 
 
 def goto(page, path: str = "", timeout: float = 60_000) -> None:
     """Open a page of the app and wait until Streamlit has finished running the script."""
+    page.script_runs = 0
     page.goto(f"{page.base_url}/{path}")
     page.wait_for_selector("h1", timeout=timeout)
     wait_idle(page, 0, timeout)
