@@ -17,12 +17,56 @@ CALC_DRAFT_COST = "calc_draft_cost"
 CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
 CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
 
+# ---- live decoding (pages/live.py) -------------------------------------------------------------
+# The recorded runs: generation writes them once, every playback control only reads them.
+LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
+LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
+LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
+LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
+# Playback
+LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
+LIVE_STEP_SLIDER = "live_step_slider"  # the jump slider's widget value (1-based), synced to LIVE_STEP
+LIVE_PLAYING = "live_playing"
+LIVE_SPEED = "live_speed"  # iterations per second while playing
+LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
+LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
+# Run settings (widget keys; the URL mirrors them)
+LIVE_PAIR = "live_pair"
+LIVE_CUSTOM_TARGET = "live_custom_target"
+LIVE_CUSTOM_DRAFT = "live_custom_draft"
+LIVE_DRAFTER = "live_drafter"
+LIVE_PROMPT = "live_prompt"
+LIVE_K = "live_k"
+LIVE_TEMPERATURE = "live_temperature"
+LIVE_MAX_NEW = "live_max_new"
+LIVE_SEED = "live_seed"
+LIVE_URL_READ = "live_url_read"  # the page's query parameters were applied once this session
+
 DEFAULTS: dict[str, Any] = {
     CALC_K: 4,
     CALC_ALPHA_PCT: 70,
     CALC_DRAFT_COST: 0.13,
     CALC_VERIFY_COST: 1.0,
     CALC_URL_LAST: None,
+    LIVE_TRACE: None,
+    LIVE_PLAIN: None,
+    LIVE_NOTICE: None,
+    LIVE_RUN: None,
+    LIVE_STEP: 0,
+    LIVE_PLAYING: False,
+    LIVE_SPEED: 2.0,
+    LIVE_LAST_TICK: None,
+    LIVE_SLOT: 1,
+    LIVE_URL_READ: False,
+    LIVE_PAIR: "bundled",
+    LIVE_CUSTOM_TARGET: "",
+    LIVE_CUSTOM_DRAFT: "",
+    LIVE_DRAFTER: "model",
+    LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
+    LIVE_K: 4,
+    LIVE_TEMPERATURE: 0.0,
+    LIVE_MAX_NEW: 40,
+    LIVE_SEED: 0,
 }
 
 # ---- quiz (issue 5) ------------------------------------------------------------------------------

@@ -1,6 +1,50 @@
-"""Live decoding (placeholder until issue 4 lands)."""
+"""Live decoding: run real speculative decoding once, then replay it iteration by iteration."""
 
 import streamlit as st
 
+from app import live_pairs, live_params, live_run, live_view, state
+from app.loaders import ModelUnavailable
+from app.widgets import playback
+from app.widgets.live_controls import apply_url, controls, write_url
+
 st.title("Live decoding")
-st.warning("This part of specsim is not built yet. It is planned, and this page says so plainly until it is.")
+st.caption(
+    "A real draft proposes K tokens, the real target checks them in one pass, keeps the longest prefix it agrees "
+    "with and adds one token of its own. Press Run once; the run is recorded, and every control below only replays "
+    "the recording. The address bar keeps your settings."
+)
+
+pairs = live_pairs.choices()
+apply_url(pairs)
+settings = controls(pairs)
+live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
+
+if st.button("Run", type="primary", key="live_run"):
+    problems = live_params.validate(settings)
+    for problem in problems:
+        st.error(problem)
+    if not problems:
+        try:
+            target, drafter = live_pairs.load(settings)
+            prompt_ids = live_pairs.encode(target, settings.prompt)
+            live_run.generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens,
+                              settings.temperature, settings.seed)
+        except (ModelUnavailable, ValueError) as exc:
+            st.error(str(exc))
+write_url(settings)
+
+notice = state.get(state.LIVE_NOTICE)
+if notice:
+    getattr(st, notice[0])(notice[1])
+spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
+if spec is None:
+    st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
+else:
+    st.caption(f"Recorded run: {spec.settings.target} with {spec.settings.draft or spec.settings.drafter}, "
+               f"K = {spec.settings.k}, temperature {spec.settings.temperature:g}, seed {spec.settings.seed}, "
+               f"{spec.settings.dtype} on {spec.settings.device}.")
+    st.subheader("Step through the run")
+    playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
+    st.subheader("The whole run")
+    live_view.run_view(spec, plain)
+    live_view.export_button(spec, plain)

@@ -154,3 +154,128 @@ def load_bundled_target(
     model = model.to(device).eval()
     progress(1.0, "Ready")
     return LoadedModel(model, tokenizer, BUNDLED_NAME, device, torch_dtype, time.perf_counter() - start)
+
+
+# ---- any Hugging Face causal LM ------------------------------------------------------------------
+
+BUNDLED_ALIASES = ("bundled", BUNDLED_NAME, "smollm2-135m-instruct-bundled")
+
+
+@dataclass(frozen=True)
+class ModelPair:
+    """A draft and a target that share one tokenizer."""
+
+    label: str
+    draft: str
+    target: str
+
+
+PRESET_PAIRS: tuple[ModelPair, ...] = (
+    ModelPair("SmolLM2 135M -> 360M", "HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-360M-Instruct"),
+    ModelPair("SmolLM2 135M -> 1.7B", "HuggingFaceTB/SmolLM2-135M-Instruct", "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
+    ModelPair("Qwen2.5 0.5B -> 1.5B", "Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ModelPair("Qwen2.5 0.5B -> 7B", "Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),
+    ModelPair("Pythia 70M -> 1.4B", "EleutherAI/pythia-70m-deduped", "EleutherAI/pythia-1.4b-deduped"),
+    ModelPair("distilgpt2 -> gpt2-large", "distilbert/distilgpt2", "openai-community/gpt2-large"),
+)
+
+
+class TokenizerMismatch(ValueError):
+    """A draft and a target whose tokenizers disagree on some shared token id."""
+
+
+def available_memory_bytes(device: str) -> int:
+    """Free memory where the model would live: GPU memory on CUDA, available RAM otherwise."""
+    if device.startswith("cuda"):
+        free, _ = torch.cuda.mem_get_info(torch.device(device))
+        return int(free)
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def estimate_model_bytes(config, dtype: torch.dtype) -> int:
+    """Rough size of a decoder-only transformer's weights from its config (12 d^2 per layer + embeddings)."""
+    d = getattr(config, "hidden_size", None) or getattr(config, "n_embd", 0)
+    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", 0)
+    ffn = getattr(config, "intermediate_size", None) or 4 * d
+    vocab = getattr(config, "vocab_size", 0)
+    tied = getattr(config, "tie_word_embeddings", True)
+    params = layers * (4 * d * d + 3 * d * ffn) + vocab * d * (1 if tied else 2)
+    return int(params * torch.finfo(dtype).bits // 8)
+
+
+def check_fits(name: str, config, dtype: torch.dtype, device: str, headroom: float = 0.85) -> None:
+    """Refuse a model whose weights alone would take more than ``headroom`` of the free memory."""
+    need, free = estimate_model_bytes(config, dtype), available_memory_bytes(device)
+    if need > headroom * free:
+        raise ModelUnavailable(
+            f"{name} needs about {need / 2**30:.1f} GiB in {str(dtype).removeprefix('torch.')} but only "
+            f"{free / 2**30:.1f} GiB is free on {device}; pick a smaller model or dtype."
+        )
+
+
+def load_model(
+    name_or_path: str, device: str | None = None, dtype: str | torch.dtype | None = None,
+    progress: Progress = _no_progress,
+) -> LoadedModel:
+    """Load a causal LM by hub id or local directory (or ``"bundled"`` for the offline target).
+
+    Tries, in order: a local directory, the local Hugging Face cache, then the hub. Raises
+    :class:`ModelUnavailable` naming every place tried when none works.
+    """
+    if name_or_path in BUNDLED_ALIASES:
+        return load_bundled_target(device, dtype, progress)
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    device = device or default_device()
+    torch_dtype = parse_dtype(dtype, device)
+    start = time.perf_counter()
+    attempts = [("local directory", {"local_files_only": True})] if Path(name_or_path).is_dir() else [
+        ("Hugging Face cache", {"local_files_only": True}), ("Hugging Face hub", {})]
+    errors = []
+    for where, kwargs in attempts:
+        try:
+            progress(0.05, f"Reading the config of {name_or_path} from the {where}")
+            config = AutoConfig.from_pretrained(name_or_path, **kwargs)
+            check_fits(name_or_path, config, torch_dtype, device)
+            tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
+            progress(0.2, f"Loading the weights of {name_or_path}")
+            model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch_dtype, **kwargs)
+            break
+        except ModelUnavailable:
+            raise
+        except Exception as error:  # noqa: BLE001 - every failure becomes one clear message
+            errors.append(f"{where}: {type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}")
+    else:
+        raise ModelUnavailable(f"Could not load {name_or_path!r}. Tried " + "; ".join(errors))
+    model = model.to(device).eval()
+    progress(1.0, "Ready")
+    return LoadedModel(model, tokenizer, name_or_path, device, torch_dtype, time.perf_counter() - start)
+
+
+def shared_vocab_size(draft_tokenizer, target_tokenizer) -> int:
+    """How many leading token ids the two tokenizers share; raise :class:`TokenizerMismatch` if they differ.
+
+    Only the ids both tokenizers define are compared, so embedding matrices padded to different
+    sizes (Qwen2.5 0.5B vs 7B) are fine.
+    """
+    draft_vocab = {i: t for t, i in draft_tokenizer.get_vocab().items()}
+    target_vocab = {i: t for t, i in target_tokenizer.get_vocab().items()}
+    shared = min(len(draft_vocab), len(target_vocab))
+    for i in range(shared):
+        if draft_vocab.get(i) != target_vocab.get(i):
+            raise TokenizerMismatch(
+                f"The draft and target tokenizers differ at token id {i} ({draft_vocab.get(i)!r} vs "
+                f"{target_vocab.get(i)!r}); speculative decoding needs one shared tokenizer."
+            )
+    return shared
+
+
+def format_prompt(tokenizer, text: str) -> list[int]:
+    """Token ids for a user message: through the chat template when the tokenizer has one."""
+    if getattr(tokenizer, "chat_template", None):
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+        return list(tokenizer(text, add_special_tokens=False).input_ids)
+    return list(tokenizer(text).input_ids)

@@ -43,6 +43,7 @@ class Slot:
     draft_top: tuple[TokenProb, ...] = ()
     target_top: tuple[TokenProb, ...] = ()
     draft_time_s: float = 0.0  # wall-clock time of the draft pass that proposed this token
+    draw: float | None = None  # sampling: the uniform number compared with accept_prob (None if unchecked/greedy)
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,11 @@ class Iteration:
     verify_time_s: float
     emitted: tuple[int, ...]  # token ids appended to the output (may be cut short by EOS or the budget)
     stop_reason: str | None = None  # "eos" or "max_new_tokens" when the run ended in this iteration
+    draft_overhead_s: float = 0.0  # drafting time not tied to one slot (e.g. a prompt-lookup search that found nothing)
 
     @property
     def draft_time_s(self) -> float:
-        return sum(s.draft_time_s for s in self.slots)
+        return sum(s.draft_time_s for s in self.slots) + self.draft_overhead_s
 
     @property
     def k(self) -> int:

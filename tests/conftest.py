@@ -32,3 +32,15 @@ def pytest_collection_modifyitems(config, items):
     Streamlit tests leave one behind; the browser session opened first is unaffected.
     """
     items.sort(key=lambda item: 0 if "tests/browser" in str(item.fspath) else 1)
+
+
+# ---- models (engine tests) -------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def bundled_target():
+    """The bundled SmolLM2-135M-Instruct target in float32 on the CPU, loaded once per test session."""
+    from specsim.models import load_bundled_target
+
+    return load_bundled_target(device="cpu", dtype="float32")

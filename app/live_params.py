@@ -1,0 +1,172 @@
+"""The live page's settings: limits, validation, and their round trip through the URL.
+
+Pure functions (mappings of strings in, settings and notices out) so they are tested without
+Streamlit. A bad URL value falls back to its default with a notice naming the parameter; a bad
+value typed into the form is refused with a message when the user presses Run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from app import state
+
+K_RANGE = (1, 16)
+TEMPERATURE_RANGE = (0.0, 2.0)
+MAX_NEW_RANGE = (1, 256)
+SEED_RANGE = (0, 2**31 - 1)
+MAX_PROMPT_CHARS = 2000
+MAX_ID_CHARS = 200
+DRAFTERS = {"model": "a draft model", "prompt_lookup": "prompt lookup (no second model)",
+            "early_exit": "early exit (the target's first layers)"}
+
+EXAMPLES: dict[str, str] = {
+    "Prose": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    "Code": "Write a Python function that returns the n-th Fibonacci number.",
+    "Repeats its input": ("Repeat this sentence exactly, three times: The quick brown fox jumps over the lazy "
+                          "dog near the quiet river bank."),
+}
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    """What the user asked for on the live page."""
+
+    pair: str = state.DEFAULTS[state.LIVE_PAIR]
+    target: str = ""  # custom hub id or local folder (pair == "custom")
+    draft: str = ""
+    drafter: str = state.DEFAULTS[state.LIVE_DRAFTER]
+    prompt: str = state.DEFAULTS[state.LIVE_PROMPT]
+    k: int = state.DEFAULTS[state.LIVE_K]
+    temperature: float = state.DEFAULTS[state.LIVE_TEMPERATURE]
+    max_new_tokens: int = state.DEFAULTS[state.LIVE_MAX_NEW]
+    seed: int = state.DEFAULTS[state.LIVE_SEED]
+
+
+# field -> (URL name, session-state key)
+FIELDS: dict[str, tuple[str, str]] = {
+    "pair": ("pair", state.LIVE_PAIR),
+    "target": ("target", state.LIVE_CUSTOM_TARGET),
+    "draft": ("draft", state.LIVE_CUSTOM_DRAFT),
+    "drafter": ("drafter", state.LIVE_DRAFTER),
+    "prompt": ("prompt", state.LIVE_PROMPT),
+    "k": ("k", state.LIVE_K),
+    "temperature": ("t", state.LIVE_TEMPERATURE),
+    "max_new_tokens": ("n", state.LIVE_MAX_NEW),
+    "seed": ("seed", state.LIVE_SEED),
+}
+NUMBERS: dict[str, tuple[float, float, bool]] = {  # field -> (low, high, whole numbers only)
+    "k": (*K_RANGE, True),
+    "temperature": (*TEMPERATURE_RANGE, False),
+    "max_new_tokens": (*MAX_NEW_RANGE, True),
+    "seed": (*SEED_RANGE, True),
+}
+_NUMBER = re.compile(r"\+?(\d{1,10}(\.\d{0,6})?|\.\d{1,6})")
+_SHOWN = re.compile(r"[^0-9A-Za-z.+\-_/ ]")
+
+
+def _shown(raw: str, limit: int = 24) -> str:
+    clean = _SHOWN.sub("?", raw)
+    return clean if len(clean) <= limit else clean[:limit] + "…"
+
+
+def _last(value: str | Sequence[str]) -> str:
+    if isinstance(value, str):
+        return value
+    values = list(value)
+    return str(values[-1]) if values else ""
+
+
+def parse_number(field: str, raw: str) -> float | int | None:
+    lo, hi, whole = NUMBERS[field]
+    text = raw.strip()
+    if not _NUMBER.fullmatch(text):
+        return None
+    value = float(text)
+    if not math.isfinite(value) or not lo <= value <= hi or (whole and value != int(value)):
+        return None
+    return int(value) if whole else round(value, 2)
+
+
+def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
+    """Settings from the URL, and a notice for every parameter that was present but unusable."""
+    values: dict[str, object] = {}
+    notices: list[str] = []
+    defaults = LiveSettings()
+    for field, (name, _) in FIELDS.items():
+        if name not in query:
+            continue
+        raw = _last(query[name])
+        value: object | None
+        if field in NUMBERS:
+            value = parse_number(field, raw)
+            lo, hi, whole = NUMBERS[field]
+            expected = f"{'a whole number' if whole else 'a number'} from {lo:g} to {hi:g}"
+        elif field == "pair":
+            value = raw if raw in pairs else None
+            expected = "one of " + ", ".join(pairs)
+        elif field == "drafter":
+            value = raw if raw in DRAFTERS else None
+            expected = "one of " + ", ".join(DRAFTERS)
+        elif field == "prompt":
+            value = raw if raw.strip() and len(raw) <= MAX_PROMPT_CHARS else None
+            expected = f"a non-empty text of at most {MAX_PROMPT_CHARS} characters"
+        else:
+            value = raw.strip() if len(raw) <= MAX_ID_CHARS else None
+            expected = f"a model id of at most {MAX_ID_CHARS} characters"
+        if value is None:
+            notices.append(f"URL parameter `{name}` = `{_shown(raw)}` is not {expected}; "
+                           f"using the default {getattr(defaults, field)!r}.")
+        else:
+            values[field] = value
+    return replace(defaults, **values), notices
+
+
+def to_query(settings: LiveSettings) -> dict[str, str]:
+    """Query parameters that reproduce ``settings`` (custom ids only for a custom pair)."""
+    query = {}
+    for field, (name, _) in FIELDS.items():
+        value = getattr(settings, field)
+        if field in ("target", "draft") and settings.pair != "custom":
+            continue
+        query[name] = f"{value:g}" if isinstance(value, float) else str(value)
+    return query
+
+
+def validate(settings: LiveSettings) -> list[str]:
+    """Problems that stop a run, each a sentence for the user (empty when the settings are fine)."""
+    problems = []
+    if not settings.prompt.strip():
+        problems.append("The prompt is empty: type something for the models to continue, or pick an example.")
+    elif len(settings.prompt) > MAX_PROMPT_CHARS:
+        problems.append(f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
+                        "Shorten it and press Run again.")
+    for field, (lo, hi, whole) in NUMBERS.items():
+        value = getattr(settings, field)
+        bad_type = whole and (not isinstance(value, int) or isinstance(value, bool))
+        if bad_type or not isinstance(value, int | float) or not lo <= value <= hi:
+            kind = "a whole number" if whole else "a number"
+            problems.append(f"{FIELDS[field][0]} must be {kind} from {lo:g} to {hi:g}, not {value!r}.")
+    if settings.drafter not in DRAFTERS:
+        problems.append(f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}.")
+    if settings.pair == "custom" and settings.drafter == "model" and not (settings.target.strip()
+                                                                         and settings.draft.strip()):
+        problems.append("A custom pair needs both a target id and a draft id (a hub id or a local folder).")
+    return problems
+
+
+def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float) -> tuple[str, list[str]]:
+    """A link opening the calculator at measured settings, and notes on values it had to clamp."""
+    notes = []
+    c = min(1.0, max(0.0, draft_cost))
+    v = min(10.0, max(0.5, verify_cost))
+    if c != draft_cost:
+        notes.append(f"the calculator's draft cost slider stops at 1.00×; measured {draft_cost:.2f}×")
+    if v != verify_cost:
+        notes.append(f"the calculator's verification factor spans 0.5 to 10; measured {verify_cost:.2f}")
+    k = min(16, max(1, k))
+    return (f"/calculator?k={k}&alpha={math.floor(alpha * 100 + 0.5)}&c={math.floor(c * 100 + 0.5) / 100:.2f}"
+            f"&v={math.floor(v * 100 + 0.5) / 100:.2f}"), notes

@@ -1,0 +1,152 @@
+"""Running the models once for the live page: speculative decoding, then the plain baseline.
+
+Both runs show a progress bar and a Cancel button. A click anywhere on the page during a run makes
+Streamlit stop this script run at its next UI call (here: the progress bar) and start a new one
+at once. We catch that stop inside the progress callback, let the engine finish its current
+iteration (``should_stop``), keep the partial trace in session state, and only then let the stop
+go on. The new script run waits for that hand-over (:func:`wait_for_previous_run`) before it draws
+the replay, so nothing recorded is lost and the page never shows a half-written state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app import state
+from app.widgets import playback
+from specsim.engine import plain_generate, speculative_generate
+from specsim.models import LoadedModel
+from specsim.trace import Trace
+
+try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
+    from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
+except ImportError:  # pragma: no cover - older layouts
+    from streamlit.runtime.scriptrunner.exceptions import ScriptControlException  # type: ignore
+
+UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
+
+
+class _Interruptible:
+    """A progress callback that turns a Streamlit interruption into ``should_stop() == True``."""
+
+    def __init__(self, bar, describe: Callable[[], tuple[float, str]]):
+        self.bar, self.describe = bar, describe
+        self.interruption: BaseException | None = None
+        self.last = 0.0
+
+    def update(self, *_args) -> None:
+        now = time.perf_counter()
+        if self.interruption is not None or now - self.last < UPDATE_EVERY_S:
+            return
+        self.last = now
+        fraction, text = self.describe()
+        try:
+            self.bar.progress(min(1.0, fraction), text=text)
+        except ScriptControlException as exc:  # a click (rerun) or the Stop button
+            self.interruption = exc
+
+    def should_stop(self) -> bool:
+        return self.interruption is not None
+
+
+@dataclass
+class RunBox:
+    """Where a run leaves its results.
+
+    A stopped script run may not touch ``st.session_state`` any more (every access raises the stop
+    again), so the run writes into this plain object, which session state holds, and whichever
+    script run comes next moves the results into session state (:func:`adopt`).
+    """
+
+    running: bool = True
+    spec: Trace | None = None
+    plain: Trace | None = None
+    notice: tuple[str, str] | None = None
+
+
+def adopt() -> None:
+    """Move a finished run's results into session state (no-op while it is still running)."""
+    box = state.get(state.LIVE_RUN)
+    if box is None or box.running:
+        return
+    state.put(state.LIVE_RUN, None)
+    if box.spec is not None:
+        state.put(state.LIVE_TRACE, box.spec)
+        state.put(state.LIVE_PLAIN, box.plain)
+        playback.stop()
+    state.put(state.LIVE_NOTICE, box.notice)
+
+
+def wait_for_previous_run(timeout_s: float = 60.0) -> None:
+    """Wait while a stopped run of this session finishes its iteration, then show what it recorded."""
+    box = state.get(state.LIVE_RUN)
+    if box is None:
+        return
+    if box.running:
+        deadline = time.monotonic() + timeout_s
+        with st.spinner("Stopping the run at the end of its current iteration…"):
+            while box.running and time.monotonic() < deadline:
+                time.sleep(0.1)
+    if box.running:
+        state.put(state.LIVE_RUN, None)
+        st.warning("The previous run did not stop in time; its results are not shown.")
+        return
+    adopt()
+
+
+def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
+             seed: int) -> None:
+    """Run both decodings and store their traces; partial results are kept on a cancel."""
+    box = RunBox()
+    state.put(state.LIVE_RUN, box)
+    try:
+        _generate(box, target, drafter, prompt_ids, k, max_new_tokens, temperature, seed)
+    finally:
+        box.running = False
+    adopt()
+
+
+def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
+              temperature: float, seed: int) -> None:
+    holder = st.empty()
+    with holder.container():
+        bar = st.progress(0.0, text="Speculative decoding…")
+        # Any click stops the run (see the module docstring); this button is the obvious one to click.
+        st.button("Cancel", key="live_cancel")
+    done: list[int] = [0]
+
+    def on_iteration(it) -> None:
+        done[0] += len(it.emitted)
+        spec_cb.update()
+
+    spec_cb = _Interruptible(bar, lambda: (done[0] / max_new_tokens,
+                                           f"Speculative decoding: {done[0]} of {max_new_tokens} tokens"))
+    box.spec = speculative_generate(target, drafter, prompt_ids, k, max_new_tokens, temperature=temperature,
+                                    seed=seed, on_iteration=on_iteration, should_stop=spec_cb.should_stop)
+    if spec_cb.interruption is not None:
+        box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(box.spec.iterations)} "
+                                 f"iterations ({box.spec.n_generated} tokens); they are kept below, without the plain "
+                                 "baseline.")
+        raise spec_cb.interruption
+    n = box.spec.n_generated
+    if n == 0:
+        return
+    count: list[int] = [0]
+
+    def on_pass(_p) -> None:
+        count[0] += 1
+        plain_cb.update()
+
+    plain_cb = _Interruptible(bar, lambda: (count[0] / n, f"Plain decoding (the baseline): {count[0]} of {n} tokens"))
+    plain = plain_generate(target, prompt_ids, n, temperature=temperature, seed=seed, on_pass=on_pass,
+                           should_stop=plain_cb.should_stop)
+    if plain_cb.interruption is not None:
+        box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "
+                                 "speedup.")
+        raise plain_cb.interruption
+    box.plain = plain
+    holder.empty()

@@ -1,0 +1,88 @@
+"""The live page's settings form, kept in step with the URL.
+
+Order within one script run: :func:`apply_url` (a link that arrived) → :func:`controls` (the
+widgets) → :func:`write_url` (so the address bar always reproduces the settings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from app import live_params, state
+from app.live_params import DRAFTERS, EXAMPLES, LiveSettings
+
+
+def apply_url(pairs: Mapping[str, str]) -> None:
+    """Load settings from the URL once per session; unusable parameters fall back with a warning."""
+    if state.get(state.LIVE_URL_READ):
+        return
+    state.put(state.LIVE_URL_READ, True)
+    query = {name: st.query_params.get_all(name) for name, _ in live_params.FIELDS.values()
+             if name in st.query_params}
+    if not query:
+        return
+    settings, notices = live_params.parse_query(query, list(pairs))
+    for field, (name, key) in live_params.FIELDS.items():
+        if name in query:
+            state.put(key, getattr(settings, field))
+    for notice in notices:
+        st.warning(notice, icon="⚠️")
+
+
+def _use_example(text: str) -> None:
+    state.put(state.LIVE_PROMPT, text)
+
+
+def controls(pairs: Mapping[str, str]) -> LiveSettings:
+    """Draw the form; return what it is set to (validation happens when Run is pressed)."""
+    state.init()
+    left, right = st.columns([2, 1])
+    with right:
+        if state.get(state.LIVE_PAIR) not in pairs:
+            state.put(state.LIVE_PAIR, next(iter(pairs)))
+        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=state.LIVE_PAIR)
+        if pair == "custom":
+            st.text_input("Target: hub id or local folder", key=state.LIVE_CUSTOM_TARGET,
+                          placeholder="HuggingFaceTB/SmolLM2-360M-Instruct")
+            st.text_input("Draft: hub id or local folder", key=state.LIVE_CUSTOM_DRAFT,
+                          placeholder="HuggingFaceTB/SmolLM2-135M-Instruct")
+        if state.get(state.LIVE_DRAFTER) not in DRAFTERS:
+            state.put(state.LIVE_DRAFTER, "model")
+        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.LIVE_DRAFTER)
+        a, b = st.columns(2)
+        a.number_input("K: proposals per loop", step=1, key=state.LIVE_K,
+                       help=f"{live_params.K_RANGE[0]} to {live_params.K_RANGE[1]}")
+        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=state.LIVE_TEMPERATURE,
+                       help=f"{live_params.TEMPERATURE_RANGE[0]:g} to {live_params.TEMPERATURE_RANGE[1]:g}")
+        a.number_input("Max new tokens", step=1, key=state.LIVE_MAX_NEW,
+                       help=f"{live_params.MAX_NEW_RANGE[0]} to {live_params.MAX_NEW_RANGE[1]}")
+        b.number_input("Seed", step=1, key=state.LIVE_SEED, help="fixes the random draws in sampling mode")
+    with left:
+        st.text_area("Prompt", key=state.LIVE_PROMPT, height=150,
+                     help=f"at most {live_params.MAX_PROMPT_CHARS} characters")
+        cols = st.columns(len(EXAMPLES))
+        for col, (name, text) in zip(cols, EXAMPLES.items(), strict=True):
+            col.button(f"Example: {name.lower()}", key=f"live_example_{name}", on_click=_use_example, args=(text,),
+                       use_container_width=True)
+    return current()
+
+
+def current() -> LiveSettings:
+    """The settings as they stand in session state."""
+    return LiveSettings(**{field: state.get(key) for field, (_, key) in live_params.FIELDS.items()})
+
+
+def write_url(settings: LiveSettings) -> None:
+    """Put ``settings`` in the address bar, touching only the live page's own parameters."""
+    wanted = live_params.to_query(settings)
+    names = [name for name, _ in live_params.FIELDS.values()]
+    have = {name: st.query_params.get(name) for name in names if name in st.query_params}
+    if have == wanted:
+        return
+    for name in names:
+        if name in wanted:
+            st.query_params[name] = wanted[name]
+        elif name in st.query_params:
+            del st.query_params[name]

@@ -1,0 +1,99 @@
+"""Playback of a recorded run: restart, step back and forward, jump, play and pause at a chosen speed.
+
+Every control only moves an index in session state; the models never run again. Playing uses
+``st.fragment(run_every=...)`` so only the replay redraws on each tick, and the page stays responsive.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import streamlit as st
+
+from app import state
+
+SPEEDS = (0.5, 1.0, 2.0, 4.0)  # iterations per second
+
+
+# ---- pure rules ----------------------------------------------------------------------------------
+def clamp(step: int, n: int) -> int:
+    return max(0, min(int(step), n - 1)) if n > 0 else 0
+
+
+def tick(step: int, n: int, last_tick: float | None, now: float, interval: float) -> tuple[int, bool, float | None]:
+    """One timer tick while playing: (new step, still playing, time of the last advance).
+
+    Advance only when a full interval has passed since the last advance (a redraw of the page for
+    any other reason must not skip ahead); stop on the last iteration.
+    """
+    if step >= n - 1:
+        return clamp(step, n), False, last_tick
+    if last_tick is not None and now - last_tick < 0.8 * interval:
+        return step, True, last_tick
+    step += 1
+    return step, step < n - 1, now
+
+
+# ---- callbacks (run before the rerun they trigger) -------------------------------------------
+def _go(n: int, step: int) -> None:
+    state.put(state.LIVE_STEP, clamp(step, n))
+
+
+def _from_slider() -> None:
+    state.put(state.LIVE_STEP, int(st.session_state[state.LIVE_STEP_SLIDER]) - 1)
+
+
+def _toggle_play(n: int) -> None:
+    playing = not state.get(state.LIVE_PLAYING)
+    if playing and state.get(state.LIVE_STEP) >= n - 1:
+        state.put(state.LIVE_STEP, 0)  # play again from the start
+    state.put(state.LIVE_PLAYING, playing)
+    state.put(state.LIVE_LAST_TICK, time.monotonic())
+
+
+def stop() -> None:
+    """Pause and go back to the first iteration (after a new run)."""
+    state.put(state.LIVE_PLAYING, False)
+    state.put(state.LIVE_STEP, 0)
+
+
+# ---- the widget -------------------------------------------------------------------------------
+def player(n: int, render: Callable[[int], None]) -> None:
+    """Controls for ``n`` iterations, then ``render(step)`` for the one on screen."""
+    if n <= 0:
+        st.info("This run has no iterations to replay.")
+        return
+    playing = bool(state.get(state.LIVE_PLAYING))
+    cols = st.columns([1, 1.2, 2])
+    cols[0].button("❚❚ Pause" if playing else "▶ Play", key="live_play", on_click=_toggle_play, args=(n,),
+                   use_container_width=True, disabled=n < 2)
+    cols[1].select_slider("Speed (iterations/s)", SPEEDS, key=state.LIVE_SPEED, label_visibility="collapsed",
+                          format_func=lambda s: f"{s:g} iterations/s")
+    interval = 1.0 / float(state.get(state.LIVE_SPEED)) if playing else None
+    st.fragment(_replay, run_every=interval)(n, render, interval)
+
+
+def _replay(n: int, render: Callable[[int], None], interval: float | None) -> None:
+    step = clamp(state.get(state.LIVE_STEP), n)
+    if interval is not None:
+        step, playing, last = tick(step, n, state.get(state.LIVE_LAST_TICK), time.monotonic(), interval)
+        state.put(state.LIVE_LAST_TICK, last)
+        if not playing:
+            state.put(state.LIVE_STEP, step)
+            state.put(state.LIVE_PLAYING, False)
+            st.rerun(scope="app")  # stop the timer and relabel the play button
+    state.put(state.LIVE_STEP, step)
+    cols = st.columns(4)
+    cols[0].button("|◀ Restart", key="live_restart", on_click=_go, args=(n, 0), use_container_width=True,
+                   disabled=step == 0)
+    cols[1].button("◀ Back", key="live_back", on_click=_go, args=(n, step - 1), use_container_width=True,
+                   disabled=step == 0)
+    cols[2].button("Forward ▶", key="live_forward", on_click=_go, args=(n, step + 1), use_container_width=True,
+                   disabled=step >= n - 1)
+    cols[3].button("End ▶|", key="live_end", on_click=_go, args=(n, n - 1), use_container_width=True,
+                   disabled=step >= n - 1)
+    if n > 1:
+        st.session_state[state.LIVE_STEP_SLIDER] = step + 1
+        st.slider("Jump to iteration", 1, n, key=state.LIVE_STEP_SLIDER, on_change=_from_slider)
+    render(step)

@@ -1,0 +1,95 @@
+"""Token chips: the text so far, the draft's proposals and the target's verdicts, as coloured HTML."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import streamlit as st
+
+from app.figures.live import DRAFT, EXTRA, MUTED, REJECTED, TARGET
+from specsim.replay import Chip
+
+MARK = {"accepted": "✓", "rejected": "✗", "unchecked": "·", "extra": "+1"}
+
+STYLE = f"""
+<style>
+.sx-chips {{ line-height: 2.1; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.95rem; }}
+.sx-chip {{ border-radius: 4px; padding: 1px 3px; margin: 0 1px; white-space: pre-wrap; }}
+.sx-prompt {{ color: #555; background: #f1f1f1; }}
+.sx-output {{ color: inherit; }}
+.sx-accepted {{ border: 2px solid {DRAFT}; background: {TARGET}22; }}
+.sx-rejected {{ border: 2px solid {DRAFT}; background: {REJECTED}22; text-decoration: line-through; }}
+.sx-unchecked {{ border: 2px dashed {MUTED}; color: {MUTED}; }}
+.sx-extra {{ border: 2px solid {EXTRA}; background: {EXTRA}33; }}
+.sx-mark {{ font-size: 0.7rem; vertical-align: super; margin-left: 2px; }}
+.sx-ws {{ color: {MUTED}; }}
+.sx-legend span {{ margin-right: 0.8rem; }}
+</style>
+"""
+
+
+def _visible_html(text: str) -> str:
+    """Escaped text with spaces, tabs and newlines shown as faint symbols (a newline still breaks the line)."""
+    if text == "":
+        return '<span class="sx-ws">∅</span>'
+    out = []
+    for ch in text:
+        if ch == " ":
+            out.append('<span class="sx-ws">␣</span>')
+        elif ch == "\n":
+            out.append('<span class="sx-ws">↵</span><br>')
+        elif ch == "\t":
+            out.append('<span class="sx-ws">→</span>')
+        else:
+            out.append(html.escape(ch))
+    return "".join(out)
+
+
+def chip_title(chip: Chip) -> str:
+    """The hover text of a chip: the probabilities behind its verdict."""
+    lines = []
+    if chip.position is not None:
+        lines.append(f"slot t+{chip.position}")
+    if chip.role == "extra":
+        how = {"correction": "the target's own choice (greedy)", "resample": "drawn from norm(max(0, p − q))",
+               "bonus": "bonus: every proposal was kept"}.get(chip.note, chip.note)
+        lines.append(how)
+    if chip.p is not None:
+        lines.append(f"p(x) = {chip.p:.4f} (target)")
+    if chip.q is not None:
+        lines.append(f"q(x) = {chip.q:.4f} (draft)")
+    if chip.accept_prob is not None and chip.role != "extra":
+        lines.append(f"min(1, p/q) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
+        if chip.role == "unchecked":
+            lines.append("never checked: an earlier slot was rejected")
+    return "\n".join(lines)
+
+
+def chips_html(chips: Sequence[Chip], prompt_text: bool = True) -> str:
+    """One HTML block for a row of chips (pure: the page renders it, tests read it)."""
+    parts = []
+    for chip in chips:
+        if chip.role == "prompt" and not prompt_text:
+            continue
+        body = html.escape(chip.text).replace("\n", "<br>") if chip.role == "prompt" else _visible_html(chip.text)
+        mark = f'<span class="sx-mark">{MARK[chip.role]}</span>' if chip.role in MARK else ""
+        title = html.escape(chip_title(chip), quote=True)
+        title_attr = f' title="{title}"' if title else ""
+        parts.append(f'<span class="sx-chip sx-{chip.role}"{title_attr}>{body}{mark}</span>')
+    return f'<div class="sx-chips">{"".join(parts)}</div>'
+
+
+LEGEND = (
+    '<div class="sx-chips sx-legend">'
+    '<span class="sx-chip sx-prompt">prompt</span><span class="sx-chip sx-output">earlier output</span>'
+    '<span class="sx-chip sx-accepted">kept<span class="sx-mark">✓</span></span>'
+    '<span class="sx-chip sx-rejected">rejected<span class="sx-mark">✗</span></span>'
+    '<span class="sx-chip sx-unchecked">never checked<span class="sx-mark">·</span></span>'
+    '<span class="sx-chip sx-extra">target\'s own<span class="sx-mark">+1</span></span></div>'
+)
+
+
+def render_chips(chips: Sequence[Chip], legend: bool = True) -> None:
+    """Draw the chips (and a legend of the colours) on the page."""
+    st.html(STYLE + (LEGEND if legend else "") + chips_html(chips))

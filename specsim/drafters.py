@@ -1,0 +1,263 @@
+"""Drafters: cheap guessers that propose the next K tokens for the target to check.
+
+Every drafter follows one protocol (:class:`Drafter`):
+
+1. ``start(prompt_ids, vocab_size)`` forgets the previous run and reads the prompt;
+2. ``propose(context, k, sampling, generator)`` returns up to k tokens with the probability q the
+   drafter gave each (and, when sampling, its whole distribution q over the target's vocabulary,
+   which the residual norm(max(0, p - q)) needs);
+3. ``observe(context, target_hidden)`` tells it what the target kept, so it can roll its KV cache
+   back. ``target_hidden`` holds the target's last hidden states for the kept positions, for a
+   future feature-level (EAGLE-style) drafter; drafters that do not read it set
+   ``needs_target_hidden = False`` and the engine does not compute it.
+
+Kinds: :class:`ModelDrafter` (a second, smaller causal LM, possibly with a reduced output
+vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) and
+:class:`PromptLookupDrafter` (copies a continuation of an n-gram seen earlier in the context).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import torch
+from transformers import DynamicCache
+
+from specsim.sampling import SamplingConfig, top_tokens, warp
+
+TOP_N = 5  # alternatives recorded per position for the trace
+
+
+@dataclass
+class Proposal:
+    """What a drafter proposes in one iteration (all ids are target vocabulary ids)."""
+
+    tokens: list[int] = field(default_factory=list)
+    q: list[float] = field(default_factory=list)  # q(token) under the distribution the token was drawn from
+    q_probs: list[torch.Tensor] | None = None  # full q over the target vocab per slot (sampling mode only)
+    top: list[list[tuple[int, float]]] = field(default_factory=list)  # the draft's top alternatives per slot
+    pass_times: list[float] = field(default_factory=list)  # wall-clock seconds of the pass behind each token
+    overhead_s: float = 0.0  # drafting time not tied to one token (e.g. a failed n-gram search)
+
+
+@runtime_checkable
+class Drafter(Protocol):
+    kind: str  # "model", "early_exit", "prompt_lookup", ...
+    name: str  # for display
+    needs_target_hidden: bool
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None: ...
+
+    def propose(
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+    ) -> Proposal: ...
+
+    def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None: ...
+
+
+def _now(device: torch.device | str) -> float:
+    """perf_counter after the device has finished its queued work."""
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def crop_cache(cache: DynamicCache, length: int) -> None:
+    """Keep only the first ``length`` positions of a KV cache (never recompute)."""
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class ModelDrafter:
+    """A second causal LM proposes tokens one forward pass at a time, with its own KV cache.
+
+    ``vocab_map`` (optional) maps the draft's output ids to target ids (``vocab_map[small_id] =
+    target_id``) for a draft trained with a reduced output vocabulary; q is 0 on every other target
+    token. The draft reads target ids as input. Without a map, the draft and target share ids and
+    only the shared range is used (padded embedding rows differ between model sizes).
+    """
+
+    kind = "model"
+    needs_target_hidden = False
+
+    def __init__(self, model: torch.nn.Module, name: str = "draft model", vocab_map: Sequence[int] | None = None):
+        self.model = model.eval()
+        self.name = name
+        self.device = next(model.parameters()).device
+        self._given_map = None if vocab_map is None else torch.as_tensor(vocab_map, dtype=torch.long)
+        self.vocab_map: torch.Tensor | None = None
+        self.vocab_size = 0
+        self.cache = DynamicCache()
+        self.cached: list[int] = []  # the token ids whose keys and values are in ``cache``
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None:
+        """Forget the previous run and prefill the prompt except its last token."""
+        self.vocab_size = vocab_size
+        self.vocab_map = None
+        self.cache = DynamicCache()
+        self.cached = []
+        if len(prompt_ids) > 1:
+            self._forward(list(prompt_ids[:-1]))
+
+    def _forward(self, ids: list[int]) -> torch.Tensor:
+        """Feed ``ids`` after the cached ones; return the logits at the last position."""
+        input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
+        out = self.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        self.cached.extend(ids)
+        return out.logits[0, -1]
+
+    def _map_for(self, width: int) -> torch.Tensor:
+        """draft output id -> target id, built once the draft's logit width is known."""
+        if self.vocab_map is None:
+            if self._given_map is not None:
+                if len(self._given_map) != width:
+                    raise ValueError(f"vocab_map has {len(self._given_map)} entries; the draft outputs {width} logits")
+                if int(self._given_map.max()) >= self.vocab_size:
+                    raise ValueError("vocab_map points outside the target's vocabulary")
+                self.vocab_map = self._given_map.to(self.device)
+            else:
+                self.vocab_map = torch.arange(min(width, self.vocab_size), device=self.device)
+        return self.vocab_map
+
+    def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
+        """Roll the cache back to the longest prefix it shares with the context the target kept."""
+        keep = common_prefix(self.cached, context)
+        crop_cache(self.cache, keep)
+        del self.cached[keep:]
+
+    def propose(
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+    ) -> Proposal:
+        # The cache must end before the context's last token: that token is the first input. After a
+        # full acceptance this also feeds the draft's own last proposal, which it never saw.
+        keep = min(common_prefix(self.cached, context), len(context) - 1)
+        crop_cache(self.cache, keep)
+        del self.cached[keep:]
+        pending = list(context[keep:])
+        proposal = Proposal(q_probs=None if sampling.greedy else [])
+        for _ in range(k):
+            start = _now(self.device)
+            logits = self._forward(pending)
+            vocab_map = self._map_for(logits.shape[-1])
+            probs = warp(logits[: len(vocab_map)], sampling)  # over the draft's (mapped) vocabulary
+            if sampling.greedy:
+                index = int(torch.argmax(probs))
+            else:
+                index = int(torch.multinomial(probs, 1, generator=generator).item())
+                q_full = torch.zeros(self.vocab_size, device=probs.device).index_copy_(0, vocab_map, probs)
+                proposal.q_probs.append(q_full)
+            token = int(vocab_map[index])
+            proposal.tokens.append(token)
+            proposal.q.append(float(probs[index]))
+            proposal.top.append([(int(vocab_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
+            proposal.pass_times.append(_now(self.device) - start)
+            pending = [token]
+        return proposal
+
+
+def truncated_model(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
+    """The same model with only its first ``n_layers`` blocks, sharing every weight (no copies).
+
+    Works for the usual ``XForCausalLM(model=XModel(embed_tokens, layers, norm, ...), lm_head)``
+    layout (Llama, Qwen2, Mistral, SmolLM...). The result is an ordinary causal LM, so it can also
+    serve as ``assistant_model`` for transformers' own assisted generation.
+    """
+    total = len(model.model.layers)
+    if not 1 <= n_layers <= total:
+        raise ValueError(f"early exit needs 1..{total} layers, got {n_layers}")
+    config = copy.deepcopy(model.config)
+    config.num_hidden_layers = n_layers
+    if getattr(config, "layer_types", None):
+        config.layer_types = list(config.layer_types)[:n_layers]
+    with torch.device("meta"):
+        shallow = type(model)(config)
+    for name in list(shallow._modules):
+        if name != "model":
+            setattr(shallow, name, getattr(model, name))
+    for name in list(shallow.model._modules):
+        source = getattr(model.model, name)
+        setattr(shallow.model, name, torch.nn.ModuleList(source[:n_layers]) if name == "layers" else source)
+    leftovers = [n for n, t in [*shallow.named_parameters(), *shallow.named_buffers()] if t.is_meta]
+    if leftovers:
+        raise ValueError(f"cannot share these weights for early exit: {leftovers[:3]}")
+    shallow.generation_config = copy.deepcopy(model.generation_config)
+    return shallow.eval()
+
+
+class EarlyExitDrafter(ModelDrafter):
+    """The target's first L layers, then its own final norm and head: a draft with no extra weights.
+
+    It keeps its own KV cache for those L layers (the target's cache belongs to the target).
+    """
+
+    kind = "early_exit"
+
+    def __init__(self, target_model: torch.nn.Module, n_layers: int):
+        total = len(target_model.model.layers)
+        super().__init__(truncated_model(target_model, n_layers), name=f"early exit after layer {n_layers}/{total}")
+        self.n_layers = n_layers
+
+
+class PromptLookupDrafter:
+    """Propose the tokens that followed the latest earlier occurrence of the context's last n-gram.
+
+    No second model: the proposal is a deterministic function of the context, so q is a point mass
+    (q = 1 on the proposed token, 0 elsewhere). Speculative sampling stays exact with such a q: the
+    token is kept with probability min(1, p(x)/1) = p(x), and a rejection draws from
+    norm(max(0, p - q)), which is p with x removed and renormalised; together that is p again.
+    """
+
+    kind = "prompt_lookup"
+    needs_target_hidden = False
+
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+        if not 1 <= min_ngram <= max_ngram:
+            raise ValueError("need 1 <= min_ngram <= max_ngram")
+        self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        self.name = f"prompt lookup ({min_ngram}..{max_ngram}-gram)"
+        self.vocab_size = 0
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None:
+        self.vocab_size = vocab_size
+
+    def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
+        pass  # no state
+
+    def continuation(self, context: Sequence[int], k: int) -> list[int]:
+        """Up to k tokens that followed the most recent earlier match of the longest matching n-gram."""
+        ids = list(context)
+        for n in range(min(self.max_ngram, len(ids) - 1), self.min_ngram - 1, -1):
+            tail = ids[-n:]
+            for start in range(len(ids) - n - 1, -1, -1):  # latest earlier occurrence first
+                if ids[start : start + n] == tail:
+                    return ids[start + n : start + n + k]
+        return []
+
+    def propose(
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+    ) -> Proposal:
+        start = time.perf_counter()
+        tokens = self.continuation(context, k) if k > 0 else []
+        proposal = Proposal(tokens=tokens, q=[1.0] * len(tokens), top=[[(t, 1.0)] for t in tokens])
+        if not sampling.greedy:
+            proposal.q_probs = [torch.nn.functional.one_hot(torch.tensor(t), self.vocab_size).float() for t in tokens]
+        elapsed = time.perf_counter() - start
+        if tokens:  # one search produced them all; charge it to the first token
+            proposal.pass_times = [elapsed] + [0.0] * (len(tokens) - 1)
+        else:
+            proposal.overhead_s = elapsed
+        return proposal

@@ -1,0 +1,239 @@
+"""Speculative decoding, and plain decoding as its baseline, each recording a :class:`Trace`.
+
+One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 2023):
+
+1. the drafter proposes K tokens x_1..x_K, with q_i(x_i) for each;
+2. ONE target pass over [last kept token, x_1..x_K] gives p_1..p_{K+1} at once;
+3. slot i is kept with probability min(1, p_i(x_i) / q_i(x_i)) (greedy: iff x_i = argmax p_i);
+4. at the first rejected slot the target draws its own token from norm(max(0, p_i - q_i))
+   (greedy: argmax p_i); if all K are kept it draws a bonus token from p_{K+1};
+5. both KV caches are cropped back to the kept tokens.
+
+Cache convention: the target's cache always holds the context except its last token, which is
+the first input of the next verification pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from transformers import DynamicCache
+
+from specsim.drafters import Drafter, Proposal, _now, crop_cache
+from specsim.models import LoadedModel
+from specsim.sampling import SamplingConfig, acceptance_probability, residual_distribution, sample, warp
+from specsim.trace import Iteration, Pass, Settings, Trace
+from specsim.trace_build import TokenNamer, build_iteration
+
+TOP_N = 5
+
+
+def eos_token_ids(target: LoadedModel) -> set[int]:
+    """Every id that ends generation: the tokenizer's EOS and the generation config's."""
+    ids: set[int] = set()
+    for value in (getattr(target.tokenizer, "eos_token_id", None), target.model.generation_config.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif value is not None:
+            ids.update(int(v) for v in value)
+    return ids
+
+
+def _check(prompt_ids: Sequence[int], k: int, max_new_tokens: int) -> None:
+    if len(prompt_ids) == 0:
+        raise ValueError("the prompt is empty")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+
+
+def _prefill(target: LoadedModel, cache: DynamicCache, ids: Sequence[int]) -> None:
+    if len(ids) > 0:
+        input_ids = torch.tensor([list(ids)], dtype=torch.long, device=target.device)
+        target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+
+
+def _emit(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str | None]:
+    """Cut a run of new tokens at the first EOS (kept) or at the token budget."""
+    for i, token in enumerate(tokens[:budget]):
+        if token in eos:
+            return tokens[: i + 1], "eos"
+    if len(tokens) >= budget:
+        return tokens[:budget], "max_new_tokens"
+    return tokens, None
+
+
+def verify(
+    draft_tokens: list[int], proposal: Proposal, target_probs: torch.Tensor, sampling: SamplingConfig,
+    generator: torch.Generator | None,
+) -> tuple[int, int, str, list[float], list[float | None], tuple[torch.Tensor, float] | None]:
+    """Steps 3-4: keep a prefix of the proposals, then choose the target's own +1 token.
+
+    Returns (n_accepted, extra token, extra kind, acceptance probabilities, uniform draws,
+    (residual, mass) at the rejected slot or None).
+    """
+    accept_probs: list[float] = []
+    draws: list[float | None] = []
+    for i, token in enumerate(draft_tokens):
+        p_token = float(target_probs[i, token])
+        if sampling.greedy:
+            accept_probs.append(1.0 if int(torch.argmax(target_probs[i])) == token else 0.0)
+        else:
+            accept_probs.append(acceptance_probability(p_token, proposal.q[i]))
+    n_accepted = 0
+    for i in range(len(draft_tokens)):
+        if sampling.greedy:
+            keep = accept_probs[i] == 1.0
+            draws.append(None)
+        else:
+            u = float(torch.rand(1, generator=generator))
+            draws.append(u)
+            keep = u < accept_probs[i]
+        if not keep:
+            break
+        n_accepted += 1
+
+    p = target_probs[n_accepted]
+    if n_accepted < len(draft_tokens):  # first rejection at slot n_accepted
+        if sampling.greedy:
+            return n_accepted, int(torch.argmax(p)), "correction", accept_probs, draws, None
+        q = proposal.q_probs[n_accepted].to(p.device)
+        residual, mass = residual_distribution(p, q)
+        return n_accepted, sample(residual, generator), "resample", accept_probs, draws, (residual, mass)
+    extra = int(torch.argmax(p)) if sampling.greedy else sample(p, generator)
+    return n_accepted, extra, "bonus", accept_probs, draws, None
+
+
+def speculative_generate(
+    target: LoadedModel,
+    drafter: Drafter,
+    prompt_ids: list[int],
+    k: int,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    top_p: float | None = None,
+    seed: int = 0,
+    on_iteration: Callable[[Iteration], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Trace:
+    """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens)."""
+    _check(prompt_ids, k, max_new_tokens)
+    sampling = SamplingConfig(temperature, top_p)
+    generator = torch.Generator().manual_seed(seed)
+    eos = eos_token_ids(target)
+    namer = TokenNamer(target.tokenizer)
+    model, device = target.model, target.device
+    iterations: list[Iteration] = []
+    generated: list[int] = []
+    context = list(prompt_ids)
+    stop_reason: str | None = None
+    with torch.inference_mode():
+        start = _now(device)
+        target_cache = DynamicCache()
+        _prefill(target, target_cache, context[:-1])
+        drafter.start(context, model.get_output_embeddings().weight.shape[0])
+        prefill_time = _now(device) - start
+        while stop_reason is None:
+            if should_stop is not None and should_stop():
+                stop_reason = "cancelled"
+                break
+            budget = max_new_tokens - len(generated)
+            # 1. Draft: never more proposals than the budget can use (K+1 tokens per loop at most).
+            proposal = drafter.propose(context, min(k, budget - 1), sampling, generator)
+            draft_tokens = proposal.tokens
+            # 2. Verify all proposals in one target pass.
+            verify_start = _now(device)
+            input_ids = torch.tensor([[context[-1], *draft_tokens]], dtype=torch.long, device=device)
+            out = model(input_ids=input_ids, past_key_values=target_cache, use_cache=True,
+                        output_hidden_states=drafter.needs_target_hidden)
+            target_probs = warp(out.logits[0], sampling)  # row i: the target's p where draft token i sits
+            # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
+            n_accepted, extra, extra_kind, accept_probs, draws, residual = verify(
+                draft_tokens, proposal, target_probs, sampling, generator)
+            emitted, stop_reason = _emit(draft_tokens[:n_accepted] + [extra], budget, eos)
+            # 5. Crop: the cache keeps the new context minus its last token.
+            crop_cache(target_cache, len(context) + len(emitted) - 1)
+            verify_time = _now(device) - verify_start
+            context_len = len(context)
+            context += emitted
+            generated += emitted
+            hidden = out.hidden_states[-1][0, : len(emitted)] if drafter.needs_target_hidden else None
+            drafter.observe(context, hidden)
+
+            iteration = build_iteration(
+                namer, len(iterations), context_len, proposal, target_probs, n_accepted, extra, extra_kind,
+                accept_probs, draws, residual, verify_time, emitted, stop_reason, TOP_N)
+            iterations.append(iteration)
+            if on_iteration is not None:
+                on_iteration(iteration)
+        total_time = _now(device) - start
+    settings = _settings(target, k, max_new_tokens, sampling, seed, drafter.kind, drafter.name)
+    return Trace(
+        mode="speculative", settings=settings, prompt=target.tokenizer.decode(prompt_ids),
+        prompt_ids=tuple(prompt_ids), generated_ids=tuple(generated),
+        text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=total_time,
+        prefill_time_s=prefill_time, iterations=tuple(iterations), stop_reason=stop_reason or "max_new_tokens",
+    )
+
+
+def plain_generate(
+    target: LoadedModel,
+    prompt_ids: list[int],
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    top_p: float | None = None,
+    seed: int = 0,
+    on_pass: Callable[[Pass], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Trace:
+    """The baseline: one target pass per new token, with the same sampling rules and trace."""
+    _check(prompt_ids, 1, max_new_tokens)
+    sampling = SamplingConfig(temperature, top_p)
+    generator = torch.Generator().manual_seed(seed)
+    eos = eos_token_ids(target)
+    namer = TokenNamer(target.tokenizer)
+    passes: list[Pass] = []
+    context = list(prompt_ids)
+    stop_reason: str | None = None
+    with torch.inference_mode():
+        start = _now(target.device)
+        cache = DynamicCache()
+        _prefill(target, cache, context[:-1])
+        prefill_time = _now(target.device) - start
+        while stop_reason is None:
+            if should_stop is not None and should_stop():
+                stop_reason = "cancelled"
+                break
+            pass_start = _now(target.device)
+            input_ids = torch.tensor([[context[-1]]], dtype=torch.long, device=target.device)
+            logits = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[0, -1]
+            probs = warp(logits, sampling)
+            token = int(torch.argmax(probs)) if sampling.greedy else sample(probs, generator)
+            pass_time = _now(target.device) - pass_start
+            context.append(token)
+            _, stop_reason = _emit(context[len(prompt_ids):], max_new_tokens, eos)
+            stop_reason = "eos" if token in eos else stop_reason
+            passes.append(Pass(token, namer(token), pass_time))
+            if on_pass is not None:
+                on_pass(passes[-1])
+        total_time = _now(target.device) - start
+    generated = context[len(prompt_ids):]
+    settings = _settings(target, 0, max_new_tokens, sampling, seed, "plain", "")
+    return Trace(
+        mode="plain", settings=settings, prompt=target.tokenizer.decode(prompt_ids), prompt_ids=tuple(prompt_ids),
+        generated_ids=tuple(generated), text=target.tokenizer.decode(generated, skip_special_tokens=True),
+        total_time_s=total_time, prefill_time_s=prefill_time, passes=tuple(passes),
+        stop_reason=stop_reason or "max_new_tokens",
+    )
+
+
+def _settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
+              kind: str, draft: str) -> Settings:
+    return Settings(
+        k=k, max_new_tokens=max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed,
+        drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
+        device=str(target.device),
+    )
+

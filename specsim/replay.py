@@ -1,0 +1,241 @@
+"""Reading a recorded run back, one iteration at a time.
+
+A :class:`~specsim.trace.Trace` holds everything that happened; this module turns it into what a
+learner looks at: the text so far as token chips, a sentence per iteration, the run's statistics
+next to the calculator's prediction, and the check that greedy speculative decoding wrote exactly
+what plain decoding wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from specsim import analytics
+from specsim.trace import Iteration, Trace
+
+Role = Literal["prompt", "output", "accepted", "rejected", "unchecked", "extra"]
+"""What a chip is: the prompt, text emitted by earlier iterations, or a slot of the current one."""
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One piece of text on screen with the part it plays in the current iteration."""
+
+    text: str
+    role: Role
+    token_id: int | None = None
+    position: int | None = None  # draft slot t+position, or K+1 for a +1 token after a full acceptance
+    p: float | None = None  # the target's probability for this token
+    q: float | None = None  # the draft's probability for this token
+    accept_prob: float | None = None  # min(1, p/q) when sampling; 1 or 0 when greedy
+    note: str = ""  # how a +1 token was chosen: correction, resample or bonus
+
+
+def visible(text: str) -> str:
+    """Token text with whitespace made visible: spaces as ␣, newlines as ↵, tabs as →."""
+    if text == "":
+        return "∅"
+    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "→")
+
+
+# ---- the text so far ---------------------------------------------------------------------------
+def emitted_texts(it: Iteration) -> list[str]:
+    """Text of each token the iteration appended: the kept proposals, then the +1 token.
+
+    ``it.emitted`` may be shorter than n_accepted + 1 when EOS or the token budget ended the run.
+    """
+    texts = [s.text for s in it.slots[: it.n_accepted]] + [it.extra.text]
+    return texts[: len(it.emitted)]
+
+
+def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
+    """The text before iteration ``index`` followed by that iteration's proposals, verdicts and +1 token."""
+    if not 0 <= index < len(trace.iterations):
+        raise IndexError(f"iteration {index} is outside 0..{len(trace.iterations) - 1}")
+    chips: list[Chip] = [Chip(trace.prompt, "prompt")] if prompt else []
+    for it in trace.iterations[:index]:
+        chips += [Chip(text, "output", token_id=tid) for text, tid in zip(emitted_texts(it), it.emitted, strict=True)]
+    it = trace.iterations[index]
+    for s in it.slots:
+        chips.append(Chip(s.text, s.status, token_id=s.token_id, position=s.position, p=s.p, q=s.q,
+                          accept_prob=s.accept_prob))
+    if len(it.emitted) > it.n_accepted:  # the +1 token made it into the output
+        extra_at = it.n_accepted + 1
+        chip = Chip(it.extra.text, "extra", token_id=it.extra.token_id, position=extra_at, p=it.extra.prob,
+                    note=it.extra_kind)
+        # It lands on the first rejected slot (just after it on screen), or after the last proposal.
+        insert_at = len(chips) - (it.k - it.n_accepted) + (1 if it.n_accepted < it.k else 0)
+        chips.insert(insert_at, chip)
+    return chips
+
+
+def output_text(trace: Trace, upto: int) -> str:
+    """The generated text after iterations 0..upto-1 (plain string, no prompt)."""
+    return "".join(t for it in trace.iterations[:upto] for t in emitted_texts(it))
+
+
+# ---- one sentence per iteration ---------------------------------------------------------------
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def is_greedy(trace: Trace) -> bool:
+    return trace.settings.temperature <= 0.0
+
+
+def narrate(trace: Trace, index: int) -> str:
+    """What happened in iteration ``index``, in plain words."""
+    it = trace.iterations[index]
+    greedy = is_greedy(trace)
+    k, j, n_out = it.k, it.n_accepted, len(it.emitted)
+    extra = repr(it.extra.text)
+    own = f"emitted {extra} itself" if greedy else f"drew {extra} from the leftover distribution max(0, p − q)"
+    if k == 0:
+        sentence = f"The drafter had nothing to propose, so the target emitted {extra} itself"
+    elif j == k:
+        sentence = f"Drafted {k}, the target agreed with {'it' if k == 1 else f'all {k}'}"
+        if n_out > j:
+            sentence += f" and added {extra} as a bonus from its verification pass"
+    else:
+        rejected = it.slots[j]
+        why = (f"its own top choice was {extra}" if greedy
+               else f"kept with chance {rejected.accept_prob:.2f}, and the coin said no")
+        agreed = "" if j == 0 else f"the target agreed with the first {j if j > 1 else ''}".rstrip() + ", "
+        verb = "the target rejected the first one, " if j == 0 else "rejected "
+        sentence = f"Drafted {k}, {agreed}{verb}{rejected.text!r} ({why})"
+        if n_out > j:
+            sentence += f", and {own}"
+    sentence += f": {_plural(n_out, 'token')} this loop"
+    if it.stop_reason == "eos":
+        sentence += " (the end-of-text token ended the run)"
+    elif it.stop_reason == "max_new_tokens":
+        sentence += " (the token budget ended the run)"
+    elif it.stop_reason:
+        sentence += f" (the run stopped: {it.stop_reason})"
+    return sentence + "."
+
+
+# ---- the whole run ----------------------------------------------------------------------------
+def kept_counts(trace: Trace) -> list[int]:
+    """How many iterations kept 0, 1, ..., K proposals (index = number kept)."""
+    counts = [0] * (trace.settings.k + 1)
+    for it in trace.iterations:
+        counts[it.n_accepted] += 1
+    return counts
+
+
+def acceptance_by_position(trace: Trace) -> list[float | None]:
+    """For slot t+i (i = 1..K): the share of iterations that proposed a token there and kept it.
+
+    This is the measured counterpart of alpha**i: a slot survives only when every earlier one did.
+    None where no iteration proposed that many tokens.
+    """
+    out: list[float | None] = []
+    for i in range(1, trace.settings.k + 1):
+        proposed = [it for it in trace.iterations if it.k >= i]
+        out.append(sum(it.n_accepted >= i for it in proposed) / len(proposed) if proposed else None)
+    return out
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """Measured figures of a speculative run against the plain run of the same prompt."""
+
+    k: int
+    iterations: int
+    generated: int
+    alpha: float  # accepted / checked proposals
+    by_position: tuple[float | None, ...]
+    kept_counts: tuple[int, ...]
+    tokens_per_loop: float
+    mean_draft_pass_s: float
+    mean_verify_pass_s: float
+    mean_plain_pass_s: float | None
+    draft_cost: float | None  # c: one draft pass in plain target passes
+    verify_cost: float | None  # v: one verification pass in plain target passes
+    predicted_speedup: float | None  # the calculator at (alpha, K, c, v)
+    measured_speedup: float | None  # speculative tokens/s over plain tokens/s
+    spec_tokens_per_s: float
+    plain_tokens_per_s: float | None
+
+    @property
+    def efficiency(self) -> float | None:
+        """Measured over predicted speedup: how much of the closed form the engine realised."""
+        if self.measured_speedup is None or not self.predicted_speedup:
+            return None
+        return self.measured_speedup / self.predicted_speedup
+
+
+def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
+    """Statistics of ``spec``; the cost ratios and speedups need the ``plain`` baseline."""
+    # Drafting time per proposed token, including drafting work not tied to one token.
+    drafting = sum(it.draft_time_s for it in spec.iterations)
+    mean_draft = drafting / spec.n_proposed if spec.n_proposed else _mean([it.draft_time_s for it in spec.iterations])
+    mean_verify = _mean([it.verify_time_s for it in spec.iterations])
+    mean_plain = _mean([p.time_s for p in plain.passes]) if plain is not None and plain.passes else None
+    c = mean_draft / mean_plain if mean_plain else None
+    v = mean_verify / mean_plain if mean_plain else None
+    predicted = float(analytics.speedup(spec.acceptance_rate, spec.settings.k, c, v)) if c is not None else None
+    measured = None
+    plain_tps = plain.tokens_per_s if plain is not None else None
+    if plain_tps:
+        measured = spec.tokens_per_s / plain_tps
+    return RunStats(
+        k=spec.settings.k,
+        iterations=len(spec.iterations),
+        generated=spec.n_generated,
+        alpha=spec.acceptance_rate,
+        by_position=tuple(acceptance_by_position(spec)),
+        kept_counts=tuple(kept_counts(spec)),
+        tokens_per_loop=spec.tokens_per_loop,
+        mean_draft_pass_s=mean_draft,
+        mean_verify_pass_s=mean_verify,
+        mean_plain_pass_s=mean_plain,
+        draft_cost=c,
+        verify_cost=v,
+        predicted_speedup=predicted,
+        measured_speedup=measured,
+        spec_tokens_per_s=spec.tokens_per_s,
+        plain_tokens_per_s=plain_tps,
+    )
+
+
+# ---- greedy identity --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Identity:
+    """Whether the speculative and plain runs produced the same tokens."""
+
+    identical: bool
+    compared: int  # tokens compared (the shorter run's length)
+    dtype: str
+    index: int | None = None  # first differing position in the generated tokens
+    spec_token: str | None = None  # its text in each run; "(end)" when that run had already stopped
+    plain_token: str | None = None
+
+
+def spec_token_texts(trace: Trace) -> list[str]:
+    return [t for it in trace.iterations for t in emitted_texts(it)]
+
+
+def identity(spec: Trace, plain: Trace) -> Identity:
+    """Compare generated tokens; only meaningful in greedy mode, where they must be equal."""
+    a, b = spec.generated_ids, plain.generated_ids
+    n = min(len(a), len(b))
+    dtype = spec.settings.dtype
+    first = next((i for i in range(n) if a[i] != b[i]), None)
+    if first is None and len(a) == len(b):
+        return Identity(True, n, dtype)
+    if first is None:
+        first = n
+    spec_texts = spec_token_texts(spec)
+    plain_texts = [p.text for p in plain.passes]
+    return Identity(
+        False, n, dtype, first,
+        spec_texts[first] if first < len(spec_texts) else "(end)",
+        plain_texts[first] if first < len(plain_texts) else "(end)",
+    )

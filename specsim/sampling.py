@@ -1,0 +1,87 @@
+"""The probability arithmetic of speculative sampling (Leviathan et al., 2023, algorithm 1).
+
+Every function here works on float32 probability vectors over the target's vocabulary, so the
+rules a student reads in the lesson are exactly the ones the engine runs:
+
+- ``warp``: logits -> probabilities at a temperature, optionally restricted to the top-p nucleus;
+- ``acceptance_probability``: min(1, p(x) / q(x)) for a proposed token x;
+- ``residual_distribution``: norm(max(0, p - q)), where a rejected slot draws its replacement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """How tokens are chosen. ``temperature == 0`` means greedy (argmax), with no division by zero."""
+
+    temperature: float = 0.0
+    top_p: float | None = None
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+
+def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
+    """The distribution a sampler draws from: softmax(logits / T), cut to the top-p nucleus.
+
+    Greedy configs get plain softmax(logits): the probabilities shown to the user, never sampled.
+    Works on the last dimension, in float32.
+    """
+    logits = logits.float()
+    if config.greedy:
+        return torch.softmax(logits, dim=-1)
+    probs = torch.softmax(logits / config.temperature, dim=-1)
+    if config.top_p is not None and config.top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+        # Keep a token while the mass *before* it is below top_p, so the top token always survives.
+        mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+        sorted_probs = torch.where(mass_before < config.top_p, sorted_probs, torch.zeros_like(sorted_probs))
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+        probs = probs / probs.sum(dim=-1, keepdim=True)
+    return probs
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator | None) -> int:
+    """Draw one token id from a probability vector."""
+    return int(torch.multinomial(probs, 1, generator=generator).item())
+
+
+def acceptance_probability(p: float, q: float) -> float:
+    """min(1, p/q): the chance of keeping a token the draft proposed with probability q.
+
+    q > 0 always holds for a token the draft actually sampled; q == 0 is treated as "keep iff p > 0".
+    """
+    if q <= 0.0:
+        return 1.0 if p > 0.0 else 0.0
+    return min(1.0, p / q)
+
+
+def residual_distribution(p: torch.Tensor, q: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """norm(max(0, p - q)) and its mass before normalising (the probability of a rejection).
+
+    When p <= q everywhere (p == q up to rounding) the mass is 0 and a rejection had probability 0;
+    we then return p itself rather than dividing 0 by 0. Any choice is correct on a null event.
+    """
+    positive = torch.clamp(p - q, min=0.0)
+    mass = float(positive.sum())
+    if mass <= 1e-12:
+        return p, 0.0
+    return positive / mass, mass
+
+
+def top_tokens(probs: torch.Tensor, n: int) -> list[tuple[int, float]]:
+    """The n most likely token ids with their probabilities, most likely first."""
+    values, ids = torch.topk(probs, min(n, probs.shape[-1]))
+    return list(zip(ids.tolist(), values.tolist(), strict=True))

@@ -1,0 +1,70 @@
+"""Turning the engine's tensors into the plain-number records of :mod:`specsim.trace`."""
+
+from __future__ import annotations
+
+import torch
+
+from specsim.drafters import Proposal
+from specsim.sampling import top_tokens
+from specsim.trace import Iteration, Residual, Slot, TokenProb
+
+
+class TokenNamer:
+    """Token id -> its text, memoised (decoding one id at a time is slow in a hot loop)."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._names: dict[int, str] = {}
+
+    def __call__(self, token_id: int) -> str:
+        name = self._names.get(token_id)
+        if name is None:
+            name = self._names[token_id] = self.tokenizer.decode([token_id])
+        return name
+
+    def tops(self, pairs: list[tuple[int, float]]) -> tuple[TokenProb, ...]:
+        return tuple(TokenProb(t, self(t), float(p)) for t, p in pairs)
+
+
+def build_iteration(
+    namer: TokenNamer,
+    index: int,
+    context_len: int,
+    proposal: Proposal,
+    target_probs: torch.Tensor,
+    n_accepted: int,
+    extra: int,
+    extra_kind: str,
+    accept_probs: list[float],
+    draws: list[float | None],
+    residual: tuple[torch.Tensor, float] | None,
+    verify_time: float,
+    emitted: list[int],
+    stop_reason: str | None,
+    top_n: int,
+) -> Iteration:
+    """Record one iteration: every slot with q, p, verdict and alternatives, and the +1 token."""
+    tokens = proposal.tokens
+    rows = torch.arange(len(tokens))
+    p_tokens = target_probs[rows, torch.tensor(tokens, dtype=torch.long)].tolist() if tokens else []
+    slots = []
+    for i, token in enumerate(tokens):
+        status = "accepted" if i < n_accepted else "rejected" if i == n_accepted else "unchecked"
+        slots.append(Slot(
+            position=i + 1, token_id=token, text=namer(token), q=float(proposal.q[i]), p=float(p_tokens[i]),
+            accept_prob=float(accept_probs[i]), status=status, draft_top=namer.tops(proposal.top[i]),
+            target_top=namer.tops(top_tokens(target_probs[i], top_n)),
+            draft_time_s=float(proposal.pass_times[i]) if i < len(proposal.pass_times) else 0.0,
+            draw=draws[i] if i < len(draws) else None,
+        ))
+    landing = target_probs[n_accepted]
+    summary = None
+    if residual is not None:
+        residual_probs, mass = residual
+        summary = Residual(mass=mass, top=namer.tops(top_tokens(residual_probs, top_n)))
+    return Iteration(
+        index=index, context_len=context_len, slots=tuple(slots), n_accepted=n_accepted,
+        extra=TokenProb(extra, namer(extra), float(landing[extra])), extra_kind=extra_kind,
+        extra_target_top=namer.tops(top_tokens(landing, top_n)), residual=summary, verify_time_s=verify_time,
+        emitted=tuple(emitted), stop_reason=stop_reason, draft_overhead_s=proposal.overhead_s,
+    )

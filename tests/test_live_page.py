@@ -1,0 +1,101 @@
+"""The live page through AppTest, driven by the bundled target on a short prompt.
+
+One run of the real models is shared by the module (fixture ``ran``); the tests then replay it.
+AppTest does not fire ``st.fragment`` timers, so "play to the end" is checked by pressing Play and
+then jumping, and the timer rule itself is tested in test_live_widgets.py.
+"""
+
+import pytest
+
+from app import live_view, state
+from specsim import replay
+from tests.conftest import open_page
+
+PROMPT = "one two three four one two three four one two"
+N_NEW = 10
+
+
+def _set_form(at, prompt=PROMPT, k=3, n=N_NEW, drafter="prompt_lookup", temperature=0.0):
+    at.text_area(key=state.LIVE_PROMPT).set_value(prompt)
+    at.radio(key=state.LIVE_DRAFTER).set_value(drafter)
+    at.number_input(key=state.LIVE_K).set_value(k)
+    at.number_input(key=state.LIVE_MAX_NEW).set_value(n)
+    at.number_input(key=state.LIVE_TEMPERATURE).set_value(temperature)
+    return at
+
+
+@pytest.fixture(scope="module")
+def ran():
+    at = _set_form(open_page("live.py", timeout=600))
+    at.button(key="live_run").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(elements):
+    return [e.value for e in elements]
+
+
+def test_run_records_both_traces(ran):
+    spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
+    assert spec.mode == "speculative" and plain.mode == "plain"
+    assert spec.settings.k == 3 and spec.n_generated == plain.n_generated <= N_NEW
+    assert spec.settings.drafter == "prompt_lookup"
+    assert not ran.error
+
+
+def test_numbers_shown_are_the_traces(ran):
+    spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
+    stats = replay.run_stats(spec, plain)
+    shown = {m.label: m.value for m in ran.metric}
+    assert shown["measured acceptance α"] == live_view.fmt_pct(spec.acceptance_rate)
+    assert shown["tokens per loop"] == f"{spec.n_generated / len(spec.iterations):.2f}"
+    assert shown["measured speedup"] == live_view.fmt_x(spec.tokens_per_s / plain.tokens_per_s)
+    assert shown["calculator's prediction"] == live_view.fmt_x(stats.predicted_speedup)
+    link = next(m.value for m in ran.markdown if "Open the calculator" in m.value)
+    assert f"k={spec.settings.k}&alpha={round(100 * spec.acceptance_rate)}" in link
+
+
+def test_identity_shown_in_greedy_mode(ran):
+    spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
+    assert spec.generated_ids == plain.generated_ids  # the engine's promise, float32 on the CPU
+    assert any(f"all {spec.n_generated} tokens match" in s.value and "float32" in s.value for s in ran.success)
+
+
+def test_step_forward_back_and_play_to_the_end(ran):
+    spec = ran.session_state[state.LIVE_TRACE]
+    n = len(spec.iterations)
+    assert n >= 2, "the prompt should take several iterations"
+    assert replay.narrate(spec, 0) in _texts(ran.info)
+    ran.button(key="live_forward").click().run()
+    assert ran.session_state[state.LIVE_STEP] == 1
+    assert replay.narrate(spec, 1) in _texts(ran.info)
+    assert any(f"Iteration 2 of {n}" in m.value for m in ran.markdown)
+    ran.button(key="live_back").click().run()
+    assert ran.session_state[state.LIVE_STEP] == 0
+    ran.button(key="live_play").click().run()
+    assert ran.session_state[state.LIVE_PLAYING] is True
+    ran.slider(key=state.LIVE_STEP_SLIDER).set_value(n).run()
+    assert ran.session_state[state.LIVE_STEP] == n - 1
+    assert replay.narrate(spec, n - 1) in _texts(ran.info)
+    assert ran.session_state[state.LIVE_PLAYING] is False  # playing stops by itself on the last iteration
+    ran.button(key="live_restart").click().run()
+    assert ran.session_state[state.LIVE_STEP] == 0 and ran.session_state[state.LIVE_PLAYING] is False
+    # none of this ran the models again
+    assert ran.session_state[state.LIVE_TRACE] is spec
+
+
+@pytest.mark.parametrize("prompt,needle", [("   \n ", "empty"), ("x" * 2001, "2000")])
+def test_bad_prompt_shows_a_message_and_keeps_the_text(prompt, needle):
+    at = _set_form(open_page("live.py"), prompt=prompt)
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    assert any(needle in e.value for e in at.error)
+    assert at.text_area(key=state.LIVE_PROMPT).value == prompt
+    assert at.session_state[state.LIVE_TRACE] is None
+
+
+def test_out_of_range_k_shows_a_message():
+    at = _set_form(open_page("live.py"), k=40)
+    at.button(key="live_run").click().run()
+    assert not at.exception and any("k must be" in e.value for e in at.error)

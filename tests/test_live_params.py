@@ -1,0 +1,59 @@
+"""The live page's settings: URL round trip, fallbacks with notices, validation, calculator link."""
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from app import live_params as lp
+
+PAIRS = ["bundled", "custom"]
+
+
+def test_round_trip_through_the_url():
+    settings = lp.LiveSettings(pair="bundled", drafter="prompt_lookup", prompt="a = 1\nb = a + 1 & <x>", k=7,
+                               temperature=0.7, max_new_tokens=33, seed=12)
+    parsed, notices = lp.parse_query(lp.to_query(settings), PAIRS)
+    assert parsed == settings and notices == []
+
+
+def test_custom_ids_travel_only_with_a_custom_pair():
+    assert "target" not in lp.to_query(lp.LiveSettings(target="x/y"))
+    custom = lp.LiveSettings(pair="custom", target="org/big", draft="org/small")
+    assert lp.parse_query(lp.to_query(custom), PAIRS)[0] == custom
+
+
+@pytest.mark.parametrize("name,raw", [("k", "0"), ("k", "17"), ("k", "2.5"), ("k", "nan"), ("t", "-1"),
+                                      ("t", "inf"), ("n", "100000"), ("seed", "1e3"), ("drafter", "oracle"),
+                                      ("pair", "gpt-9"), ("prompt", "   "), ("prompt", "x" * 2001)])
+def test_bad_values_fall_back_with_a_notice_naming_the_parameter(name, raw):
+    parsed, notices = lp.parse_query({name: raw, "k": "3"} if name != "k" else {name: raw}, PAIRS)
+    assert len(notices) == 1 and f"`{name}`" in notices[0]
+    field = next(f for f, (n, _) in lp.FIELDS.items() if n == name)
+    assert getattr(parsed, field) == getattr(lp.LiveSettings(), field)
+
+
+def test_missing_parameters_are_silent_defaults():
+    assert lp.parse_query({}, PAIRS) == (lp.LiveSettings(), [])
+
+
+def test_validation_messages():
+    assert lp.validate(lp.LiveSettings()) == []
+    assert "empty" in lp.validate(lp.LiveSettings(prompt=" \n\t "))[0]
+    assert "2000" in lp.validate(lp.LiveSettings(prompt="x" * 2001))[0]
+    assert "k must be" in lp.validate(lp.LiveSettings(k=0))[0]
+    assert "t must be" in lp.validate(lp.LiveSettings(temperature=2.5))[0]
+    assert "n must be" in lp.validate(lp.LiveSettings(max_new_tokens=257))[0]
+    assert "both a target id and a draft id" in lp.validate(lp.LiveSettings(pair="custom", target="a"))[0]
+
+
+def test_calculator_link_carries_the_measured_values():
+    link, notes = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
+    assert urlsplit(link).path == "/calculator"
+    assert parse_qs(urlsplit(link).query) == {"k": ["5"], "alpha": ["68"], "c": ["0.13"], "v": ["1.24"]}
+    assert notes == []
+
+
+def test_calculator_link_clamps_what_the_calculator_cannot_show():
+    link, notes = lp.calculator_link(0.5, 4, 1.7, 0.2)
+    assert parse_qs(urlsplit(link).query)["c"] == ["1.00"] and parse_qs(urlsplit(link).query)["v"] == ["0.50"]
+    assert len(notes) == 2

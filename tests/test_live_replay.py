@@ -1,0 +1,107 @@
+"""specsim.replay on hand-built traces whose every number is worked out by hand in the docstrings."""
+
+import pytest
+
+from specsim import analytics, replay
+from specsim.trace import Trace
+from tests.live_traces import VOCAB, hand_plain, hand_trace
+
+
+def roles(chips):
+    return [(c.text, c.role) for c in chips]
+
+
+def test_chips_put_the_plus_one_on_the_first_rejected_slot():
+    chips = replay.chips_at(hand_trace(), 1)
+    assert roles(chips) == [("Hi <you>", "prompt"), (" the", "output"), (" cat", "output"), (" a", "output"),
+                            (" on", "rejected"), ("\n", "extra"), (" mat", "unchecked"), (".", "unchecked")]
+    rejected, extra = chips[4], chips[5]
+    assert (rejected.p, rejected.q, rejected.accept_prob, rejected.position) == (0.05, 0.9, 0.0, 1)
+    assert (extra.position, extra.note) == (1, "correction")
+
+
+def test_chips_put_a_bonus_after_the_last_proposal():
+    chips = replay.chips_at(hand_trace(), 2)
+    assert [c.role for c in chips[-4:]] == ["accepted", "accepted", "accepted", "extra"]
+    assert chips[-1].position == 4 and chips[-1].note == "bonus"
+
+
+def test_chips_leave_out_a_plus_one_the_budget_cut():
+    chips = replay.chips_at(hand_trace(), 3, prompt=False)
+    assert [c.role for c in chips] == ["output"] * 8 + ["accepted"] * 3
+
+
+def test_chips_reject_an_index_outside_the_run():
+    with pytest.raises(IndexError):
+        replay.chips_at(hand_trace(), 4)
+
+
+def test_output_text_concatenates_what_each_iteration_emitted():
+    trace = hand_trace()
+    assert replay.output_text(trace, len(trace.iterations)) == trace.text
+    assert replay.output_text(trace, 1) == " the cat a"
+
+
+def test_narration_greedy():
+    trace = hand_trace()
+    assert replay.narrate(trace, 0) == ("Drafted 3, the target agreed with the first 2, rejected ' sat' "
+                                        "(its own top choice was ' a'), and emitted ' a' itself: 3 tokens this loop.")
+    assert replay.narrate(trace, 1) == ("Drafted 3, the target rejected the first one, ' on' (its own top choice "
+                                        "was '\\n'), and emitted '\\n' itself: 1 token this loop.")
+    assert replay.narrate(trace, 2) == ("Drafted 3, the target agreed with all 3 and added ' was' as a bonus from "
+                                        "its verification pass: 4 tokens this loop.")
+    assert replay.narrate(trace, 3).endswith(": 2 tokens this loop (the token budget ended the run).")
+
+
+def test_narration_sampling_names_the_acceptance_chance_and_the_residual():
+    text = replay.narrate(hand_trace(greedy=False), 0)
+    assert "kept with chance 0.20" in text  # min(1, 0.1 / 0.5)
+    assert "drew ' a' from the leftover distribution" in text
+
+
+def test_run_stats_against_hand_counts():
+    stats = replay.run_stats(hand_trace(), hand_plain())
+    assert stats.alpha == pytest.approx(0.8)
+    assert stats.kept_counts == (1, 0, 1, 2)  # kept 2, 0, 3, 3
+    assert stats.by_position == pytest.approx((0.75, 0.75, 0.5))
+    assert stats.tokens_per_loop == 2.5
+    assert stats.draft_cost == pytest.approx(0.25)  # 2 ms / 8 ms
+    assert stats.verify_cost == pytest.approx(1.25)  # 10 ms / 8 ms
+    assert stats.predicted_speedup == pytest.approx((1 + 0.8 + 0.64 + 0.512) / (3 * 0.25 + 1.25))
+    assert stats.predicted_speedup == pytest.approx(analytics.speedup(0.8, 3, 0.25, 1.25))
+    assert stats.measured_speedup == pytest.approx((10 / 0.08) / (10 / 0.1))
+    assert stats.efficiency == pytest.approx(stats.measured_speedup / stats.predicted_speedup)
+
+
+def test_run_stats_without_a_baseline_leaves_costs_unknown():
+    stats = replay.run_stats(hand_trace())
+    assert stats.draft_cost is None and stats.predicted_speedup is None and stats.measured_speedup is None
+    assert stats.alpha == pytest.approx(0.8)
+
+
+def test_identity_when_tokens_match():
+    result = replay.identity(hand_trace(), hand_plain())
+    assert result.identical and result.compared == 10 and result.dtype == "float32"
+
+
+def test_identity_names_the_first_difference():
+    ids = list(hand_trace().generated_ids)
+    ids[4] = 21
+    result = replay.identity(hand_trace(), hand_plain(tuple(ids)))
+    assert not result.identical
+    assert (result.index, result.spec_token, result.plain_token) == (4, VOCAB[17], VOCAB[21])
+
+
+def test_identity_when_one_run_stops_early():
+    result = replay.identity(hand_trace(), hand_plain(hand_trace().generated_ids[:7]))
+    assert (result.identical, result.index, result.plain_token) == (False, 7, "(end)")
+
+
+def test_visible_whitespace():
+    assert replay.visible(" a\n\tb") == "␣a↵→b"
+    assert replay.visible("") == "∅"
+
+
+def test_hand_trace_survives_json():
+    trace = hand_trace(greedy=False)
+    assert Trace.from_json(trace.to_json()) == trace
