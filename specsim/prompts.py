@@ -1,0 +1,36 @@
+"""A small built-in set of varied prompts for tests, the CLI and the benchmark.
+
+The draft-evaluation prompt set lives in ``assets/prompts/heldout.json`` (owned by the
+distillation work); :func:`load_heldout` reads it when present.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+BUILTIN_PROMPTS: tuple[tuple[str, str], ...] = (
+    ("prose", "Write a short paragraph about a lighthouse keeper during a storm."),
+    ("code", "Write a Python function that returns the n-th Fibonacci number, with a docstring."),
+    ("qa", "What is the capital of France, and what river runs through it?"),
+    ("repeat", "Repeat this sentence exactly three times: The quick brown fox jumps over the lazy dog."),
+    ("list", "List the first ten prime numbers, separated by commas."),
+    ("explain", "Explain in two sentences why the sky is blue."),
+    ("code", "Write a SQL query that counts the orders per customer in a table named orders."),
+    ("repeat", "Copy this list back to me: apples, pears, plums, cherries, apples, pears, plums, cherries."),
+)
+
+HELDOUT = Path(__file__).resolve().parent.parent / "assets" / "prompts" / "heldout.json"
+
+
+def builtin_prompts(n: int | None = None) -> list[str]:
+    """The first n built-in prompts (all when n is None), cycling through the kinds above."""
+    texts = [text for _, text in BUILTIN_PROMPTS]
+    return texts if n is None else texts[:n]
+
+
+def load_heldout(path: Path = HELDOUT) -> list[str]:
+    """The held-out prompts (``{"prompts": [{"prompt": ...}, ...]}``); empty when the file is absent."""
+    if not path.is_file():
+        return []
+    return [item["prompt"] for item in json.loads(path.read_text())["prompts"]]

@@ -1,0 +1,129 @@
+"""Greedy speculative decoding returns exactly the target's own greedy tokens (float32, CPU)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.engine import plain_generate, speculative_generate
+from specsim.models import format_prompt
+from specsim.prompts import builtin_prompts
+from tests.tiny_models import tiny_llama
+
+N_NEW = 16
+KS = (1, 2, 4, 8)
+PROMPTS = builtin_prompts(5)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def prompts_and_references(bundled_target):
+    """Each prompt's ids and the target's plain greedy continuation."""
+    with torch.inference_mode():
+        torch.set_num_threads(1)
+        cases = []
+        for text in PROMPTS:
+            ids = format_prompt(bundled_target.tokenizer, text)
+            cases.append((ids, plain_generate(bundled_target, ids, N_NEW).generated_ids))
+    return cases
+
+
+def _vocab(target) -> int:
+    return target.model.get_output_embeddings().weight.shape[0]
+
+
+def make_drafter(kind: str, target):
+    vocab = _vocab(target)
+    if kind == "self":  # the target as its own draft: every proposal is kept
+        return ModelDrafter(target.model, "self")
+    if kind == "tiny":  # random weights, same vocabulary: almost every proposal is rejected
+        return ModelDrafter(tiny_llama(vocab, seed=5, hidden=16, layers=1), "tiny random")
+    if kind == "reduced":  # random weights, 300-token output vocabulary mapped into the target's
+        mapping = torch.randperm(vocab, generator=torch.Generator().manual_seed(0))[:300]
+        return ModelDrafter(tiny_llama(vocab, seed=6, hidden=16, layers=1, head_size=300), "reduced", mapping)
+    if kind == "early_exit":
+        return EarlyExitDrafter(target.model, 6)
+    return PromptLookupDrafter()
+
+
+@pytest.mark.parametrize("kind", ["self", "tiny", "reduced", "early_exit", "prompt_lookup"])
+def test_greedy_identity(bundled_target, prompts_and_references, kind):
+    drafter = make_drafter(kind, bundled_target)
+    for ids, reference in prompts_and_references:
+        for k in KS:
+            trace = speculative_generate(bundled_target, drafter, ids, k, N_NEW)
+            assert trace.generated_ids == reference, (kind, k, bundled_target.tokenizer.decode(ids))
+
+
+def test_self_draft_accepts_everything(bundled_target, prompts_and_references):
+    ids, reference = prompts_and_references[0]
+    trace = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 4, N_NEW)
+    assert trace.acceptance_rate == 1.0
+    assert [it.extra_kind for it in trace.iterations][:-1] == ["bonus"] * (len(trace.iterations) - 1)
+    assert trace.generated_ids == reference
+
+
+def test_trace_records_every_iteration(bundled_target, prompts_and_references):
+    ids, reference = prompts_and_references[1]
+    seen = []
+    trace = speculative_generate(bundled_target, EarlyExitDrafter(bundled_target.model, 6), ids, 3, N_NEW,
+                                 on_iteration=seen.append)
+    assert tuple(seen) == trace.iterations
+    emitted = [t for it in trace.iterations for t in it.emitted]
+    assert tuple(emitted) == trace.generated_ids == reference
+    position = len(ids)
+    for it in trace.iterations:
+        assert it.context_len == position
+        position += len(it.emitted)
+        kept = [s for s in it.slots if s.status == "accepted"]
+        assert len(kept) == it.n_accepted and list(it.emitted[: it.n_accepted]) == [s.token_id for s in kept]
+        assert all(0.0 <= s.p <= 1.0 and 0.0 <= s.q <= 1.0 and s.draft_time_s > 0 for s in it.slots)
+        assert it.verify_time_s > 0 and it.extra.token_id == it.extra_target_top[0].token_id  # greedy: argmax
+    assert type(trace).from_json(trace.to_json()) == trace
+
+
+def test_k_larger_than_budget(bundled_target, prompts_and_references):
+    ids, reference = prompts_and_references[2]
+    trace = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 8, 3)
+    assert trace.generated_ids == reference[:3] and trace.stop_reason == "max_new_tokens"
+    assert sum(it.k for it in trace.iterations) <= 2  # never drafts tokens it cannot use
+
+
+def test_eos_ends_the_run(bundled_target):
+    ids = format_prompt(bundled_target.tokenizer, "Answer with one word: is water wet?")
+    plain = plain_generate(bundled_target, ids, 40)
+    spec = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 8, 40)
+    assert plain.stop_reason == spec.stop_reason == "eos"
+    assert spec.generated_ids == plain.generated_ids and spec.generated_ids[-1] == bundled_target.tokenizer.eos_token_id
+
+
+def test_cancel(bundled_target, prompts_and_references):
+    ids, _ = prompts_and_references[0]
+    calls = []
+    trace = speculative_generate(bundled_target, PromptLookupDrafter(), ids, 4, N_NEW,
+                                 should_stop=lambda: len(calls) >= 2, on_iteration=calls.append)
+    assert trace.stop_reason == "cancelled" and len(trace.iterations) == 2
+    plain = plain_generate(bundled_target, ids, N_NEW, should_stop=lambda: True)
+    assert plain.stop_reason == "cancelled" and plain.generated_ids == ()
+
+
+def test_temperature_zero_has_no_nan(bundled_target, prompts_and_references):
+    ids, reference = prompts_and_references[3]
+    trace = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 4, 8, temperature=0.0)
+    numbers = [v for it in trace.iterations for s in it.slots for v in (s.p, s.q, s.accept_prob)]
+    assert numbers and all(v == v for v in numbers) and trace.generated_ids == reference[:8]
+
+
+@pytest.mark.parametrize("bad", [dict(k=0), dict(max_new_tokens=0), dict(prompt_ids=[])])
+def test_bad_arguments(bundled_target, bad):
+    args = dict(prompt_ids=[1, 2, 3], k=2, max_new_tokens=4) | bad
+    with pytest.raises(ValueError):
+        speculative_generate(bundled_target, PromptLookupDrafter(), **args)
