@@ -70,6 +70,7 @@ def load(settings: LiveSettings):
         raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or early "
                                "exit as the drafter, or a hub pair when online.")
     draft = loaders.model_by_id(draft_id)
+    models.shared_vocab_size(draft.tokenizer, target.tokenizer)  # TokenizerMismatch (a ValueError) if they differ
     return target, ModelDrafter(draft.model, name=draft.name)
 
 
