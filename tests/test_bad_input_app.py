@@ -14,7 +14,7 @@ from tests.bad_inputs import CALCULATOR_URL, CAMPAIGN, LIVE_FORM, LIVE_MODELS, L
 from tests.conftest import open_page
 
 PROMPT = "one two three one two three one two"  # repeats itself, so prompt lookup drafts well
-GOOD_FORM = {"prompt": PROMPT, "k": 2, "temperature": 0.0, "max_new_tokens": 3, "seed": 0}
+GOOD_FORM = {"prompt": PROMPT, "k": 2, "temperature": 0.0, "max_new_tokens": 2, "seed": 0}
 FORM_KEYS = {"prompt": state.LIVE_PROMPT, "k": state.LIVE_K, "temperature": state.LIVE_TEMPERATURE,
              "max_new_tokens": state.LIVE_MAX_NEW, "seed": state.LIVE_SEED}
 
