@@ -215,6 +215,19 @@ def check_fits(name: str, config, dtype: torch.dtype, device: str, headroom: flo
         )
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers at all (False offline, or with HF_HUB_OFFLINE=1)."""
+    import socket
+
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
 def load_model(
     name_or_path: str, device: str | None = None, dtype: str | torch.dtype | None = None,
     progress: Progress = _no_progress,
@@ -233,6 +246,9 @@ def load_model(
     start = time.perf_counter()
     attempts = [("local directory", {"local_files_only": True})] if Path(name_or_path).is_dir() else [
         ("Hugging Face cache", {"local_files_only": True}), ("Hugging Face hub", {})]
+    offline = attempts[-1][0] == "Hugging Face hub" and not hub_reachable()
+    if offline:
+        attempts.pop()
     errors = []
     for where, kwargs in attempts:
         try:
@@ -246,9 +262,11 @@ def load_model(
         except ModelUnavailable:
             raise
         except Exception as error:  # noqa: BLE001 - every failure becomes one clear message
-            errors.append(f"{where}: {type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}")
+            errors.append(f"{where}: {type(error).__name__}: {' '.join(str(error).split())[:160]}")
     else:
-        raise ModelUnavailable(f"Could not load {name_or_path!r}. Tried " + "; ".join(errors))
+        if offline:
+            errors.append("Hugging Face hub: not reachable (offline)")
+        raise ModelUnavailable(f"Could not load {name_or_path!r}. Tried: " + "; ".join(errors) + ".")
     model = model.to(device).eval()
     progress(1.0, "Ready")
     return LoadedModel(model, tokenizer, name_or_path, device, torch_dtype, time.perf_counter() - start)

@@ -7,11 +7,12 @@ import torch
 
 from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
+from specsim.hf_assisted import hf_assisted_generate
 from specsim.models import format_prompt
 from specsim.prompts import builtin_prompts
 from tests.tiny_models import tiny_llama
 
-N_NEW = 16
+N_NEW = 12
 KS = (1, 2, 4, 8)
 PROMPTS = builtin_prompts(5)
 
@@ -127,3 +128,13 @@ def test_bad_arguments(bundled_target, bad):
     args = dict(prompt_ids=[1, 2, 3], k=2, max_new_tokens=4) | bad
     with pytest.raises(ValueError):
         speculative_generate(bundled_target, PromptLookupDrafter(), **args)
+
+
+@pytest.mark.parametrize("kind", ["early_exit", "prompt_lookup", "tiny"])
+def test_agrees_with_transformers_assisted_generation(bundled_target, prompts_and_references, kind):
+    drafter = make_drafter(kind, bundled_target)
+    assistant = getattr(drafter, "model", None)
+    for ids, _ in prompts_and_references[2:4]:
+        ours = speculative_generate(bundled_target, drafter, ids, 4, N_NEW).generated_ids
+        theirs, _ = hf_assisted_generate(bundled_target, ids, 4, N_NEW, assistant)
+        assert list(ours) == theirs

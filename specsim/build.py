@@ -1,0 +1,41 @@
+"""Build a drafter of a given kind for a loaded target (shared by the CLI, the benchmark and the app)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specsim.defaults import DEFAULT_EARLY_EXIT_LAYERS
+from specsim.drafters import Drafter, EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.models import LoadedModel, ModelUnavailable, load_model, shared_vocab_size
+
+DRAFTER_KINDS = ("model", "prompt_lookup", "early_exit")
+
+
+def load_draft_model(draft: str, target: LoadedModel) -> ModelDrafter:
+    """A :class:`ModelDrafter` from a hub id or a folder; a folder with ``id_map.json`` is a reduced-vocabulary
+    draft saved by ``specsim.distill``."""
+    if (Path(draft) / "id_map.json").is_file():
+        try:
+            from specsim.distill.draft_model import load_draft
+        except ImportError as error:
+            raise ModelUnavailable(f"{draft} is a distilled draft, but specsim.distill is not available") from error
+        model, id_map = load_draft(draft, dtype=target.dtype)
+        return ModelDrafter(model.to(target.device), name=Path(draft).name, vocab_map=id_map)
+    loaded = load_model(draft, device=target.device, dtype=target.dtype)
+    shared_vocab_size(loaded.tokenizer, target.tokenizer)  # raises TokenizerMismatch with a clear message
+    return ModelDrafter(loaded.model, name=loaded.name)
+
+
+def build_drafter(
+    kind: str, target: LoadedModel, draft: str = "", early_exit_layers: int = DEFAULT_EARLY_EXIT_LAYERS,
+) -> Drafter:
+    """One drafter of ``kind`` ("model", "prompt_lookup" or "early_exit") for ``target``."""
+    if kind == "model":
+        if not draft:
+            raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
+        return load_draft_model(draft, target)
+    if kind == "prompt_lookup":
+        return PromptLookupDrafter()
+    if kind == "early_exit":
+        return EarlyExitDrafter(target.model, early_exit_layers)
+    raise ValueError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")

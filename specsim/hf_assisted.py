@@ -1,0 +1,47 @@
+"""The same runs through transformers' own assisted generation, as a reference and a yardstick.
+
+``generate(assistant_model=...)`` with a constant K and no confidence threshold is the classic
+algorithm; ``prompt_lookup_num_tokens=K`` is its prompt-lookup variant. Greedy only here.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from specsim.engine import eos_token_ids
+from specsim.models import LoadedModel
+
+
+def pin_constant_k(assistant_model: torch.nn.Module, k: int) -> None:
+    """Make transformers draft exactly K tokens every loop (its default K schedule is dynamic)."""
+    config = assistant_model.generation_config
+    config.num_assistant_tokens = k
+    config.num_assistant_tokens_schedule = "constant"
+    config.assistant_confidence_threshold = 0.0
+
+
+def hf_assisted_generate(
+    target: LoadedModel, prompt_ids: list[int], k: int, max_new_tokens: int,
+    assistant_model: torch.nn.Module | None = None,
+) -> tuple[list[int], float]:
+    """Greedy assisted generation by transformers; returns (new token ids, wall-clock seconds).
+
+    With ``assistant_model=None`` it runs transformers' prompt lookup with K tokens per loop.
+    """
+    kwargs: dict = {"prompt_lookup_num_tokens": k} if assistant_model is None else {"assistant_model": assistant_model}
+    if assistant_model is not None:
+        pin_constant_k(assistant_model, k)
+    eos = sorted(eos_token_ids(target))
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=target.device)
+    with torch.inference_mode():
+        start = time.perf_counter()
+        output = target.model.generate(
+            input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=max_new_tokens, do_sample=False,
+            num_beams=1, eos_token_id=eos or None, pad_token_id=eos[0] if eos else None, **kwargs,
+        )
+        if str(target.device).startswith("cuda"):
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
+    return output[0, len(prompt_ids):].tolist(), elapsed

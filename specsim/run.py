@@ -1,0 +1,122 @@
+"""Command line: run speculative decoding once and show what the target kept.
+
+    python -m specsim.run --prompt "Write a haiku about rain." -k 4
+
+Accepted draft tokens, rejected ones and the target's own +1 token are marked (colours on a
+terminal, brackets otherwise), followed by the run's statistics and a plain-decoding baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from specsim.build import DRAFTER_KINDS, build_drafter
+from specsim.defaults import (
+    DEFAULT_DRAFT,
+    DEFAULT_DRAFTER,
+    DEFAULT_EARLY_EXIT_LAYERS,
+    DEFAULT_K,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_TARGET,
+)
+from specsim.engine import plain_generate, speculative_generate
+from specsim.measure import measure
+from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
+from specsim.trace import Trace
+
+GREEN, RED, BLUE, DIM, RESET = "\033[32m", "\033[9;31m", "\033[1;34m", "\033[2m", "\033[0m"
+
+
+def marked_text(trace: Trace, colour: bool) -> str:
+    """The generated text with accepted, rejected (struck out) and +1 tokens marked."""
+    parts = []
+    for it in trace.iterations:
+        for slot in it.slots:
+            if slot.status == "accepted":
+                parts.append(f"{GREEN}{slot.text}{RESET}" if colour else slot.text)
+            elif slot.status == "rejected":
+                parts.append(f"{RED}{slot.text}{RESET}" if colour else f"[-{slot.text}-]")
+        if it.extra.token_id in it.emitted:
+            parts.append(f"{BLUE}{it.extra.text}{RESET}" if colour else f"{{+{it.extra.text}+}}")
+    return "".join(parts)
+
+
+def legend(colour: bool) -> str:
+    if colour:
+        return f"{GREEN}accepted draft{RESET}  {RED}rejected draft{RESET}  {BLUE}target's +1 token{RESET}"
+    return "plain = accepted draft   [-x-] = rejected draft   {+x+} = target's +1 token"
+
+
+def statistics(spec: Trace, plain: Trace) -> list[str]:
+    m = measure([spec], [plain])
+    checked = sum(1 for it in spec.iterations for s in it.slots if s.status != "unchecked")
+    same = "identical" if spec.generated_ids == plain.generated_ids else "different (sampling)"
+    settings = spec.settings
+    return [
+        f"drafter            {settings.draft}  (K = {settings.k}, {settings.dtype} on {settings.device})",
+        f"acceptance rate    {m.alpha:.3f}   ({spec.n_accepted} kept of {checked} checked, {spec.n_proposed} proposed)",
+        f"tokens per loop    {m.tokens_per_loop:.2f}   over {len(spec.iterations)} loops",
+        f"speculative        {m.spec_tokens_per_s:.1f} tokens/s   ({spec.n_generated} tokens)",
+        f"plain decoding     {m.plain_tokens_per_s:.1f} tokens/s   ({plain.n_generated} tokens, {same})",
+        f"speedup            {m.speedup:.2f}x measured, {m.predicted_speedup:.2f}x predicted from the measured "
+        f"alpha, draft cost c = {m.draft_cost:.3f} and verify cost = {m.verify_cost:.2f} target passes",
+    ]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m specsim.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
+    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help="draft tokens per loop (1-16)")
+    parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
+    parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
+    parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
+    parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
+    parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    parser.add_argument("--top-p", type=float, default=None)
+    parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    args = parser.parse_args(argv)
+    problems = [
+        (not 1 <= args.k <= 16, f"-k must be between 1 and 16, got {args.k}"),
+        (args.max_new_tokens < 1, f"--max-new-tokens must be at least 1, got {args.max_new_tokens}"),
+        (args.temperature < 0, f"--temperature must be >= 0, got {args.temperature}"),
+        (args.top_p is not None and not 0 < args.top_p <= 1, f"--top-p must be in (0, 1], got {args.top_p}"),
+        (not args.prompt.strip(), "--prompt is empty"),
+        (args.drafter == "model" and not args.draft, "--drafter model needs --draft PATH_OR_ID"),
+    ]
+    for bad, message in problems:
+        if bad:
+            parser.error(message)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        target = load_model(args.target, device=args.device, dtype=args.dtype)
+        drafter = build_drafter(args.drafter, target, args.draft, args.early_exit_layers)
+    except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
+        print(f"python -m specsim.run: error: {error}", file=sys.stderr)
+        return 2
+    ids = format_prompt(target.tokenizer, args.prompt)
+    common = dict(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed)
+    spec = speculative_generate(target, drafter, ids, args.k, **common)
+    plain = plain_generate(target, ids, **common)
+    colour = sys.stdout.isatty()
+    print(marked_text(spec, colour))
+    print()
+    print(legend(colour))
+    print("\n".join(statistics(spec, plain)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

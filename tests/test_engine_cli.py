@@ -1,0 +1,69 @@
+"""The command line (python -m specsim.run) and the measured-cost arithmetic behind its statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+import specsim.run as run
+from specsim import analytics
+from specsim.measure import measure
+from specsim.trace import Iteration, Pass, Settings, Slot, TokenProb, Trace
+
+
+@pytest.fixture
+def cli(monkeypatch, bundled_target):
+    """specsim.run with the session's bundled target instead of a fresh load."""
+    monkeypatch.setattr(run, "load_model", lambda *a, **k: bundled_target)
+    return run
+
+
+def test_prints_marked_text_and_statistics(cli, capsys):
+    code = cli.main(["--prompt", "Copy this: red, green, blue, red, green, blue.", "-k", "3",
+                     "--drafter", "prompt_lookup", "--max-new-tokens", "12", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "{+" in out and "acceptance rate" in out and "speedup" in out and "identical" in out
+    assert "\033[" not in out  # not a terminal: plain markers, no colour codes
+
+
+@pytest.mark.parametrize("argv", [
+    ["--prompt", "hi", "-k", "0"],
+    ["--prompt", "hi", "--max-new-tokens", "0"],
+    ["--prompt", "hi", "--temperature", "-1"],
+    ["--prompt", "hi", "--drafter", "nonsense"],
+    ["--prompt", "hi", "--drafter", "model"],
+    ["-k", "4"],
+])
+def test_bad_arguments_exit_2_with_one_line(cli, capsys, argv):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "error:" in err and "Traceback" not in err
+
+
+def test_unavailable_draft_is_one_line_exit_2(cli, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code = cli.main(["--prompt", "hi", "--drafter", "model", "--draft", "no-such-org/no-such-draft"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "no-such-org/no-such-draft" in err
+
+
+def _iteration(k: int, n_accepted: int, draft_s: float, verify_s: float) -> Iteration:
+    slots = tuple(Slot(i + 1, 5, "x", 0.5, 0.5, 1.0, "accepted" if i < n_accepted else
+                       "rejected" if i == n_accepted else "unchecked", draft_time_s=draft_s) for i in range(k))
+    return Iteration(0, 10, slots, n_accepted, TokenProb(6, "y", 0.9), "bonus", (), None, verify_s,
+                     emitted=tuple([5] * n_accepted + [6]))
+
+
+def test_measure_matches_the_closed_form_for_constant_k():
+    iterations = (_iteration(4, 2, 0.01, 0.12), _iteration(4, 4, 0.01, 0.12), _iteration(4, 0, 0.01, 0.12))
+    n = sum(len(it.emitted) for it in iterations)
+    spec = Trace("speculative", Settings(4, n), "", (1,), tuple([5] * n), "", total_time_s=0.5,
+                 iterations=iterations)
+    plain = Trace("plain", Settings(0, 10), "", (1,), tuple([5] * 10), "", total_time_s=1.0,
+                  passes=tuple(Pass(5, "x", 0.1) for _ in range(10)))
+    m = measure([spec], [plain])
+    assert m.alpha == pytest.approx(6 / 8)  # 2 + 4 + 0 kept of 3 + 4 + 1 checked
+    assert m.draft_cost == pytest.approx(0.1) and m.verify_cost == pytest.approx(1.2)
+    assert m.predicted_speedup == pytest.approx(analytics.speedup(6 / 8, 4, 0.1, 1.2))
+    assert m.speedup == pytest.approx((n / 0.5) / 10.0)

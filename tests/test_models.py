@@ -1,0 +1,82 @@
+"""Model loading: local directories, clear errors, tokenizer compatibility, prompt formatting."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from transformers import LlamaConfig
+
+from specsim.models import (
+    PRESET_PAIRS,
+    ModelUnavailable,
+    TokenizerMismatch,
+    check_fits,
+    estimate_model_bytes,
+    format_prompt,
+    load_model,
+    shared_vocab_size,
+)
+from tests.tiny_models import tiny_llama
+
+
+class VocabOnly:
+    def __init__(self, vocab: dict[str, int]):
+        self.vocab = vocab
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.vocab)
+
+
+def test_load_model_from_a_local_directory(tmp_path, bundled_target):
+    vocab = len(bundled_target.tokenizer)
+    tiny_llama(vocab, seed=0, hidden=16, layers=1).save_pretrained(tmp_path)
+    bundled_target.tokenizer.save_pretrained(tmp_path)
+    messages = []
+    loaded = load_model(str(tmp_path), device="cpu", dtype="float32", progress=lambda f, m: messages.append(f))
+    assert loaded.name == str(tmp_path) and loaded.dtype == torch.float32 and loaded.device == "cpu"
+    assert len(loaded.model.model.layers) == 1 and messages[-1] == 1.0
+    assert shared_vocab_size(loaded.tokenizer, bundled_target.tokenizer) == vocab
+
+
+def test_unknown_model_names_what_was_tried(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelUnavailable, match="no-such-org/no-such-model.*Hugging Face cache.*hub"):
+        load_model("no-such-org/no-such-model", device="cpu")
+
+
+def test_refuses_a_model_too_big_for_memory():
+    huge = LlamaConfig(hidden_size=16384, intermediate_size=65536, num_hidden_layers=400, vocab_size=256000)
+    assert estimate_model_bytes(huge, torch.float32) > 2**42  # about 1.7e12 parameters
+    with pytest.raises(ModelUnavailable, match="GiB"):
+        check_fits("huge", huge, torch.float32, "cpu")
+    check_fits("tiny", LlamaConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, vocab_size=50,
+                                   num_attention_heads=4, num_key_value_heads=2),
+               torch.float32, "cpu")
+
+
+def test_tokenizer_check_compares_the_shared_vocabulary(bundled_target):
+    vocab = bundled_target.tokenizer.get_vocab()
+    padded = VocabOnly(vocab | {f"<pad_{i}>": len(vocab) + i for i in range(64)})  # same tokenizer, padded
+    assert shared_vocab_size(padded, bundled_target.tokenizer) == len(vocab)
+    swapped = dict(vocab)
+    first, second = (t for t, i in vocab.items() if i in (100, 101))
+    swapped[first], swapped[second] = swapped[second], swapped[first]
+    with pytest.raises(TokenizerMismatch, match="token id 100"):
+        shared_vocab_size(VocabOnly(swapped), bundled_target.tokenizer)
+
+
+def test_format_prompt_uses_the_chat_template(bundled_target):
+    tokenizer = bundled_target.tokenizer
+    ids = format_prompt(tokenizer, "Name a colour.")
+    text = tokenizer.decode(ids)
+    assert "<|im_start|>user\nName a colour.<|im_end|>" in text and text.endswith("<|im_start|>assistant\n")
+    plain = copy.copy(tokenizer)
+    plain.chat_template = None
+    assert format_prompt(plain, "Name a colour.") == tokenizer("Name a colour.").input_ids
+
+
+def test_presets_pair_distinct_models():
+    assert len(PRESET_PAIRS) >= 6
+    assert all(pair.draft != pair.target and "->" in pair.label for pair in PRESET_PAIRS)
