@@ -6,34 +6,31 @@ raises :class:`~specsim.models.ModelUnavailable` with a message for the user.
 
 from __future__ import annotations
 
+import re
+
 from app import loaders
 from app.live_params import LiveSettings
-from specsim import models
+from specsim import defaults, models
 from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.models import LoadedModel, ModelUnavailable
 
 BUNDLED = "bundled"
 CUSTOM = "custom"
-EARLY_EXIT_LAYERS = 10  # of the bundled target's 30; used when specsim.defaults does not say
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
 
 
 def _presets() -> dict[str, tuple[str, str]]:
-    """Hub pairs, key -> (target id, draft id)."""
-    presets = getattr(models, "PRESETS", {}) or {}
-    out = {}
-    for key, value in presets.items():
-        target = getattr(value, "target", None) or (value[0] if isinstance(value, tuple | list) else None)
-        draft = getattr(value, "draft", None) or (value[1] if isinstance(value, tuple | list) else None)
-        if target and draft:
-            out[str(key)] = (str(target), str(draft))
-    return out
+    """Hub pairs, URL key -> (target id, draft id)."""
+    return {_slug(p.label): (p.target, p.draft) for p in models.PRESET_PAIRS}
 
 
 def choices() -> dict[str, str]:
     """Pair key -> label, bundled first and custom last."""
     out = {BUNDLED: "SmolLM2-135M-Instruct (bundled, offline)"}
-    for key, (target, draft) in _presets().items():
-        out[key] = f"{draft} → {target} (hub)"
+    out.update({_slug(p.label): f"{p.label} (hub, needs the internet once)" for p in models.PRESET_PAIRS})
     out[CUSTOM] = "Custom: hub ids or local folders"
     return out
 
@@ -53,7 +50,7 @@ def _draft_id(settings: LiveSettings) -> str | None:
     if settings.pair == CUSTOM:
         return settings.draft
     if settings.pair == BUNDLED:
-        return None
+        return defaults.DEFAULT_DRAFT or None
     return _presets()[settings.pair][1]
 
 
@@ -64,22 +61,17 @@ def load(settings: LiveSettings):
         return target, PromptLookupDrafter()
     if settings.drafter == "early_exit":
         total = len(target.model.model.layers)
-        return target, EarlyExitDrafter(target.model, min(EARLY_EXIT_LAYERS, max(1, total // 3)))
+        layers = defaults.DEFAULT_EARLY_EXIT_LAYERS if settings.pair == BUNDLED else max(1, total // 2)
+        return target, EarlyExitDrafter(target.model, min(layers, total))
     draft_id = _draft_id(settings)
-    if draft_id is None:
+    if not draft_id:
         raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or early "
                                "exit as the drafter, or a hub pair when online.")
     draft = loaders.model_by_id(draft_id)
-    models.shared_vocab_size(draft.tokenizer, target.tokenizer)  # TokenizerMismatch (a ValueError) if they differ
+    models.shared_vocab_size(draft.tokenizer, target.tokenizer)  # raises TokenizerMismatch (a ValueError)
     return target, ModelDrafter(draft.model, name=draft.name)
 
 
 def encode(target: LoadedModel, prompt: str) -> list[int]:
     """Token ids of the prompt as the target expects it (its chat template when it has one)."""
-    fmt = getattr(models, "format_prompt", None)
-    if fmt is not None:
-        ids = fmt(target.tokenizer, prompt)
-        if isinstance(ids, str):
-            ids = target.tokenizer(ids, add_special_tokens=False)["input_ids"]
-        return list(ids)
-    return list(target.tokenizer(prompt)["input_ids"])
+    return models.format_prompt(target.tokenizer, prompt)

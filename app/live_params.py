@@ -158,9 +158,10 @@ def validate(settings: LiveSettings) -> list[str]:
                             f"not {value!r}.")
     if settings.drafter not in DRAFTERS:
         problems.append(f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}.")
-    if settings.pair == "custom" and settings.drafter == "model" and not (settings.target.strip()
-                                                                         and settings.draft.strip()):
-        problems.append("A custom pair needs both a target id and a draft id (a hub id or a local folder).")
+    if settings.pair == "custom" and not settings.target.strip():
+        problems.append("A custom pair needs a target id (a hub id such as owner/name, or a local folder).")
+    if settings.pair == "custom" and settings.drafter == "model" and not settings.draft.strip():
+        problems.append("The draft-model drafter needs a draft id too (a hub id or a local folder).")
     return problems
 
 

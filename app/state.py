@@ -10,6 +10,8 @@ from typing import Any
 
 import streamlit as st
 
+from specsim import defaults
+
 # ---- calculator ------------------------------------------------------------------------------
 CALC_K = "calc_k"
 CALC_ALPHA_PCT = "calc_alpha_pct"
@@ -61,9 +63,9 @@ DEFAULTS: dict[str, Any] = {
     LIVE_PAIR: "bundled",
     LIVE_CUSTOM_TARGET: "",
     LIVE_CUSTOM_DRAFT: "",
-    LIVE_DRAFTER: "model",
+    LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
     LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
-    LIVE_K: 4,
+    LIVE_K: defaults.DEFAULT_K,
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: 40,
     LIVE_SEED: 0,

@@ -30,6 +30,7 @@ class Chip:
     q: float | None = None  # the draft's probability for this token
     accept_prob: float | None = None  # min(1, p/q) when sampling; 1 or 0 when greedy
     note: str = ""  # how a +1 token was chosen: correction, resample or bonus
+    draw: float | None = None  # sampling: the uniform number compared with accept_prob
 
 
 def visible(text: str) -> str:
@@ -59,7 +60,7 @@ def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
     it = trace.iterations[index]
     for s in it.slots:
         chips.append(Chip(s.text, s.status, token_id=s.token_id, position=s.position, p=s.p, q=s.q,
-                          accept_prob=s.accept_prob))
+                          accept_prob=s.accept_prob, draw=s.draw))
     if len(it.emitted) > it.n_accepted:  # the +1 token made it into the output
         extra_at = it.n_accepted + 1
         chip = Chip(it.extra.text, "extra", token_id=it.extra.token_id, position=extra_at, p=it.extra.prob,
@@ -99,8 +100,12 @@ def narrate(trace: Trace, index: int) -> str:
             sentence += f" and added {extra} as a bonus from its verification pass"
     else:
         rejected = it.slots[j]
-        why = (f"its own top choice was {extra}" if greedy
-               else f"kept with chance {rejected.accept_prob:.2f}, and the coin said no")
+        if greedy:
+            why = f"its own top choice was {extra}"
+        elif rejected.draw is not None:
+            why = f"kept with chance {rejected.accept_prob:.2f}; the random draw {rejected.draw:.2f} was above that"
+        else:
+            why = f"kept with chance {rejected.accept_prob:.2f}, and the coin said no"
         agreed = "" if j == 0 else f"the target agreed with the first {j if j > 1 else ''}".rstrip() + ", "
         verb = "the target rejected the first one, " if j == 0 else "rejected "
         sentence = f"Drafted {k}, {agreed}{verb}{rejected.text!r} ({why})"

@@ -10,6 +10,9 @@ import pytest
 from app import live_view, state
 from specsim import replay
 from tests.conftest import open_page
+from tests.live_traces import one_torch_thread
+
+_threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
 
 PROMPT = "one two three four one two three four one two"
 N_NEW = 10
@@ -99,3 +102,21 @@ def test_out_of_range_k_shows_a_message():
     at = _set_form(open_page("live.py"), k=40)
     at.button(key="live_run").click().run()
     assert not at.exception and any("k must be" in e.value for e in at.error)
+
+
+def test_unavailable_model_shows_a_message(tmp_path):
+    at = _set_form(open_page("live.py"))
+    at.selectbox(key=state.LIVE_PAIR).set_value("custom").run()
+    at.text_input(key=state.LIVE_CUSTOM_TARGET).set_value(str(tmp_path))  # a folder with no model in it
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    assert any("Could not load" in e.value for e in at.error)
+    assert at.text_area(key=state.LIVE_PROMPT).value == PROMPT
+
+
+def test_draft_model_without_a_bundled_draft_says_what_to_pick():
+    at = _set_form(open_page("live.py"), drafter="model")
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    if not any("No draft model ships" in e.value for e in at.error):  # a default draft exists: it must run
+        assert at.session_state[state.LIVE_TRACE] is not None

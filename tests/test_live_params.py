@@ -43,7 +43,9 @@ def test_validation_messages():
     assert "k must be" in lp.validate(lp.LiveSettings(k=0))[0]
     assert "t must be" in lp.validate(lp.LiveSettings(temperature=2.5))[0]
     assert "n must be" in lp.validate(lp.LiveSettings(max_new_tokens=257))[0]
-    assert "both a target id and a draft id" in lp.validate(lp.LiveSettings(pair="custom", target="a"))[0]
+    assert "needs a target id" in lp.validate(lp.LiveSettings(pair="custom", drafter="prompt_lookup"))[0]
+    assert "needs a draft id" in lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="model"))[0]
+    assert lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="early_exit")) == []
 
 
 def test_calculator_link_carries_the_measured_values():

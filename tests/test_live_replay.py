@@ -55,7 +55,7 @@ def test_narration_greedy():
 
 def test_narration_sampling_names_the_acceptance_chance_and_the_residual():
     text = replay.narrate(hand_trace(greedy=False), 0)
-    assert "kept with chance 0.20" in text  # min(1, 0.1 / 0.5)
+    assert "kept with chance 0.20; the random draw 0.73 was above that" in text  # min(1, 0.1 / 0.5)
     assert "drew ' a' from the leftover distribution" in text
 
 

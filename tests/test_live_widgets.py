@@ -20,6 +20,7 @@ def test_chip_titles_carry_p_q_and_the_acceptance_ratio():
     rejected = next(c for c in chips if c.role == "rejected")
     title = tokens.chip_title(rejected)
     assert "p(x) = 0.1000" in title and "q(x) = 0.5000" in title and "min(1, p/q) = 0.2000" in title
+    assert "u = 0.7300 → rejected" in title
     html = tokens.chips_html(chips)
     titles = re.findall(r'title="([^"]*)"', html)
     assert any("drawn from norm(max(0, p − q))" in t for t in titles)  # the +1 token says how it was chosen
@@ -43,3 +44,13 @@ def test_playing_a_whole_run_visits_every_iteration_once():
 
 def test_clamp():
     assert [playback.clamp(s, 3) for s in (-2, 0, 2, 9)] == [0, 0, 2, 2]
+
+
+def test_a_long_prompt_shows_its_tail_and_keeps_the_whole_on_hover():
+    from specsim.replay import Chip
+
+    prompt = "start " + "x" * 500 + " end"
+    html = tokens.chips_html([Chip(prompt, "prompt")])
+    assert "…" in html and " end" in html and f'title="{prompt}"' in html
+    body = re.search(r'title="[^"]*">(.*?)</span>', html).group(1)
+    assert body.startswith("…") and len(body) == 1 + tokens.PROMPT_TAIL  # the visible part is cut

@@ -10,6 +10,7 @@ import streamlit as st
 from app.figures.live import DRAFT, EXTRA, MUTED, REJECTED, TARGET
 from specsim.replay import Chip
 
+PROMPT_TAIL = 240  # characters of a long prompt shown before the output (all of it on hover)
 MARK = {"accepted": "✓", "rejected": "✗", "unchecked": "·", "extra": "+1"}
 
 STYLE = f"""
@@ -61,6 +62,9 @@ def chip_title(chip: Chip) -> str:
         lines.append(f"q(x) = {chip.q:.4f} (draft)")
     if chip.accept_prob is not None and chip.role != "extra":
         lines.append(f"min(1, p/q) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
+        if chip.draw is not None:
+            verdict = "kept" if chip.draw < chip.accept_prob else "rejected"
+            lines.append(f"random draw u = {chip.draw:.4f} → {verdict} (kept when u < min(1, p/q))")
         if chip.role == "unchecked":
             lines.append("never checked: an earlier slot was rejected")
     return "\n".join(lines)
@@ -72,9 +76,13 @@ def chips_html(chips: Sequence[Chip], prompt_text: bool = True) -> str:
     for chip in chips:
         if chip.role == "prompt" and not prompt_text:
             continue
-        body = html.escape(chip.text).replace("\n", "<br>") if chip.role == "prompt" else _visible_html(chip.text)
+        if chip.role == "prompt":
+            shown = chip.text if len(chip.text) <= PROMPT_TAIL else "…" + chip.text[-PROMPT_TAIL:]
+            body = html.escape(shown).replace("\n", "<br>")
+        else:
+            body = _visible_html(chip.text)
         mark = f'<span class="sx-mark">{MARK[chip.role]}</span>' if chip.role in MARK else ""
-        title = html.escape(chip_title(chip), quote=True)
+        title = html.escape(chip.text if chip.role == "prompt" else chip_title(chip), quote=True)
         title_attr = f' title="{title}"' if title else ""
         parts.append(f'<span class="sx-chip sx-{chip.role}"{title_attr}>{body}{mark}</span>')
     return f'<div class="sx-chips">{"".join(parts)}</div>'
