@@ -105,12 +105,46 @@ LIVE_MODELS = [
         "Could not load"),
     Bad("models-folder-not-a-model", "live models", {"target": "{tmp}/junk", "draft": "{draft}"},
         "Could not load"),
-    Bad("models-ids-empty", "live models", {"target": "   ", "draft": ""}, "needs both a target id and a draft id"),
+    Bad("models-ids-empty", "live models", {"target": "   ", "draft": ""}, "A custom pair needs a target id"),
     Bad("models-tokenizers-differ", "live models", {"target": "{target}", "draft": "{other_draft}"},
         "tokenizers differ"),
 ]
 
-CAMPAIGN: list[Bad] = CALCULATOR_URL + LIVE_URL + LIVE_FORM + LIVE_MODELS
+
+
+def _cli(id_: str, expect: str, *argv: str) -> Bad:
+    return Bad(id_, "CLI", {"argv": list(argv)}, expect)
+
+
+# Arguments added to a working command line (tiny local target and draft from the test's temporary folder).
+CLI = [
+    _cli("cli-prompt-empty", "--prompt is empty", "--prompt", ""),
+    _cli("cli-prompt-whitespace", "--prompt is empty", "--prompt", "  \n\t "),
+    _cli("cli-prompt-huge", "exceed the target's context", "--prompt", "the " * 25_000),
+    _cli("cli-k-zero", "-k must be between 1 and 16", "-k", "0"),
+    _cli("cli-k-above-max", "-k must be between 1 and 16", "-k", "17"),
+    _cli("cli-k-word", "invalid int value", "-k", "four"),
+    _cli("cli-temperature-negative", "--temperature must be >= 0", "--temperature", "-0.5"),
+    _cli("cli-temperature-nan", "--temperature must be a finite number", "--temperature", "nan"),
+    _cli("cli-temperature-inf", "--temperature must be a finite number", "--temperature", "inf"),
+    _cli("cli-max-new-zero", "--max-new-tokens must be at least 1", "--max-new-tokens", "0"),
+    _cli("cli-max-new-over-context", "exceed the target's context", "--max-new-tokens", "100000"),
+    _cli("cli-seed-negative", "--seed must be between 0 and 2147483647", "--seed", "-1"),
+    _cli("cli-seed-2-to-64", "--seed must be between 0 and 2147483647", "--seed", str(2**64)),
+    _cli("cli-seed-fraction", "invalid int value", "--seed", "1.5"),
+    _cli("cli-top-p-zero", "--top-p must be in (0, 1]", "--top-p", "0"),
+    _cli("cli-top-p-nan", "--top-p must be in (0, 1]", "--top-p", "nan"),
+    _cli("cli-threads-negative", "--threads must be at least 1", "--threads", "-1"),
+    _cli("cli-device-unknown", "--device must be cpu", "--device", "tpu"),
+    _cli("cli-dtype-unknown", "Unknown dtype 'float8'", "--dtype", "float8"),
+    _cli("cli-drafter-unknown", "invalid choice", "--drafter", "magic"),
+    _cli("cli-early-exit-zero-layers", "early exit needs", "--drafter", "early_exit", "--early-exit-layers", "0"),
+    _cli("cli-unknown-hub-id", "Could not load 'no-such-org/no-such-model'", "--target", "no-such-org/no-such-model"),
+    _cli("cli-missing-folder", "Could not load", "--target", "{tmp}/missing-folder"),
+    _cli("cli-tokenizers-differ", "tokenizers differ", "--draft", "{other_draft}"),
+]
+
+CAMPAIGN: list[Bad] = CALCULATOR_URL + LIVE_URL + LIVE_FORM + LIVE_MODELS + CLI
 
 
 def by_where(where: str) -> list[Bad]:
