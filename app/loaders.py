@@ -10,11 +10,14 @@ import threading
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from specsim import models
 from specsim.models import LoadedModel, ModelUnavailable
 
 Progress = Callable[[float, str], None]
+_LOG = get_logger(__name__)
+LOADS: list[str] = []  # every model this process has loaded, in order (the server log says so too)
 
 
 class _Once:
@@ -34,6 +37,8 @@ class _Once:
         with self._lock:
             if self.value is None:
                 self.value = self._load(progress)  # an exception leaves it unloaded, so a retry loads again
+                LOADS.append(self.value.name)
+                _LOG.info("specsim loaded model %s (model loads in this process: %d)", self.value.name, len(LOADS))
             return self.value
 
 
