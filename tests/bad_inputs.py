@@ -144,7 +144,21 @@ CLI = [
     _cli("cli-tokenizers-differ", "tokenizers differ", "--draft", "{other_draft}"),
 ]
 
-CAMPAIGN: list[Bad] = CALCULATOR_URL + LIVE_URL + LIVE_FORM + LIVE_MODELS + CLI
+# Only a real browser shows these (tests/browser/test_bad_input.py).
+BROWSER = [
+    Bad("browser-calc-script-tag", "browser", {"url": "calculator?k=<script>alert(1)</script>&alpha=55"},
+        "URL parameter k"),
+    Bad("browser-calc-very-long-url", "browser", {"url": "calculator?alpha=55&k=" + "9" * 8_000}, "URL parameter k"),
+    Bad("browser-calc-nul-byte", "browser", {"url": "calculator?alpha=55&k=6%00"}, "URL parameter k"),
+    Bad("browser-calc-repeated-keys", "browser", {"url": "calculator?alpha=55&k=5&k=abc"}, "URL parameter k"),
+    Bad("browser-unknown-page", "browser", {"url": "no-such-page?x=1"}, "Page not found"),
+    Bad("browser-live-huge-prompt-typed", "browser", {"prompt": HUGE}, "the limit is 2000"),
+    Bad("browser-live-k-typed-beyond", "browser", {"k": "99"}, "k must be a whole number from 1 to 16"),
+    Bad("browser-live-cancel-mid-run", "browser", {"action": "Cancel"}, "Cancelled"),
+    Bad("browser-live-switch-page-mid-run", "browser", {"action": "Speedup calculator"}, "Cancelled"),
+]
+
+CAMPAIGN: list[Bad] = CALCULATOR_URL + LIVE_URL + LIVE_FORM + LIVE_MODELS + CLI + BROWSER
 
 
 def by_where(where: str) -> list[Bad]:

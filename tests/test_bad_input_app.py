@@ -152,3 +152,19 @@ def test_live_custom_models(case: Bad, folders):
     assert not at.exception and not at.error, [e.value for e in at.error]
     trace = at.session_state[state.LIVE_TRACE]
     assert trace is not None and trace.n_generated >= 1
+
+
+def test_live_settings_survive_a_visit_to_another_page():
+    """Found by the browser campaign: the form's widgets forgot their values on a page switch."""
+    from tests.conftest import ROOT
+
+    at = open_page("live.py")
+    at.text_area(key=state.LIVE_PROMPT).set_value("north south east west").run()
+    at.number_input(key=state.LIVE_K).set_value(7).run()
+    at.radio(key=state.LIVE_DRAFTER).set_value("prompt_lookup").run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    at.switch_page(str(ROOT / "pages" / "live.py")).run()
+    assert not at.exception
+    assert at.text_area(key=state.LIVE_PROMPT).value == "north south east west"
+    assert at.number_input(key=state.LIVE_K).value == 7
+    assert at.radio(key=state.LIVE_DRAFTER).value == "prompt_lookup"

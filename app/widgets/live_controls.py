@@ -13,6 +13,8 @@ import streamlit as st
 from app import live_params, state
 from app.live_params import DRAFTERS, EXAMPLES, LiveSettings
 
+SESSION = "session"  # keep each setting when the learner visits another page and comes back
+
 
 def apply_url(pairs: Mapping[str, str]) -> None:
     """Load settings from the URL once per session; unusable parameters fall back with a warning."""
@@ -42,25 +44,28 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
     with right:
         if state.get(state.LIVE_PAIR) not in pairs:
             state.put(state.LIVE_PAIR, next(iter(pairs)))
-        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=state.LIVE_PAIR)
+        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=state.LIVE_PAIR,
+                            persist_state=SESSION)
         if pair == "custom":
-            st.text_input("Target: hub id or local folder", key=state.LIVE_CUSTOM_TARGET,
+            st.text_input("Target: hub id or local folder", key=state.LIVE_CUSTOM_TARGET, persist_state=SESSION,
                           placeholder="HuggingFaceTB/SmolLM2-360M-Instruct")
-            st.text_input("Draft: hub id or local folder", key=state.LIVE_CUSTOM_DRAFT,
+            st.text_input("Draft: hub id or local folder", key=state.LIVE_CUSTOM_DRAFT, persist_state=SESSION,
                           placeholder="HuggingFaceTB/SmolLM2-135M-Instruct")
         if state.get(state.LIVE_DRAFTER) not in DRAFTERS:
             state.put(state.LIVE_DRAFTER, "model")
-        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.LIVE_DRAFTER)
+        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.LIVE_DRAFTER, persist_state=SESSION)
         a, b = st.columns(2)
-        a.number_input("K: proposals per loop", step=1, key=state.LIVE_K,
+        a.number_input("K: proposals per loop", step=1, key=state.LIVE_K, persist_state=SESSION,
                        help=f"{live_params.K_RANGE[0]} to {live_params.K_RANGE[1]}")
         b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=state.LIVE_TEMPERATURE,
+                       persist_state=SESSION,
                        help=f"{live_params.TEMPERATURE_RANGE[0]:g} to {live_params.TEMPERATURE_RANGE[1]:g}")
-        a.number_input("Max new tokens", step=1, key=state.LIVE_MAX_NEW,
+        a.number_input("Max new tokens", step=1, key=state.LIVE_MAX_NEW, persist_state=SESSION,
                        help=f"{live_params.MAX_NEW_RANGE[0]} to {live_params.MAX_NEW_RANGE[1]}")
-        b.number_input("Seed", step=1, key=state.LIVE_SEED, help="fixes the random draws in sampling mode")
+        b.number_input("Seed", step=1, key=state.LIVE_SEED, persist_state=SESSION,
+                       help="fixes the random draws in sampling mode")
     with left:
-        st.text_area("Prompt", key=state.LIVE_PROMPT, height=150,
+        st.text_area("Prompt", key=state.LIVE_PROMPT, persist_state=SESSION, height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")
         cols = st.columns(len(EXAMPLES))
         for col, (name, text) in zip(cols, EXAMPLES.items(), strict=True):

@@ -131,6 +131,11 @@ def act(page, action: Callable[[], object], timeout: float = 60_000) -> None:
     assert_no_exception(page)
 
 
+def nav(page, title: str):
+    """The sidebar's link to the page called ``title``."""
+    return page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=title, exact=True)
+
+
 def assert_no_exception(page) -> None:
     boxes = page.locator(EXCEPTION)
     assert boxes.count() == 0, boxes.first.inner_text()
