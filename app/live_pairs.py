@@ -10,8 +10,8 @@ import re
 
 from app import loaders
 from app.live_params import LiveSettings
-from specsim import defaults, models
-from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim import build, defaults, models
+from specsim.drafters import Drafter
 from specsim.models import LoadedModel, ModelUnavailable
 
 BUNDLED = "bundled"
@@ -54,22 +54,18 @@ def _draft_id(settings: LiveSettings) -> str | None:
     return _presets()[settings.pair][1]
 
 
-def load(settings: LiveSettings):
+def load(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
     """(target, drafter) for the settings; loads what is not loaded yet."""
     target = _target(settings)
-    if settings.drafter == "prompt_lookup":
-        return target, PromptLookupDrafter()
-    if settings.drafter == "early_exit":
-        total = len(target.model.model.layers)
-        layers = defaults.DEFAULT_EARLY_EXIT_LAYERS if settings.pair == BUNDLED else max(1, total // 2)
-        return target, EarlyExitDrafter(target.model, min(layers, total))
-    draft_id = _draft_id(settings)
-    if not draft_id:
-        raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or early "
-                               "exit as the drafter, or a hub pair when online.")
-    draft = loaders.model_by_id(draft_id)
-    models.shared_vocab_size(draft.tokenizer, target.tokenizer)  # raises TokenizerMismatch (a ValueError)
-    return target, ModelDrafter(draft.model, name=draft.name)
+    if settings.drafter == "model":
+        draft_id = _draft_id(settings)
+        if not draft_id:
+            raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or "
+                                   "early exit as the drafter, or a hub pair when online.")
+        return target, loaders.draft_model(draft_id, target)
+    total = len(target.model.model.layers) if settings.drafter == "early_exit" else 0
+    layers = defaults.DEFAULT_EARLY_EXIT_LAYERS if settings.pair == BUNDLED else max(1, total // 2)
+    return target, build.build_drafter(settings.drafter, target, early_exit_layers=layers)
 
 
 def encode(target: LoadedModel, prompt: str) -> list[int]:

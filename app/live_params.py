@@ -165,8 +165,28 @@ def validate(settings: LiveSettings) -> list[str]:
     return problems
 
 
-def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float) -> tuple[str, list[str]]:
-    """A link opening the calculator at measured settings, and notes on values it had to clamp."""
+@dataclass(frozen=True)
+class CalculatorLink:
+    """The calculator's settings for a measured run (rounded to its sliders' steps) and the link to them."""
+
+    k: int
+    alpha_pct: int
+    draft_cost: float
+    verify_cost: float
+    notes: tuple[str, ...] = ()  # values the calculator cannot show and had to clamp
+
+    @property
+    def url(self) -> str:
+        return (f"/calculator?k={self.k}&alpha={self.alpha_pct}&c={self.draft_cost:.2f}"
+                f"&v={self.verify_cost:.2f}")
+
+
+def _half_up(x: float, decimals: int) -> float:
+    return math.floor(x * 10**decimals + 0.5) / 10**decimals
+
+
+def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float) -> CalculatorLink:
+    """Where to open the calculator for measured alpha, K, c and v (the calculator reads these query names)."""
     notes = []
     c = min(1.0, max(0.0, draft_cost))
     v = min(10.0, max(0.5, verify_cost))
@@ -174,6 +194,5 @@ def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float)
         notes.append(f"the calculator's draft cost slider stops at 1.00×; measured {draft_cost:.2f}×")
     if v != verify_cost:
         notes.append(f"the calculator's verification factor spans 0.5 to 10; measured {verify_cost:.2f}")
-    k = min(16, max(1, k))
-    return (f"/calculator?k={k}&alpha={math.floor(alpha * 100 + 0.5)}&c={math.floor(c * 100 + 0.5) / 100:.2f}"
-            f"&v={math.floor(v * 100 + 0.5) / 100:.2f}"), notes
+    return CalculatorLink(min(16, max(1, k)), int(_half_up(alpha * 100, 0)), _half_up(c, 2), _half_up(v, 2),
+                          tuple(notes))

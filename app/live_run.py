@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app import state
+from app import live_pairs, live_params, state
+from app.live_params import LiveSettings
 from app.widgets import playback
 from specsim.engine import plain_generate, speculative_generate
-from specsim.models import LoadedModel
+from specsim.models import LoadedModel, ModelUnavailable
 from specsim.trace import Trace
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
@@ -79,6 +80,25 @@ def adopt() -> None:
         state.put(state.LIVE_PLAIN, box.plain)
         playback.stop()
     state.put(state.LIVE_NOTICE, box.notice)
+
+
+def start(settings: LiveSettings) -> None:
+    """The Run button: validate, load the models, run both decodings; every problem becomes an st.error."""
+    problems = live_params.validate(settings)
+    for problem in problems:
+        st.error(problem)
+    if problems:
+        return
+    try:
+        target, drafter = live_pairs.load(settings)
+        prompt_ids = live_pairs.encode(target, settings.prompt)
+        generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens, settings.temperature,
+                 settings.seed)
+    except (ModelUnavailable, ValueError) as exc:
+        st.error(str(exc))
+    except Exception as exc:  # noqa: BLE001 - a failed run is reported on the page, never as a traceback
+        st.error(f"The run failed: {type(exc).__name__}: {exc}. Your settings are kept; try a shorter prompt, "
+                 "fewer tokens or another drafter.")
 
 
 def wait_for_previous_run(timeout_s: float = 60.0) -> None:

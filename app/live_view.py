@@ -11,7 +11,7 @@ from app import state
 from app.figures import live as figs
 from app.live_params import calculator_link
 from app.widgets.tokens import render_chips
-from specsim import replay
+from specsim import analytics, replay
 from specsim.trace import Trace
 
 
@@ -25,6 +25,13 @@ def fmt_x(x: float | None) -> str:
 
 def fmt_ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{1000 * seconds:.1f} ms"
+
+
+def describe(spec: Trace) -> str:
+    """One line saying what was run."""
+    s = spec.settings
+    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature {s.temperature:g}, "
+            f"seed {s.seed}, {s.dtype} on {s.device}.")
 
 
 # ---- the current iteration -----------------------------------------------------------------------
@@ -92,16 +99,24 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
         "in plain passes": [f"c = {stats.draft_cost:.3f}", f"v = {stats.verify_cost:.3f}", "1", ""],
     }
     st.table(table)
-    link, notes = calculator_link(stats.alpha, stats.k, stats.draft_cost, stats.verify_cost)
+    link = calculator_link(stats.alpha, stats.k, stats.draft_cost, stats.verify_cost)
     predicted, measured = stats.predicted_speedup, stats.measured_speedup
-    sentence = (f"With α = {stats.alpha:.2f}, K = {stats.k}, c = {stats.draft_cost:.3f} and v = "
+    sentence = (f"With α = {stats.alpha:.3f}, K = {stats.k}, c = {stats.draft_cost:.3f} and v = "
                 f"{stats.verify_cost:.3f}, the closed form predicts {fmt_x(predicted)}; this run measured "
                 f"{fmt_x(measured)}")
     if stats.efficiency is not None:
         sentence += f" ({stats.efficiency:.0%} of the prediction)"
-    st.markdown(sentence + f". [Open the calculator at these settings]({link}).")
-    for note in notes:
+    st.markdown(sentence + f". [Open the calculator at these settings]({link.url}).")
+    at_link = float(analytics.speedup(link.alpha_pct / 100, link.k, link.draft_cost, link.verify_cost))
+    if fmt_x(at_link) != fmt_x(predicted):
+        st.caption(f"The calculator's sliders round α to {link.alpha_pct} % and c, v to two decimals "
+                   f"({link.draft_cost:.2f}, {link.verify_cost:.2f}); there it shows {fmt_x(at_link)}.")
+    for note in link.notes:
         st.caption(f"Note: {note}.")
+    as_run = stats.predicted_as_run
+    if as_run is not None and predicted and abs(as_run - predicted) > 0.005 * predicted:
+        st.caption(f"Some loops proposed fewer than K = {stats.k} tokens (nothing to copy, or the token budget ran "
+                   f"out). Summed over the loops as they actually ran, the closed form predicts {fmt_x(as_run)}.")
     if spec.n_generated != plain.n_generated:
         st.caption(f"The runs wrote different numbers of tokens ({spec.n_generated} and {plain.n_generated}); "
                    "the speedup compares tokens per second, so it stays fair.")

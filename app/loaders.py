@@ -6,13 +6,16 @@ A model that cannot be loaded (offline hub id, missing package, too big) raises
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 import streamlit as st
 from streamlit.logger import get_logger
 
-from specsim import models
+from specsim import build, models
+from specsim.drafters import ModelDrafter
 from specsim.models import LoadedModel, ModelUnavailable
 
 Progress = Callable[[float, str], None]
@@ -20,7 +23,10 @@ _LOG = get_logger(__name__)
 LOADS: list[str] = []  # every model this process has loaded, in order (the server log says so too)
 
 
-class _Once:
+T = TypeVar("T")
+
+
+class _Once(Generic[T]):
     """A model loaded on first use, under a lock, then kept.
 
     ``st.cache_resource`` holds one of these per model for the whole process. The loading itself
@@ -28,12 +34,12 @@ class _Once:
     replays them in other sessions, which must not happen to a progress bar.
     """
 
-    def __init__(self, load: Callable[[Progress], LoadedModel]):
+    def __init__(self, load: Callable[[Progress], T]):
         self._load = load
         self._lock = threading.Lock()
-        self.value: LoadedModel | None = None
+        self.value: T | None = None
 
-    def get(self, progress: Progress) -> LoadedModel:
+    def get(self, progress: Progress) -> T:
         with self._lock:
             if self.value is None:
                 self.value = self._load(progress)  # an exception leaves it unloaded, so a retry loads again
@@ -43,13 +49,19 @@ class _Once:
 
 
 @st.cache_resource(show_spinner=False)
-def _bundled() -> _Once:
+def _bundled() -> _Once[LoadedModel]:
     return _Once(lambda progress: models.load_bundled_target(progress=progress))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _by_id(name: str) -> _Once:
+def _by_id(name: str) -> _Once[LoadedModel]:
     return _Once(lambda progress: models.load_model(name, progress=progress))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _draft(name: str, target_name: str, device: str, dtype: str, _target: LoadedModel) -> _Once[ModelDrafter]:
+    """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
+    return _Once(lambda _progress: build.load_draft_model(name, _target))
 
 
 def _with_bar(label: str, load: Callable[[Progress], LoadedModel]) -> LoadedModel:
@@ -78,4 +90,15 @@ def model_by_id(name: str) -> LoadedModel:
     return _with_bar(f"Loading {name}", _by_id(name).get)
 
 
-__all__ = ["ModelUnavailable", "bundled_target", "model_by_id"]
+def draft_model(name: str, target: LoadedModel) -> ModelDrafter:
+    """A fresh :class:`ModelDrafter` around a draft model loaded once per process for this target.
+
+    Drafters keep per-run state (their KV cache), so every run gets its own shallow copy; the
+    weights are shared. ``start()`` gives the copy a cache of its own.
+    """
+    holder = _draft(name.strip(), target.name, str(target.device), str(target.dtype), target)
+    with st.spinner(f"Loading the draft model {name}…"):
+        return copy.copy(holder.get(lambda _fraction, _message: None))
+
+
+__all__ = ["ModelUnavailable", "bundled_target", "draft_model", "model_by_id"]

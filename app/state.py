@@ -48,8 +48,6 @@ DEFAULTS: dict[str, Any] = {
     CALC_K: 4,
     CALC_ALPHA_PCT: 70,
     CALC_DRAFT_COST: 0.13,
-    CALC_VERIFY_COST: 1.0,
-    CALC_URL_LAST: None,
     LIVE_TRACE: None,
     LIVE_PLAIN: None,
     LIVE_NOTICE: None,
@@ -69,6 +67,8 @@ DEFAULTS: dict[str, Any] = {
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: 40,
     LIVE_SEED: 0,
+    CALC_VERIFY_COST: 1.0,
+    CALC_URL_LAST: None,
 }
 
 # ---- quiz (issue 5) ------------------------------------------------------------------------------

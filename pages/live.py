@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from app import live_pairs, live_params, live_run, live_view, state
-from app.loaders import ModelUnavailable
+from app import live_pairs, live_run, live_view, state
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
 
@@ -20,17 +19,7 @@ settings = controls(pairs)
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
 if st.button("Run", type="primary", key="live_run"):
-    problems = live_params.validate(settings)
-    for problem in problems:
-        st.error(problem)
-    if not problems:
-        try:
-            target, drafter = live_pairs.load(settings)
-            prompt_ids = live_pairs.encode(target, settings.prompt)
-            live_run.generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens,
-                              settings.temperature, settings.seed)
-        except (ModelUnavailable, ValueError) as exc:
-            st.error(str(exc))
+    live_run.start(settings)  # validates, loads the models, runs both decodings; problems become st.error
 write_url(settings)
 
 notice = state.get(state.LIVE_NOTICE)
@@ -40,9 +29,7 @@ spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
 if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
-    st.caption(f"Recorded run: {spec.settings.target} with {spec.settings.draft or spec.settings.drafter}, "
-               f"K = {spec.settings.k}, temperature {spec.settings.temperature:g}, seed {spec.settings.seed}, "
-               f"{spec.settings.dtype} on {spec.settings.device}.")
+    st.caption(live_view.describe(spec))
     st.subheader("Step through the run")
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
     st.subheader("The whole run")

@@ -7,9 +7,10 @@ Every drafter follows one protocol (:class:`Drafter`):
    drafter gave each (and, when sampling, its whole distribution q over the target's vocabulary,
    which the residual norm(max(0, p - q)) needs);
 3. ``observe(context, target_hidden)`` tells it what the target kept, so it can roll its KV cache
-   back. ``target_hidden`` holds the target's last hidden states for the kept positions, for a
-   future feature-level (EAGLE-style) drafter; drafters that do not read it set
-   ``needs_target_hidden = False`` and the engine does not compute it.
+   back. ``target_hidden`` is for a feature-level (EAGLE-style) drafter: the target's last hidden
+   states (after its final norm, as transformers returns them) at the newly verified positions,
+   i.e. at the previous context's last token and at each kept proposal, one row per emitted
+   token. Drafters that do not read it set ``needs_target_hidden = False`` and the engine skips it.
 
 Kinds: :class:`ModelDrafter` (a second, smaller causal LM, possibly with a reduced output
 vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) and
@@ -27,7 +28,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from transformers import DynamicCache
 
-from specsim.sampling import SamplingConfig, top_tokens, warp
+from specsim.sampling import SamplingConfig, sample, top_tokens, warp
 
 TOP_N = 5  # alternatives recorded per position for the trace
 
@@ -157,7 +158,7 @@ class ModelDrafter:
             if sampling.greedy:
                 index = int(torch.argmax(probs))
             else:
-                index = int(torch.multinomial(probs, 1, generator=generator).item())
+                index = sample(probs, generator)
                 q_full = torch.zeros(self.vocab_size, device=probs.device).index_copy_(0, vocab_map, probs)
                 proposal.q_probs.append(q_full)
             token = int(vocab_map[index])

@@ -16,13 +16,14 @@ the first input of the next verification pass.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import torch
 from transformers import DynamicCache
 
 from specsim.drafters import Drafter, Proposal, _now, crop_cache
 from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig, acceptance_probability, residual_distribution, sample, warp
+from specsim.sampling import SamplingConfig, acceptance_probability, residual_distribution, sample, uniform, warp
 from specsim.trace import Iteration, Pass, Settings, Trace
 from specsim.trace_build import TokenNamer, build_iteration
 
@@ -65,45 +66,50 @@ def _emit(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str
     return tokens, None
 
 
+@dataclass
+class Verdict:
+    """The outcome of checking one proposal run (steps 3-4)."""
+
+    n_accepted: int = 0
+    extra: int = -1  # the target's own +1 token
+    extra_kind: str = "bonus"  # "correction" (greedy), "resample" (sampling) or "bonus"
+    accept_probs: list[float] = field(default_factory=list)  # min(1, p/q) per slot (greedy: 1 or 0)
+    draws: list[float | None] = field(default_factory=list)  # the uniform numbers drawn (greedy: None)
+    residual: torch.Tensor | None = None  # norm(max(0, p - q)) at the rejected slot (sampling)
+    residual_mass: float = 0.0
+
+
 def verify(
     draft_tokens: list[int], proposal: Proposal, target_probs: torch.Tensor, sampling: SamplingConfig,
     generator: torch.Generator | None,
-) -> tuple[int, int, str, list[float], list[float | None], tuple[torch.Tensor, float] | None]:
-    """Steps 3-4: keep a prefix of the proposals, then choose the target's own +1 token.
+) -> Verdict:
+    """Steps 3-4: keep the longest accepted prefix of the proposals, then choose the +1 token.
 
-    Returns (n_accepted, extra token, extra kind, acceptance probabilities, uniform draws,
-    (residual, mass) at the rejected slot or None).
+    ``target_probs[i]`` is the target's distribution at draft slot i; row K is the bonus position.
     """
-    accept_probs: list[float] = []
-    draws: list[float | None] = []
+    verdict = Verdict()
     for i, token in enumerate(draft_tokens):
-        p_token = float(target_probs[i, token])
         if sampling.greedy:
-            accept_probs.append(1.0 if int(torch.argmax(target_probs[i])) == token else 0.0)
+            verdict.accept_probs.append(1.0 if int(torch.argmax(target_probs[i])) == token else 0.0)
         else:
-            accept_probs.append(acceptance_probability(p_token, proposal.q[i]))
-    n_accepted = 0
-    for i in range(len(draft_tokens)):
-        if sampling.greedy:
-            keep = accept_probs[i] == 1.0
-            draws.append(None)
-        else:
-            u = float(torch.rand(1, generator=generator))
-            draws.append(u)
-            keep = u < accept_probs[i]
-        if not keep:
-            break
-        n_accepted += 1
+            verdict.accept_probs.append(acceptance_probability(float(target_probs[i, token]), proposal.q[i]))
+    for accept_prob in verdict.accept_probs:
+        draw = None if sampling.greedy else uniform(generator)
+        verdict.draws.append(draw)
+        if not (accept_prob == 1.0 if draw is None else draw < accept_prob):
+            break  # the first rejection ends the run; later slots stay unchecked
+        verdict.n_accepted += 1
 
-    p = target_probs[n_accepted]
-    if n_accepted < len(draft_tokens):  # first rejection at slot n_accepted
-        if sampling.greedy:
-            return n_accepted, int(torch.argmax(p)), "correction", accept_probs, draws, None
-        q = proposal.q_probs[n_accepted].to(p.device)
-        residual, mass = residual_distribution(p, q)
-        return n_accepted, sample(residual, generator), "resample", accept_probs, draws, (residual, mass)
-    extra = int(torch.argmax(p)) if sampling.greedy else sample(p, generator)
-    return n_accepted, extra, "bonus", accept_probs, draws, None
+    p = target_probs[verdict.n_accepted]
+    if verdict.n_accepted == len(draft_tokens):  # every proposal kept: a bonus token from p
+        verdict.extra = int(torch.argmax(p)) if sampling.greedy else sample(p, generator)
+    elif sampling.greedy:  # the target's own choice replaces the rejected proposal
+        verdict.extra, verdict.extra_kind = int(torch.argmax(p)), "correction"
+    else:  # resample from what p has and q lacks: norm(max(0, p - q))
+        q = proposal.q_probs[verdict.n_accepted].to(p.device)
+        verdict.residual, verdict.residual_mass = residual_distribution(p, q)
+        verdict.extra, verdict.extra_kind = sample(verdict.residual, generator), "resample"
+    return verdict
 
 
 def speculative_generate(
@@ -121,7 +127,7 @@ def speculative_generate(
     """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens)."""
     _check(prompt_ids, k, max_new_tokens)
     sampling = SamplingConfig(temperature, top_p)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=target.device).manual_seed(seed)
     eos = eos_token_ids(target)
     namer = TokenNamer(target.tokenizer)
     model, device = target.model, target.device
@@ -150,9 +156,8 @@ def speculative_generate(
                         output_hidden_states=drafter.needs_target_hidden)
             target_probs = warp(out.logits[0], sampling)  # row i: the target's p where draft token i sits
             # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
-            n_accepted, extra, extra_kind, accept_probs, draws, residual = verify(
-                draft_tokens, proposal, target_probs, sampling, generator)
-            emitted, stop_reason = _emit(draft_tokens[:n_accepted] + [extra], budget, eos)
+            verdict = verify(draft_tokens, proposal, target_probs, sampling, generator)
+            emitted, stop_reason = _emit(draft_tokens[: verdict.n_accepted] + [verdict.extra], budget, eos)
             # 5. Crop: the cache keeps the new context minus its last token.
             crop_cache(target_cache, len(context) + len(emitted) - 1)
             verify_time = _now(device) - verify_start
@@ -162,9 +167,8 @@ def speculative_generate(
             hidden = out.hidden_states[-1][0, : len(emitted)] if drafter.needs_target_hidden else None
             drafter.observe(context, hidden)
 
-            iteration = build_iteration(
-                namer, len(iterations), context_len, proposal, target_probs, n_accepted, extra, extra_kind,
-                accept_probs, draws, residual, verify_time, emitted, stop_reason, TOP_N)
+            iteration = build_iteration(namer, len(iterations), context_len, proposal, target_probs, verdict,
+                                        verify_time, emitted, stop_reason, TOP_N)
             iterations.append(iteration)
             if on_iteration is not None:
                 on_iteration(iteration)
@@ -191,11 +195,12 @@ def plain_generate(
     """The baseline: one target pass per new token, with the same sampling rules and trace."""
     _check(prompt_ids, 1, max_new_tokens)
     sampling = SamplingConfig(temperature, top_p)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator(device=target.device).manual_seed(seed)
     eos = eos_token_ids(target)
     namer = TokenNamer(target.tokenizer)
     passes: list[Pass] = []
     context = list(prompt_ids)
+    generated: list[int] = []
     stop_reason: str | None = None
     with torch.inference_mode():
         start = _now(target.device)
@@ -213,13 +218,15 @@ def plain_generate(
             token = int(torch.argmax(probs)) if sampling.greedy else sample(probs, generator)
             pass_time = _now(target.device) - pass_start
             context.append(token)
-            _, stop_reason = _emit(context[len(prompt_ids):], max_new_tokens, eos)
-            stop_reason = "eos" if token in eos else stop_reason
+            generated.append(token)
+            if token in eos:
+                stop_reason = "eos"
+            elif len(generated) >= max_new_tokens:
+                stop_reason = "max_new_tokens"
             passes.append(Pass(token, namer(token), pass_time))
             if on_pass is not None:
                 on_pass(passes[-1])
         total_time = _now(target.device) - start
-    generated = context[len(prompt_ids):]
     settings = _settings(target, 0, max_new_tokens, sampling, seed, "plain", "")
     return Trace(
         mode="plain", settings=settings, prompt=target.tokenizer.decode(prompt_ids), prompt_ids=tuple(prompt_ids),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specsim import analytics
+from specsim.measure import Measured, measure
 from specsim.trace import Iteration, Trace
 
 Role = Literal["prompt", "output", "accepted", "rejected", "unchecked", "extra"]
@@ -85,6 +86,13 @@ def is_greedy(trace: Trace) -> bool:
     return trace.settings.temperature <= 0.0
 
 
+def chance(x: float) -> str:
+    """A probability for a sentence: two decimals, more for small ones, never a misleading 0.00."""
+    if x == 0 or x >= 0.01:
+        return f"{x:.2f}"
+    return f"{x:.4f}" if x >= 0.0001 else "below 0.0001"
+
+
 def narrate(trace: Trace, index: int) -> str:
     """What happened in iteration ``index``, in plain words."""
     it = trace.iterations[index]
@@ -103,9 +111,9 @@ def narrate(trace: Trace, index: int) -> str:
         if greedy:
             why = f"its own top choice was {extra}"
         elif rejected.draw is not None:
-            why = f"kept with chance {rejected.accept_prob:.2f}; the random draw {rejected.draw:.2f} was above that"
+            why = f"kept with chance {chance(rejected.accept_prob)}; the random draw {rejected.draw:.2f} was above that"
         else:
-            why = f"kept with chance {rejected.accept_prob:.2f}, and the coin said no"
+            why = f"kept with chance {chance(rejected.accept_prob)}, and the coin said no"
         agreed = "" if j == 0 else f"the target agreed with the first {j if j > 1 else ''}".rstrip() + ", "
         verb = "the target rejected the first one, " if j == 0 else "rejected "
         sentence = f"Drafted {k}, {agreed}{verb}{rejected.text!r} ({why})"
@@ -158,15 +166,42 @@ class RunStats:
     by_position: tuple[float | None, ...]
     kept_counts: tuple[int, ...]
     tokens_per_loop: float
-    mean_draft_pass_s: float
+    mean_draft_pass_s: float  # drafting time per proposed token
     mean_verify_pass_s: float
-    mean_plain_pass_s: float | None
-    draft_cost: float | None  # c: one draft pass in plain target passes
-    verify_cost: float | None  # v: one verification pass in plain target passes
-    predicted_speedup: float | None  # the calculator at (alpha, K, c, v)
-    measured_speedup: float | None  # speculative tokens/s over plain tokens/s
     spec_tokens_per_s: float
-    plain_tokens_per_s: float | None
+    mean_plain_pass_s: float | None = None
+    measured: Measured | None = None  # costs, speedup and prediction against the plain run (None without one)
+
+    @property
+    def draft_cost(self) -> float | None:
+        """c: one draft pass in plain target passes."""
+        return self.measured.draft_cost if self.measured else None
+
+    @property
+    def verify_cost(self) -> float | None:
+        """v: one verification pass in plain (one-token) target passes."""
+        return self.measured.verify_cost if self.measured else None
+
+    @property
+    def predicted_speedup(self) -> float | None:
+        """What the calculator shows at (alpha, K, c, v)."""
+        if not self.measured:
+            return None
+        return float(analytics.speedup(self.alpha, self.k, self.measured.draft_cost, self.measured.verify_cost))
+
+    @property
+    def predicted_as_run(self) -> float | None:
+        """The closed form summed over the loops as they ran (some may have proposed fewer than K)."""
+        return self.measured.predicted_speedup if self.measured else None
+
+    @property
+    def measured_speedup(self) -> float | None:
+        """Speculative tokens per second over plain tokens per second (prefill excluded)."""
+        return self.measured.speedup if self.measured else None
+
+    @property
+    def plain_tokens_per_s(self) -> float | None:
+        return self.measured.plain_tokens_per_s if self.measured else None
 
     @property
     def efficiency(self) -> float | None:
@@ -178,18 +213,9 @@ class RunStats:
 
 def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
     """Statistics of ``spec``; the cost ratios and speedups need the ``plain`` baseline."""
-    # Drafting time per proposed token, including drafting work not tied to one token.
     drafting = sum(it.draft_time_s for it in spec.iterations)
-    mean_draft = drafting / spec.n_proposed if spec.n_proposed else _mean([it.draft_time_s for it in spec.iterations])
-    mean_verify = _mean([it.verify_time_s for it in spec.iterations])
-    mean_plain = _mean([p.time_s for p in plain.passes]) if plain is not None and plain.passes else None
-    c = mean_draft / mean_plain if mean_plain else None
-    v = mean_verify / mean_plain if mean_plain else None
-    predicted = float(analytics.speedup(spec.acceptance_rate, spec.settings.k, c, v)) if c is not None else None
-    measured = None
-    plain_tps = plain.tokens_per_s if plain is not None else None
-    if plain_tps:
-        measured = spec.tokens_per_s / plain_tps
+    comparable = plain is not None and plain.passes and spec.iterations and plain.decode_time_s > 0 \
+        and spec.decode_time_s > 0
     return RunStats(
         k=spec.settings.k,
         iterations=len(spec.iterations),
@@ -198,15 +224,11 @@ def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
         by_position=tuple(acceptance_by_position(spec)),
         kept_counts=tuple(kept_counts(spec)),
         tokens_per_loop=spec.tokens_per_loop,
-        mean_draft_pass_s=mean_draft,
-        mean_verify_pass_s=mean_verify,
-        mean_plain_pass_s=mean_plain,
-        draft_cost=c,
-        verify_cost=v,
-        predicted_speedup=predicted,
-        measured_speedup=measured,
+        mean_draft_pass_s=drafting / spec.n_proposed if spec.n_proposed else 0.0,
+        mean_verify_pass_s=_mean([it.verify_time_s for it in spec.iterations]),
         spec_tokens_per_s=spec.tokens_per_s,
-        plain_tokens_per_s=plain_tps,
+        mean_plain_pass_s=_mean([p.time_s for p in plain.passes]) if comparable else None,
+        measured=measure([spec], [plain]) if comparable else None,
     )
 
 

@@ -54,8 +54,16 @@ def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
 
 
 def sample(probs: torch.Tensor, generator: torch.Generator | None) -> int:
-    """Draw one token id from a probability vector."""
+    """Draw one token id from a probability vector (on the generator's device)."""
+    if generator is not None and probs.device != generator.device:
+        probs = probs.to(generator.device)
     return int(torch.multinomial(probs, 1, generator=generator).item())
+
+
+def uniform(generator: torch.Generator | None) -> float:
+    """One draw of U(0, 1), compared with min(1, p/q) to accept or reject a proposal."""
+    device = generator.device if generator is not None else "cpu"
+    return float(torch.rand(1, generator=generator, device=device))
 
 
 def acceptance_probability(p: float, q: float) -> float:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from specsim.drafters import Proposal
 from specsim.sampling import top_tokens
 from specsim.trace import Iteration, Residual, Slot, TokenProb
+
+if TYPE_CHECKING:
+    from specsim.engine import Verdict
 
 
 class TokenNamer:
@@ -32,19 +37,14 @@ def build_iteration(
     context_len: int,
     proposal: Proposal,
     target_probs: torch.Tensor,
-    n_accepted: int,
-    extra: int,
-    extra_kind: str,
-    accept_probs: list[float],
-    draws: list[float | None],
-    residual: tuple[torch.Tensor, float] | None,
+    verdict: Verdict,
     verify_time: float,
     emitted: list[int],
     stop_reason: str | None,
     top_n: int,
 ) -> Iteration:
     """Record one iteration: every slot with q, p, verdict and alternatives, and the +1 token."""
-    tokens = proposal.tokens
+    tokens, n_accepted, extra = proposal.tokens, verdict.n_accepted, verdict.extra
     rows = torch.arange(len(tokens))
     p_tokens = target_probs[rows, torch.tensor(tokens, dtype=torch.long)].tolist() if tokens else []
     slots = []
@@ -52,19 +52,18 @@ def build_iteration(
         status = "accepted" if i < n_accepted else "rejected" if i == n_accepted else "unchecked"
         slots.append(Slot(
             position=i + 1, token_id=token, text=namer(token), q=float(proposal.q[i]), p=float(p_tokens[i]),
-            accept_prob=float(accept_probs[i]), status=status, draft_top=namer.tops(proposal.top[i]),
+            accept_prob=float(verdict.accept_probs[i]), status=status, draft_top=namer.tops(proposal.top[i]),
             target_top=namer.tops(top_tokens(target_probs[i], top_n)),
             draft_time_s=float(proposal.pass_times[i]) if i < len(proposal.pass_times) else 0.0,
-            draw=draws[i] if i < len(draws) else None,
+            draw=verdict.draws[i] if i < len(verdict.draws) else None,
         ))
     landing = target_probs[n_accepted]
     summary = None
-    if residual is not None:
-        residual_probs, mass = residual
-        summary = Residual(mass=mass, top=namer.tops(top_tokens(residual_probs, top_n)))
+    if verdict.residual is not None:
+        summary = Residual(mass=verdict.residual_mass, top=namer.tops(top_tokens(verdict.residual, top_n)))
     return Iteration(
         index=index, context_len=context_len, slots=tuple(slots), n_accepted=n_accepted,
-        extra=TokenProb(extra, namer(extra), float(landing[extra])), extra_kind=extra_kind,
+        extra=TokenProb(extra, namer(extra), float(landing[extra])), extra_kind=verdict.extra_kind,
         extra_target_top=namer.tops(top_tokens(landing, top_n)), residual=summary, verify_time_s=verify_time,
         emitted=tuple(emitted), stop_reason=stop_reason, draft_overhead_s=proposal.overhead_s,
     )

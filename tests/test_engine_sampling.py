@@ -57,8 +57,8 @@ def first_token_counts(n: int, q: torch.Tensor = Q) -> Counter:
     for _ in range(n):
         x = int(torch.multinomial(q, 1, generator=generator))
         proposal = Proposal(tokens=[x], q=[float(q[x])], q_probs=[q])
-        n_accepted, extra, *_ = engine.verify([x], proposal, target_probs, sampling, generator)
-        counts[x if n_accepted else extra] += 1
+        verdict = engine.verify([x], proposal, target_probs, sampling, generator)
+        counts[x if verdict.n_accepted else verdict.extra] += 1
     return counts
 
 

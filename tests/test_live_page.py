@@ -5,11 +5,13 @@ AppTest does not fire ``st.fragment`` timers, so "play to the end" is checked by
 then jumping, and the timer rule itself is tested in test_live_widgets.py.
 """
 
+import math
+
 import pytest
 
 from app import live_view, state
 from specsim import replay
-from tests.conftest import open_page
+from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
 
 _threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
@@ -19,11 +21,11 @@ N_NEW = 10
 
 
 def _set_form(at, prompt=PROMPT, k=3, n=N_NEW, drafter="prompt_lookup", temperature=0.0):
-    at.text_area(key=state.LIVE_PROMPT).set_value(prompt)
-    at.radio(key=state.LIVE_DRAFTER).set_value(drafter)
-    at.number_input(key=state.LIVE_K).set_value(k)
-    at.number_input(key=state.LIVE_MAX_NEW).set_value(n)
-    at.number_input(key=state.LIVE_TEMPERATURE).set_value(temperature)
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(prompt)
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value(drafter)
+    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(k)
+    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(n)
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(temperature)
     return at
 
 
@@ -49,14 +51,20 @@ def test_run_records_both_traces(ran):
 
 def test_numbers_shown_are_the_traces(ran):
     spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
-    stats = replay.run_stats(spec, plain)
     shown = {m.label: m.value for m in ran.metric}
     assert shown["measured acceptance α"] == live_view.fmt_pct(spec.acceptance_rate)
     assert shown["tokens per loop"] == f"{spec.n_generated / len(spec.iterations):.2f}"
     assert shown["measured speedup"] == live_view.fmt_x(spec.tokens_per_s / plain.tokens_per_s)
-    assert shown["calculator's prediction"] == live_view.fmt_x(stats.predicted_speedup)
+    # the prediction, worked out here from the raw timings: c and v in plain passes, then E[j+1] / (K c + v)
+    its, k = spec.iterations, spec.settings.k
+    plain_pass = sum(p.time_s for p in plain.passes) / len(plain.passes)
+    c = sum(it.draft_time_s for it in its) / sum(it.k for it in its) / plain_pass
+    v = sum(it.verify_time_s for it in its) / len(its) / plain_pass
+    a = sum(it.n_accepted for it in its) / sum(s.status != "unchecked" for it in its for s in it.slots)
+    tokens = sum(a**i for i in range(k + 1))
+    assert shown["calculator's prediction"] == live_view.fmt_x(tokens / (k * c + v))
     link = next(m.value for m in ran.markdown if "Open the calculator" in m.value)
-    assert f"k={spec.settings.k}&alpha={round(100 * spec.acceptance_rate)}" in link
+    assert f"k={k}&alpha={math.floor(100 * a + 0.5)}&c={math.floor(100 * c + 0.5) / 100:.2f}" in link
 
 
 def test_identity_shown_in_greedy_mode(ran):
@@ -94,7 +102,7 @@ def test_bad_prompt_shows_a_message_and_keeps_the_text(prompt, needle):
     at.button(key="live_run").click().run()
     assert not at.exception
     assert any(needle in e.value for e in at.error)
-    assert at.text_area(key=state.LIVE_PROMPT).value == prompt
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == prompt
     assert at.session_state[state.LIVE_TRACE] is None
 
 
@@ -106,12 +114,13 @@ def test_out_of_range_k_shows_a_message():
 
 def test_unavailable_model_shows_a_message(tmp_path):
     at = _set_form(open_page("live.py"))
-    at.selectbox(key=state.LIVE_PAIR).set_value("custom").run()
-    at.text_input(key=state.LIVE_CUSTOM_TARGET).set_value(str(tmp_path))  # a folder with no model in it
+    at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
+    # a folder with no model in it
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value(str(tmp_path))
     at.button(key="live_run").click().run()
     assert not at.exception
     assert any("Could not load" in e.value for e in at.error)
-    assert at.text_area(key=state.LIVE_PROMPT).value == PROMPT
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
 
 
 def test_draft_model_without_a_bundled_draft_says_what_to_pick():
@@ -120,3 +129,55 @@ def test_draft_model_without_a_bundled_draft_says_what_to_pick():
     assert not at.exception
     if not any("No draft model ships" in e.value for e in at.error):  # a default draft exists: it must run
         assert at.session_state[state.LIVE_TRACE] is not None
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = _set_form(open_page("live.py"), prompt="kept across pages", k=5)
+    at.run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    at.switch_page(str(ROOT / "pages" / "live.py")).run()
+    assert not at.exception
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "kept across pages"
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 5
+
+
+def test_a_bad_link_falls_back_with_a_notice():
+    at = open_page("live.py", query={"k": "99", "t": "0.5", "prompt": "from a link"})
+    assert not at.exception
+    assert any("`k`" in w.value for w in at.warning)
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
+    assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 0.5
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "from a link"
+
+
+def test_a_stopped_run_hands_over_its_partial_trace():
+    """What the next script run does after a click stopped a generation (see app/live_run.py)."""
+    from app.live_run import RunBox
+    from tests.live_traces import hand_trace
+
+    at = open_page("live.py")
+    partial = hand_trace(greedy=False)
+    at.session_state[state.LIVE_RUN] = RunBox(running=False, spec=partial, notice=("warning", "Cancelled: kept."))
+    at.run()
+    assert not at.exception
+    assert at.session_state[state.LIVE_TRACE] == partial and at.session_state[state.LIVE_PLAIN] is None
+    assert at.session_state[state.LIVE_RUN] is None
+    assert any(w.value == "Cancelled: kept." for w in at.warning)
+    assert replay.narrate(partial, 0) in _texts(at.info)  # sampling mode: residual chart drawn without error
+    assert any("did not run to the end" in w.value for w in at.warning)
+
+
+def test_a_greedy_mismatch_names_the_token_and_the_dtype():
+    from tests.live_traces import VOCAB, hand_plain, hand_trace
+
+    spec = hand_trace()
+    ids = list(spec.generated_ids)
+    ids[4] = 21
+    at = open_page("live.py")
+    at.session_state[state.LIVE_TRACE] = spec
+    at.session_state[state.LIVE_PLAIN] = hand_plain(tuple(ids))
+    at.run()
+    assert not at.exception
+    message = next(e.value for e in at.error if "differ" in e.value)
+    assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
+    assert "float32" in message

@@ -49,13 +49,23 @@ def test_validation_messages():
 
 
 def test_calculator_link_carries_the_measured_values():
-    link, notes = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
-    assert urlsplit(link).path == "/calculator"
-    assert parse_qs(urlsplit(link).query) == {"k": ["5"], "alpha": ["68"], "c": ["0.13"], "v": ["1.24"]}
-    assert notes == []
+    link = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
+    assert urlsplit(link.url).path == "/calculator"
+    assert parse_qs(urlsplit(link.url).query) == {"k": ["5"], "alpha": ["68"], "c": ["0.13"], "v": ["1.24"]}
+    assert link.notes == ()
 
 
 def test_calculator_link_clamps_what_the_calculator_cannot_show():
-    link, notes = lp.calculator_link(0.5, 4, 1.7, 0.2)
-    assert parse_qs(urlsplit(link).query)["c"] == ["1.00"] and parse_qs(urlsplit(link).query)["v"] == ["0.50"]
-    assert len(notes) == 2
+    link = lp.calculator_link(0.5, 4, 1.7, 0.2)
+    assert parse_qs(urlsplit(link.url).query)["c"] == ["1.00"] and parse_qs(urlsplit(link.url).query)["v"] == ["0.50"]
+    assert len(link.notes) == 2
+
+
+def test_the_calculator_reads_the_link_as_written():
+    from app import urlstate
+
+    link = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
+    result = urlstate.parse_query({k: v[0] for k, v in parse_qs(urlsplit(link.url).query).items()})
+    assert result.problems == () and result.adjustments == ()
+    s = result.settings
+    assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.13, 1.24)

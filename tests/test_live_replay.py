@@ -105,3 +105,8 @@ def test_visible_whitespace():
 def test_hand_trace_survives_json():
     trace = hand_trace(greedy=False)
     assert Trace.from_json(trace.to_json()) == trace
+
+
+def test_small_chances_are_not_shown_as_zero():
+    assert [replay.chance(x) for x in (0.0, 0.5, 0.01, 0.00123, 0.00001)] == [
+        "0.00", "0.50", "0.01", "0.0012", "below 0.0001"]

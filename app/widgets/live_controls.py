@@ -13,8 +13,6 @@ import streamlit as st
 from app import live_params, state
 from app.live_params import DRAFTERS, EXAMPLES, LiveSettings
 
-SESSION = "session"  # keep each setting when the learner visits another page and comes back
-
 
 def apply_url(pairs: Mapping[str, str]) -> None:
     """Load settings from the URL once per session; unusable parameters fall back with a warning."""
@@ -28,13 +26,30 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     settings, notices = live_params.parse_query(query, list(pairs))
     for field, (name, key) in live_params.FIELDS.items():
         if name in query:
-            state.put(key, getattr(settings, field))
+            _set(key, getattr(settings, field))
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
 
+def _set(key: str, value) -> None:
+    """Store a setting and show it in its widget."""
+    state.put(key, value)
+    st.session_state[state.widget_key(key)] = value
+
+
+def _w(key: str) -> str:
+    """The widget key for setting ``key``, holding the stored value when the widget has none.
+
+    Streamlit forgets a widget's value while its page is not shown; the plain key remembers it.
+    """
+    wkey = state.widget_key(key)
+    if wkey not in st.session_state:
+        st.session_state[wkey] = state.get(key)
+    return wkey
+
+
 def _use_example(text: str) -> None:
-    state.put(state.LIVE_PROMPT, text)
+    _set(state.LIVE_PROMPT, text)
 
 
 def controls(pairs: Mapping[str, str]) -> LiveSettings:
@@ -43,34 +58,35 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
     left, right = st.columns([2, 1])
     with right:
         if state.get(state.LIVE_PAIR) not in pairs:
-            state.put(state.LIVE_PAIR, next(iter(pairs)))
-        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=state.LIVE_PAIR,
-                            persist_state=SESSION)
+            _set(state.LIVE_PAIR, next(iter(pairs)))
+        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=_w(state.LIVE_PAIR))
         if pair == "custom":
-            st.text_input("Target: hub id or local folder", key=state.LIVE_CUSTOM_TARGET, persist_state=SESSION,
+            st.text_input("Target: hub id or local folder", key=_w(state.LIVE_CUSTOM_TARGET),
                           placeholder="HuggingFaceTB/SmolLM2-360M-Instruct")
-            st.text_input("Draft: hub id or local folder", key=state.LIVE_CUSTOM_DRAFT, persist_state=SESSION,
+            st.text_input("Draft: hub id or local folder", key=_w(state.LIVE_CUSTOM_DRAFT),
                           placeholder="HuggingFaceTB/SmolLM2-135M-Instruct")
         if state.get(state.LIVE_DRAFTER) not in DRAFTERS:
-            state.put(state.LIVE_DRAFTER, "model")
-        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.LIVE_DRAFTER, persist_state=SESSION)
+            _set(state.LIVE_DRAFTER, "model")
+        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=_w(state.LIVE_DRAFTER))
         a, b = st.columns(2)
-        a.number_input("K: proposals per loop", step=1, key=state.LIVE_K, persist_state=SESSION,
+        a.number_input("K: proposals per loop", step=1, key=_w(state.LIVE_K),
                        help=f"{live_params.K_RANGE[0]} to {live_params.K_RANGE[1]}")
-        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=state.LIVE_TEMPERATURE,
-                       persist_state=SESSION,
+        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=_w(state.LIVE_TEMPERATURE),
                        help=f"{live_params.TEMPERATURE_RANGE[0]:g} to {live_params.TEMPERATURE_RANGE[1]:g}")
-        a.number_input("Max new tokens", step=1, key=state.LIVE_MAX_NEW, persist_state=SESSION,
+        a.number_input("Max new tokens", step=1, key=_w(state.LIVE_MAX_NEW),
                        help=f"{live_params.MAX_NEW_RANGE[0]} to {live_params.MAX_NEW_RANGE[1]}")
-        b.number_input("Seed", step=1, key=state.LIVE_SEED, persist_state=SESSION,
-                       help="fixes the random draws in sampling mode")
+        b.number_input("Seed", step=1, key=_w(state.LIVE_SEED), help="fixes the random draws in sampling mode")
     with left:
-        st.text_area("Prompt", key=state.LIVE_PROMPT, persist_state=SESSION, height=150,
+        st.text_area("Prompt", key=_w(state.LIVE_PROMPT), height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")
         cols = st.columns(len(EXAMPLES))
         for col, (name, text) in zip(cols, EXAMPLES.items(), strict=True):
             col.button(f"Example: {name.lower()}", key=f"live_example_{name}", on_click=_use_example, args=(text,),
                        use_container_width=True)
+    for _, key in live_params.FIELDS.values():
+        wkey = state.widget_key(key)
+        if wkey in st.session_state:
+            state.put(key, st.session_state[wkey])
     return current()
 
 

@@ -25,7 +25,8 @@ METRIC = "[data-testid='stMetricValue']"
 IDLE = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   return app && app.getAttribute('data-test-script-state') === 'notRunning'
-      && app.getAttribute('data-test-connection-state') === 'CONNECTED';
+      && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+      && !document.querySelector("[data-testid='stSkeleton']");
 }"""
 
 
