@@ -69,10 +69,10 @@ def test_live_link(case: Bad):
     at = open_page("live.py", query={**companion, **case.value})
     _assert_told(at, case)
     if "prompt" in companion:
-        assert at.text_area(key=state.LIVE_PROMPT).value == "hello there"
+        assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "hello there"
     else:
-        assert at.number_input(key=state.LIVE_K).value == 3
-    at.number_input(key=state.LIVE_MAX_NEW).set_value(5).run()  # a normal action right after
+        assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 3
+    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(5).run()  # a normal action right after
     assert not at.exception
     assert at.query_params["n"] == "5"
     assert at.session_state[state.LIVE_MAX_NEW] == 5
@@ -81,13 +81,14 @@ def test_live_link(case: Bad):
 # ---- live page form -----------------------------------------------------------------------------------
 def _fill(at, values: dict) -> None:
     for name, value in values.items():
-        widget = at.text_area(key=FORM_KEYS[name]) if name == "prompt" else at.number_input(key=FORM_KEYS[name])
+        key = state.widget_key(FORM_KEYS[name])
+        widget = at.text_area(key=key) if name == "prompt" else at.number_input(key=key)
         widget.set_value(value)
 
 
 def _good_live_page():
     at = open_page("live.py", timeout=600)
-    at.radio(key=state.LIVE_DRAFTER).set_value("prompt_lookup")
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("prompt_lookup")
     _fill(at, GOOD_FORM)
     return at.run()
 
@@ -133,10 +134,10 @@ def folders(tmp_path_factory) -> dict[str, str]:
 
 
 def _custom(at, target: str, draft: str) -> None:
-    at.selectbox(key=state.LIVE_PAIR).set_value("custom").run()
-    at.text_input(key=state.LIVE_CUSTOM_TARGET).set_value(target)
-    at.text_input(key=state.LIVE_CUSTOM_DRAFT).set_value(draft)
-    at.radio(key=state.LIVE_DRAFTER).set_value("model")
+    at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value(target)
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_DRAFT)).set_value(draft)
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("model")
 
 
 @pytest.mark.parametrize("case", LIVE_MODELS, ids=lambda b: b.id)
@@ -159,12 +160,12 @@ def test_live_settings_survive_a_visit_to_another_page():
     from tests.conftest import ROOT
 
     at = open_page("live.py")
-    at.text_area(key=state.LIVE_PROMPT).set_value("north south east west").run()
-    at.number_input(key=state.LIVE_K).set_value(7).run()
-    at.radio(key=state.LIVE_DRAFTER).set_value("prompt_lookup").run()
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("north south east west").run()
+    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(7).run()
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("prompt_lookup").run()
     at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
     at.switch_page(str(ROOT / "pages" / "live.py")).run()
     assert not at.exception
-    assert at.text_area(key=state.LIVE_PROMPT).value == "north south east west"
-    assert at.number_input(key=state.LIVE_K).value == 7
-    assert at.radio(key=state.LIVE_DRAFTER).value == "prompt_lookup"
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "north south east west"
+    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 7
+    assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == "prompt_lookup"
