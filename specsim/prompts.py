@@ -12,8 +12,8 @@ from pathlib import Path
 BUILTIN_PROMPTS: tuple[tuple[str, str], ...] = (
     ("prose", "Write a short paragraph about a lighthouse keeper during a storm."),
     ("code", "Write a Python function that returns the n-th Fibonacci number, with a docstring."),
-    ("qa", "What is the capital of France, and what river runs through it?"),
     ("repeat", "Repeat this sentence exactly three times: The quick brown fox jumps over the lazy dog."),
+    ("qa", "What is the capital of France, and what river runs through it?"),
     ("list", "List the first ten prime numbers, separated by commas."),
     ("explain", "Explain in two sentences why the sky is blue."),
     ("code", "Write a SQL query that counts the orders per customer in a table named orders."),

@@ -67,3 +67,26 @@ def test_measure_matches_the_closed_form_for_constant_k():
     assert m.draft_cost == pytest.approx(0.1) and m.verify_cost == pytest.approx(1.2)
     assert m.predicted_speedup == pytest.approx(analytics.speedup(6 / 8, 4, 0.1, 1.2))
     assert m.speedup == pytest.approx((n / 0.5) / 10.0)
+
+
+def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
+    import specsim.bench as bench
+
+    monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
+    code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--prompts", "1", "--max-new-tokens", "6",
+                       "--threads", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if "efficiency" in line and "HF tok/s" in line)
+    row = lines[header + 2].split()  # after the rule line
+    assert row[:2] == ["prompt_lookup", "2"] and row[-1] == "yes"
+
+
+@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model"]])
+def test_bench_bad_arguments_exit_2(capsys, argv):
+    import specsim.bench as bench
+
+    with pytest.raises(SystemExit) as stop:
+        bench.main(argv)
+    assert stop.value.code == 2 and "error:" in capsys.readouterr().err

@@ -51,7 +51,7 @@ def make_drafter(kind: str, target):
         mapping = torch.randperm(vocab, generator=torch.Generator().manual_seed(0))[:300]
         return ModelDrafter(tiny_llama(vocab, seed=6, hidden=16, layers=1, head_size=300), "reduced", mapping)
     if kind == "early_exit":
-        return EarlyExitDrafter(target.model, 6)
+        return EarlyExitDrafter(target.model, 3)
     return PromptLookupDrafter()
 
 
@@ -75,7 +75,7 @@ def test_self_draft_accepts_everything(bundled_target, prompts_and_references):
 def test_trace_records_every_iteration(bundled_target, prompts_and_references):
     ids, reference = prompts_and_references[1]
     seen = []
-    trace = speculative_generate(bundled_target, EarlyExitDrafter(bundled_target.model, 6), ids, 3, N_NEW,
+    trace = speculative_generate(bundled_target, EarlyExitDrafter(bundled_target.model, 3), ids, 3, N_NEW,
                                  on_iteration=seen.append)
     assert tuple(seen) == trace.iterations
     emitted = [t for it in trace.iterations for t in it.emitted]
