@@ -1,6 +1,48 @@
-"""Four variants (placeholder until issue 7 lands)."""
+"""Four variants of speculative decoding, each run for real on the bundled target, side by side."""
 
 import streamlit as st
 
+from app import state
+from app.widgets import variants as ui
+from specsim.variants import compare as cmp
+
+state.init()
 st.title("Four variants")
-st.warning("This part of specsim is not built yet. It is planned, and this page says so plainly until it is.")
+st.markdown(
+    "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
+    "separates the variants: a second small model, text copied from the prompt, the target guessing ahead of "
+    "itself, or extra heads bolted onto the target. Below, each one runs on the bundled target "
+    "(SmolLM2-135M-Instruct, float32, greedy) on the same prompt, and is timed against plain decoding.")
+
+labels = list(cmp.DEMO_PROMPTS)
+if state.get(state.VAR_PROMPT) not in labels:
+    state.put(state.VAR_PROMPT, labels[0])
+label = st.selectbox("Prompt", labels, index=labels.index(state.get(state.VAR_PROMPT)))
+state.put(state.VAR_PROMPT, label)
+st.code(cmp.DEMO_PROMPTS[label], language=None, wrap_lines=True)
+max_new = st.slider("New tokens per variant", 8, 48, state.get(state.VAR_MAX_NEW), step=8)
+state.put(state.VAR_MAX_NEW, max_new)
+results = state.get(state.VAR_RESULTS)
+
+if st.button("Run every variant on this prompt", key=state.VAR_RUN_BUTTON, type="primary"):
+    data = ui.run_prompt(label, max_new)
+    if data is not None:
+        results[(label, max_new)] = data
+data = results.get((label, max_new))
+if data is None or data.comparison.by_key("lookahead") is None:
+    st.info("Press the button to run plain decoding and every variant on this prompt (about a minute on a "
+            "laptop CPU; each prompt runs once per session).")
+    st.stop()
+
+st.subheader("Side by side")
+ui.results_table(data.comparison)
+st.subheader("The lesson's table, with our measurements")
+ui.lesson_table(data.comparison)
+st.subheader("Lookahead: the Jacobi iterations converge")
+ui.jacobi_section(data)
+st.subheader("Medusa: the candidate tree and the accepted branch")
+ui.medusa_section(data)
+st.subheader("Prompt lookup needs overlap")
+ui.lookup_section(results, max_new)
+st.subheader("Early exit: the cautionary case")
+ui.early_exit_section(data)

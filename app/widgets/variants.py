@@ -1,0 +1,180 @@
+"""Streamlit sections of the variants page; every number comes from a run, every chart from app.figures."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from app import state
+from app.figures import variants as figs
+from app.layout import ASSETS
+from specsim.models import format_prompt
+from specsim.variants import compare as cmp
+from specsim.variants.lookahead import jacobi_demo
+
+HELDOUT_RESULTS = ASSETS / "variants" / "heldout_results.json"
+
+
+@dataclass
+class PageData:
+    """Everything one prompt's run produced (kept in session state, keyed by prompt and length)."""
+
+    comparison: cmp.Comparison
+    jacobi: list[list[int]] = field(default_factory=list)
+    jacobi_texts: list[list[str]] = field(default_factory=list)
+
+
+def _progress_callback(bar):
+    return lambda fraction, message: bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+
+
+def _heads_or_none():
+    try:
+        return state.variants_medusa_heads()
+    except FileNotFoundError:
+        return None  # the Medusa rows then report the missing file
+
+
+def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANTS) -> PageData | None:
+    """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
+    bar = st.progress(0.0, text="Loading the bundled target (SmolLM2-135M-Instruct, float32)")
+    try:
+        target = state.variants_target()
+        comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, variants, _heads_or_none(),
+                                 progress=_progress_callback(bar))
+        data = PageData(comparison)
+        if "lookahead" in variants:
+            bar.progress(0.98, text="Jacobi iterations for one window")
+            ids = format_prompt(target.tokenizer, cmp.DEMO_PROMPTS[label])
+            data.jacobi = jacobi_demo(target, ids)
+            data.jacobi_texts = [[target.tokenizer.decode([t]) for t in row] for row in data.jacobi]
+    except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
+        bar.empty()
+        st.error(f"The variants could not run: {type(error).__name__}: {error}")
+        return None
+    bar.empty()
+    return data
+
+
+def results_table(comparison: cmp.Comparison) -> None:
+    rows = cmp.summarise([comparison])
+    st.dataframe([{
+        "variant": r["variant"], "tokens per target pass": round(r["tokens per target pass"], 2),
+        "acceptance": "n/a" if r["acceptance"] is None else f"{r['acceptance']:.0%}",
+        "speedup vs plain": f"{r['speedup']:.2f}x", "extra parameters": f"{r['extra parameters']:,}",
+        "training": r["training"], "identical to plain": r["identical to plain"],
+    } for r in rows], hide_index=True, width="stretch")
+    for key, message in comparison.errors.items():
+        st.warning(f"{cmp.LABELS.get(key, key)} did not run: {message}")
+    if not all(r["identical to plain"] for r in rows):
+        st.error("A variant changed the greedy output: that is a bug, please report it.")
+    variants = [r for r in rows if r["key"] != "plain"]
+    st.plotly_chart(figs.comparison_chart([r["variant"] for r in variants],
+                                          [r["tokens per target pass"] for r in variants],
+                                          [r["speedup"] for r in variants]), width="stretch")
+
+
+def lesson_table(comparison: cmp.Comparison) -> None:
+    st.dataframe(cmp.lesson_rows(cmp.summarise([comparison])), hide_index=True, width="stretch")
+    if HELDOUT_RESULTS.exists():
+        try:
+            saved = json.loads(HELDOUT_RESULTS.read_text(encoding="utf-8"))
+            st.caption(f"On the held-out prompt set ({saved['prompts']} prompts, {saved['max_new_tokens']} tokens "
+                       f"each, measured by `python -m specsim.variants.compare --heldout {saved['prompts']}`):")
+            st.dataframe(cmp.lesson_rows(saved["rows"]), hide_index=True, width="stretch")
+        except (ValueError, KeyError) as error:
+            st.warning(f"The saved held-out results could not be read: {error}")
+
+
+def jacobi_section(data: PageData) -> None:
+    result = data.comparison.by_key("lookahead")
+    if not data.jacobi or result is None:
+        st.info("Lookahead did not run for this prompt.")
+        return
+    fixed = data.jacobi[-1]
+    st.plotly_chart(figs.jacobi_grid(data.jacobi_texts, [[t == f for t, f in zip(row, fixed, strict=True)]
+                                                         for row in data.jacobi]), width="stretch")
+    st.caption(f"{len(data.jacobi) - 1} Jacobi iterations (one target pass each) for {len(fixed)} tokens; the last "
+               "row is the fixed point, and it equals plain greedy decoding. Green: already final.")
+    run = result.details
+    wins = sum(1 for s in run.steps if s.n_accepted > 0)
+    st.markdown(f"In the full run, lookahead made **{len(run.steps)} passes** for {result.trace.n_generated} tokens; "
+                f"**{wins}** passes kept at least one guess (from the window or the n-gram pool, which ended with "
+                f"{run.steps[-1].pool_size if run.steps else 0} n-grams). Each pass read up to "
+                f"{max((s.pass_tokens for s in run.steps), default=0)} tokens at once.")
+    st.dataframe([{
+        "pass": s.index + 1, "window before": " | ".join(repr(t)[1:-1] for t in _texts(data, s.window_before)),
+        "window after": " | ".join(repr(t)[1:-1] for t in _texts(data, s.window_after)),
+        "n-gram candidates": len(s.candidates), "kept from": s.winner, "tokens kept": len(s.emitted),
+    } for s in run.steps], hide_index=True, width="stretch")
+
+
+def _texts(data: PageData, ids) -> list[str]:
+    tok = state.variants_target().tokenizer
+    return [tok.decode([t]) for t in ids]
+
+
+def medusa_section(data: PageData) -> None:
+    tree = data.comparison.by_key("medusa_tree")
+    chain = data.comparison.by_key("medusa")
+    if tree is None or chain is None:
+        st.info("Medusa did not run for this prompt (see the warning above).")
+        return
+    run = tree.details
+    steps = [s for s in run.steps if len(s.tokens) > 1]
+    if not steps:
+        st.info("The run ended before Medusa drafted anything.")
+        return
+    if state.get(state.VAR_STEP) > len(steps):
+        state.put(state.VAR_STEP, len(steps))
+    step_no = st.slider("Medusa pass to inspect", 1, len(steps), key=state.VAR_STEP) if len(steps) > 1 else 1
+    step = steps[step_no - 1]
+    tok = state.variants_target().tokenizer
+    texts = [tok.decode([t]) for t in step.tokens]
+    st.plotly_chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes, tok.decode([step.extra])),
+                    width="stretch")
+    st.caption(f"Pass {step_no}: {len(step.tokens) - 1} candidate tokens from {run.trace.settings.k} heads, "
+               f"read in one target pass with tree attention; {len(step.accepted_nodes)} kept (green), then the "
+               "target's own token (blue).")
+    st.markdown(f"Tree: **{tree.tokens_per_pass:.2f}** tokens per target pass; single chain (each head's top "
+                f"token, checked by the engine's usual verify step): **{chain.tokens_per_pass:.2f}**.")
+
+
+def lookup_section(results: dict, max_new: int) -> None:
+    rows = []
+    for label in cmp.DEMO_PROMPTS:
+        data = results.get((label, max_new))
+        result = data.comparison.by_key("prompt_lookup") if data else None
+        if result is not None:
+            rows.append({"prompt": label, "tokens per target pass": round(result.tokens_per_pass, 2),
+                         "acceptance": f"{result.acceptance or 0:.0%}", "speedup vs plain": f"{result.speedup:.2f}x",
+                         "identical to plain": result.identical})
+    if rows:
+        st.dataframe(rows, hide_index=True, width="stretch")
+    missing = [label for label in cmp.DEMO_PROMPTS if (label, max_new) not in results]
+    if missing and st.button(f"Run prompt lookup on the other {len(missing)} prompt(s)", key=state.VAR_LOOKUP_BUTTON):
+        for label in missing:
+            data = run_prompt(label, max_new, ("prompt_lookup",))
+            if data is None:
+                return
+            results[(label, max_new)] = data
+        st.rerun()
+
+
+def early_exit_section(data: PageData) -> None:
+    result = data.comparison.by_key("early_exit")
+    if result is None:
+        st.info("Early exit did not run for this prompt.")
+        return
+    its = result.trace.iterations
+    draft = sum(it.draft_time_s for it in its)
+    total = draft + sum(it.verify_time_s for it in its)
+    st.plotly_chart(figs.per_pass_chart([it.n_accepted for it in its], [it.draft_time_s for it in its],
+                                        [it.verify_time_s for it in its], cmp.LABELS["early_exit"]), width="stretch")
+    st.markdown(
+        f"The shallow draft's guesses were kept **{result.acceptance or 0:.0%}** of the time; drafting took "
+        f"**{draft / total if total else 0:.0%}** of the loop time, and the speedup is **{result.speedup:.2f}x**. "
+        f"Yet no iteration produced fewer than **{min(len(it.emitted) for it in its)}** token: when every guess "
+        "is wrong, the target's own pass still supplies the next token.")

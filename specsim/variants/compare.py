@@ -1,0 +1,285 @@
+"""Run every variant on the same prompt and compare them with plain greedy decoding.
+
+``python -m specsim.variants.compare [--prompt TEXT | --heldout N] [--max-new-tokens T]`` prints the
+table. Every number is measured here: tokens per target pass, acceptance of the checked guesses,
+decode time (prefill excluded) and speedup against plain decoding timed the same way, extra
+parameters, training cost, and whether the output equals plain greedy decoding token for token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from specsim import defaults
+from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
+from specsim.engine import plain_generate, speculative_generate
+from specsim.models import LoadedModel, format_prompt, load_bundled_target
+from specsim.trace import Trace
+from specsim.variants.lookahead import LookaheadRun, lookahead_generate
+from specsim.variants.medusa import MedusaDrafter, MedusaHeads
+from specsim.variants.medusa_tree import medusa_tree_generate
+
+ROOT = Path(__file__).resolve().parents[2]
+HELDOUT = ROOT / "assets" / "prompts" / "heldout.json"
+CAUTION_LAYERS = 4  # the early-exit cautionary case: a very shallow draft that rarely agrees
+
+DEMO_PROMPTS = {
+    "Edit code (the answer copies the prompt)": (
+        "Rename the variable `total` to `result` in this function and show the whole function:\n"
+        "def add_all(numbers):\n    total = 0\n    for n in numbers:\n        total = total + n\n    return total"),
+    "Summarise a passage (the answer reuses its words)": (
+        "Summarise this passage in two sentences: \"The old lighthouse on the northern cliff was switched off in "
+        "1998. Ships now rely on satellite navigation, but the town kept the lighthouse as a museum, and every "
+        "summer volunteers repaint the lighthouse white and red.\""),
+    "Open question (no overlap with the prompt)": "Why do cats purr? Answer in a few sentences.",
+}
+
+# The lesson's table of variants: its claims, quoted as claims. Our measured numbers go beside them.
+LESSON_TABLE = {  # variant -> (extra cost, note, the lesson's claimed speedup or None)
+    "draft_model": ("A second model", "The classic form", None),
+    "prompt_lookup": ("Nothing", "Copies drafts from the context (Yang et al., 2023)",
+                      "2x where the answer overlaps the context"),
+    "lookahead": ("No second model", "One decoder guesses ahead and redoes only the wrong tokens (Fu et al., 2024)",
+                  None),
+    "medusa_tree": ("Training the heads", "Head k guesses token t+k+1; verified with tree attention (Cai et al., 2024)",
+               "up to 1.9x on Llama 3.1 (NVIDIA)"),
+    "early_exit": ("Nothing (reuses the target's first layers)", "Not in the lesson's table: the cautionary case",
+                   None),
+}
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant's run on one prompt, measured against plain decoding."""
+
+    key: str
+    label: str
+    trace: Trace
+    tokens_per_pass: float  # generated tokens per TARGET forward pass
+    acceptance: float | None  # accepted / checked guesses; None when nothing is guessed (plain)
+    decode_s: float
+    speedup: float  # plain decode time / this decode time
+    extra_parameters: int
+    training: str
+    identical: bool  # same tokens as plain greedy decoding
+    details: object = None  # LookaheadRun, MedusaTreeRun, the MedusaHeads or the draft's name
+
+
+@dataclass
+class Comparison:
+    prompt: str
+    max_new_tokens: int
+    results: list[VariantResult] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # variant -> message when it could not run
+
+    def by_key(self, key: str) -> VariantResult | None:
+        return next((r for r in self.results if r.key == key), None)
+
+
+def draft_model_drafter(target: LoadedModel):
+    """The classic draft: ``defaults.DEFAULT_DRAFT`` once it ships; until then the engine's default drafter.
+
+    Returns (drafter, extra parameters, training cost).
+    """
+    if defaults.DEFAULT_DRAFT:
+        from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
+
+        folder = Path(defaults.DEFAULT_DRAFT)
+        folder = folder if folder.is_absolute() else ROOT / folder
+        drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
+        model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
+        return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
+    drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
+    drafter.name = f"stand-in until the distilled draft ships: {drafter.name}"
+    return drafter, 0, "none (stand-in)"
+
+
+def _count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _training_cost(heads: MedusaHeads) -> str:
+    meta = heads.meta
+    if "total_seconds" not in meta:
+        return "unknown"
+    return (f"{meta['total_seconds']:.0f} s on {meta.get('threads', '?')} CPU threads "
+            f"({meta['answers']} answers, {meta['answer_tokens']} tokens, {meta['epochs']} epochs)")
+
+
+VARIANTS = ("draft_model", "prompt_lookup", "lookahead", "medusa", "medusa_tree", "early_exit")
+LABELS = {
+    "plain": "Plain greedy decoding", "draft_model": "Draft model", "prompt_lookup": "Prompt lookup",
+    "lookahead": "Lookahead (Jacobi)", "medusa": "Medusa heads (chain)", "medusa_tree": "Medusa heads (tree)",
+    "early_exit": f"Early exit ({CAUTION_LAYERS} layers)",
+}
+
+
+def run_variant(key: str, target: LoadedModel, prompt_ids: list[int], max_new_tokens: int,
+                medusa_heads: MedusaHeads | None = None) -> tuple[Trace, int, str, object]:
+    """Run one variant greedily; return (trace, extra parameters, training cost, details)."""
+    k = defaults.DEFAULT_K
+    if key == "plain":
+        return plain_generate(target, prompt_ids, max_new_tokens), 0, "none", None
+    if key == "draft_model":
+        drafter, params, training = draft_model_drafter(target)
+        return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), params, training, drafter.name
+    if key == "prompt_lookup":
+        return speculative_generate(target, PromptLookupDrafter(), prompt_ids, k, max_new_tokens), 0, "none", None
+    if key == "lookahead":
+        run: LookaheadRun = lookahead_generate(target, prompt_ids, max_new_tokens)
+        return run.trace, 0, "none", run
+    if key == "medusa":
+        heads = medusa_heads if medusa_heads is not None else MedusaHeads.load()
+        drafter = MedusaDrafter(heads, target.model)
+        trace = speculative_generate(target, drafter, prompt_ids, heads.n_heads, max_new_tokens)
+        return trace, heads.extra_parameters(), _training_cost(heads), heads
+    if key == "medusa_tree":
+        heads = medusa_heads if medusa_heads is not None else MedusaHeads.load()
+        run = medusa_tree_generate(target, heads, prompt_ids, max_new_tokens)
+        return run.trace, heads.extra_parameters(), _training_cost(heads), run
+    if key == "early_exit":
+        drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
+        return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), 0, "none", None
+    raise ValueError(f"unknown variant {key!r}; choose from plain, {', '.join(VARIANTS)}")
+
+
+def compare(
+    target: LoadedModel, prompt: str, max_new_tokens: int = 32, variants: tuple[str, ...] = VARIANTS,
+    medusa_heads: MedusaHeads | None = None, progress: Callable[[float, str], None] | None = None,
+) -> Comparison:
+    """Plain decoding, then each variant, on one prompt (chat-formatted). A variant that fails is
+    recorded in ``errors`` with its message; the others still run."""
+    prompt_ids = format_prompt(target.tokenizer, prompt)
+    comparison = Comparison(prompt, max_new_tokens)
+    steps = ("plain", *variants)
+    plain = None
+    for i, key in enumerate(steps):
+        if progress is not None:
+            progress(i / len(steps), f"Running {LABELS.get(key, key)}")
+        try:
+            trace, params, training, details = run_variant(key, target, prompt_ids, max_new_tokens, medusa_heads)
+        except (FileNotFoundError, ValueError, RuntimeError) as error:
+            comparison.errors[key] = f"{type(error).__name__}: {error}"
+            continue
+        if plain is None:
+            plain = trace
+        passes = len(trace.passes) if key == "plain" else len(trace.iterations)
+        checked = trace.n_proposed > 0
+        comparison.results.append(VariantResult(
+            key=key, label=LABELS[key], trace=trace, tokens_per_pass=trace.n_generated / max(passes, 1),
+            acceptance=trace.acceptance_rate if checked else None, decode_s=trace.decode_time_s,
+            speedup=plain.decode_time_s / trace.decode_time_s if trace.decode_time_s > 0 else 0.0,
+            extra_parameters=params, training=training, identical=trace.generated_ids == plain.generated_ids,
+            details=details))
+    if progress is not None:
+        progress(1.0, "Done")
+    return comparison
+
+
+def lesson_rows(rows: list[dict]) -> list[dict]:
+    """The lesson's table of variants with our measured numbers (:func:`summarise` rows) beside its claims."""
+    measured = {row["key"]: row for row in rows}
+    out = []
+    for key, (cost, note, claim) in LESSON_TABLE.items():
+        row = measured.get(key)
+        out.append({
+            "variant": LABELS[key], "extra cost (lesson)": cost, "note (lesson)": note,
+            "claimed speedup (lesson)": claim or "none given",
+            "measured speedup (here)": None if row is None else round(row["speedup"], 2),
+            "measured tokens per target pass": None if row is None else round(row["tokens per target pass"], 2),
+            "identical to plain": None if row is None else row["identical to plain"],
+        })
+    return out
+
+
+def heldout_prompts(limit: int | None = None) -> list[str]:
+    """The held-out prompt set (assets/prompts/heldout.json), or the demo prompts if it is missing."""
+    if HELDOUT.exists():
+        prompts = [p["prompt"] for p in json.loads(HELDOUT.read_text(encoding="utf-8"))["prompts"]]
+    else:
+        prompts = list(DEMO_PROMPTS.values())
+    return prompts[:limit] if limit else prompts
+
+
+def summarise(comparisons: list[Comparison]) -> list[dict]:
+    """One row per variant over several prompts: token-weighted means, total-time speedup, all identical."""
+    rows = []
+    keys = [r.key for r in comparisons[0].results] if comparisons else []
+    for key in keys:
+        runs = [r for c in comparisons for r in c.results if r.key == key]
+        plains = [c.by_key("plain") for c in comparisons if c.by_key(key) is not None]
+        passes = sum(r.trace.n_generated / r.tokens_per_pass for r in runs if r.tokens_per_pass)
+        checked = sum(1 for r in runs for it in r.trace.iterations for s in it.slots if s.status != "unchecked")
+        accepted = sum(r.trace.n_accepted for r in runs)
+        decode = sum(r.decode_s for r in runs)
+        rows.append({
+            "key": key, "variant": runs[0].label, "prompts": len(runs),
+            "tokens per target pass": sum(r.trace.n_generated for r in runs) / passes if passes else 0.0,
+            "acceptance": accepted / checked if checked else None,
+            "speedup": sum(p.decode_s for p in plains) / decode if decode else 0.0,
+            "extra parameters": runs[0].extra_parameters, "training": runs[0].training,
+            "identical to plain": all(r.identical for r in runs),
+        })
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    """A Markdown table of :func:`summarise` rows."""
+    head = ["variant", "prompts", "tokens per target pass", "acceptance", "speedup", "extra parameters",
+            "training", "identical to plain"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        acc = "n/a" if row["acceptance"] is None else f"{row['acceptance']:.0%}"
+        lines.append(f"| {row['variant']} | {row['prompts']} | {row['tokens per target pass']:.2f} | {acc} | "
+                     f"{row['speedup']:.2f}x | {row['extra parameters']:,} | {row['training']} | "
+                     f"{row['identical to plain']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompt", help="one prompt (default: the demo prompts)")
+    parser.add_argument("--heldout", type=int, default=0, help="run the first N held-out prompts instead")
+    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--save", type=Path, help="also write the summary rows as JSON (the page reads "
+                        "assets/variants/heldout_results.json)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave torch's default)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    target = load_bundled_target(device="cpu", dtype="float32")
+    prompts = [args.prompt] if args.prompt else heldout_prompts(args.heldout) if args.heldout else list(
+        DEMO_PROMPTS.values())
+    try:
+        heads = MedusaHeads.load()
+    except FileNotFoundError:
+        heads = None  # the Medusa row then reports the missing file
+    comparisons = []
+    started = time.perf_counter()
+    for i, prompt in enumerate(prompts):
+        comparison = compare(target, prompt, args.max_new_tokens, medusa_heads=heads)
+        comparisons.append(comparison)
+        print(f"[{i + 1}/{len(prompts)}] {prompt[:60]!r}: " + ", ".join(
+            f"{r.key} {r.tokens_per_pass:.2f} tok/pass {r.speedup:.2f}x" for r in comparison.results), flush=True)
+        for key, message in comparison.errors.items():
+            print(f"    {key} failed: {message}")
+    print(f"\n{len(prompts)} prompts, {args.max_new_tokens} new tokens each, greedy, float32, "
+          f"{torch.get_num_threads()} threads, {time.perf_counter() - started:.0f} s in all\n")
+    rows = summarise(comparisons)
+    print(format_table(rows))
+    if args.save:
+        args.save.parent.mkdir(parents=True, exist_ok=True)
+        args.save.write_text(json.dumps({
+            "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(),
+            "seconds": round(time.perf_counter() - started), "rows": rows}, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

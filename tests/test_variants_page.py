@@ -1,0 +1,47 @@
+"""AppTest for the variants page: it opens, a failed run shows a message, and a real run fills every section."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import state
+from specsim.variants import compare as cmp
+from tests.conftest import open_page
+
+
+def test_page_opens_with_a_prompt_picker_and_no_run_yet():
+    at = open_page("variants.py")
+    assert not at.exception
+    assert at.selectbox[0].options == list(cmp.DEMO_PROMPTS)
+    assert any("Press the button" in i.value for i in at.info)
+    assert not at.error
+
+
+def test_a_failing_model_load_shows_an_error_not_a_traceback(monkeypatch):
+    import specsim.models
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no weights here")
+
+    monkeypatch.setattr(specsim.models, "load_bundled_target", broken)
+    state.variants_target.clear()
+    try:
+        at = open_page("variants.py")
+        at.button(key=state.VAR_RUN_BUTTON).click().run()
+        assert not at.exception
+        assert any("no weights here" in e.value for e in at.error)
+    finally:
+        state.variants_target.clear()
+
+
+@pytest.mark.slow
+def test_running_every_variant_fills_the_page():
+    at = open_page("variants.py", timeout=1200)
+    at.slider[0].set_value(8).run()
+    at.button(key=state.VAR_RUN_BUTTON).click().run()
+    assert not at.exception and not at.error
+    headers = [h.value for h in at.subheader]
+    assert "Side by side" in headers and "Early exit: the cautionary case" in headers
+    table = at.dataframe[0].value
+    assert list(table["identical to plain"]) == [True] * len(table)
+    assert len(table) == 1 + len(cmp.VARIANTS)
