@@ -12,9 +12,12 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
+from specsim import analytics
+from specsim.trace import Trace
 from tests.browser.server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 SHOTS = Path(os.environ.get("SPECSIM_SHOTS", Path(__file__).resolve().parents[2] / "out" / "screenshots"))
@@ -165,3 +168,136 @@ def screenshot(page, name: str, full_page: bool = True) -> Path:
     finally:
         page.set_viewport_size(size)
     return path
+
+
+# ---- the calculator -------------------------------------------------------------------------------
+K_LABEL, ALPHA_LABEL, C_LABEL = "K: tokens", "α: chance", "c: one draft pass"
+
+
+def slider(page, label: str):
+    return page.locator("[data-testid='stSlider']", has_text=label)
+
+
+def slider_value(page, label: str) -> str:
+    return slider(page, label).locator("input[type='range']").input_value()
+
+
+def settings(page) -> tuple[int, int, float]:
+    """(K, α in percent, c) as the sliders show them."""
+    return int(slider_value(page, K_LABEL)), int(slider_value(page, ALPHA_LABEL)), float(slider_value(page, C_LABEL))
+
+
+def expected_metrics(k: int, alpha_pct: int, c: float, v: float = 1.0) -> list[str]:
+    a = alpha_pct / 100
+    return [
+        f"{analytics.expected_accepted_prefix(a, k):.2f}",
+        f"{analytics.tokens_per_loop(a, k):.2f}",
+        f"{analytics.cost_per_loop(k, c, v):.2f}",
+        f"{analytics.speedup(a, k, c, v):.2f}×",
+    ]
+
+
+def plot_trace(page, chart: int, name: str) -> dict:
+    """x and y of one trace of the ``chart``-th plotly chart, as plotly drew it in the page."""
+    return page.evaluate(
+        """([i, name]) => {
+            const gd = document.querySelectorAll('.js-plotly-plot')[i];
+            const t = gd._fullData.find(d => d.name === name);
+            return {x: Array.from(t.x), y: Array.from(t.y)};
+        }""",
+        [chart, name],
+    )
+
+
+def svg_signature(page, chart: int) -> str:
+    """The drawn shapes and texts of a chart (ids stripped), to see that it re-rendered differently."""
+    return page.evaluate(
+        """(i) => {
+            const chart = document.querySelectorAll('[data-testid="stPlotlyChart"]')[i];
+            return Array.from(chart.querySelectorAll('.main-svg path, .main-svg text, .main-svg image')).map(
+                e => (e.getAttribute('d') || e.getAttribute('href') || '') + e.textContent).join('|');
+        }""",
+        chart,
+    )
+
+
+def wait_charts_drawn(page, k: int, alpha_pct: int) -> None:
+    """Plotly loads and draws after the script run ends: wait until all four charts show (K, α)."""
+    page.wait_for_function(
+        """([k, a]) => {
+            const gds = document.querySelectorAll('.js-plotly-plot');
+            if (gds.length < 4 || Array.from(gds).some(g => !g._fullData)) return false;
+            const find = (g, n) => g._fullData.find(d => d.name === n);
+            const drafts = find(gds[0], 'draft proposals'), now = find(gds[3], 'current settings');
+            return drafts && now && drafts.x.length === k && now.x[0] === k && now.y[0] === a;
+        }""",
+        arg=[k, alpha_pct], timeout=30_000,
+    )
+
+
+def check_page_matches_sliders(page) -> tuple[int, int, float]:
+    """Metrics, plots and URL agree with what the sliders show; return the sliders' values."""
+    k, alpha_pct, c = settings(page)
+    wait_charts_drawn(page, k, alpha_pct)
+    assert metrics(page) == expected_metrics(k, alpha_pct, c)
+    one_loop = plot_trace(page, 0, "draft proposals")
+    assert one_loop["x"] == list(range(1, k + 1))
+    sweep = plot_trace(page, 1, "speedup")
+    ks = sweep["x"]
+    assert sweep["y"] == pytest.approx([analytics.speedup(alpha_pct / 100, kk, c) for kk in ks], abs=1e-12)
+    current = plot_trace(page, 3, "current settings")
+    assert (current["x"], current["y"]) == ([k], [alpha_pct])
+    query = parse_qs(urlparse(page.url).query)
+    assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [f"{c:.2f}"])
+    return k, alpha_pct, c
+
+
+def press_key(page, label: str, key: str, times: int = 1) -> None:
+    thumb = slider(page, label).locator("input[type='range']")
+    for _ in range(times):
+        act(page, lambda: (thumb.focus(), page.keyboard.press(key)))
+
+
+def drag(page, label: str, fraction: float) -> None:
+    """Grab the slider's thumb with the mouse and drop it at ``fraction`` of the track's width."""
+    thumb = slider(page, label).locator("[data-testid='stSliderThumbValue'] >> xpath=..")
+    track = thumb.locator("xpath=..").bounding_box()
+    box = thumb.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    def move() -> None:
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(track["x"] + fraction * track["width"], y, steps=12)
+        page.mouse.up()
+
+    act(page, move)
+
+
+# ---- the live page --------------------------------------------------------------------------------
+LIVE_PROMPT = "one two three four one two three four one two"
+RUN_TIMEOUT = 600_000  # the first run in a server process loads the model
+
+
+def live_url(prompt: str = LIVE_PROMPT, n: int = 6, k: int = 3) -> str:
+    return f"live?drafter=prompt_lookup&k={k}&n={n}&t=0&seed=0&prompt={quote(prompt)}"
+
+
+def click(page, name: str, timeout: float = 60_000) -> None:
+    act(page, lambda: page.get_by_role("button", name=name, exact=True).click(), timeout)
+
+
+def run(page, timeout: float = RUN_TIMEOUT) -> None:
+    click(page, "Run", timeout)
+
+
+def download_trace(page) -> Trace:
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download the trace (JSON)").click()
+    return Trace.from_json(Path(info.value.path()).read_text())
+
+
+def shown_iteration(page) -> int:
+    """The 0-based index of the iteration on screen, read from the 'Iteration i of n' line."""
+    text = page.get_by_text("Iteration ", exact=False).filter(has_text=" of ").first.inner_text()
+    return int(text.split("Iteration ")[1].split(" of ")[0]) - 1

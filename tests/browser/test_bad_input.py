@@ -10,15 +10,22 @@ from __future__ import annotations
 import pytest
 
 from tests.bad_inputs import BROWSER
-from tests.browser.conftest import act, alerts, goto, metrics, nav
-from tests.browser.test_calculator_browser import (
+from tests.browser.conftest import (
     K_LABEL,
+    act,
+    alerts,
     check_page_matches_sliders,
+    download_trace,
     expected_metrics,
-    press,
+    goto,
+    live_url,
+    metrics,
+    nav,
+    press_key,
+    run,
     settings,
+    shown_iteration,
 )
-from tests.browser.test_live_browser import download_trace, live_url, run, shown_iteration
 
 CASES = {b.id: b for b in BROWSER}
 LONG_RUN = 256  # tokens: long enough to still be running when we interrupt it
@@ -50,7 +57,7 @@ def test_hostile_calculator_link(page, case_id):
     k, alpha_pct, c = settings(page)
     assert alpha_pct == 55, "the good parameter of the same link is kept"
     assert metrics(page) == expected_metrics(k, alpha_pct, c)
-    press(page, K_LABEL, "ArrowRight")  # a normal action right after (the charts are checked elsewhere)
+    press_key(page, K_LABEL, "ArrowRight")  # a normal action right after (the charts are checked elsewhere)
     assert metrics(page) == expected_metrics(k + 1, alpha_pct, c)
 
 

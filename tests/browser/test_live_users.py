@@ -12,9 +12,18 @@ import time
 
 import psutil
 
-from tests.browser.conftest import SHOTS, alerts, assert_no_exception, goto, new_page, runs, wait_idle
+from tests.browser.conftest import (
+    SHOTS,
+    alerts,
+    assert_no_exception,
+    download_trace,
+    goto,
+    live_url,
+    new_page,
+    runs,
+    wait_idle,
+)
 from tests.browser.server import SERVERS
-from tests.browser.test_live_browser import download_trace, live_url
 
 WORDS = ("zebra", "quartz", "violin", "tundra", "saffron")  # one per user, unlikely in another's output
 N_NEW = 3
