@@ -28,7 +28,7 @@ def test_run_step_play_to_the_end_and_hover_a_token(page):
     assert LIVE_PROMPT in trace.prompt and trace.settings.k == 3 and n >= 2
     assert any(f"Identical: all {trace.n_generated} tokens match" in a for a in alerts(page))
     assert replay.narrate(trace, 0) in alerts(page)
-    screenshot(page, "live")
+    screenshot(page, "live-run")
 
     click(page, "Forward ▶")
     assert shown_iteration(page) == 1 and replay.narrate(trace, 1) in alerts(page)

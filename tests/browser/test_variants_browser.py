@@ -20,4 +20,4 @@ def test_variants_run_and_show_their_results(page):
     assert not any(a.startswith("Press the button") for a in alerts(page))
     table = page.locator("[data-testid='stTable'], [data-testid='stDataFrame']").first
     assert table.is_visible()
-    screenshot(page, "variants")
+    screenshot(page, "variants-run")
