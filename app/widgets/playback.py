@@ -40,6 +40,11 @@ def _go(n: int, step: int) -> None:
     state.put(state.LIVE_STEP, clamp(step, n))
 
 
+def _shift(n: int, delta: int) -> None:
+    """Step relative to the iteration on screen now (the timer may have moved it since the button was drawn)."""
+    state.put(state.LIVE_STEP, clamp(state.get(state.LIVE_STEP) + delta, n))
+
+
 def _from_slider() -> None:
     state.put(state.LIVE_STEP, int(st.session_state[state.LIVE_STEP_SLIDER]) - 1)
 
@@ -87,9 +92,9 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None) -> No
     cols = st.columns(4)
     cols[0].button("|◀ Restart", key="live_restart", on_click=_go, args=(n, 0), use_container_width=True,
                    disabled=step == 0)
-    cols[1].button("◀ Back", key="live_back", on_click=_go, args=(n, step - 1), use_container_width=True,
+    cols[1].button("◀ Back", key="live_back", on_click=_shift, args=(n, -1), use_container_width=True,
                    disabled=step == 0)
-    cols[2].button("Forward ▶", key="live_forward", on_click=_go, args=(n, step + 1), use_container_width=True,
+    cols[2].button("Forward ▶", key="live_forward", on_click=_shift, args=(n, 1), use_container_width=True,
                    disabled=step >= n - 1)
     cols[3].button("End ▶|", key="live_end", on_click=_go, args=(n, n - 1), use_container_width=True,
                    disabled=step >= n - 1)
