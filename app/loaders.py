@@ -102,3 +102,11 @@ def draft_model(name: str, target: LoadedModel) -> ModelDrafter:
 
 
 __all__ = ["ModelUnavailable", "bundled_target", "draft_model", "model_by_id"]
+
+
+@st.cache_resource(show_spinner=False)
+def medusa_heads():
+    """The shipped Medusa heads (raises FileNotFoundError with a how-to when missing)."""
+    from specsim.variants.medusa import MedusaHeads
+
+    return MedusaHeads.load()

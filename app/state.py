@@ -118,22 +118,6 @@ VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
 DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
 
 
-@st.cache_resource(show_spinner=False)
-def variants_target():
-    """The bundled target in float32 on the CPU (greedy identity is checked in float32)."""
-    from specsim.models import load_bundled_target
-
-    return load_bundled_target(device="cpu", dtype="float32")
-
-
-@st.cache_resource(show_spinner=False)
-def variants_medusa_heads():
-    """The shipped Medusa heads (raises FileNotFoundError with a how-to when missing)."""
-    from specsim.variants.medusa import MedusaHeads
-
-    return MedusaHeads.load()
-
-
 def init() -> None:
     """Create every missing key with its default (never overwrites what the user set)."""
     for key, value in DEFAULTS.items():

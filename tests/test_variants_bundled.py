@@ -28,6 +28,15 @@ def test_shipped_heads_load_and_stay_small(heads, bundled_target):
     assert heads.meta["total_seconds"] > 0  # the recipe recorded what training cost
 
 
+def test_own_decoding_loops_keep_greedy_output_on_the_code_prompt(bundled_target, heads):
+    """The loops written here (lookahead, Medusa tree) and the Medusa drafter, on the real model."""
+    comparison = cmp.compare(bundled_target, PROMPTS[0], 12, ("lookahead", "medusa", "medusa_tree"), heads)
+    assert not comparison.errors
+    assert all(r.identical for r in comparison.results)
+    assert comparison.by_key("medusa_tree").tokens_per_pass >= 1.0
+
+
+@pytest.mark.slow
 def test_every_variant_keeps_greedy_output_on_the_code_prompt(bundled_target, heads):
     comparison = cmp.compare(bundled_target, PROMPTS[0], 16, medusa_heads=heads)
     assert not comparison.errors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app import state
+from app import loaders, state
 from specsim.variants import compare as cmp
 from tests.conftest import open_page
 
@@ -24,14 +24,14 @@ def test_a_failing_model_load_shows_an_error_not_a_traceback(monkeypatch):
         raise RuntimeError("no weights here")
 
     monkeypatch.setattr(specsim.models, "load_bundled_target", broken)
-    state.variants_target.clear()
+    loaders._bundled.clear()
     try:
         at = open_page("variants.py")
         at.button(key=state.VAR_RUN_BUTTON).click().run()
         assert not at.exception
         assert any("no weights here" in e.value for e in at.error)
     finally:
-        state.variants_target.clear()
+        loaders._bundled.clear()
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from app import state
+from app import loaders, state
 from app.figures import variants as figs
 from app.layout import ASSETS
 from specsim.models import format_prompt
@@ -32,7 +32,7 @@ def _progress_callback(bar):
 
 def _heads_or_none():
     try:
-        return state.variants_medusa_heads()
+        return loaders.medusa_heads()
     except FileNotFoundError:
         return None  # the Medusa rows then report the missing file
 
@@ -41,7 +41,7 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANT
     """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
     bar = st.progress(0.0, text="Loading the bundled target (SmolLM2-135M-Instruct, float32)")
     try:
-        target = state.variants_target()
+        target = loaders.bundled_target()
         comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, variants, _heads_or_none(),
                                  progress=_progress_callback(bar))
         data = PageData(comparison)
@@ -112,7 +112,7 @@ def jacobi_section(data: PageData) -> None:
 
 
 def _texts(data: PageData, ids) -> list[str]:
-    tok = state.variants_target().tokenizer
+    tok = loaders.bundled_target().tokenizer
     return [tok.decode([t]) for t in ids]
 
 
@@ -131,7 +131,7 @@ def medusa_section(data: PageData) -> None:
         state.put(state.VAR_STEP, len(steps))
     step_no = st.slider("Medusa pass to inspect", 1, len(steps), key=state.VAR_STEP) if len(steps) > 1 else 1
     step = steps[step_no - 1]
-    tok = state.variants_target().tokenizer
+    tok = loaders.bundled_target().tokenizer
     texts = [tok.decode([t]) for t in step.tokens]
     st.plotly_chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes, tok.decode([step.extra])),
                     width="stretch")

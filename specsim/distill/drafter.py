@@ -1,0 +1,102 @@
+"""Plug the trained drafts into the engine: a drafter for the EAGLE-style draft, and one loader for both.
+
+The standalone draft is an ordinary causal LM that reads target ids, so the engine's
+:class:`~specsim.drafters.ModelDrafter` runs it with ``vocab_map = id_map``.
+
+:class:`EagleDrafter` keeps the target's last hidden states f_t (the engine hands over those of every
+kept position in ``observe``; the prompt's are computed once in ``start``) and the draft's own KV cache
+over the inputs (f_t, x_{t+1}). To propose, it first catches up on the inputs whose true features are
+known, then continues on its own predicted features, and finally crops its cache back to the true part.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from transformers import DynamicCache
+
+from specsim.distill.draft_model import EagleDraft, load_draft
+from specsim.drafters import TOP_N, ModelDrafter, Proposal, crop_cache
+from specsim.sampling import SamplingConfig, top_tokens, warp
+
+
+class EagleDrafter:
+    """Feature-level drafter (EAGLE-style): reads the target's hidden states, proposes on its own features."""
+
+    kind = "eagle"
+    needs_target_hidden = True
+
+    def __init__(self, draft: EagleDraft, target_model: torch.nn.Module, name: str = "EAGLE-style draft"):
+        self.draft = draft.eval()
+        self.target_model = target_model
+        self.name = name
+        self.vocab_size = 0
+        self.feats = torch.empty(0)
+        self.cache = DynamicCache()
+        self.n_true = 0  # cached inputs built from true target features
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None:
+        """Forget the previous run; compute the target's features of the prompt except its last token."""
+        self.vocab_size = vocab_size
+        self.cache, self.n_true = DynamicCache(), 0
+        ids = torch.tensor([list(prompt_ids[:-1])], dtype=torch.long)
+        if ids.shape[1] == 0:
+            self.feats = torch.empty(0, self.draft.config.hidden_size)
+            return
+        with torch.inference_mode():
+            self.feats = self.target_model.model(input_ids=ids).last_hidden_state[0].float()
+
+    def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
+        """Append the target's features of the newly kept positions (the context's last token has none)."""
+        if target_hidden is None:
+            raise ValueError("the EAGLE drafter needs the target's hidden states")
+        self.feats = torch.cat([self.feats, target_hidden.float().to(self.feats.device)])[: len(context) - 1]
+
+    def propose(
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+    ) -> Proposal:
+        proposal = Proposal(q_probs=None if sampling.greedy else [])
+        n_true = min(len(self.feats), len(context) - 1)  # inputs (f_t, x_{t+1}) for t < n_true
+        crop_cache(self.cache, min(self.n_true, n_true))
+        done = self.cache.get_seq_length()
+        id_map = self.draft.id_map
+        with torch.inference_mode():
+            for step in range(k):
+                start = time.perf_counter()
+                if step == 0:
+                    if n_true == 0:
+                        break
+                    feats = self.feats[done:n_true][None]
+                    nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long)
+                else:
+                    nxt = torch.tensor([[proposal.tokens[-1]]], dtype=torch.long)
+                h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
+                if step == 0:
+                    self.n_true = n_true
+                feats = h[:, -1:]
+                probs = warp(logits[0, -1], sampling)
+                if sampling.greedy:
+                    index = int(torch.argmax(probs))
+                else:
+                    index = int(torch.multinomial(probs, 1, generator=generator).item())
+                    proposal.q_probs.append(torch.zeros(self.vocab_size).index_copy_(0, id_map, probs))
+                proposal.tokens.append(int(id_map[index]))
+                proposal.q.append(float(probs[index]))
+                proposal.top.append([(int(id_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
+                proposal.pass_times.append(time.perf_counter() - start)
+        crop_cache(self.cache, self.n_true)  # drop the entries built on the draft's own guesses
+        return proposal
+
+
+def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch.dtype = torch.float32,
+                 device: str | torch.device = "cpu"):
+    """The engine drafter for a shipped draft folder: ModelDrafter (standalone) or EagleDrafter."""
+    draft, id_map = load_draft(folder, dtype=dtype)
+    draft = draft.to(device)
+    name = f"{Path(folder).name} (trained draft)"
+    if draft.kind == "eagle":
+        return EagleDrafter(draft, target_model, name)
+    return ModelDrafter(draft, name, vocab_map=id_map)

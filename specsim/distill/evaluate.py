@@ -1,0 +1,215 @@
+"""Held-out evaluation of a draft: greedy acceptance of K-token chains, per domain and per position.
+
+For each held-out prompt the target writes its greedy continuation once (cached). Then a chain of K
+draft proposals starts at every position i of it, as if the engine had just accepted everything before
+i, and stops at the first proposal that differs from the target's token. From the chains:
+
+- position-j acceptance = P(proposal j matches | proposals 1..j-1 matched);
+- accepted per chain (chains with all K positions available);
+- ``alpha``: accepted over checked proposals, a proposal after the first miss being unchecked
+  (what the engine's ``Trace.acceptance_rate`` reports);
+- the per-token α whose geometric model (specsim.analytics) gives the same tokens per loop.
+
+A standalone draft that has matched so far is in exactly the state teacher forcing gives it, so its
+chains follow from one teacher-forced pass. The EAGLE-style draft continues from its *own* predicted
+features, so every chain is really run, from a copy of its KV cache cut at the chain's start.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from argparse import Namespace
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+from transformers import DynamicCache
+
+from specsim.distill.data import chat_ids, generate_batch
+from specsim.distill.prompts import load_heldout
+
+
+@torch.inference_mode()
+def heldout_set(target, tokenizer, n_new: int, limit: int = 0, cache: Path | None = None) -> list[dict]:
+    """Per held-out prompt: ids (prompt + greedy continuation), prompt length, domain, target features.
+
+    The continuation is generated in batches, then checked by one unpadded teacher-forced pass and cut
+    at the first token where that pass's argmax differs (padding can flip a near-tie).
+    """
+    if cache is not None and cache.is_file():
+        return torch.load(cache, weights_only=False)
+    prompts = load_heldout()[: limit or None]
+    ids = [chat_ids(tokenizer, p["prompt"]) for p in prompts]
+    recs = []
+    for i in tqdm(range(0, len(ids), 14), desc="held-out continuations", unit="batch"):
+        recs += generate_batch(target, ids[i : i + 14], [0.0] * len(ids[i : i + 14]), n_new, 1,
+                               tokenizer.eos_token_id, torch.Generator().manual_seed(0))
+    out = []
+    for p, r in zip(prompts, recs, strict=True):
+        tokens = r["tokens"].long()
+        h = target.model(input_ids=tokens[None, :-1]).last_hidden_state[0]
+        pred = target.lm_head(h).argmax(-1)
+        n_ok = r["prompt_len"]
+        while n_ok < len(tokens) and int(pred[n_ok - 1]) == int(tokens[n_ok]):
+            n_ok += 1
+        out.append({"id": p["id"], "domain": p["domain"], "tokens": tokens[:n_ok], "prompt_len": r["prompt_len"],
+                    "feats": h[: n_ok - 1].clone()})
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(out, cache)
+    return out
+
+
+def _first_misses(hits: np.ndarray, k: int) -> list[int]:
+    """Accepted length of the chain starting at each i, from a per-position hit vector (teacher forcing)."""
+    n = len(hits)
+    return [int(next((j for j in range(min(k, n - i)) if not hits[i + j]), min(k, n - i))) for i in range(n)]
+
+
+@torch.inference_mode()
+def chains_standalone(draft, item: dict, k: int) -> list[tuple[int, int]]:
+    """(accepted, available) for a chain started at every continuation position."""
+    tokens, p = item["tokens"], item["prompt_len"]
+    logits = draft(input_ids=tokens[None, :-1]).logits[0]
+    pred = draft.id_map[logits[p - 1 :].argmax(-1)]
+    hits = (pred == tokens[p:]).numpy()
+    n = len(hits)
+    return [(a, min(k, n - i)) for i, a in enumerate(_first_misses(hits, k))]
+
+
+@torch.inference_mode()
+def chains_eagle(draft, item: dict, k: int) -> list[tuple[int, int]]:
+    """Every chain really run: the draft feeds its own predicted features back in."""
+    tokens, p, feats = item["tokens"], item["prompt_len"], item["feats"]
+    n = len(tokens) - p
+    # Inputs t = 0..L-2: (f_t, x_{t+1}); the output at t proposes x_{t+2}.
+    h, logits, cache = draft(feats[None], tokens[None, 1 : len(feats) + 1], use_cache=True)
+    out = []
+    for i in range(n):
+        t = p + i - 2  # the last input before the chain: (f_{p+i-2}, x_{p+i-1})
+        avail = min(k, n - i)
+        if t < 0:
+            out.append((0, avail))
+            continue
+        guess = int(draft.id_map[logits[0, t].argmax()])
+        if guess != int(tokens[p + i]):
+            out.append((0, avail))
+            continue
+        accepted, feat = 1, h[:, t : t + 1]
+        if accepted < avail:
+            c = DynamicCache()
+            for li, layer in enumerate(cache.layers):
+                c.update(layer.keys[:, :, : t + 1], layer.values[:, :, : t + 1], li)
+            while accepted < avail:
+                feat, lg, c = draft(feat, torch.tensor([[guess]]), past_key_values=c, use_cache=True)
+                guess = int(draft.id_map[lg[0, -1].argmax()])
+                if guess != int(tokens[p + i + accepted]):
+                    break
+                accepted += 1
+        out.append((accepted, avail))
+    return out
+
+
+def summarize(chains: list[tuple[int, int]], k: int) -> dict:
+    """Position-wise acceptance, accepted per chain, accepted/checked and the fitted per-token α."""
+    full = [a for a, av in chains if av == k]
+    pos = []
+    for j in range(1, k + 1):
+        tried = sum(1 for a, av in chains if av >= j and a >= j - 1)
+        ok = sum(1 for a, av in chains if av >= j and a >= j)
+        pos.append(ok / tried if tried else float("nan"))
+    mean_acc = statistics.fmean(full) if full else float("nan")
+    checked = sum(a + (1 if a < av else 0) for a, av in chains)
+    alpha = sum(a for a, _ in chains) / checked if checked else float("nan")
+    return {"chains": len(chains), "position": pos, "accepted_per_chain": mean_acc, "alpha": alpha,
+            "alpha_fit": fit_alpha(mean_acc, k)}
+
+
+def fit_alpha(mean_accepted: float, k: int) -> float:
+    """The α with α + α² + ... + α^K = mean accepted (bisection; the analytics' geometric model)."""
+    if not np.isfinite(mean_accepted):
+        return float("nan")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(mid**j for j in range(1, k + 1)) < mean_accepted else (lo, mid)
+    return (lo + hi) / 2
+
+
+@torch.inference_mode()
+def time_per_token(model_step, reps: int = 30) -> float:
+    """Median seconds of ``model_step()`` (one single-token pass with a warm KV cache)."""
+    for _ in range(3):
+        model_step()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        model_step()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def draft_cost(draft, target, context: int = 160) -> dict:
+    """Per-token ms of the draft and of the target (one-token passes at the same context length)."""
+    ids = torch.randint(100, 1000, (1, context))
+
+    def stepper(forward):
+        cache = forward(ids, None)
+
+        def step():
+            forward(ids[:, :1], cache)
+            cache.crop(-1)
+
+        return step
+
+    def target_fwd(x, c):
+        return target(input_ids=x, past_key_values=c or DynamicCache(), use_cache=True).past_key_values
+
+    if draft.kind == "standalone":
+        def draft_fwd(x, c):
+            out = draft(input_ids=x, past_key_values=c or DynamicCache(), use_cache=True, logits_to_keep=1)
+            return out.past_key_values
+    else:
+        feats = torch.randn(1, context, draft.config.hidden_size)
+
+        def draft_fwd(x, c):
+            f = feats[:, : x.shape[1]]
+            return draft(f, x, past_key_values=c or DynamicCache(), use_cache=True)[2]
+
+    t_ms = 1000 * time_per_token(stepper(target_fwd))
+    d_ms = 1000 * time_per_token(stepper(draft_fwd))
+    return {"draft_ms": d_ms, "target_ms": t_ms, "ratio": d_ms / t_ms}
+
+
+def evaluate(draft, items: list[dict], k: int) -> dict:
+    """Overall, per-domain and per-position results of one draft on the held-out items."""
+    run = chains_standalone if draft.kind == "standalone" else chains_eagle
+    by_domain: dict[str, list] = {}
+    for item in tqdm(items, desc="eval chains", unit="prompt"):
+        by_domain.setdefault(item["domain"], []).extend(run(draft, item, k))
+    every = [c for cs in by_domain.values() for c in cs]
+    return {"k": k, "overall": summarize(every, k), "domains": {d: summarize(c, k) for d, c in by_domain.items()}}
+
+
+def run(args: Namespace, budget: dict, root: Path) -> None:
+    from specsim.distill.draft_model import load_draft
+    from specsim.models import load_bundled_target
+
+    target = load_bundled_target("cpu", "float32")
+    items = heldout_set(target.model, target.tokenizer, budget["eval_len"], budget["eval_prompts"],
+                        root / "eval" / f"heldout-{budget['eval_len']}-{budget['eval_prompts']}.pt")
+    folders = [Path(f) for f in args.drafts] if args.drafts else sorted((root / "drafts").glob("*/"))
+    for folder in folders:
+        draft, _ = load_draft(folder)
+        res = evaluate(draft, items, args.k)
+        res["cost"] = draft_cost(draft, target.model)
+        res["draft"] = folder.name
+        (root / "eval").mkdir(parents=True, exist_ok=True)
+        (root / "eval" / f"{folder.name}.json").write_text(json.dumps(res, indent=1))
+        o = res["overall"]
+        print(f"{folder.name}: pos {[round(x, 3) for x in o['position']]} acc/chain {o['accepted_per_chain']:.2f} "
+              f"alpha {o['alpha']:.3f} alpha_fit {o['alpha_fit']:.3f} "
+              f"draft {res['cost']['draft_ms']:.1f} ms vs target {res['cost']['target_ms']:.1f} ms")

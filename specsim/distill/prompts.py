@@ -1,0 +1,184 @@
+"""Training prompts for the draft, from three generators that never touch the held-out set.
+
+1. Templates: task phrasings crossed with a topic list chosen apart from the held-out prompts
+   (``assets/prompts/heldout.json``), and coding tasks crossed with languages.
+2. Python's own standard library: functions and docstrings parsed from the installed ``.py`` sources,
+   wrapped in code-reading tasks (explain, comment, show a call, list the steps).
+3. Self-prompts: the target writes questions for itself from broad seed subjects
+   (:func:`self_prompt_requests`); the answers come later, like any other prompt.
+
+:func:`too_close_to_heldout` drops any prompt whose content words overlap a held-out prompt's, so a
+self-written question cannot slip a held-out task into training.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+import sysconfig
+from pathlib import Path
+
+HELDOUT_PATH = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "heldout.json"
+
+TOPICS = [
+    "volcanoes", "coral reefs", "the printing press", "chess openings", "honeybees", "glaciers", "Roman aqueducts",
+    "jazz music", "electric cars", "composting", "origami", "submarines", "the first moon landing", "earthquakes",
+    "coffee roasting", "knitting", "windmills", "penguins", "the early internet", "solar panels", "pottery",
+    "wild mushrooms", "the Silk Road", "hot air balloons", "marathon running", "public libraries", "elephants",
+    "mechanical clocks", "suspension bridges", "plastic recycling", "old sea charts", "comets", "growing tomatoes",
+    "rainforests", "medieval castles", "dinosaurs", "the number pi", "chocolate making", "black holes",
+    "ancient Egypt", "the Olympic Games", "typewriters", "sourdough starters", "wolves", "hydroelectric dams",
+    "board games", "the human heart", "tornadoes", "street food", "lunar eclipses", "saltwater aquariums",
+    "the Renaissance", "sign language", "bird migration", "cybersecurity", "urban gardening", "the metric system",
+    "skateboarding", "tidal energy", "ballet", "the Great Wall of China", "octopuses", "fermentation",
+    "national parks", "video game design", "cryptography", "ice hockey", "the Amazon river", "bonsai trees",
+    "early aviation", "recycling electronics", "minimalist living", "podcasts", "the periodic table", "sharks",
+    "rock climbing", "architecture of cathedrals", "Antarctica", "volunteering", "spreadsheets",
+]
+
+TOPIC_TASKS = [
+    "Tell me about {t}.", "What should a beginner know about {t}?", "Give three interesting facts about {t}.",
+    "Write a poem about {t}.", "Write a diary entry by someone who spends a day around {t}.",
+    "What are the pros and cons of {t}?", "Why do people find {t} fascinating?",
+    "Write a blog post introduction about {t}.", "Create a quiz with three questions about {t}.",
+    "What is the history of {t}?", "Describe {t} to someone who has never heard of it.",
+    "What are common misconceptions about {t}?", "Write a tweet about {t}.",
+    "Plan a one-day lesson for students about {t}.", "What careers are connected to {t}?",
+    "Write a dialogue between two friends arguing about {t}.", "Give me a fun fact about {t} and explain it.",
+    "What would the world look like without {t}?", "Write a limerick about {t}.",
+    "Compare {t} with {u}.", "Write a product description for a book about {t}.",
+    "Outline an essay about {t}.", "What questions would a scientist ask about {t}?",
+    "Write a short news report about a discovery related to {t}.",
+]
+
+CODE_TASKS = [
+    "compute the n-th Fibonacci number", "merge two sorted lists", "read a CSV file and print each row",
+    "count the vowels in a string", "flatten a nested list", "compute the greatest common divisor of two numbers",
+    "test whether a number is prime", "do a binary search in a sorted array", "multiply two matrices",
+    "parse a date string like 2024-05-17", "print FizzBuzz from 1 to 100", "convert Celsius to Fahrenheit",
+    "implement a stack with push and pop", "implement a queue using two stacks", "remove duplicates from a list",
+    "find the largest element of an array", "sort a list of people by age", "compute a factorial recursively",
+    "check whether two strings are anagrams", "convert a number to binary", "sum the digits of an integer",
+    "find the second smallest number in a list", "read a JSON file and print a field", "generate a random password",
+    "compute the average of a list of numbers", "rotate an array by k positions", "transpose a matrix",
+    "validate an email address with a regular expression", "download a web page", "measure how long a function takes",
+]
+LANGUAGES = ["Python", "JavaScript", "C", "C++", "Java", "Go", "Rust", "TypeScript", "Ruby", "bash"]
+CODE_PHRASES = ["Implement a function to {c} in {lang}.", "Show me {lang} code to {c}.", "How do I {c} in {lang}?",
+                "Write a {lang} program to {c}, with comments."]
+
+STDLIB_TASKS = [
+    "Explain what this Python function does:\n\n```python\n{src}\n```",
+    "Add helpful comments to this code:\n\n```python\n{src}\n```",
+    "Show an example of calling this function and what it returns:\n\n```python\n{src}\n```",
+    "List the steps this function performs:\n\n```python\n{src}\n```",
+    "Is there a bug or an edge case in this code?\n\n```python\n{src}\n```",
+    "Here is documentation from Python's standard library. Explain it in plain English:\n\n{doc}",
+    "What would a programmer use `{name}` for? Its documentation says:\n\n{doc}",
+]
+
+SEED_SUBJECTS = [
+    "history", "cooking", "astronomy", "programming", "music", "sports", "health", "travel", "economics",
+    "geography", "art", "literature", "mathematics", "chemistry", "biology", "philosophy", "languages",
+    "engineering", "psychology", "fashion", "movies", "pets", "gardening", "personal finance", "careers",
+    "parenting", "architecture", "mythology", "robotics", "ocean life", "energy", "education", "writing",
+]
+SELF_PROMPT = ("Write one question that a curious person might ask an AI assistant about {s}. "
+               "Reply with the question only.")
+
+_STOP = set("a an the of to in on and or for with is are be what how why who when write give me your this that "
+            "it its as by from into about some few short very one two three you can do does i my".split())
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def load_heldout() -> list[dict]:
+    """The held-out prompts: ``[{"id", "domain", "prompt"}, ...]``."""
+    return json.loads(HELDOUT_PATH.read_text())["prompts"]
+
+
+def too_close_to_heldout(prompt: str, heldout: list[set[str]], limit: float = 0.5) -> bool:
+    """True when the prompt shares at least ``limit`` of some held-out prompt's content words."""
+    words = content_words(prompt)
+    return any(h and len(words & h) / len(h) >= limit for h in heldout)
+
+
+def template_prompts(rng: random.Random, n: int) -> list[str]:
+    """``n`` prompts from the topic and coding templates (distinct, in random order)."""
+    pool = []
+    for t in TOPICS:
+        for task in TOPIC_TASKS:
+            pool.append(task.format(t=t, u=rng.choice(TOPICS)))
+    for c in CODE_TASKS:
+        for lang in LANGUAGES:
+            pool.append(rng.choice(CODE_PHRASES).format(c=c, lang=lang))
+    rng.shuffle(pool)
+    return pool[:n]
+
+
+def stdlib_snippets(max_chars: int = 900, max_files: int | None = None) -> list[tuple[str, str, str]]:
+    """(name, source, docstring) of small documented functions in the installed standard library."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    out = []
+    for path in sorted(root.glob("*.py"))[:max_files]:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+        except (SyntaxError, UnicodeDecodeError, OSError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                doc = ast.get_docstring(node)
+                src = ast.get_source_segment(text, node)
+                if doc and src and 120 < len(src) <= max_chars and len(doc) > 40:
+                    out.append((f"{path.stem}.{node.name}", src, doc))
+    return out
+
+
+def stdlib_prompts(rng: random.Random, n: int) -> list[str]:
+    snippets = stdlib_snippets(max_files=None if n > 20 else 12)
+    rng.shuffle(snippets)
+    return [rng.choice(STDLIB_TASKS).format(name=name, src=src, doc=doc[:700]) for name, src, doc in snippets[:n]]
+
+
+def self_prompt_requests(rng: random.Random, n: int) -> list[str]:
+    """Requests that make the target write a question for itself (answered in a second round)."""
+    return [SELF_PROMPT.format(s=rng.choice(SEED_SUBJECTS)) for _ in range(n)]
+
+
+def clean_self_prompt(text: str) -> str | None:
+    """The question the target wrote, or None when it is unusable."""
+    line = text.strip().split("\n")[0].strip().strip('"').strip()
+    return line if 15 <= len(line) <= 300 else None
+
+
+def filter_heldout(prompts: list[str]) -> tuple[list[str], int]:
+    """Drop prompts too close to a held-out one; returns (kept, number dropped)."""
+    held = [content_words(p["prompt"]) for p in load_heldout()]
+    kept = [p for p in prompts if not too_close_to_heldout(p, held)]
+    return kept, len(prompts) - len(kept)
+
+
+def reference_pairs(rng: random.Random, n: int) -> list[tuple[str, str]]:
+    """(question, answer text) pairs from Python's own documentation, for teacher-forced records.
+
+    The answers are the reference manual's topic texts (``pydoc_data.topics``) and module docstrings;
+    the target does not write them, but its next-token distributions along them are still its own.
+    """
+    from pydoc_data.topics import topics
+
+    pairs = [(f"Explain the Python topic '{key}'.", text.strip()) for key, text in topics.items() if len(text) > 300]
+    root = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(root.glob("*.py"))[: None if n > 20 else 30]:
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        except (SyntaxError, UnicodeDecodeError, OSError):
+            continue
+        if doc and len(doc) > 300:
+            pairs.append((f"What is the Python module `{path.stem}` for?", doc.strip()))
+    rng.shuffle(pairs)
+    return pairs[:n]

@@ -1,0 +1,226 @@
+"""Train a draft on the target's answers: soft targets (its top-k log-probs) plus hard labels.
+
+Loss on every answer token (prompt tokens are context only):
+
+    kl * CE(p_topk, q) + (1 - kl) * CE(x, q)
+
+where p_topk is the target's top-k distribution restricted to the draft's vocabulary and renormalised
+(cross-entropy with soft labels equals KL(p || q) up to a constant). The EAGLE-style draft also
+regresses the target's next hidden state (smooth L1), gets noise on its input features, and is unrolled
+a second step on its own predicted features, so it learns to continue from its own guesses.
+
+Training is time-budgeted: the cosine schedule runs over whichever ends first, the steps or the minutes;
+the checkpoint with the best validation top-1 agreement is the one kept.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from argparse import Namespace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from specsim.distill import draft_model as M
+from specsim.distill.data import load_records
+
+MAX_LEN = 192
+
+
+def token_counts(records: list[dict], vocab: int, top: int = 3) -> torch.Tensor:
+    """How often each target token is emitted, plus how often it is among the target's top few."""
+    counts = torch.zeros(vocab)
+    for r in records:
+        counts += torch.bincount(r["tokens"][r["prompt_len"]:].long(), minlength=vocab)
+        counts += 0.25 * torch.bincount(r["topk_ids"][:, :top].reshape(-1).long(), minlength=vocab)
+    return counts
+
+
+def prepare(rec: dict, to_small: torch.Tensor, unk: int) -> dict:
+    """One record cut to MAX_LEN (the end kept), with soft and hard targets in draft ids."""
+    tokens, p = rec["tokens"].long(), rec["prompt_len"]
+    cut = max(0, len(tokens) - MAX_LEN)
+    soft_idx = to_small[rec["topk_ids"].long()]
+    soft_w = rec["topk_logp"].float().exp() * (soft_idx != unk)
+    soft_w = soft_w / soft_w.sum(-1, keepdim=True).clamp(min=1e-9)
+    hard = to_small[tokens[p:]]
+    return {"tokens": tokens[cut:], "p": p - cut, "feats": rec["feats"][cut:], "soft_idx": soft_idx.clamp(max=unk - 1),
+            "soft_w": soft_w, "hard": hard}
+
+
+def collate(items: list[dict], kind: str, unk: int) -> dict:
+    """Right-padded batch; ``ans[b, t]`` is the answer index the logits at input t predict (or -1)."""
+    shift = 1 if kind == "standalone" else 2  # logits at input t predict tokens[t + shift]
+    n_in = max(len(it["tokens"]) - 1 for it in items)
+    b = len(items)
+    tok = torch.zeros((b, n_in + 1), dtype=torch.long)
+    ans = torch.full((b, n_in), -1, dtype=torch.long)
+    for i, it in enumerate(items):
+        tok[i, : len(it["tokens"])] = it["tokens"]
+        for t in range(len(it["tokens"]) - shift):
+            j = t + shift - it["p"]
+            if j >= 0:
+                ans[i, t] = j
+    out = {"tok": tok, "ans": ans}
+    if kind == "eagle":
+        d = items[0]["feats"].shape[-1]
+        feats = torch.zeros((b, n_in, d))
+        fmask = torch.zeros((b, n_in), dtype=torch.bool)
+        for i, it in enumerate(items):
+            f = it["feats"].float()
+            feats[i, : len(f)] = f
+            fmask[i, : len(f) - 1] = True  # input t has a next feature f_{t+1}
+        out["feats"], out["fmask"] = feats, fmask
+    return out
+
+
+def token_loss(logits, items: list[dict], ans: torch.Tensor, kl: float) -> tuple[torch.Tensor, int]:
+    """Soft + hard cross-entropy over the positions that predict an answer token.
+
+    ``logits`` is [B, T, V], or a function of (b_idx, t_idx) that returns the logits of those positions only.
+    """
+    b_idx, t_idx = (ans >= 0).nonzero(as_tuple=True)
+    picked = logits(b_idx, t_idx) if callable(logits) else logits[b_idx, t_idx]
+    if len(b_idx) == 0:
+        return picked.sum() * 0, 0
+    logq = torch.log_softmax(picked.float(), dim=-1)
+    j = ans[b_idx, t_idx]
+    soft_idx = torch.stack([items[b]["soft_idx"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
+    soft_w = torch.stack([items[b]["soft_w"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
+    hard = torch.stack([items[b]["hard"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
+    soft = -(soft_w * logq.gather(1, soft_idx)).sum(-1).mean()
+    ok = hard < logq.shape[-1]
+    hard_ce = F.nll_loss(logq[ok], hard[ok]) if ok.any() else logq.sum() * 0
+    return kl * soft + (1 - kl) * hard_ce, int(len(b_idx))
+
+
+def forward_loss(draft, batch: dict, items: list[dict], kl: float, noise: float = 0.0) -> tuple[torch.Tensor, dict]:
+    if draft.kind == "standalone":
+        logits = draft(input_ids=batch["tok"][:, :-1]).logits
+        loss, n = token_loss(logits, items, batch["ans"], kl)
+        return loss, {"tok": float(loss), "n": n}
+    feats, fmask = batch["feats"], batch["fmask"]
+    nxt = batch["tok"][:, 1 : feats.shape[1] + 1]
+    noisy = feats + noise * torch.randn_like(feats) if noise > 0 else feats
+    h, _, _ = draft(noisy, nxt, with_logits=False)
+    target_next = torch.cat([feats[:, 1:], feats[:, -1:]], dim=1)
+    reg = F.smooth_l1_loss(h[fmask], target_next[fmask]) if fmask.any() else h.sum() * 0
+    tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), items, batch["ans"], kl)
+    # Second step on its own guesses: input t now carries the feature predicted at t - 1.
+    own = torch.cat([feats[:, :1], h[:, :-1]], dim=1)
+    h2, _, _ = draft(own, nxt, with_logits=False)
+    tok2, _ = token_loss(lambda b, t: draft.logits(h2[b, t]), items, batch["ans"], kl)
+    reg2 = F.smooth_l1_loss(h2[fmask], target_next[fmask]) if fmask.any() else h2.sum() * 0
+    loss = tok + 0.5 * tok2 + 0.5 * (reg + 0.5 * reg2)
+    return loss, {"tok": float(tok), "tok2": float(tok2), "reg": float(reg), "n": n}
+
+
+@torch.no_grad()
+def agreement(draft, items: list[dict], unk: int) -> float:
+    """Top-1 agreement with the target's greedy choice on answer tokens (teacher forcing)."""
+    draft.eval()
+    hit = total = 0
+    for i in range(0, len(items), 8):
+        chunk = items[i : i + 8]
+        batch = collate(chunk, draft.kind, unk)
+        if draft.kind == "standalone":
+            logits = draft(input_ids=batch["tok"][:, :-1]).logits
+        else:
+            logits = draft(batch["feats"], batch["tok"][:, 1 : batch["feats"].shape[1] + 1])[1]
+        b_idx, t_idx = (batch["ans"] >= 0).nonzero(as_tuple=True)
+        j = batch["ans"][b_idx, t_idx]
+        best = torch.stack([chunk[b]["soft_idx"][jj, 0] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
+        pairs = list(zip(b_idx.tolist(), j.tolist(), strict=True))
+        in_vocab = torch.stack([chunk[b]["soft_w"][jj, 0] > 0 for b, jj in pairs])
+        hit += int(((logits[b_idx, t_idx].argmax(-1) == best) & in_vocab).sum())
+        total += len(b_idx)
+    draft.train()
+    return hit / max(total, 1)
+
+
+def run(args: Namespace, budget: dict, root: Path) -> Path:
+    """Train one draft as ``args`` say and write it to ROOT/drafts/<name>; returns the folder."""
+    from specsim.models import load_bundled_target
+
+    start = time.time()
+    torch.manual_seed(args.seed)
+    records = load_records(root / "data")
+    if not records:
+        raise SystemExit(f"no training data under {root / 'data'}: run the data stage first")
+    target = load_bundled_target("cpu", "float32")
+    tc = target.model.config
+    counts = token_counts(records, tc.vocab_size)
+    id_map = M.choose_vocab(counts, args.vocab, target.tokenizer.all_special_ids, budget["min_count"],
+                            fill_by_id=True)
+    if args.init:  # continue from a saved draft, its vocabulary filled up to --vocab
+        draft, _ = M.load_draft(args.init)
+        if args.vocab > draft.n_out:
+            full = M.choose_vocab(counts, args.vocab, draft.id_map.tolist(), budget["min_count"], fill_by_id=True)
+            draft = M.extend_vocab(draft, full[draft.n_out :], target.model)
+        draft.train()
+        if draft.kind == "eagle":
+            draft.embed.weight.requires_grad_(False)
+        id_map = draft.id_map
+        args.kind = draft.kind
+    elif args.kind == "standalone":
+        draft = M.build_standalone(target.model, id_map, args.layers, args.width, args.seed)
+    else:
+        draft = M.build_eagle(target.model, id_map, args.layers, args.seed)
+    tokenizer = target.tokenizer
+    del target
+    unk = len(id_map)
+    items = [prepare(r, draft.to_small, unk) for r in records]
+    random.Random(args.seed).shuffle(items)
+    n_val = max(1, min(48, len(items) // 20))
+    val, train_items = items[:n_val], items[n_val:] or items[:n_val]
+    noise = 0.0
+    if args.kind == "eagle":
+        noise = 0.1 * float(torch.cat([it["feats"][:64].float() for it in train_items[:64]]).std())
+    steps = args.steps or budget["steps"]
+    minutes = args.minutes if args.minutes is not None else 25.0
+    lr = args.lr or (1e-3 if args.kind == "standalone" else 6e-4)
+    params = [p for p in draft.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    name = args.name or f"{args.kind}-L{args.layers}-W{args.width if args.kind == 'standalone' else tc.hidden_size}"
+    folder = root / "drafts" / name
+    best = (-1.0, 0)
+    rng = random.Random(args.seed + 1)
+    bar = tqdm(range(steps), desc=f"train {name}", unit="step")
+    draft.train()
+    t0 = time.time()
+    for step in bar:
+        frac = max(step / steps, (time.time() - t0) / (60 * minutes))
+        if frac >= 1.0:
+            break
+        for g in opt.param_groups:
+            g["lr"] = lr * min(1.0, (step + 1) / 20) * 0.5 * (1 + math.cos(math.pi * frac))
+        chunk = rng.sample(train_items, min(8, len(train_items)))
+        loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), chunk, args.kl, noise)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        bar.set_postfix({k: round(v, 3) for k, v in logs.items() if k != "n"})
+        last = step + 1 >= steps or (time.time() - t0) >= 60 * minutes
+        if (step + 1) % 200 == 0 or last:
+            acc = agreement(draft, val, unk)
+            tqdm.write(f"step {step + 1}: val top-1 agreement {acc:.3f} ({(time.time() - t0) / 60:.1f} min)")
+            if acc > best[0]:
+                best = (acc, step + 1)
+                M.save_draft(draft, folder, {"val_top1": acc, "step": step + 1})
+    if best[0] < 0:  # stopped before the first check: save what there is
+        M.save_draft(draft, folder, {"val_top1": agreement(draft, val, unk), "step": 0})
+    info = json.loads((folder / "draft.json").read_text())
+    info.update({"train_minutes": round((time.time() - start) / 60, 2), "records": len(records), "kl": args.kl,
+                 "answer_tokens": int(sum(len(r["topk_ids"]) for r in records)), "layers": args.layers,
+                 "seed": args.seed, "steps_run": step + 1})
+    info["layers"] = draft.config.num_hidden_layers
+    (folder / "draft.json").write_text(json.dumps(info, indent=1))
+    (folder / "tokens.json").write_text(json.dumps(tokenizer.convert_ids_to_tokens(id_map.tolist())))
+    print("train:", name, info)
+    return folder

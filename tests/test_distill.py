@@ -1,0 +1,144 @@
+"""The draft-distillation recipe and the shipped drafts (issue 6)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from specsim import analytics
+from specsim.distill import evaluate as E
+from specsim.distill import prompts as P
+from specsim.distill.draft_model import choose_vocab, load_draft
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted(p for p in (ROOT / "assets" / "drafts").glob("*/") if (p / "draft.json").is_file())
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# --- held-out separation -------------------------------------------------------------------------
+
+
+def test_heldout_prompts_cover_the_domains():
+    held = P.load_heldout()
+    assert len(held) >= 40
+    assert {"prose", "explanation", "list", "story", "code", "qa", "rewrite"} <= {h["domain"] for h in held}
+    assert len({h["id"] for h in held}) == len(held)
+
+
+def test_training_topics_never_appear_in_heldout_prompts():
+    text = " ".join(h["prompt"].lower() for h in P.load_heldout())
+    assert [t for t in P.TOPICS if t.lower() in text] == []
+    assert [c for c in P.CODE_TASKS if c in text] == []
+
+
+def test_filter_drops_heldout_prompts_and_keeps_templates():
+    held = [h["prompt"] for h in P.load_heldout()]
+    kept, dropped = P.filter_heldout(held[:5] + P.template_prompts(random.Random(0), 50))
+    assert dropped >= 5 and not set(held[:5]) & set(kept)
+    assert len(kept) >= 45
+
+
+# --- pure pieces ---------------------------------------------------------------------------------
+
+
+def test_choose_vocab_keeps_specials_first_then_frequency():
+    counts = torch.tensor([0.0, 0.0, 0.0, 5.0, 9.0, 1.0, 7.0])
+    vocab = choose_vocab(counts, 5, [0, 1, 2], min_count=1)
+    assert vocab.tolist() == [0, 1, 2, 4, 6]
+
+
+def test_fit_alpha_inverts_the_geometric_model():
+    for alpha in (0.1, 0.45, 0.8):
+        for k in (1, 4, 7):
+            mean = float(analytics.expected_accepted_prefix(alpha, k))
+            assert E.fit_alpha(mean, k) == pytest.approx(alpha, abs=1e-6)
+
+
+def test_chain_summary_counts_positions_like_the_engine():
+    hits = [True, True, False, True, False]
+    accepted = E._first_misses(hits, 2)
+    assert accepted == [2, 1, 0, 1, 0]
+    chains = [(a, min(2, len(hits) - i)) for i, a in enumerate(accepted)]
+    s = E.summarize(chains, 2)
+    # position 1: starts 0, 1, 3 match (3 of 5); position 2 is tried at those three, and only start 0 matches
+    assert s["position"][0] == pytest.approx(3 / 5)
+    assert s["position"][1] == pytest.approx(1 / 3)
+    assert s["accepted_per_chain"] == pytest.approx((2 + 1 + 0 + 1) / 4)
+    assert s["alpha"] == pytest.approx(4 / 8)  # checked: 2, 2, 1, 2, 1
+
+
+# --- shipped drafts ------------------------------------------------------------------------------
+
+
+def test_at_least_one_draft_ships():
+    assert SHIPPED, "no draft under assets/drafts"
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_shipped_draft_loads_and_fits(folder, bundled_target):
+    assert (folder / "model.safetensors").stat().st_size <= 25 * 2**20
+    draft, id_map = load_draft(folder)
+    vocab = bundled_target.model.get_output_embeddings().weight.shape[0]
+    assert len(set(id_map)) == len(id_map) and 0 <= min(id_map) and max(id_map) < vocab
+    assert bundled_target.tokenizer.eos_token_id in id_map
+    ids = torch.tensor([bundled_target.tokenizer("Hello there, how are you?")["input_ids"]])
+    with torch.inference_mode():
+        if draft.kind == "standalone":
+            logits = draft(input_ids=ids).logits
+        else:
+            feats = bundled_target.model.model(input_ids=ids).last_hidden_state
+            logits = draft(feats, ids)[1]
+    assert logits.shape[-1] == len(id_map) and torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_id_map_tokens_agree_with_the_target_tokenizer(folder, bundled_target):
+    id_map = json.loads((folder / "id_map.json").read_text())
+    stored = json.loads((folder / "tokens.json").read_text())
+    assert bundled_target.tokenizer.convert_ids_to_tokens(id_map) == stored
+
+
+def test_default_pair_is_greedy_identical_to_plain_decoding(bundled_target):
+    from specsim.defaults import DEFAULT_DRAFT
+    from specsim.distill.drafter import make_drafter
+    from specsim.engine import plain_generate, speculative_generate
+    from specsim.models import format_prompt
+
+    drafter = make_drafter(ROOT / DEFAULT_DRAFT, bundled_target.model)
+    for text in [h["prompt"] for h in P.load_heldout()[::20]]:
+        ids = format_prompt(bundled_target.tokenizer, text)
+        reference = plain_generate(bundled_target, ids, 20).generated_ids
+        for k in (2, 5):
+            trace = speculative_generate(bundled_target, drafter, ids, k, 20)
+            assert trace.generated_ids == reference
+
+
+# --- the recipe end to end -----------------------------------------------------------------------
+
+
+def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
+    from specsim.distill.__main__ import main
+
+    root = tmp_path / "distill"
+    assert main(["data", "--budget", "tiny", "--root", str(root)]) == 0
+    assert list((root / "data").glob("answers-*.pt")) and list((root / "data").glob("forced-*.pt"))
+    assert main(["train", "--budget", "tiny", "--root", str(root), "--name", "s", "--width", "64"]) == 0
+    assert main(["train", "--budget", "tiny", "--root", str(root), "--name", "e", "--kind", "eagle"]) == 0
+    assert main(["eval", "--budget", "tiny", "--root", str(root), "--k", "3"]) == 0
+    for name in ("s", "e"):
+        res = json.loads((root / "eval" / f"{name}.json").read_text())
+        assert res["overall"]["chains"] > 0 and 0.0 <= res["overall"]["alpha"] <= 1.0
+        assert res["cost"]["draft_ms"] > 0
+        draft, id_map = load_draft(root / "drafts" / name)
+        assert draft.kind == {"s": "standalone", "e": "eagle"}[name] and len(id_map) > 3
