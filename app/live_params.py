@@ -64,8 +64,13 @@ NUMBERS: dict[str, tuple[float, float, bool]] = {  # field -> (low, high, whole 
     "max_new_tokens": (*MAX_NEW_RANGE, True),
     "seed": (*SEED_RANGE, True),
 }
-_NUMBER = re.compile(r"\+?(\d{1,10}(\.\d{0,6})?|\.\d{1,6})")
+_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,6})?|\.[0-9]{1,6})")  # ASCII digits only, like the calculator
 _SHOWN = re.compile(r"[^0-9A-Za-z.+\-_/ ]")
+
+
+def _limit(value: float, whole: bool) -> str:
+    """A range end as people read it: 2147483647, not 2.14748e+09."""
+    return str(int(value)) if whole else f"{value:g}"
 
 
 def _shown(raw: str, limit: int = 24) -> str:
@@ -104,7 +109,7 @@ def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) 
         if field in NUMBERS:
             value = parse_number(field, raw)
             lo, hi, whole = NUMBERS[field]
-            expected = f"{'a whole number' if whole else 'a number'} from {lo:g} to {hi:g}"
+            expected = f"{'a whole number' if whole else 'a number'} from {_limit(lo, whole)} to {_limit(hi, whole)}"
         elif field == "pair":
             value = raw if raw in pairs else None
             expected = "one of " + ", ".join(pairs)
@@ -149,7 +154,8 @@ def validate(settings: LiveSettings) -> list[str]:
         bad_type = whole and (not isinstance(value, int) or isinstance(value, bool))
         if bad_type or not isinstance(value, int | float) or not lo <= value <= hi:
             kind = "a whole number" if whole else "a number"
-            problems.append(f"{FIELDS[field][0]} must be {kind} from {lo:g} to {hi:g}, not {value!r}.")
+            problems.append(f"{FIELDS[field][0]} must be {kind} from {_limit(lo, whole)} to {_limit(hi, whole)}, "
+                            f"not {value!r}.")
     if settings.drafter not in DRAFTERS:
         problems.append(f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}.")
     if settings.pair == "custom" and not settings.target.strip():

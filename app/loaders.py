@@ -12,12 +12,15 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from specsim import build, models
 from specsim.drafters import ModelDrafter
 from specsim.models import LoadedModel, ModelUnavailable
 
 Progress = Callable[[float, str], None]
+_LOG = get_logger(__name__)
+LOADS: list[str] = []  # every model this process has loaded, in order (the server log says so too)
 
 
 T = TypeVar("T")
@@ -40,6 +43,8 @@ class _Once(Generic[T]):
         with self._lock:
             if self.value is None:
                 self.value = self._load(progress)  # an exception leaves it unloaded, so a retry loads again
+                LOADS.append(self.value.name)
+                _LOG.info("specsim loaded model %s (model loads in this process: %d)", self.value.name, len(LOADS))
             return self.value
 
 

@@ -9,6 +9,7 @@ terminal, brackets otherwise), followed by the run's statistics and a plain-deco
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 import torch
@@ -66,6 +67,17 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
     ]
 
 
+SEED_MAX = 2**31 - 1  # the live page's limit too
+
+
+def _usable_device(name: str) -> bool:
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        return False
+    return device.type == "cpu" or (device.type == "cuda" and torch.cuda.is_available())
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.run", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
@@ -88,6 +100,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         (args.temperature < 0, f"--temperature must be >= 0, got {args.temperature}"),
         (args.top_p is not None and not 0 < args.top_p <= 1, f"--top-p must be in (0, 1], got {args.top_p}"),
         (not args.prompt.strip(), "--prompt is empty"),
+        (not math.isfinite(args.temperature), f"--temperature must be a finite number, got {args.temperature}"),
+        (not 0 <= args.seed <= SEED_MAX, f"--seed must be between 0 and {SEED_MAX}, got {args.seed}"),
+        (args.threads is not None and args.threads < 1, f"--threads must be at least 1, got {args.threads}"),
+        (args.device is not None and not _usable_device(args.device),
+         f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}"),
         (args.drafter == "model" and not args.draft, "--drafter model needs --draft PATH_OR_ID"),
     ]
     for bad, message in problems:
@@ -107,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m specsim.run: error: {error}", file=sys.stderr)
         return 2
     ids = format_prompt(target.tokenizer, args.prompt)
+    context = getattr(target.model.config, "max_position_embeddings", None)
+    if context and len(ids) + args.max_new_tokens > context:
+        print(f"python -m specsim.run: error: the prompt is {len(ids)} tokens and --max-new-tokens is "
+              f"{args.max_new_tokens}; together they exceed the target's context of {context} tokens",
+              file=sys.stderr)
+        return 2
     common = dict(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed)
     spec = speculative_generate(target, drafter, ids, args.k, **common)
     plain = plain_generate(target, ids, **common)

@@ -1,15 +1,36 @@
-"""Real-browser fixtures: one app server and one headless Debian chromium per test session."""
+"""Real-browser fixtures and helpers: one app server and one headless Debian chromium per test session.
+
+Waiting: every page listens to its websocket and counts the script runs the server reports finished
+(Streamlit's ``script_finished`` message; a run cut short by a newer one does not count). :func:`act`
+performs an action, waits until one more run has finished and the page shows it, then checks that no
+exception box is on screen.
+"""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
+from specsim import analytics
+from specsim.trace import Trace
 from tests.browser.server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 SHOTS = Path(os.environ.get("SPECSIM_SHOTS", Path(__file__).resolve().parents[2] / "out" / "screenshots"))
+EXCEPTION = "[data-testid='stException']"
+ALERT = "[data-testid='stAlert']"
+METRIC = "[data-testid='stMetricValue']"
+
+IDLE = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  return app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+      && !document.querySelector("[data-testid='stSkeleton']");
+}"""
 
 
 def pytest_collection_modifyitems(items):
@@ -36,41 +57,247 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
+def new_page(browser, app_url: str):
+    """A page in a fresh browser context (its own cookies, so its own Streamlit session)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.script_runs = 0  # type: ignore[attr-defined]
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, bytes | bytearray) and _finished_run(bytes(payload)):
+            pg.script_runs += 1
+
+    pg.on("websocket", lambda ws: ws.on("framereceived", on_frame))
     pg.base_url = app_url  # type: ignore[attr-defined]
+    pg.js_errors = []  # type: ignore[attr-defined]
+    pg.dialogs = []  # type: ignore[attr-defined]
+    pg.on("pageerror", lambda e: pg.js_errors.append(str(e)))
+
+    def on_dialog(d) -> None:  # an alert() would mean injected script ran
+        pg.dialogs.append(d.message)
+        d.dismiss()
+
+    pg.on("dialog", on_dialog)
+    return pg
+
+
+@pytest.fixture
+def page(browser, app_url):
+    pg = new_page(browser, app_url)
     yield pg
-    context.close()
+    try:
+        assert not pg.dialogs, f"a script dialog opened: {pg.dialogs}"
+        if not pg.is_closed():
+            assert_no_exception(pg)
+    finally:
+        pg.context.close()
 
 
-def goto(page, path: str = "") -> None:
+def _finished_run(payload: bytes) -> bool:
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    try:
+        msg = ForwardMsg.FromString(payload)
+    except Exception:  # not a ForwardMsg: nothing to count
+        return False
+    return msg.WhichOneof("type") == "script_finished" and msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+
+
+def runs(page) -> int:
+    """Script runs (and fragment runs) the server has reported finished to this page so far."""
+    return page.script_runs
+
+
+def wait_idle(page, after: int = 0, timeout: float = 60_000) -> None:
+    """Wait until more than ``after`` script runs have finished and the page shows no run in progress."""
+    deadline = time.monotonic() + timeout / 1000
+    while page.script_runs <= after:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no script run finished within {timeout / 1000:.0f} s")
+        page.wait_for_timeout(20)  # lets Playwright deliver websocket events
+    page.wait_for_function(IDLE, timeout=timeout)
+
+
+def goto(page, path: str = "", timeout: float = 60_000) -> None:
     """Open a page of the app and wait until Streamlit has finished running the script."""
+    page.script_runs = 0
     page.goto(f"{page.base_url}/{path}")
-    wait_idle(page)
-
-
-def wait_idle(page, timeout: float = 60_000) -> None:
-    page.wait_for_selector("[data-testid='stApp']", timeout=timeout)
     page.wait_for_selector("h1", timeout=timeout)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " && !document.querySelector('[data-testid=\"stSkeleton\"]')",
-        timeout=timeout,
-    )
-    page.wait_for_timeout(300)
+    wait_idle(page, 0, timeout)
+    assert_no_exception(page)
+
+
+def act(page, action: Callable[[], object], timeout: float = 60_000) -> None:
+    """Do something that reruns the script, wait for that run to finish, and check for exception boxes."""
+    before = runs(page)
+    action()
+    wait_idle(page, before, timeout)
+    assert_no_exception(page)
+
+
+def nav(page, title: str):
+    """The sidebar's link to the page called ``title``."""
+    return page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=title, exact=True)
 
 
 def assert_no_exception(page) -> None:
-    boxes = page.locator("[data-testid='stException']")
+    boxes = page.locator(EXCEPTION)
     assert boxes.count() == 0, boxes.first.inner_text()
 
 
-def screenshot(page, name: str) -> Path:
+def alerts(page) -> list[str]:
+    """Text of every st.error / st.warning / st.info / st.success box on screen."""
+    return page.locator(ALERT).all_inner_texts()
+
+
+def metrics(page) -> list[str]:
+    return [t.strip() for t in page.locator(METRIC).all_inner_texts()]
+
+
+def screenshot(page, name: str, full_page: bool = True) -> Path:
+    """Save ``out/screenshots/<name>.png``; the whole page (Streamlit scrolls inside its main section)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    size = page.viewport_size
+    if full_page:
+        height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight || 0")
+        page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height), 12_000))})
+        page.wait_for_timeout(300)
+    try:
+        page.screenshot(path=str(path), full_page=full_page)
+    finally:
+        page.set_viewport_size(size)
     return path
+
+
+# ---- the calculator -------------------------------------------------------------------------------
+K_LABEL, ALPHA_LABEL, C_LABEL = "K: tokens", "α: chance", "c: one draft pass"
+
+
+def slider(page, label: str):
+    return page.locator("[data-testid='stSlider']", has_text=label)
+
+
+def slider_value(page, label: str) -> str:
+    return slider(page, label).locator("input[type='range']").input_value()
+
+
+def settings(page) -> tuple[int, int, float]:
+    """(K, α in percent, c) as the sliders show them."""
+    return int(slider_value(page, K_LABEL)), int(slider_value(page, ALPHA_LABEL)), float(slider_value(page, C_LABEL))
+
+
+def expected_metrics(k: int, alpha_pct: int, c: float, v: float = 1.0) -> list[str]:
+    a = alpha_pct / 100
+    return [
+        f"{analytics.expected_accepted_prefix(a, k):.2f}",
+        f"{analytics.tokens_per_loop(a, k):.2f}",
+        f"{analytics.cost_per_loop(k, c, v):.2f}",
+        f"{analytics.speedup(a, k, c, v):.2f}×",
+    ]
+
+
+def plot_trace(page, chart: int, name: str) -> dict:
+    """x and y of one trace of the ``chart``-th plotly chart, as plotly drew it in the page."""
+    return page.evaluate(
+        """([i, name]) => {
+            const gd = document.querySelectorAll('.js-plotly-plot')[i];
+            const t = gd._fullData.find(d => d.name === name);
+            return {x: Array.from(t.x), y: Array.from(t.y)};
+        }""",
+        [chart, name],
+    )
+
+
+def svg_signature(page, chart: int) -> str:
+    """The drawn shapes and texts of a chart (ids stripped), to see that it re-rendered differently."""
+    return page.evaluate(
+        """(i) => {
+            const chart = document.querySelectorAll('[data-testid="stPlotlyChart"]')[i];
+            return Array.from(chart.querySelectorAll('.main-svg path, .main-svg text, .main-svg image')).map(
+                e => (e.getAttribute('d') || e.getAttribute('href') || '') + e.textContent).join('|');
+        }""",
+        chart,
+    )
+
+
+def wait_charts_drawn(page, k: int, alpha_pct: int) -> None:
+    """Plotly loads and draws after the script run ends: wait until all four charts show (K, α)."""
+    page.wait_for_function(
+        """([k, a]) => {
+            const gds = document.querySelectorAll('.js-plotly-plot');
+            if (gds.length < 4 || Array.from(gds).some(g => !g._fullData)) return false;
+            const find = (g, n) => g._fullData.find(d => d.name === n);
+            const drafts = find(gds[0], 'draft proposals'), now = find(gds[3], 'current settings');
+            return drafts && now && drafts.x.length === k && now.x[0] === k && now.y[0] === a;
+        }""",
+        arg=[k, alpha_pct], timeout=30_000,
+    )
+
+
+def check_page_matches_sliders(page) -> tuple[int, int, float]:
+    """Metrics, plots and URL agree with what the sliders show; return the sliders' values."""
+    k, alpha_pct, c = settings(page)
+    wait_charts_drawn(page, k, alpha_pct)
+    assert metrics(page) == expected_metrics(k, alpha_pct, c)
+    one_loop = plot_trace(page, 0, "draft proposals")
+    assert one_loop["x"] == list(range(1, k + 1))
+    sweep = plot_trace(page, 1, "speedup")
+    ks = sweep["x"]
+    assert sweep["y"] == pytest.approx([analytics.speedup(alpha_pct / 100, kk, c) for kk in ks], abs=1e-12)
+    current = plot_trace(page, 3, "current settings")
+    assert (current["x"], current["y"]) == ([k], [alpha_pct])
+    query = parse_qs(urlparse(page.url).query)
+    assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [f"{c:.2f}"])
+    return k, alpha_pct, c
+
+
+def press_key(page, label: str, key: str, times: int = 1) -> None:
+    thumb = slider(page, label).locator("input[type='range']")
+    for _ in range(times):
+        act(page, lambda: (thumb.focus(), page.keyboard.press(key)))
+
+
+def drag(page, label: str, fraction: float) -> None:
+    """Grab the slider's thumb with the mouse and drop it at ``fraction`` of the track's width."""
+    thumb = slider(page, label).locator("[data-testid='stSliderThumbValue'] >> xpath=..")
+    track = thumb.locator("xpath=..").bounding_box()
+    box = thumb.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    def move() -> None:
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(track["x"] + fraction * track["width"], y, steps=12)
+        page.mouse.up()
+
+    act(page, move)
+
+
+# ---- the live page --------------------------------------------------------------------------------
+LIVE_PROMPT = "one two three four one two three four one two"
+RUN_TIMEOUT = 600_000  # the first run in a server process loads the model
+
+
+def live_url(prompt: str = LIVE_PROMPT, n: int = 6, k: int = 3) -> str:
+    return f"live?drafter=prompt_lookup&k={k}&n={n}&t=0&seed=0&prompt={quote(prompt)}"
+
+
+def click(page, name: str, timeout: float = 60_000) -> None:
+    act(page, lambda: page.get_by_role("button", name=name, exact=True).click(), timeout)
+
+
+def run(page, timeout: float = RUN_TIMEOUT) -> None:
+    click(page, "Run", timeout)
+
+
+def download_trace(page) -> Trace:
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download the trace (JSON)").click()
+    return Trace.from_json(Path(info.value.path()).read_text())
+
+
+def shown_iteration(page) -> int:
+    """The 0-based index of the iteration on screen, read from the 'Iteration i of n' line."""
+    text = page.get_by_text("Iteration ", exact=False).filter(has_text=" of ").first.inner_text()
+    return int(text.split("Iteration ")[1].split(" of ")[0]) - 1

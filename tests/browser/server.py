@@ -7,9 +7,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,9 +42,26 @@ def wait_healthy(url: str, timeout: float = 60.0) -> float:
     raise TimeoutError(f"the app at {url} did not become healthy in {timeout:.0f} s")
 
 
+@dataclass
+class Server:
+    """A running app: its process and the file its output goes to."""
+
+    process: subprocess.Popen
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+SERVERS: dict[str, Server] = {}  # base URL -> the server behind it
+
+
 @contextmanager
 def running_app(port: int | None = None, env: dict | None = None):
-    """Run ``streamlit run app/main.py`` headless; yield its base URL; stop it afterwards."""
+    """Run ``streamlit run app/main.py`` headless; yield its base URL; stop it afterwards.
+
+    Its output goes to a temporary log file (``SERVERS[url].log``), never to an unread pipe.
+    """
     port = port or free_port()
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
@@ -50,8 +69,11 @@ def running_app(port: int | None = None, env: dict | None = None):
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
     ]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **(env or {})}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = Path(tempfile.mkstemp(prefix="specsim-server-", suffix=".log")[1])
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
+    SERVERS[url] = Server(proc, log)
     try:
         wait_healthy(url)
         yield url
@@ -61,3 +83,5 @@ def running_app(port: int | None = None, env: dict | None = None):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        SERVERS.pop(url, None)
+        log.unlink(missing_ok=True)

@@ -1,0 +1,53 @@
+"""The live page in a real browser with the bundled model: run, step, play to the end, hover a token.
+
+The run's own trace is downloaded from the page (its export button) and is what the chips, the
+narration and the tooltips are checked against.
+"""
+
+from __future__ import annotations
+
+from specsim import replay
+from tests.browser.conftest import (
+    LIVE_PROMPT,
+    alerts,
+    click,
+    download_trace,
+    goto,
+    live_url,
+    run,
+    screenshot,
+    shown_iteration,
+)
+
+
+def test_run_step_play_to_the_end_and_hover_a_token(page):
+    goto(page, live_url())
+    run(page)
+    trace = download_trace(page)
+    n = len(trace.iterations)
+    assert LIVE_PROMPT in trace.prompt and trace.settings.k == 3 and n >= 2
+    assert any(f"Identical: all {trace.n_generated} tokens match" in a for a in alerts(page))
+    assert replay.narrate(trace, 0) in alerts(page)
+    screenshot(page, "live-run")
+
+    click(page, "Forward ▶")
+    assert shown_iteration(page) == 1 and replay.narrate(trace, 1) in alerts(page)
+    click(page, "◀ Back")
+    assert shown_iteration(page) == 0
+
+    click(page, "▶ Play")  # the timer steps on its own until the last iteration, then the button reads Play again
+    page.get_by_text(f"Iteration {n} of {n}").wait_for(timeout=60_000)
+    page.get_by_role("button", name="▶ Play", exact=True).wait_for(timeout=30_000)
+    assert replay.narrate(trace, n - 1) in alerts(page)
+
+    # Hover a draft token: go to the first iteration that drafted anything (prompt lookup may find nothing).
+    click(page, "|◀ Restart")
+    first = next(i for i, it in enumerate(trace.iterations) if it.slots)
+    for _ in range(first):
+        click(page, "Forward ▶")
+    assert shown_iteration(page) == first
+    chip = page.locator(".sx-chip[title*='slot t+1']").first
+    chip.hover()
+    title = chip.get_attribute("title")
+    slot = trace.iterations[first].slots[0]
+    assert f"p(x) = {slot.p:.4f} (target)" in title and f"q(x) = {slot.q:.4f} (draft)" in title

@@ -1,0 +1,59 @@
+"""Both quizzes in a real browser, answered the way a learner would: tapping steps, clicking options.
+
+The right answers come from the quiz data through :mod:`specsim.quiz`, never from the page.
+"""
+
+from __future__ import annotations
+
+import re
+
+from specsim import quiz
+from tests.browser.conftest import act, goto, screenshot
+
+
+def button(page, text: str):
+    """The one enabled-or-not button whose whole label is ``text``."""
+    return page.get_by_role("button", name=text, exact=True)
+
+
+def test_tap_mode_orders_a_round_and_a_misplaced_step_can_be_sent_back(page):
+    seq = quiz.load_sequence()
+    goto(page, "sequence")
+    first, second = seq.pieces[0], seq.pieces[1]
+    # A wrong placement first: the second step into slot 1, then tap it to send it back to the tray.
+    act(page, lambda: button(page, second.text).click())
+    act(page, lambda: page.get_by_role("button", name="1. Put the selected step here").click())
+    act(page, lambda: button(page, f"1. {second.text}").click())
+    assert button(page, second.text).is_visible(), "a placed step goes back to the tray when tapped"
+    for n, piece in enumerate(seq.pieces, start=1):
+        act(page, lambda piece=piece: button(page, piece.text).click())
+        act(page, lambda n=n: page.get_by_role("button", name=f"{n}. Put the selected step here").click())
+        assert button(page, f"{n}. {piece.text}").is_visible()
+    assert page.get_by_text("0 pieces left to place").is_visible()
+    act(page, lambda: page.get_by_role("button", name="Check my order").click())
+    page.get_by_text(f"All {len(seq.pieces)} steps are in the right place.").wait_for()
+    assert page.get_by_text(f"1. {first.text}").count() >= 1
+    screenshot(page, "sequence-tap-checked")
+
+
+def test_all_twenty_questions_answered_right_score_twenty_and_the_review_lists_them(page):
+    questions = quiz.load_knowledge()
+    by_prompt = {q.prompt: q for q in questions}
+    goto(page, "quiz")
+    for n in range(1, len(questions) + 1):
+        page.get_by_role("heading", name=f"Question {n} of {len(questions)}").wait_for()
+        prompt = page.locator("h5").first.inner_text().strip()
+        question = by_prompt[prompt]
+        assert page.get_by_text(f"Score: {n - 1}", exact=True).is_visible()
+        act(page, lambda q=question: button(page, q.correct_option).click())
+        assert page.get_by_text("Right.", exact=True).is_visible()
+        last = n == len(questions)
+        act(page, lambda last=last: page.get_by_role("button", name="See my results" if last else "Next question")
+            .click())
+    page.get_by_role("heading", name=f"You scored {len(questions)} / {len(questions)}").wait_for()
+    assert page.get_by_text("Every answer right.").is_visible()
+    items = page.get_by_text(re.compile(r"^✅ \d+\. "))
+    assert items.count() == len(questions)
+    for q in questions:
+        assert page.get_by_text(q.prompt, exact=False).count() >= 1
+    screenshot(page, "quiz-review")
