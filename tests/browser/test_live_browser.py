@@ -6,6 +6,8 @@ narration and the tooltips are checked against.
 
 from __future__ import annotations
 
+import pytest
+
 from specsim import replay
 from tests.browser.conftest import (
     LIVE_PROMPT,
@@ -18,6 +20,15 @@ from tests.browser.conftest import (
     screenshot,
     shown_iteration,
 )
+from tests.browser.server import running_app
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    """A server of its own: runs left going by earlier tests' cancel and page-switch cases must not
+    compete with this run's playback timer for the two cores."""
+    with running_app() as url:
+        yield url
 
 
 def test_run_step_play_to_the_end_and_hover_a_token(page):
