@@ -30,6 +30,17 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
 # ---- models (engine tests) -------------------------------------------------------------------------
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Model tests run much faster without intra-op threads fighting over two busy cores."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def bundled_target():
     """The bundled SmolLM2-135M-Instruct target in float32 on the CPU, loaded once per test session."""

@@ -18,12 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(p for p in (ROOT / "assets" / "drafts").glob("*/") if (p / "draft.json").is_file())
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # --- held-out separation -------------------------------------------------------------------------

@@ -21,12 +21,7 @@ SAMPLE = SamplingConfig(1.0)
 VOCAB = 40
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def fresh_greedy(model, context: list[int], k: int) -> list[int]:

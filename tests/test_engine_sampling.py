@@ -25,13 +25,7 @@ VOCAB = 8
 PROMPT = [1, 3, 5]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run much faster without intra-op threads fighting over two busy cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def always_accept(p: float, q: float) -> float:
