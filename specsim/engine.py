@@ -50,10 +50,17 @@ def _check(prompt_ids: Sequence[int], k: int, max_new_tokens: int) -> None:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
 
-def _prefill(target: LoadedModel, cache: DynamicCache, ids: Sequence[int]) -> None:
-    if len(ids) > 0:
-        input_ids = torch.tensor([list(ids)], dtype=torch.long, device=target.device)
+def prefill(target: LoadedModel, context: Sequence[int]) -> tuple[DynamicCache, float, float]:
+    """The target's cache for the context minus its last token (the next pass's first input).
+
+    Returns (cache, start time, seconds the prefill took).
+    """
+    start = _now(target.device)
+    cache = DynamicCache()
+    if len(context) > 1:
+        input_ids = torch.tensor([list(context[:-1])], dtype=torch.long, device=target.device)
         target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    return cache, start, _now(target.device) - start
 
 
 def _emit(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str | None]:
@@ -136,9 +143,7 @@ def speculative_generate(
     context = list(prompt_ids)
     stop_reason: str | None = None
     with torch.inference_mode():
-        start = _now(device)
-        target_cache = DynamicCache()
-        _prefill(target, target_cache, context[:-1])
+        target_cache, start, _ = prefill(target, context)
         drafter.start(context, model.get_output_embeddings().weight.shape[0])
         prefill_time = _now(device) - start
         while stop_reason is None:
@@ -203,10 +208,7 @@ def plain_generate(
     generated: list[int] = []
     stop_reason: str | None = None
     with torch.inference_mode():
-        start = _now(target.device)
-        cache = DynamicCache()
-        _prefill(target, cache, context[:-1])
-        prefill_time = _now(target.device) - start
+        cache, start, prefill_time = prefill(target, context)
         while stop_reason is None:
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"

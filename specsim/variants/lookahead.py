@@ -36,7 +36,7 @@ import torch
 from transformers import DynamicCache
 
 from specsim.drafters import Proposal, _now, crop_cache
-from specsim.engine import _check, _emit, _prefill, _settings, eos_token_ids
+from specsim.engine import _check, _emit, _settings, eos_token_ids, prefill
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Trace
@@ -175,10 +175,7 @@ def lookahead_generate(
     history: deque[dict[int, int]] = deque(maxlen=ngram)  # the last N refined windows
     stop_reason: str | None = None
     with torch.inference_mode():
-        start = _now(target.device)
-        cache = DynamicCache()
-        _prefill(target, cache, context[:-1])
-        prefill_time = _now(target.device) - start
+        cache, start, prefill_time = prefill(target, context)
         while stop_reason is None:
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"

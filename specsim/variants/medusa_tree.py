@@ -14,10 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from transformers import DynamicCache
 
 from specsim.drafters import Proposal, _now
-from specsim.engine import _check, _emit, _prefill, _settings, eos_token_ids
+from specsim.engine import _check, _emit, _settings, eos_token_ids, prefill
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Trace
@@ -92,10 +91,7 @@ def medusa_tree_generate(
     hidden: torch.Tensor | None = None
     stop_reason: str | None = None
     with torch.inference_mode():
-        start = _now(target.device)
-        cache = DynamicCache()
-        _prefill(target, cache, context[:-1])
-        prefill_time = _now(target.device) - start
+        cache, start, prefill_time = prefill(target, context)
         while stop_reason is None:
             budget = max_new_tokens - len(generated)
             draft_start = _now(target.device)
