@@ -35,6 +35,16 @@ def test_training_topics_never_appear_in_heldout_prompts():
     text = " ".join(h["prompt"].lower() for h in P.load_heldout())
     assert [t for t in P.TOPICS if t.lower() in text] == []
     assert [c for c in P.CODE_TASKS if c in text] == []
+    for subjects in (P.ACTIVITIES, P.CHARACTERS, P.SCENES, P.THINGS, P.PHENOMENA, P.SENTENCES):
+        assert [x for x in subjects if x.lower() in text] == []
+
+
+def test_task_families_are_varied_and_clear_of_heldout():
+    fam = P.family_prompts(random.Random(0), 10_000)
+    assert len(fam) == len(set(fam)) > 500
+    assert P.filter_heldout(fam)[1] == 0
+    held = {h["prompt"] for h in P.load_heldout()}
+    assert not held & set(fam)
 
 
 def test_filter_drops_heldout_prompts_and_keeps_templates():
@@ -45,6 +55,29 @@ def test_filter_drops_heldout_prompts_and_keeps_templates():
 
 
 # --- pure pieces ---------------------------------------------------------------------------------
+
+
+def test_collate_aligns_targets_with_answer_tokens():
+    from specsim.distill.train import collate, prepare
+
+    vocab = 50
+    to_small = torch.arange(vocab)  # identity map: draft id = target id
+    tokens = torch.tensor([5, 6, 7, 10, 11, 12], dtype=torch.int32)  # prompt of 3, answer of 3
+    topk = torch.tensor([[10, 1, 2, 3], [20, 1, 2, 3], [12, 1, 2, 3]], dtype=torch.int32)  # argmax 10, 20, 12
+    rec = {"tokens": tokens, "prompt_len": 3, "feats": torch.zeros(5, 2), "topk_ids": topk,
+           "topk_logp": torch.log(torch.tensor([[0.7, 0.1, 0.1, 0.1]] * 3))}
+    item = prepare(rec, to_small, vocab)
+    # the hard label is the target's argmax, also where the written token differs (position 1: 11 vs 20)
+    assert item["hard"].tolist() == [10, 20, 12]
+    for kind, shift in (("standalone", 1), ("eagle", 2)):
+        batch = collate([item], kind, vocab)
+        ans = batch["ans"][0]
+        rows = (ans >= 0).nonzero().flatten().tolist()
+        assert rows == [t for t in range(5) if 3 <= t + shift < 6]
+        for t in rows:  # the logits at input t predict tokens[t + shift]; its targets are that answer row
+            assert int(ans[t]) == t + shift - 3
+            assert int(batch["hard"][0, t]) == int(topk[t + shift - 3, 0])
+            assert batch["soft_w"][0, t].sum().item() == pytest.approx(1.0)
 
 
 def test_choose_vocab_keeps_specials_first_then_frequency():

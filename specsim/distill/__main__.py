@@ -22,9 +22,10 @@ from pathlib import Path  # noqa: E402
 BUDGETS = {
     # prompts (templates, stdlib, self-prompts), answer length, batch, minutes of generation,
     # training steps, held-out prompts and continuation length for eval
-    "tiny": dict(n_template=6, n_stdlib=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=10.0, steps=8,
+    "tiny": dict(n_template=6, n_stdlib=2, n_family=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=10.0, steps=8,
                  eval_prompts=3, eval_len=12, min_count=1, speed_prompts=2, speed_len=8),
-    "full": dict(n_template=1400, n_stdlib=500, n_self=96, n_forced=400, max_new=96, batch=48, minutes=25.0, steps=3000,
+    "full": dict(n_template=2220, n_stdlib=600, n_family=784, n_self=400, n_forced=400, max_new=96, batch=48,
+                 minutes=25.0, steps=3000,
                  eval_prompts=0, eval_len=64, min_count=2, speed_prompts=4, speed_len=48),
 }
 
@@ -51,6 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--batch", type=int, default=8, help="train: records per step")
+    ap.add_argument("--dtype", default="float32", help="speed: the target's dtype (float32 or bfloat16)")
     ap.add_argument("--init", type=Path, default=None, help="train: continue from this saved draft folder")
     ap.add_argument("--lr", type=float, default=None, help="train: peak learning rate (default by kind)")
     ap.add_argument("--kl", type=float, default=0.7, help="weight of the top-k KL term (rest: hard-label CE)")

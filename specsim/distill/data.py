@@ -116,8 +116,8 @@ def answer_prompts(model, tokenizer, texts: list[str], *, temps: list[float], ma
     return records
 
 
-def build_prompts(rng: random.Random, n_template: int, n_stdlib: int) -> list[str]:
-    texts = P.template_prompts(rng, n_template) + P.stdlib_prompts(rng, n_stdlib)
+def build_prompts(rng: random.Random, n_template: int, n_stdlib: int, n_family: int = 0) -> list[str]:
+    texts = P.template_prompts(rng, n_template) + P.stdlib_prompts(rng, n_stdlib) + P.family_prompts(rng, n_family)
     kept, _ = P.filter_heldout(texts)
     return kept
 

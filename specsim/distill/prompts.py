@@ -84,9 +84,107 @@ SEED_SUBJECTS = [
     "geography", "art", "literature", "mathematics", "chemistry", "biology", "philosophy", "languages",
     "engineering", "psychology", "fashion", "movies", "pets", "gardening", "personal finance", "careers",
     "parenting", "architecture", "mythology", "robotics", "ocean life", "energy", "education", "writing",
+    "home repair", "weather", "space travel", "board games", "photography", "nutrition", "law", "politics",
+    "social media", "animals", "inventions", "ancient civilizations", "climate", "friendship", "cars", "poetry",
 ]
 SELF_PROMPT = ("Write one question that a curious person might ask an AI assistant about {s}. "
                "Reply with the question only.")
+SELF_REQUESTS = [
+    SELF_PROMPT,
+    "Write one request that someone might send to an AI assistant to get help with {s}. Reply with the request only.",
+    "Write one instruction asking an AI assistant to write something creative about {s}. Reply with the instruction "
+    "only.",
+]
+
+# Task families in the held-out domains (lists, stories, scenes, explanations, rewrites) with their own
+# subjects and their own tasks: a held-out task ("translate into French", "more polite", ...) never appears.
+ACTIVITIES = [
+    "learning a new language", "running a first 5k race", "organising a small kitchen", "starting a balcony garden",
+    "writing a cover letter", "reducing screen time", "training a puppy", "studying for exams",
+    "hosting a dinner party", "moving to a new city", "learning to play the guitar", "maintaining a bicycle",
+    "saving energy at home", "planning a road trip", "making friends at a new school", "working from home",
+    "preparing for a long flight", "taking photos with a phone", "starting a book club", "learning to swim",
+    "keeping a journal", "cooking for a large family", "painting a bedroom", "volunteering at an animal shelter",
+    "teaching a child to read", "running a yard sale", "learning to code", "decluttering a wardrobe",
+]
+LIST_TASKS = [
+    "Give me {n} tips for {a}.", "What are {n} common mistakes people make when {a}?",
+    "Make a step-by-step plan for {a}.", "Write a numbered list of {n} ideas for {a}.",
+    "What do I need for {a}? Give a short list.", "Give {n} reasons to try {a}.",
+    "Break {a} down into {n} simple steps.", "What are the first {n} things to do when {a}?",
+]
+CHARACTERS = [
+    "a retired astronaut", "a shy dragon", "a lost umbrella", "two rival bakers", "a girl who collects maps",
+    "an old fisherman", "a talking cat", "a time-travelling librarian", "a nervous wizard apprentice", "a snowman",
+    "a street musician", "a tiny mouse with big dreams", "a forgetful inventor", "a young goalkeeper",
+    "a ghost who is afraid of the dark", "a mail carrier on a distant island",
+]
+EVENTS = [
+    "discovers a hidden door", "has to cross a frozen river", "loses their voice before a big show",
+    "makes friends with a storm", "finds a map inside an old book", "wins a contest by accident",
+    "must deliver a letter before sunset", "wakes up in a different century", "gets stuck in an elevator",
+    "plants a seed that grows overnight", "receives a mysterious phone call", "has to babysit a baby dinosaur",
+]
+STORY_TASKS = [
+    "Write a short story about {c} who {e}.", "Write a fairy tale about {c} who {e}.",
+    "Write the first paragraph of an adventure story about {c} who {e}.",
+    "Tell a funny story about {c} who {e}.", "Write a story for children about {c} who {e}.",
+]
+SCENES = [
+    "a busy market at noon", "a snowy forest", "an empty classroom after school", "a mountain lake in summer",
+    "a crowded subway car", "a garden after a thunderstorm", "a small bakery before opening",
+    "a football stadium on match day", "an attic full of old boxes", "a beach in winter", "a train station at midnight",
+    "a grandmother's kitchen", "a city rooftop at sunset", "a foggy country road", "a hospital waiting room",
+]
+SCENE_TASKS = [
+    "Paint a picture in words of {s}.", "Write a vivid description of {s}.",
+    "Describe the sounds and smells of {s}.", "Write a few lines of poetic prose about {s}.",
+]
+THINGS = [
+    "a microwave oven", "a camera lens", "an elevator", "a thermostat", "a compass", "a solar cell", "wifi",
+    "a credit card payment", "a zipper", "GPS", "a rechargeable battery", "a lock and key", "an airplane wing",
+    "a touchscreen", "a fire extinguisher", "a hearing aid", "a search engine", "a traffic light",
+]
+PHENOMENA = [
+    "leaves change colour in autumn", "cats purr", "people yawn", "bread rise", "ice float on water",
+    "stars twinkle", "our ears pop on planes", "rainbows appear", "metal feel cold", "we get hiccups",
+    "the moon change shape", "rivers bend", "some people get seasick",
+]
+EXPLAIN_TASKS = ["Explain how {x} works.", "How does {x} work, step by step?",
+                 "What is inside {x}, and what does it do?"]
+WHY_TASKS = ["Why do {p}?", "What makes {p}? Explain briefly."]
+SENTENCES = [
+    "The library will close early on Friday because of the holiday.", "Our team finished the project two days late.",
+    "I think we should take the bus instead of driving.", "The new cafe on the corner sells excellent pastries.",
+    "Please remember to water the plants while I am away.", "The concert was cancelled due to heavy rain.",
+    "She practised the piano every evening for a month.", "The software update fixed the login problem.",
+    "We are looking for volunteers to help at the school fair.", "The museum has a new exhibition about ancient maps.",
+    "My brother fixed the broken fence in the garden.", "The price of train tickets went up this year.",
+    "Children learn faster when they are having fun.", "The hikers reached the summit just before the storm.",
+    "The report shows that sales grew by ten percent.", "He forgot his keys and had to wait outside for an hour.",
+    "The river flooded the fields after a week of rain.", "Our neighbours adopted two kittens last weekend.",
+]
+REWRITE_TASKS = [
+    "Rewrite this sentence in the passive voice: \"{s}\"", "Make this sentence sound more casual: \"{s}\"",
+    "Shorten this sentence as much as possible: \"{s}\"", "Translate into Spanish: \"{s}\"",
+    "Translate into German: \"{s}\"", "Paraphrase this sentence: \"{s}\"",
+    "Turn this statement into a question: \"{s}\"", "Expand this into a short paragraph: \"{s}\"",
+    "Make this sound more exciting: \"{s}\"", "Write a reply to this message: \"{s}\"",
+]
+
+
+def family_prompts(rng: random.Random, n: int) -> list[str]:
+    """``n`` prompts from the task families above (distinct, in random order)."""
+    pool = [t.format(a=a, n=rng.choice([3, 4, 5, 6, 8, 10])) for t in LIST_TASKS for a in ACTIVITIES]
+    pool += [t.format(c=c, e=e) for t in STORY_TASKS for c in CHARACTERS for e in rng.sample(EVENTS, 3)]
+    pool += [t.format(s=s) for t in SCENE_TASKS for s in SCENES]
+    pool += [t.format(x=x) for t in EXPLAIN_TASKS for x in THINGS]
+    pool += [t.format(p=p) for t in WHY_TASKS for p in PHENOMENA]
+    pool += [t.format(s=s) for t in REWRITE_TASKS for s in SENTENCES]
+    pool = sorted(set(pool))
+    rng.shuffle(pool)
+    return pool[:n]
+
 
 _STOP = set("a an the of to in on and or for with is are be what how why who when write give me your this that "
             "it its as by from into about some few short very one two three you can do does i my".split())
@@ -147,7 +245,7 @@ def stdlib_prompts(rng: random.Random, n: int) -> list[str]:
 
 def self_prompt_requests(rng: random.Random, n: int) -> list[str]:
     """Requests that make the target write a question for itself (answered in a second round)."""
-    return [SELF_PROMPT.format(s=rng.choice(SEED_SUBJECTS)) for _ in range(n)]
+    return [rng.choice(SELF_REQUESTS).format(s=rng.choice(SEED_SUBJECTS)) for _ in range(n)]
 
 
 def clean_self_prompt(text: str) -> str | None:

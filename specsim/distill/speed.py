@@ -1,9 +1,10 @@
 """End-to-end check with the engine: plain decoding against each drafter, on held-out prompts.
 
 For every drafter and K, the same prompts are decoded by ``speculative_generate`` and compared with
-``plain_generate`` (greedy, float32): the output must be identical, and the speedup is the ratio of
-total wall time (prefill included, so the EAGLE drafter's extra prompt pass is paid for). Runs are
-interleaved prompt by prompt so a shared CPU's load drifts equally over every column.
+``plain_generate`` (greedy, target in ``--dtype``, float32 by default; drafts in float32): the output must
+be identical, and the speedup is the ratio of total wall time (prefill included, so the EAGLE drafter's
+extra prompt pass is paid for). Runs are interleaved prompt by prompt so a shared CPU's load drifts
+equally over every column.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
     from specsim.engine import plain_generate, speculative_generate
     from specsim.models import format_prompt, load_bundled_target
 
-    target = load_bundled_target("cpu", "float32")
+    dtype = getattr(args, "dtype", "float32")
+    target = load_bundled_target("cpu", dtype)
     folders = [Path(f) for f in args.drafts] if args.drafts else sorted(Path("assets/drafts").glob("*/"))
     cands = drafters(target, folders)
     ks = [int(k) for k in args.ks.split(",")]
@@ -64,12 +66,12 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
         table.append({"drafter": name, "k": k, "alpha": r["acc"] / max(r["checked"], 1),
                       "tokens_per_loop": r["tokens"] / max(r["loops"], 1), "speedup": plain_time / r["time"],
                       "draft_share": r["draft"] / r["time"], "identical": r["identical"]})
-    print(f"{len(held)} held-out prompts, {n_new} new tokens, float32 CPU; plain decoding {plain_time:.1f} s")
+    print(f"{len(held)} held-out prompts, {n_new} new tokens, {dtype} CPU; plain decoding {plain_time:.1f} s")
     print(f"{'drafter':28s} {'K':>2s} {'alpha':>6s} {'tok/loop':>8s} {'speedup':>7s} {'draft%':>6s} identical")
     for t in table:
         print(f"{t['drafter']:28s} {t['k']:2d} {t['alpha']:6.3f} {t['tokens_per_loop']:8.2f} {t['speedup']:7.2f} "
               f"{100 * t['draft_share']:6.1f} {t['identical']}")
-    result = {"prompts": [h["id"] for h in held], "n_new": n_new, "plain_s": plain_time, "rows": table}
+    result = {"prompts": [h["id"] for h in held], "n_new": n_new, "dtype": dtype, "plain_s": plain_time, "rows": table}
     (root / "eval").mkdir(parents=True, exist_ok=True)
-    (root / "eval" / "speed.json").write_text(json.dumps(result, indent=1))
+    (root / "eval" / f"speed-{dtype}.json").write_text(json.dumps(result, indent=1))
     return result

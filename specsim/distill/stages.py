@@ -32,7 +32,7 @@ def run_data(args: Namespace, budget: dict, root: Path) -> None:
     start = time.time()
     target = _target()
     rng = random.Random(args.seed)
-    texts = D.build_prompts(rng, budget["n_template"], budget["n_stdlib"])[i::n]
+    texts = D.build_prompts(rng, budget["n_template"], budget["n_stdlib"], budget.get("n_family", 0))[i::n]
     n_self = max(1, budget["n_self"] // n)
     rng_self = random.Random(args.seed * 1000 + i)
     selfs = [] if args.forced_only else D.self_prompts(target.model, target.tokenizer, rng_self, n_self,

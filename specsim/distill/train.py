@@ -42,31 +42,45 @@ def token_counts(records: list[dict], vocab: int, top: int = 3) -> torch.Tensor:
 
 
 def prepare(rec: dict, to_small: torch.Tensor, unk: int) -> dict:
-    """One record cut to MAX_LEN (the end kept), with soft and hard targets in draft ids."""
+    """One record cut to MAX_LEN (the end kept), with soft and hard targets in draft ids.
+
+    The hard label is the target's own argmax (``topk_ids[:, 0]``), not the token that was written: on
+    sampled or teacher-forced text the two differ, and greedy acceptance is about the argmax.
+    """
     tokens, p = rec["tokens"].long(), rec["prompt_len"]
     cut = max(0, len(tokens) - MAX_LEN)
     soft_idx = to_small[rec["topk_ids"].long()]
     soft_w = rec["topk_logp"].float().exp() * (soft_idx != unk)
     soft_w = soft_w / soft_w.sum(-1, keepdim=True).clamp(min=1e-9)
-    hard = to_small[tokens[p:]]
+    hard = to_small[rec["topk_ids"][:, 0].long()]
     return {"tokens": tokens[cut:], "p": p - cut, "feats": rec["feats"][cut:], "soft_idx": soft_idx.clamp(max=unk - 1),
             "soft_w": soft_w, "hard": hard}
 
 
 def collate(items: list[dict], kind: str, unk: int) -> dict:
-    """Right-padded batch; ``ans[b, t]`` is the answer index the logits at input t predict (or -1)."""
+    """Right-padded batch; ``ans[b, t]`` is the answer index the logits at input t predict (or -1).
+
+    ``soft_idx``/``soft_w``/``hard`` are the targets of those positions, gathered once per batch.
+    """
     shift = 1 if kind == "standalone" else 2  # logits at input t predict tokens[t + shift]
     n_in = max(len(it["tokens"]) - 1 for it in items)
     b = len(items)
+    k = items[0]["soft_idx"].shape[-1]
     tok = torch.zeros((b, n_in + 1), dtype=torch.long)
     ans = torch.full((b, n_in), -1, dtype=torch.long)
+    soft_idx = torch.zeros((b, n_in, k), dtype=torch.long)
+    soft_w = torch.zeros((b, n_in, k))
+    hard = torch.full((b, n_in), unk, dtype=torch.long)
     for i, it in enumerate(items):
-        tok[i, : len(it["tokens"])] = it["tokens"]
-        for t in range(len(it["tokens"]) - shift):
-            j = t + shift - it["p"]
-            if j >= 0:
-                ans[i, t] = j
-    out = {"tok": tok, "ans": ans}
+        n_tok = len(it["tokens"])
+        tok[i, :n_tok] = it["tokens"]
+        t0 = max(0, it["p"] - shift)  # first input whose prediction is an answer token
+        t1 = n_tok - shift
+        if t1 > t0:
+            j = torch.arange(t0, t1) + shift - it["p"]
+            ans[i, t0:t1] = j
+            soft_idx[i, t0:t1], soft_w[i, t0:t1], hard[i, t0:t1] = it["soft_idx"][j], it["soft_w"][j], it["hard"][j]
+    out = {"tok": tok, "ans": ans, "soft_idx": soft_idx, "soft_w": soft_w, "hard": hard}
     if kind == "eagle":
         d = items[0]["feats"].shape[-1]
         feats = torch.zeros((b, n_in, d))
@@ -79,30 +93,28 @@ def collate(items: list[dict], kind: str, unk: int) -> dict:
     return out
 
 
-def token_loss(logits, items: list[dict], ans: torch.Tensor, kl: float) -> tuple[torch.Tensor, int]:
+def token_loss(logits, batch: dict, kl: float) -> tuple[torch.Tensor, int]:
     """Soft + hard cross-entropy over the positions that predict an answer token.
 
     ``logits`` is [B, T, V], or a function of (b_idx, t_idx) that returns the logits of those positions only.
     """
-    b_idx, t_idx = (ans >= 0).nonzero(as_tuple=True)
+    b_idx, t_idx = (batch["ans"] >= 0).nonzero(as_tuple=True)
     picked = logits(b_idx, t_idx) if callable(logits) else logits[b_idx, t_idx]
     if len(b_idx) == 0:
         return picked.sum() * 0, 0
     logq = torch.log_softmax(picked.float(), dim=-1)
-    j = ans[b_idx, t_idx]
-    soft_idx = torch.stack([items[b]["soft_idx"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
-    soft_w = torch.stack([items[b]["soft_w"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
-    hard = torch.stack([items[b]["hard"][jj] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
+    soft_idx, soft_w = batch["soft_idx"][b_idx, t_idx], batch["soft_w"][b_idx, t_idx]
+    hard = batch["hard"][b_idx, t_idx]
     soft = -(soft_w * logq.gather(1, soft_idx)).sum(-1).mean()
     ok = hard < logq.shape[-1]
     hard_ce = F.nll_loss(logq[ok], hard[ok]) if ok.any() else logq.sum() * 0
     return kl * soft + (1 - kl) * hard_ce, int(len(b_idx))
 
 
-def forward_loss(draft, batch: dict, items: list[dict], kl: float, noise: float = 0.0) -> tuple[torch.Tensor, dict]:
+def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0) -> tuple[torch.Tensor, dict]:
     if draft.kind == "standalone":
         logits = draft(input_ids=batch["tok"][:, :-1]).logits
-        loss, n = token_loss(logits, items, batch["ans"], kl)
+        loss, n = token_loss(logits, batch, kl)
         return loss, {"tok": float(loss), "n": n}
     feats, fmask = batch["feats"], batch["fmask"]
     nxt = batch["tok"][:, 1 : feats.shape[1] + 1]
@@ -110,11 +122,11 @@ def forward_loss(draft, batch: dict, items: list[dict], kl: float, noise: float 
     h, _, _ = draft(noisy, nxt, with_logits=False)
     target_next = torch.cat([feats[:, 1:], feats[:, -1:]], dim=1)
     reg = F.smooth_l1_loss(h[fmask], target_next[fmask]) if fmask.any() else h.sum() * 0
-    tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), items, batch["ans"], kl)
+    tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
     # Second step on its own guesses: input t now carries the feature predicted at t - 1.
     own = torch.cat([feats[:, :1], h[:, :-1]], dim=1)
     h2, _, _ = draft(own, nxt, with_logits=False)
-    tok2, _ = token_loss(lambda b, t: draft.logits(h2[b, t]), items, batch["ans"], kl)
+    tok2, _ = token_loss(lambda b, t: draft.logits(h2[b, t]), batch, kl)
     reg2 = F.smooth_l1_loss(h2[fmask], target_next[fmask]) if fmask.any() else h2.sum() * 0
     loss = tok + 0.5 * tok2 + 0.5 * (reg + 0.5 * reg2)
     return loss, {"tok": float(tok), "tok2": float(tok2), "reg": float(reg), "n": n}
@@ -133,10 +145,8 @@ def agreement(draft, items: list[dict], unk: int) -> float:
         else:
             logits = draft(batch["feats"], batch["tok"][:, 1 : batch["feats"].shape[1] + 1])[1]
         b_idx, t_idx = (batch["ans"] >= 0).nonzero(as_tuple=True)
-        j = batch["ans"][b_idx, t_idx]
-        best = torch.stack([chunk[b]["soft_idx"][jj, 0] for b, jj in zip(b_idx.tolist(), j.tolist(), strict=True)])
-        pairs = list(zip(b_idx.tolist(), j.tolist(), strict=True))
-        in_vocab = torch.stack([chunk[b]["soft_w"][jj, 0] > 0 for b, jj in pairs])
+        best = batch["soft_idx"][b_idx, t_idx, 0]
+        in_vocab = batch["soft_w"][b_idx, t_idx, 0] > 0
         hit += int(((logits[b_idx, t_idx].argmax(-1) == best) & in_vocab).sum())
         total += len(b_idx)
     draft.train()
@@ -199,8 +209,8 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
             break
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, (step + 1) / 20) * 0.5 * (1 + math.cos(math.pi * frac))
-        chunk = rng.sample(train_items, min(8, len(train_items)))
-        loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), chunk, args.kl, noise)
+        chunk = rng.sample(train_items, min(args.batch, len(train_items)))
+        loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), args.kl, noise)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
