@@ -55,6 +55,13 @@ class StandaloneDraft(_VocabMixin, nn.Module):
         out.logits = out.logits[..., : self.n_out]  # the UNK slot is never proposed
         return out
 
+    def hidden(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Last hidden states (training computes logits only where there is a target)."""
+        return self.llama.model(input_ids=self.to_small[input_ids]).last_hidden_state
+
+    def logits(self, h: torch.Tensor) -> torch.Tensor:
+        return self.llama.lm_head(h)[..., : self.n_out]
+
 
 class EagleDraft(_VocabMixin, nn.Module):
     """Feature-level draft: (f_t, embed(x_{t+1})) -> f_{t+1} -> logits for x_{t+2}."""

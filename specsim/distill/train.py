@@ -113,8 +113,8 @@ def token_loss(logits, batch: dict, kl: float) -> tuple[torch.Tensor, int]:
 
 def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0) -> tuple[torch.Tensor, dict]:
     if draft.kind == "standalone":
-        logits = draft(input_ids=batch["tok"][:, :-1]).logits
-        loss, n = token_loss(logits, batch, kl)
+        h = draft.hidden(batch["tok"][:, :-1])
+        loss, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
         return loss, {"tok": float(loss), "n": n}
     feats, fmask = batch["feats"], batch["fmask"]
     nxt = batch["tok"][:, 1 : feats.shape[1] + 1]
