@@ -1,7 +1,8 @@
 """Benchmark: the bundled target with each drafter and K, against plain decoding and transformers.
 
-    python -m specsim.bench                      # early exit and prompt lookup, K = 1..8
+    python -m specsim.bench                      # the default draft, prompt lookup, early exit; K = 1..8
     python -m specsim.bench --k 1 2 4 --prompts 2 --max-new-tokens 24
+    python -m specsim.bench --heldout 14 --k 2 3 4 --draft assets/drafts/A assets/drafts/B --dtype bfloat16
 
 Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, measured
 speedup, the calculator's prediction from the measured alpha, draft cost and verification cost,
@@ -9,12 +10,18 @@ engine efficiency (measured / predicted), transformers' assisted generation (con
 confidence threshold) in tokens/s end to end, our end-to-end tokens/s over theirs, and whether all
 three produced identical tokens (greedy). Each speculative run is timed next to its own plain run,
 so slow drifts in machine load hit both alike.
+
+``--heldout N`` runs N prompts of the held-out set (``assets/prompts/heldout.json``, spread over its
+domains) instead of the built-in ones, and adds, for each drafter at its best K, the acceptance per
+domain and per draft position (P(position j accepted | the chain reached j)).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 import torch
 
@@ -24,13 +31,14 @@ from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
-from specsim.prompts import builtin_prompts
+from specsim.prompts import HELDOUT, builtin_prompts
 
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "predicted", "efficiency",
            "HF tok/s", "ours/HF", "identical")
 
 
-def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool) -> dict:
+def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool,
+              label: str | None = None) -> dict:
     """Run every prompt plainly, speculatively and through transformers; pool the figures."""
     spec, plain, hf_time, ours_e2e, identical = [], [], 0.0, 0.0, True
     assistant = getattr(drafter, "model", None)
@@ -49,12 +57,50 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
     m = measure(spec, plain)
     n_tokens = sum(t.n_generated for t in spec)
     return {
-        "drafter": drafter.kind, "K": k, "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
+        "drafter": label or drafter.kind, "K": k,
+        "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
         "alpha": m.alpha, "tok/loop": m.tokens_per_loop, "speedup": m.speedup, "predicted": m.predicted_speedup,
         "efficiency": m.efficiency, "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
         "ours/HF": hf_time / ours_e2e if with_hf else float("nan"), "identical": "yes" if identical else "NO",
-        "c": m.draft_cost, "v": m.verify_cost,
+        "c": m.draft_cost, "v": m.verify_cost, "traces": spec,
     }
+
+
+def acceptance_by(traces, groups: list[str]) -> dict[str, float]:
+    """Accepted over checked proposals per group (one group name per trace)."""
+    acc: dict[str, list[int]] = {}
+    for trace, group in zip(traces, groups, strict=True):
+        a = acc.setdefault(group, [0, 0])
+        slots = [s for it in trace.iterations for s in it.slots if s.status != "unchecked"]
+        a[0] += sum(1 for s in slots if s.status == "accepted")
+        a[1] += len(slots)
+    return {g: a / c if c else float("nan") for g, (a, c) in acc.items()}
+
+
+def acceptance_by_position(traces, k: int) -> list[float]:
+    """P(draft position j accepted | the chain reached j), j = 1..K (positions past a miss are not reached)."""
+    hit, tried = [0] * k, [0] * k
+    for trace in traces:
+        for it in trace.iterations:
+            for s in it.slots:
+                if s.status != "unchecked" and s.position <= k:
+                    tried[s.position - 1] += 1
+                    hit[s.position - 1] += s.status == "accepted"
+    return [h / t if t else float("nan") for h, t in zip(hit, tried, strict=True)]
+
+
+def heldout_prompts(n: int) -> list[dict]:
+    """``n`` held-out prompts spread over the domains (round robin over domains, file order within one)."""
+    items = json.loads(HELDOUT.read_text())["prompts"]
+    by_domain: dict[str, list[dict]] = {}
+    for item in items:
+        by_domain.setdefault(item["domain"], []).append(item)
+    out, queues = [], [list(v) for v in by_domain.values()]
+    while len(out) < min(n, len(items)):
+        for queue in queues:
+            if queue and len(out) < n:
+                out.append(queue.pop(0))
+    return out
 
 
 def format_table(rows: list[dict]) -> str:
@@ -70,8 +116,10 @@ def format_table(rows: list[dict]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--drafters", nargs="+", choices=DRAFTER_KINDS, default=["early_exit", "prompt_lookup"])
-    parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder for the model drafter")
+    parser.add_argument("--drafters", nargs="+", choices=DRAFTER_KINDS,
+                        default=["model", "prompt_lookup", "early_exit"])
+    parser.add_argument("--draft", nargs="+", default=[DEFAULT_DRAFT],
+                        help="draft model ids or folders for the model drafter (one set of rows each)")
     parser.add_argument("--target", default=DEFAULT_TARGET)
     parser.add_argument("--k", nargs="+", type=int, default=list(range(1, 9)))
     parser.add_argument("--prompts", type=int, default=3, help="how many built-in prompts (1-8)")
@@ -81,14 +129,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 is best on a busy machine)")
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
+    parser.add_argument("--heldout", type=int, default=0, metavar="N",
+                        help="use N prompts of the held-out set instead of the built-in ones")
     args = parser.parse_args(argv)
     if any(not 1 <= k <= 16 for k in args.k):
         parser.error("every --k must be between 1 and 16")
     if not 1 <= args.prompts <= len(builtin_prompts()):
         parser.error(f"--prompts must be between 1 and {len(builtin_prompts())}")
+    if args.heldout < 0:
+        parser.error("--heldout must be 0 (built-in prompts) or a positive count")
     if args.max_new_tokens < 1:
         parser.error("--max-new-tokens must be at least 1")
-    if "model" in args.drafters and not args.draft:
+    if "model" in args.drafters and not [d for d in args.draft if d]:
         parser.error("the model drafter needs --draft PATH_OR_ID")
     return args
 
@@ -102,25 +154,60 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     try:
         target = load_model(args.target, device=args.device, dtype=args.dtype)
-        drafters = [build_drafter(kind, target, args.draft, args.early_exit_layers) for kind in args.drafters]
+        drafters = []  # (label, drafter)
+        for kind in args.drafters:
+            for draft in (args.draft if kind == "model" else [""]):
+                label = Path(draft).name if kind == "model" and Path(draft).is_dir() else kind
+                drafters.append((label, build_drafter(kind, target, draft, args.early_exit_layers)))
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
         print(f"python -m specsim.bench: error: {error}", file=sys.stderr)
         return 2
-    prompts = [format_prompt(target.tokenizer, text) for text in builtin_prompts(args.prompts)]
+    if args.heldout:
+        held = heldout_prompts(args.heldout)
+        texts, domains = [h["prompt"] for h in held], [h["domain"] for h in held]
+    else:
+        texts = builtin_prompts(args.prompts)
+        domains = ["built-in"] * len(texts)
+    prompts = [format_prompt(target.tokenizer, text) for text in texts]
+    where = "held-out" if args.heldout else "built-in"
     print(f"target {target.name} ({str(target.dtype).removeprefix('torch.')} on {target.device}, "
-          f"{torch.get_num_threads()} threads); {len(prompts)} prompts x {args.max_new_tokens} new tokens, greedy")
-    speculative_generate(target, drafters[0], prompts[0], 2, 4)  # warm-up
+          f"{torch.get_num_threads()} threads); {len(prompts)} {where} prompts x {args.max_new_tokens} new tokens, "
+          "greedy")
+    speculative_generate(target, drafters[0][1], prompts[0], 2, 4)  # warm-up
     rows = []
-    for drafter in drafters:
+    for label, drafter in drafters:
         print(f"drafter: {drafter.name}", flush=True)
         for k in args.k:
-            rows.append(bench_row(target, drafter, k, prompts, args.max_new_tokens, not args.no_hf))
+            rows.append(bench_row(target, drafter, k, prompts, args.max_new_tokens, not args.no_hf, label))
             print(f"  K={k}: {rows[-1]['spec tok/s']:.1f} tok/s, efficiency {rows[-1]['efficiency']:.2f}", flush=True)
     print()
     print(format_table(rows))
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
+    if args.heldout:
+        print("\n" + format_breakdown(rows, domains))
     return 0
+
+
+def format_breakdown(rows: list[dict], domains: list[str]) -> str:
+    """Per drafter at its best K: acceptance per domain, then per draft position."""
+    best: dict[str, dict] = {}
+    for row in rows:
+        if row["drafter"] not in best or row["speedup"] > best[row["drafter"]]["speedup"]:
+            best[row["drafter"]] = row
+    names = sorted(set(domains), key=domains.index)
+    k_max = max(r["K"] for r in best.values())
+    head = ["drafter", "K"] + names + [f"pos {j}" for j in range(1, k_max + 1)]
+    table = [head]
+    for label, row in best.items():
+        by_domain = acceptance_by(row["traces"], domains)
+        by_pos = acceptance_by_position(row["traces"], row["K"])
+        table.append([label, str(row["K"])] + [f"{by_domain[d]:.2f}" for d in names]
+                     + [f"{p:.2f}" for p in by_pos] + [""] * (k_max - row["K"]))
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in table]
+    lines.insert(1, "-" * len(lines[0]))
+    return "acceptance per domain and per draft position, each drafter at its best K:\n" + "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -90,3 +90,43 @@ def test_bench_bad_arguments_exit_2(capsys, argv):
     with pytest.raises(SystemExit) as stop:
         bench.main(argv)
     assert stop.value.code == 2 and "error:" in capsys.readouterr().err
+
+
+def test_acceptance_per_position_and_per_group():
+    import specsim.bench as bench
+
+    def trace(*accepted):
+        iterations = tuple(_iteration(4, a, 0.01, 0.1) for a in accepted)
+        n = sum(len(it.emitted) for it in iterations)
+        return Trace("speculative", Settings(4, n), "", (1,), tuple([5] * n), "", total_time_s=0.5,
+                     iterations=iterations)
+
+    a, b = trace(2, 4, 0), trace(1)
+    # position 1 reached 4 times, accepted 3; position 2 reached 3, accepted 2; 3: 2/1; 4: 1/1
+    assert bench.acceptance_by_position([a, b], 4) == pytest.approx([3 / 4, 2 / 3, 1 / 2, 1.0])
+    # a: 6 accepted of 8 checked; b: 1 of 2
+    assert bench.acceptance_by([a, b], ["x", "y"]) == pytest.approx({"x": 6 / 8, "y": 1 / 2})
+    assert bench.acceptance_by([a, b], ["x", "x"]) == pytest.approx({"x": 7 / 10})
+
+
+def test_heldout_prompts_spread_over_domains():
+    import specsim.bench as bench
+
+    picked = bench.heldout_prompts(7)
+    assert len({p["domain"] for p in picked}) == 7
+    assert len(bench.heldout_prompts(1000)) == len({p["id"] for p in bench.heldout_prompts(1000)}) >= 40
+
+
+def test_bench_heldout_prints_domain_and_position_breakdown(monkeypatch, capsys, bundled_target):
+    import specsim.bench as bench
+
+    monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
+    code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--heldout", "2", "--max-new-tokens", "6",
+                       "--threads", "1", "--no-hf"])
+    out = capsys.readouterr().out
+    assert code == 0 and "2 held-out prompts" in out
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if "pos 1" in line)
+    domains = [h["domain"] for h in bench.heldout_prompts(2)]
+    assert all(d in lines[head] for d in domains) and "pos 2" in lines[head]
+    assert lines[head + 2].split()[:2] == ["prompt_lookup", "2"]
