@@ -49,7 +49,7 @@ class Proposal:
 class Drafter(Protocol):
     kind: str  # "model", "early_exit", "prompt_lookup", ...
     name: str  # for display
-    needs_target_hidden: bool
+    needs_target_hidden: bool  # True: start() also takes target_hidden=, observe() gets the kept positions'
 
     def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None: ...
 

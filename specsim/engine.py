@@ -50,17 +50,22 @@ def _check(prompt_ids: Sequence[int], k: int, max_new_tokens: int) -> None:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
 
-def prefill(target: LoadedModel, context: Sequence[int]) -> tuple[DynamicCache, float, float]:
+def prefill(target: LoadedModel, context: Sequence[int],
+            keep_hidden: bool = False) -> tuple[DynamicCache, float, float, torch.Tensor | None]:
     """The target's cache for the context minus its last token (the next pass's first input).
 
-    Returns (cache, start time, seconds the prefill took).
+    Returns (cache, start time, seconds the prefill took, the target's last hidden states of those
+    positions when ``keep_hidden``: a drafter that reads them gets them without a second pass).
     """
     start = _now(target.device)
     cache = DynamicCache()
+    hidden = None
     if len(context) > 1:
         input_ids = torch.tensor([list(context[:-1])], dtype=torch.long, device=target.device)
-        target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
-    return cache, start, _now(target.device) - start
+        out = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                           output_hidden_states=keep_hidden)
+        hidden = out.hidden_states[-1][0] if keep_hidden else None
+    return cache, start, _now(target.device) - start, hidden
 
 
 def _emit(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str | None]:
@@ -143,8 +148,13 @@ def speculative_generate(
     context = list(prompt_ids)
     stop_reason: str | None = None
     with torch.inference_mode():
-        target_cache, start, _ = prefill(target, context)
-        drafter.start(context, model.get_output_embeddings().weight.shape[0])
+        needs_hidden = getattr(drafter, "needs_target_hidden", False)
+        target_cache, start, _, prompt_hidden = prefill(target, context, keep_hidden=needs_hidden)
+        vocab_size = model.get_output_embeddings().weight.shape[0]
+        if needs_hidden:  # a feature-level drafter (EAGLE-style) reads the prompt's hidden states too
+            drafter.start(context, vocab_size, target_hidden=prompt_hidden)
+        else:
+            drafter.start(context, vocab_size)
         prefill_time = _now(device) - start
         while stop_reason is None:
             if should_stop is not None and should_stop():
@@ -208,7 +218,7 @@ def plain_generate(
     generated: list[int] = []
     stop_reason: str | None = None
     with torch.inference_mode():
-        cache, start, prefill_time = prefill(target, context)
+        cache, start, prefill_time, _ = prefill(target, context)
         while stop_reason is None:
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"

@@ -152,6 +152,27 @@ def test_default_pair_is_greedy_identical_to_plain_decoding(bundled_target):
             assert trace.generated_ids == reference
 
 
+EAGLES = [f for f in SHIPPED if json.loads((f / "draft.json").read_text())["kind"] == "eagle"]
+
+
+@pytest.mark.parametrize("folder", EAGLES, ids=[f.name for f in EAGLES])
+def test_eagle_drafter_takes_the_prompt_features_from_the_prefill(folder, bundled_target):
+    from specsim.distill.drafter import make_drafter
+    from specsim.engine import plain_generate, prefill, speculative_generate
+    from specsim.models import format_prompt
+
+    ids = format_prompt(bundled_target.tokenizer, P.load_heldout()[3]["prompt"])
+    handed, own = make_drafter(folder, bundled_target.model), make_drafter(folder, bundled_target.model)
+    with torch.inference_mode():
+        handed.start(ids, 10, target_hidden=prefill(bundled_target, ids, keep_hidden=True)[3])
+    own.start(ids, 10)  # computes them itself
+    assert handed.feats.shape == own.feats.shape == (len(ids) - 1, bundled_target.model.config.hidden_size)
+    assert torch.allclose(handed.feats, own.feats, atol=1e-4)
+    reference = plain_generate(bundled_target, ids, 16).generated_ids
+    for k in (1, 4):
+        assert speculative_generate(bundled_target, handed, ids, k, 16).generated_ids == reference
+
+
 # --- the recipe end to end -----------------------------------------------------------------------
 
 

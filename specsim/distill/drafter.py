@@ -4,7 +4,7 @@ The standalone draft is an ordinary causal LM that reads target ids, so the engi
 :class:`~specsim.drafters.ModelDrafter` runs it with ``vocab_map = id_map``.
 
 :class:`EagleDrafter` keeps the target's last hidden states f_t (the engine hands over those of every
-kept position in ``observe``; the prompt's are computed once in ``start``) and the draft's own KV cache
+kept position in ``observe``; the prompt's come from the engine's prefill, in ``start``) and the draft's own KV cache
 over the inputs (f_t, x_{t+1}). To propose, it first catches up on the inputs whose true features are
 known, then continues on its own predicted features, and finally crops its cache back to the true part.
 """
@@ -38,13 +38,24 @@ class EagleDrafter:
         self.cache = DynamicCache()
         self.n_true = 0  # cached inputs built from true target features
 
-    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None:
-        """Forget the previous run; compute the target's features of the prompt except its last token."""
+    @property
+    def device(self) -> torch.device:
+        return self.draft.embed.weight.device
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
+        """Forget the previous run; take the target's features of the prompt except its last token.
+
+        The engine hands them over from its prefill pass; without them (a caller of its own), they cost
+        one target pass here.
+        """
         self.vocab_size = vocab_size
         self.cache, self.n_true = DynamicCache(), 0
-        ids = torch.tensor([list(prompt_ids[:-1])], dtype=torch.long)
+        if target_hidden is not None:
+            self.feats = target_hidden.float().to(self.device)[: max(len(prompt_ids) - 1, 0)]
+            return
+        ids = torch.tensor([list(prompt_ids[:-1])], dtype=torch.long, device=self.device)
         if ids.shape[1] == 0:
-            self.feats = torch.empty(0, self.draft.config.hidden_size)
+            self.feats = torch.empty(0, self.draft.config.hidden_size, device=self.device)
             return
         with torch.inference_mode():
             self.feats = self.target_model.model(input_ids=ids).last_hidden_state[0].float()
@@ -53,7 +64,7 @@ class EagleDrafter:
         """Append the target's features of the newly kept positions (the context's last token has none)."""
         if target_hidden is None:
             raise ValueError("the EAGLE drafter needs the target's hidden states")
-        self.feats = torch.cat([self.feats, target_hidden.float().to(self.feats.device)])[: len(context) - 1]
+        self.feats = torch.cat([self.feats, target_hidden.float().to(self.device)])[: len(context) - 1]
 
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
@@ -70,9 +81,9 @@ class EagleDrafter:
                     if n_true == 0:
                         break
                     feats = self.feats[done:n_true][None]
-                    nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long)
+                    nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
                 else:
-                    nxt = torch.tensor([[proposal.tokens[-1]]], dtype=torch.long)
+                    nxt = torch.tensor([[proposal.tokens[-1]]], dtype=torch.long, device=self.device)
                 h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
                 if step == 0:
                     self.n_true = n_true
@@ -82,7 +93,8 @@ class EagleDrafter:
                     index = int(torch.argmax(probs))
                 else:
                     index = int(torch.multinomial(probs, 1, generator=generator).item())
-                    proposal.q_probs.append(torch.zeros(self.vocab_size).index_copy_(0, id_map, probs))
+                    q_full = torch.zeros(self.vocab_size, device=probs.device)
+                    proposal.q_probs.append(q_full.index_copy_(0, id_map, probs))
                 proposal.tokens.append(int(id_map[index]))
                 proposal.q.append(float(probs[index]))
                 proposal.top.append([(int(id_map[i]), p) for i, p in top_tokens(probs, TOP_N)])

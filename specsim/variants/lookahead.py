@@ -175,7 +175,7 @@ def lookahead_generate(
     history: deque[dict[int, int]] = deque(maxlen=ngram)  # the last N refined windows
     stop_reason: str | None = None
     with torch.inference_mode():
-        cache, start, prefill_time = prefill(target, context)
+        cache, start, prefill_time, _ = prefill(target, context)
         while stop_reason is None:
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"

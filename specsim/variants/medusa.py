@@ -110,8 +110,8 @@ class MedusaDrafter:
         self.name = f"{name} (K={heads.n_heads})"
         self.hidden: torch.Tensor | None = None
 
-    def start(self, prompt_ids, vocab_size: int) -> None:
-        self.hidden = None
+    def start(self, prompt_ids, vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
+        self.hidden = None  # the heads read the last token's state, which the prefill does not compute
 
     def observe(self, context, target_hidden: torch.Tensor | None = None) -> None:
         self.hidden = None if target_hidden is None or len(target_hidden) == 0 else target_hidden[-1]

@@ -91,7 +91,7 @@ def medusa_tree_generate(
     hidden: torch.Tensor | None = None
     stop_reason: str | None = None
     with torch.inference_mode():
-        cache, start, prefill_time = prefill(target, context)
+        cache, start, prefill_time, _ = prefill(target, context)
         while stop_reason is None:
             budget = max_new_tokens - len(generated)
             draft_start = _now(target.device)
