@@ -191,3 +191,17 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
         assert res["cost"]["draft_ms"] > 0
         draft, id_map = load_draft(root / "drafts" / name)
         assert draft.kind == {"s": "standalone", "e": "eagle"}[name] and len(id_map) > 3
+
+
+@pytest.mark.parametrize("folder", EAGLES, ids=[f.name for f in EAGLES])
+def test_eagle_drafter_runs_with_a_bfloat16_target(folder):
+    from specsim.build import load_draft_model
+    from specsim.engine import plain_generate, speculative_generate
+    from specsim.models import format_prompt, load_bundled_target
+
+    target = load_bundled_target("cpu", "bfloat16")
+    drafter = load_draft_model(str(folder), target)  # the draft takes the target's dtype
+    assert drafter.draft.embed.weight.dtype == torch.bfloat16
+    ids = format_prompt(target.tokenizer, P.load_heldout()[7]["prompt"])
+    reference = plain_generate(target, ids, 12).generated_ids
+    assert speculative_generate(target, drafter, ids, 3, 12).generated_ids == reference

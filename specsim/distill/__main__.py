@@ -53,6 +53,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--batch", type=int, default=8, help="train: records per step")
+    ap.add_argument("--records", choices=["all", "greedy", "sampled"], default="all",
+                    help="train: which answers to learn from (greedy or sampled generations only, for ablations)")
     ap.add_argument("--dtype", default="float32", help="speed: the target's dtype (float32 or bfloat16)")
     ap.add_argument("--init", type=Path, default=None, help="train: continue from this saved draft folder")
     ap.add_argument("--lr", type=float, default=None, help="train: peak learning rate (default by kind)")

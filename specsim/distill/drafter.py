@@ -80,7 +80,7 @@ class EagleDrafter:
                 if step == 0:
                     if n_true == 0:
                         break
-                    feats = self.feats[done:n_true][None]
+                    feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
                     nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
                 else:
                     nxt = torch.tensor([[proposal.tokens[-1]]], dtype=torch.long, device=self.device)

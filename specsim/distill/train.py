@@ -41,6 +41,15 @@ def token_counts(records: list[dict], vocab: int, top: int = 3) -> torch.Tensor:
     return counts
 
 
+def select_records(records: list[dict], which: str) -> list[dict]:
+    """All records, or only the greedy (temperature 0) or only the sampled (temperature > 0) answers."""
+    if which == "greedy":
+        return [r for r in records if r["temperature"] == 0]
+    if which == "sampled":
+        return [r for r in records if r["temperature"] > 0]
+    return records
+
+
 def prepare(rec: dict, to_small: torch.Tensor, unk: int) -> dict:
     """One record cut to MAX_LEN (the end kept), with soft and hard targets in draft ids.
 
@@ -159,7 +168,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
 
     start = time.time()
     torch.manual_seed(args.seed)
-    records = load_records(root / "data")
+    records = select_records(load_records(root / "data"), getattr(args, "records", "all"))
     if not records:
         raise SystemExit(f"no training data under {root / 'data'}: run the data stage first")
     target = load_bundled_target("cpu", "float32")
@@ -227,6 +236,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         M.save_draft(draft, folder, {"val_top1": agreement(draft, val, unk), "step": 0})
     info = json.loads((folder / "draft.json").read_text())
     info.update({"train_minutes": round((time.time() - start) / 60, 2), "records": len(records), "kl": args.kl,
+                 "record_kind": getattr(args, "records", "all"), "batch": args.batch, "vocab": len(id_map),
                  "answer_tokens": int(sum(len(r["topk_ids"]) for r in records)), "layers": args.layers,
                  "seed": args.seed, "steps_run": step + 1})
     info["layers"] = draft.config.num_hidden_layers
