@@ -12,8 +12,12 @@ DEFAULT_TARGET = "bundled"
 DEFAULT_DRAFTER = "model"
 """Drafter kind for the bundled target: the trained draft shipped under assets/drafts."""
 
-DEFAULT_DRAFT = str(REPO_ROOT / "assets" / "drafts" / "standalone-L2-W256-v16k")
-"""Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``."""
+DEFAULT_DRAFT = str(REPO_ROOT / "assets" / "drafts" / "eagle-L1-v8k")
+"""Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``:
+the EAGLE-style head, picked by held-out acceptance (README, "The offline draft")."""
+
+CLASSIC_DRAFT = str(REPO_ROOT / "assets" / "drafts" / "standalone-L2-W256-v8k")
+"""The classic standalone draft model (the form the lesson teaches), trained by the same recipe."""
 
 DEFAULT_EARLY_EXIT_LAYERS = 15
 """How many of the target's layers the early-exit drafter runs."""

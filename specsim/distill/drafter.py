@@ -108,7 +108,7 @@ def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch
     """The engine drafter for a shipped draft folder: ModelDrafter (standalone) or EagleDrafter."""
     draft, id_map = load_draft(folder, dtype=dtype)
     draft = draft.to(device)
-    name = f"{Path(folder).name} (trained draft)"
     if draft.kind == "eagle":
-        return EagleDrafter(draft, target_model, name)
-    return ModelDrafter(draft, name, vocab_map=id_map)
+        return EagleDrafter(draft, target_model, f"{Path(folder).name} (EAGLE-style head trained here: reads the "
+                                                 "target's hidden states)")
+    return ModelDrafter(draft, f"{Path(folder).name} (small draft model trained here)", vocab_map=id_map)

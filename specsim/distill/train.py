@@ -124,7 +124,7 @@ def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0) -> tuple[tor
     if draft.kind == "standalone":
         h = draft.hidden(batch["tok"][:, :-1])
         loss, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
-        return loss, {"tok": float(loss), "n": n}
+        return loss, {"tok": float(loss.detach()), "n": n}
     feats, fmask = batch["feats"], batch["fmask"]
     nxt = batch["tok"][:, 1 : feats.shape[1] + 1]
     noisy = feats + noise * torch.randn_like(feats) if noise > 0 else feats

@@ -84,14 +84,14 @@ class Comparison:
 
 
 def draft_model_drafter(target: LoadedModel):
-    """The classic draft: ``defaults.DEFAULT_DRAFT`` once it ships; until then the engine's default drafter.
+    """The classic draft model: ``defaults.CLASSIC_DRAFT`` when it ships; otherwise an early-exit stand-in.
 
     Returns (drafter, extra parameters, training cost).
     """
-    if defaults.DEFAULT_DRAFT:
+    if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
         from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
 
-        folder = Path(defaults.DEFAULT_DRAFT)
+        folder = Path(defaults.CLASSIC_DRAFT)
         folder = folder if folder.is_absolute() else ROOT / folder
         drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
         model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
