@@ -19,7 +19,6 @@ domain and per draft position (P(position j accepted | the chain reached j)).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
-from specsim.prompts import HELDOUT, builtin_prompts
+from specsim.prompts import builtin_prompts
 
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "predicted", "efficiency",
            "HF tok/s", "ours/HF", "identical")
@@ -91,7 +90,9 @@ def acceptance_by_position(traces, k: int) -> list[float]:
 
 def heldout_prompts(n: int) -> list[dict]:
     """``n`` held-out prompts spread over the domains (round robin over domains, file order within one)."""
-    items = json.loads(HELDOUT.read_text())["prompts"]
+    from specsim.distill.prompts import load_heldout
+
+    items = load_heldout()
     by_domain: dict[str, list[dict]] = {}
     for item in items:
         by_domain.setdefault(item["domain"], []).append(item)
@@ -103,15 +104,19 @@ def heldout_prompts(n: int) -> list[dict]:
     return out
 
 
+def render(table: list[list[str]]) -> str:
+    """Right-aligned columns, a rule under the header row."""
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in table]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
 def format_table(rows: list[dict]) -> str:
     def cell(value) -> str:
         return f"{value:.2f}" if isinstance(value, float) else str(value)
 
-    table = [list(COLUMNS)] + [[cell(row[c]) for c in COLUMNS] for row in rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in table]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
+    return render([list(COLUMNS)] + [[cell(row[c]) for c in COLUMNS] for row in rows])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -204,10 +209,7 @@ def format_breakdown(rows: list[dict], domains: list[str]) -> str:
         by_pos = acceptance_by_position(row["traces"], row["K"])
         table.append([label, str(row["K"])] + [f"{by_domain[d]:.2f}" for d in names]
                      + [f"{p:.2f}" for p in by_pos] + [""] * (k_max - row["K"]))
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in table]
-    lines.insert(1, "-" * len(lines[0]))
-    return "acceptance per domain and per draft position, each drafter at its best K:\n" + "\n".join(lines)
+    return "acceptance per domain and per draft position, each drafter at its best K:\n" + render(table)
 
 
 if __name__ == "__main__":
