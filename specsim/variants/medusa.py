@@ -25,11 +25,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specsim.drafters import Proposal, _now
+from specsim.clock import now
+from specsim.drafters import Proposal
+from specsim.paths import MEDUSA_HEADS as ASSET
 from specsim.sampling import SamplingConfig, top_tokens
 
-TOP_N = 3  # alternatives per head recorded in the trace (the candidate tree's width)
-ASSET = Path(__file__).resolve().parents[2] / "assets" / "medusa" / "smollm2-135m-medusa.pt"
+HEAD_ALTERNATIVES = 3  # ranked tokens per head recorded in the trace (the candidate tree's width)
 
 
 class MedusaHeads(nn.Module):
@@ -126,7 +127,7 @@ class MedusaDrafter:
             raise ValueError("the Medusa drafter here is greedy only (temperature 0)")
         if self.hidden is None or k <= 0:
             return Proposal()
-        start = _now(self.device)
+        start = now(self.device)
         probs = self.head_probs(self.hidden)[: min(k, self.heads.n_heads)]
         ids = self.heads.vocab_ids
         proposal = Proposal()
@@ -134,7 +135,7 @@ class MedusaDrafter:
             index = int(torch.argmax(head))
             proposal.tokens.append(int(ids[index]))
             proposal.q.append(float(head[index]))
-            proposal.top.append([(int(ids[i]), p) for i, p in top_tokens(head, TOP_N)])
-        elapsed = _now(self.device) - start
+            proposal.top.append([(int(ids[i]), p) for i, p in top_tokens(head, HEAD_ALTERNATIVES)])
+        elapsed = now(self.device) - start
         proposal.pass_times = [elapsed] + [0.0] * (len(proposal.tokens) - 1)  # one matmul drafts them all
         return proposal

@@ -14,17 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+from transformers import DynamicCache
 
-from specsim.drafters import Proposal, _now
-from specsim.engine import _check, _emit, _settings, eos_token_ids, prefill
+from specsim.clock import now
+from specsim.drafters import Proposal
+from specsim.loop import Checked, decode_loop, run_settings
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Trace
-from specsim.trace_build import TokenNamer, build_iteration
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
-from specsim.variants.tree import TokenTree, keep_nodes, tree_forward, verify_tree
+from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree
 
-TOP_N = 5
 DEFAULT_CHOICES: tuple[tuple[int, ...], ...] = (
     (0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0, 1, 0), (1, 0, 0), (0, 0, 0, 0),
 )
@@ -70,6 +70,53 @@ def build_tree(root: int, head_probs: torch.Tensor, vocab_ids: torch.Tensor,
     return tree, q
 
 
+class MedusaTreeStep:
+    """Draft a tree from the last pass's hidden state, verify it in one pass, keep the best branch."""
+
+    needs_prompt_hidden = False  # the heads read the last token's state, which the prefill does not compute
+
+    def __init__(self, target: LoadedModel, heads: MedusaHeads, choices: tuple[tuple[int, ...], ...]):
+        self.target, self.heads, self.choices = target, heads, choices
+        self.drafter = MedusaDrafter(heads, target.model)  # reuses its restricted output matrix and head_probs
+        self.steps: list[TreeStep] = []
+        self.cache = DynamicCache()
+        self.hidden: torch.Tensor | None = None
+        self.tree, self.best, self.past, self.draft_time, self.pass_time = TokenTree.rooted(0), None, 0, 0.0, 0.0
+
+    def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
+        self.cache, self.hidden, self.steps = cache, None, []
+
+    def check(self, context: list[int], budget: int) -> Checked:
+        device = self.target.device
+        draft_start = now(device)
+        if self.hidden is None:  # the first pass has no hidden state to draft from: root only
+            tree, q = TokenTree.rooted(context[-1]), {}
+        else:
+            tree, q = build_tree(context[-1], self.drafter.head_probs(self.hidden), self.heads.vocab_ids, self.choices)
+        self.draft_time = now(device) - draft_start
+        pass_start = now(device)
+        self.past = len(context) - 1
+        out = tree_forward(self.target.model, self.cache, tree, output_hidden=True)
+        verdicts, probs = verify_tree(tree, out.logits[0])
+        best: PathVerdict = verdicts[0]
+        self.hidden = out.hidden_states[-1][0, best.rows[best.n_accepted]]  # the state that chose the +1 token
+        self.pass_time = now(device) - pass_start
+        self.tree, self.best = tree, best
+        path_tokens = [tree.tokens[i] for i in best.nodes]
+        proposal = Proposal(tokens=path_tokens, q=[q.get(i, 1.0) for i in best.nodes],
+                            top=[[(t, q.get(i, 1.0))] for i, t in zip(best.nodes, path_tokens, strict=True)],
+                            overhead_s=self.draft_time)
+        return Checked(proposal, probs[best.rows], best.verdict, self.pass_time)
+
+    def accept(self, context: list[int], emitted: list[int]) -> None:
+        tree, best = self.tree, self.best
+        keep_nodes(self.cache, self.past, [0, *best.nodes[: len(emitted) - 1]])
+        self.steps.append(TreeStep(
+            index=len(self.steps), context_len=self.past + 1, tokens=tuple(tree.tokens), parents=tuple(tree.parents),
+            labels=tuple(tree.labels), accepted_nodes=tuple(best.nodes[: best.n_accepted]), extra=best.extra,
+            emitted=tuple(emitted), time_s=self.pass_time + self.draft_time))
+
+
 def medusa_tree_generate(
     target: LoadedModel,
     heads: MedusaHeads,
@@ -77,61 +124,13 @@ def medusa_tree_generate(
     max_new_tokens: int,
     choices: tuple[tuple[int, ...], ...] = DEFAULT_CHOICES,
     on_iteration: Callable[[Iteration], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> MedusaTreeRun:
     """Greedy generation with Medusa heads and tree attention; equals plain greedy decoding."""
-    _check(prompt_ids, 1, max_new_tokens)
     if not choices or any(len(c) == 0 or min(c) < 0 for c in choices):
         raise ValueError("choices must be non-empty rank paths such as (0,), (0, 1)")
-    drafter = MedusaDrafter(heads, target.model)  # reuses its restricted output matrix and head_probs
-    eos = eos_token_ids(target)
-    namer = TokenNamer(target.tokenizer)
-    context, generated = list(prompt_ids), []
-    iterations: list[Iteration] = []
-    steps: list[TreeStep] = []
-    hidden: torch.Tensor | None = None
-    stop_reason: str | None = None
-    with torch.inference_mode():
-        cache, start, prefill_time, _ = prefill(target, context)
-        while stop_reason is None:
-            budget = max_new_tokens - len(generated)
-            draft_start = _now(target.device)
-            if hidden is None:  # the first pass has no hidden state to draft from: root only
-                tree, q = TokenTree.rooted(context[-1]), {}
-            else:
-                tree, q = build_tree(context[-1], drafter.head_probs(hidden), heads.vocab_ids, choices)
-            draft_time = _now(target.device) - draft_start
-            pass_start = _now(target.device)
-            past = len(context) - 1
-            out = tree_forward(target.model, cache, tree, output_hidden=True)
-            verdicts, probs = verify_tree(tree, out.logits[0])
-            best = verdicts[0]
-            path_tokens = [tree.tokens[i] for i in best.nodes]
-            emitted, stop_reason = _emit(path_tokens[: best.n_accepted] + [best.extra], budget, eos)
-            keep_nodes(cache, past, [0, *best.nodes[: len(emitted) - 1]])
-            hidden = out.hidden_states[-1][0, best.rows[best.n_accepted]]  # the state that chose ``extra``
-            pass_time = _now(target.device) - pass_start
-            steps.append(TreeStep(
-                index=len(steps), context_len=len(context), tokens=tuple(tree.tokens), parents=tuple(tree.parents),
-                labels=tuple(tree.labels), accepted_nodes=tuple(best.nodes[: best.n_accepted]), extra=best.extra,
-                emitted=tuple(emitted), time_s=pass_time + draft_time))
-            proposal = Proposal(tokens=path_tokens, q=[q.get(i, 1.0) for i in best.nodes],
-                                top=[[(t, q.get(i, 1.0))] for i, t in zip(best.nodes, path_tokens, strict=True)],
-                                overhead_s=draft_time)
-            iteration = build_iteration(
-                namer, len(iterations), len(context), proposal, probs[best.rows], best.verdict, pass_time, emitted,
-                stop_reason, TOP_N)
-            iterations.append(iteration)
-            context += emitted
-            generated += emitted
-            if on_iteration is not None:
-                on_iteration(iteration)
-        total_time = _now(target.device) - start
-    settings = _settings(target, heads.n_heads, max_new_tokens, SamplingConfig(), 0, "medusa_tree",
-                         f"Medusa heads (K={heads.n_heads}), tree of {len(choices)} paths")
-    trace = Trace(
-        mode="speculative", settings=settings, prompt=target.tokenizer.decode(prompt_ids),
-        prompt_ids=tuple(prompt_ids), generated_ids=tuple(generated),
-        text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=total_time,
-        prefill_time_s=prefill_time, iterations=tuple(iterations), stop_reason=stop_reason or "max_new_tokens",
-    )
-    return MedusaTreeRun(trace, tuple(steps), tuple(choices))
+    step = MedusaTreeStep(target, heads, choices)
+    settings = run_settings(target, heads.n_heads, max_new_tokens, SamplingConfig(), 0, "medusa_tree",
+                            f"Medusa heads (K={heads.n_heads}), tree of {len(choices)} paths")
+    trace = decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)
+    return MedusaTreeRun(trace, tuple(step.steps), tuple(choices))

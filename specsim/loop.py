@@ -1,0 +1,161 @@
+"""The decoding loop every decoder shares: prefill, then propose → verify → accept until a stop.
+
+A decoder supplies a :class:`Step`: speculative decoding with any drafter (:mod:`specsim.engine`),
+lookahead decoding and Medusa with a candidate tree (:mod:`specsim.variants`). This module owns
+everything around the step, once: checking the request, the prefill, the token budget, end-of-text,
+cancellation, timing and the :class:`~specsim.trace.Trace`.
+
+Cache convention: the target's cache always holds the context except its last token, which is
+the first input of the next verification pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import torch
+from transformers import DynamicCache
+
+from specsim.clock import now
+from specsim.defaults import TOP_N
+from specsim.drafters import Proposal
+from specsim.models import LoadedModel
+from specsim.sampling import SamplingConfig
+from specsim.trace import Iteration, Pass, Settings, Trace
+from specsim.trace_build import TokenNamer, build_iteration
+
+if TYPE_CHECKING:
+    from specsim.engine import Verdict
+
+
+@dataclass
+class Checked:
+    """One step's guesses after the target's verification pass."""
+
+    proposal: Proposal  # the guessed tokens on the path that was checked (target vocabulary ids)
+    target_probs: torch.Tensor  # row i: the target's p where guess i sits; the last row: after the last guess
+    verdict: Verdict  # how many guesses were kept, and the target's own +1 token
+    verify_time: float  # seconds of the verification pass
+
+
+class Step(Protocol):
+    """What one decoder does in one iteration; the loop does the rest."""
+
+    needs_prompt_hidden: bool  # True: the prefill also returns the prompt's last hidden states for start()
+
+    def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
+        """Forget the previous run; ``cache`` is the target's, filled with the context minus its last token."""
+
+    def check(self, context: list[int], budget: int) -> Checked:
+        """Propose at most ``budget - 1`` guesses and verify them in one target pass."""
+
+    def accept(self, context: list[int], emitted: list[int]) -> None:
+        """``context`` now ends with ``emitted``: crop the caches back to it, learn from what was kept."""
+
+
+def eos_token_ids(target: LoadedModel) -> set[int]:
+    """Every id that ends generation: the tokenizer's EOS and the generation config's."""
+    ids: set[int] = set()
+    for value in (getattr(target.tokenizer, "eos_token_id", None), target.model.generation_config.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif value is not None:
+            ids.update(int(v) for v in value)
+    return ids
+
+
+def check_request(prompt_ids: Sequence[int], k: int, max_new_tokens: int) -> None:
+    """Refuse a run that cannot start, with a message that names the bad value."""
+    if len(prompt_ids) == 0:
+        raise ValueError("the prompt is empty")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+
+
+def prefill(target: LoadedModel, context: Sequence[int],
+            keep_hidden: bool = False) -> tuple[DynamicCache, float, float, torch.Tensor | None]:
+    """The target's cache for the context minus its last token (the next pass's first input).
+
+    Returns (cache, start time, seconds the prefill took, the target's last hidden states of those
+    positions when ``keep_hidden``: a drafter that reads them gets them without a second pass).
+    """
+    start = now(target.device)
+    cache = DynamicCache()
+    hidden = None
+    if len(context) > 1:
+        input_ids = torch.tensor([list(context[:-1])], dtype=torch.long, device=target.device)
+        out = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                           output_hidden_states=keep_hidden)
+        hidden = out.hidden_states[-1][0] if keep_hidden else None
+    return cache, start, now(target.device) - start, hidden
+
+
+def cut_at_stop(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str | None]:
+    """Cut a run of new tokens at the first EOS (kept) or at the token budget; say which ended the run."""
+    for i, token in enumerate(tokens[:budget]):
+        if token in eos:
+            return tokens[: i + 1], "eos"
+    if len(tokens) >= budget:
+        return tokens[:budget], "max_new_tokens"
+    return tokens, None
+
+
+def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
+                 kind: str, draft: str) -> Settings:
+    """What a run was asked to do, with the target's name, dtype and device, for its trace."""
+    return Settings(
+        k=k, max_new_tokens=max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed,
+        drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
+        device=str(target.device),
+    )
+
+
+def finish_trace(target: LoadedModel, settings: Settings, prompt_ids: Sequence[int], generated: list[int],
+                 times: tuple[float, float, float], stop_reason: str | None, iterations: Sequence[Iteration] = (),
+                 passes: Sequence[Pass] = ()) -> Trace:
+    """The trace of a finished run; ``times`` is (start, prefill seconds, end)."""
+    start, prefill_time, end = times
+    return Trace(
+        mode="plain" if passes else "speculative", settings=settings, prompt=target.tokenizer.decode(prompt_ids),
+        prompt_ids=tuple(prompt_ids), generated_ids=tuple(generated),
+        text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=end - start,
+        prefill_time_s=prefill_time, iterations=tuple(iterations), passes=tuple(passes),
+        stop_reason=stop_reason or "max_new_tokens",
+    )
+
+
+def decode_loop(
+    target: LoadedModel, step: Step, prompt_ids: list[int], settings: Settings,
+    on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
+) -> Trace:
+    """Run ``step`` until end-of-text, the token budget or ``should_stop()``; record every iteration."""
+    check_request(prompt_ids, settings.k, settings.max_new_tokens)
+    eos, namer = eos_token_ids(target), TokenNamer(target.tokenizer)
+    context, generated, iterations = list(prompt_ids), [], []
+    stop_reason: str | None = None
+    with torch.inference_mode():
+        cache, start, _, prompt_hidden = prefill(target, context, keep_hidden=step.needs_prompt_hidden)
+        step.start(context, cache, prompt_hidden)
+        prefill_time = now(target.device) - start
+        while stop_reason is None:
+            if should_stop is not None and should_stop():
+                stop_reason = "cancelled"
+                break
+            budget = settings.max_new_tokens - len(generated)
+            checked = step.check(context, budget)  # propose, then verify every guess in one target pass
+            kept = checked.proposal.tokens[: checked.verdict.n_accepted] + [checked.verdict.extra]
+            emitted, stop_reason = cut_at_stop(kept, budget, eos)
+            iterations.append(build_iteration(
+                namer, len(iterations), len(context), checked.proposal, checked.target_probs, checked.verdict,
+                checked.verify_time, emitted, stop_reason, TOP_N))
+            context += emitted
+            generated += emitted
+            step.accept(context, emitted)  # crop the caches back to the kept tokens
+            if on_iteration is not None:
+                on_iteration(iterations[-1])
+        end = now(target.device)
+    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason, iterations)

@@ -1,0 +1,29 @@
+"""Where the repository's files live, found from the package so every entry point works from any folder.
+
+The one module that knows the layout of ``assets/``; everything else asks it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ASSETS = REPO_ROOT / "assets"
+PAGES = REPO_ROOT / "pages"
+
+DRAFTS = ASSETS / "drafts"
+"""Trained drafts, one folder each (``draft.json`` + weights), written by ``python -m specsim.distill``."""
+
+HELDOUT_PROMPTS = ASSETS / "prompts" / "heldout.json"
+"""The held-out prompt set: ``{"prompts": [{"id", "domain", "prompt"}, ...]}``; never used for training."""
+
+QUIZ = ASSETS / "quiz"
+MEDUSA_HEADS = ASSETS / "medusa" / "smollm2-135m-medusa.pt"
+VARIANT_RESULTS = ASSETS / "variants" / "heldout_results.json"
+"""The variant comparison over the held-out set, written by ``python -m specsim.variants.compare --save``."""
+
+
+def resolve(path: str | Path) -> Path:
+    """A path as given when absolute, otherwise relative to the repository root (not the working directory)."""
+    path = Path(path)
+    return path if path.is_absolute() else REPO_ROOT / path
