@@ -72,14 +72,14 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     cols = st.columns(4)
     cols[0].metric("measured acceptance α", fmt_pct(stats.alpha),
                    help="kept proposals ÷ proposals the target checked (slots after a rejection are not checked)")
-    cols[1].metric("tokens per loop", f"{stats.tokens_per_loop:.2f}",
+    cols[1].metric("tokens per loop", f"{stats.tokens_per_pass:.2f}",
                    help=f"{stats.generated} tokens in {stats.iterations} iterations")
-    cols[2].metric("measured speedup", fmt_x(stats.measured_speedup),
+    cols[2].metric("measured speedup", fmt_x(stats.measured.speedup if stats.measured else None),
                    help="speculative tokens per second ÷ plain tokens per second, prompt prefill excluded")
-    cols[3].metric("calculator's prediction", fmt_x(stats.predicted_speedup),
+    cols[3].metric("calculator's prediction", fmt_x(stats.calculator_speedup),
                    help="speedup(α, K, c, v) from the measured α, draft cost c and verification cost v")
     left, right = st.columns(2)
-    left.plotly_chart(figs.acceptance_by_position_figure(stats.by_position, stats.alpha), key="live_by_pos")
+    left.plotly_chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key="live_by_pos")
     right.plotly_chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key="live_kept_hist")
     if plain is None:
         st.warning("The plain baseline did not run to the end, so there is no speedup, timeline or identity check.")
@@ -90,22 +90,25 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
 
 
 def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
+    m = stats.measured
+    if m is None:
+        return
     st.markdown("#### Measured against the calculator")
     table = {
         "": ["one draft pass", "one verification pass (K + 1 tokens)", "one plain pass (1 token)",
              "tokens per second"],
         "time": [fmt_ms(stats.mean_draft_pass_s), fmt_ms(stats.mean_verify_pass_s), fmt_ms(stats.mean_plain_pass_s),
-                 f"{stats.spec_tokens_per_s:.1f} speculative · {stats.plain_tokens_per_s or 0:.1f} plain"],
-        "in plain passes": [f"c = {stats.draft_cost:.3f}", f"v = {stats.verify_cost:.3f}", "1", ""],
+                 f"{stats.spec_tokens_per_s:.1f} speculative · {m.plain_tokens_per_s:.1f} plain"],
+        "in plain passes": [f"c = {m.draft_cost:.3f}", f"v = {m.verify_cost:.3f}", "1", ""],
     }
     st.table(table)
-    link = calculator_link(stats.alpha, stats.k, stats.draft_cost, stats.verify_cost)
-    predicted, measured = stats.predicted_speedup, stats.measured_speedup
-    sentence = (f"With α = {stats.alpha:.3f}, K = {stats.k}, c = {stats.draft_cost:.3f} and v = "
-                f"{stats.verify_cost:.3f}, the closed form predicts {fmt_x(predicted)}; this run measured "
-                f"{fmt_x(measured)}")
-    if stats.efficiency is not None:
-        sentence += f" ({stats.efficiency:.0%} of the prediction)"
+    link = calculator_link(stats.alpha, stats.k, m.draft_cost, m.verify_cost)
+    predicted, as_run = stats.calculator_speedup, m.predicted_speedup
+    sentence = (f"With α = {stats.alpha:.3f}, K = {stats.k}, c = {m.draft_cost:.3f} and v = "
+                f"{m.verify_cost:.3f}, the closed form predicts {fmt_x(predicted)}; this run measured "
+                f"{fmt_x(m.speedup)}")
+    if as_run:
+        sentence += f" ({m.efficiency:.0%} of the prediction for the loops as they ran: the engine's efficiency)"
     st.markdown(sentence + f". [Open the calculator at these settings]({link.url}).")
     at_link = float(analytics.speedup(link.alpha_pct / 100, link.k, link.draft_cost, link.verify_cost))
     if fmt_x(at_link) != fmt_x(predicted):
@@ -113,8 +116,7 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
                    f"({link.draft_cost:.2f}, {link.verify_cost:.2f}); there it shows {fmt_x(at_link)}.")
     for note in link.notes:
         st.caption(f"Note: {note}.")
-    as_run = stats.predicted_as_run
-    if as_run is not None and predicted and abs(as_run - predicted) > 0.005 * predicted:
+    if predicted and abs(as_run - predicted) > 0.005 * predicted:
         st.caption(f"Some loops proposed fewer than K = {stats.k} tokens (nothing to copy, or the token budget ran "
                    f"out). Summed over the loops as they actually ran, the closed form predicts {fmt_x(as_run)}.")
     if spec.n_generated != plain.n_generated:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-K_MIN, K_MAX = 1, 16
+from specsim.defaults import K_MAX, K_MIN
 
 
 def _out(x: np.ndarray) -> float | np.ndarray:
@@ -78,8 +78,11 @@ def prefix_distribution(alpha: float, k: int) -> np.ndarray:
     return probs
 
 
-def acceptance_by_position(alpha: float, k: int) -> np.ndarray:
-    """P(slot i is kept) = alpha**i for i = 1..K: later slots need every earlier one to survive."""
+def expected_kept_share(alpha: float, k: int) -> np.ndarray:
+    """P(slot i is kept) = alpha**i for i = 1..K: later slots need every earlier one to survive.
+
+    The prediction that :meth:`specsim.trace.Trace.kept_share_by_position` measures.
+    """
     return float(alpha) ** np.arange(1, k + 1, dtype=float)
 
 

@@ -25,14 +25,22 @@ from pathlib import Path
 import torch
 
 from specsim.build import DRAFTER_KINDS, build_drafter
-from specsim.defaults import DEFAULT_DRAFT, DEFAULT_EARLY_EXIT_LAYERS, DEFAULT_TARGET
+from specsim.defaults import (
+    BENCH_MAX_NEW_TOKENS,
+    DEFAULT_DRAFT,
+    DEFAULT_EARLY_EXIT_LAYERS,
+    DEFAULT_TARGET,
+    K_MAX,
+    K_MIN,
+)
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
-from specsim.prompts import builtin_prompts
+from specsim.prompts import builtin_prompts, load_heldout
+from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
 
-COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "predicted", "efficiency",
+COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/pass", "speedup", "predicted", "efficiency",
            "HF tok/s", "ours/HF", "identical")
 
 
@@ -58,40 +66,24 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
     return {
         "drafter": label or drafter.kind, "K": k,
         "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
-        "alpha": m.alpha, "tok/loop": m.tokens_per_loop, "speedup": m.speedup, "predicted": m.predicted_speedup,
+        "alpha": m.alpha, "tok/pass": m.tokens_per_pass, "speedup": m.speedup, "predicted": m.predicted_speedup,
         "efficiency": m.efficiency, "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
         "ours/HF": hf_time / ours_e2e if with_hf else float("nan"), "identical": "yes" if identical else "NO",
         "c": m.draft_cost, "v": m.verify_cost, "traces": spec,
     }
 
 
-def acceptance_by(traces, groups: list[str]) -> dict[str, float]:
-    """Accepted over checked proposals per group (one group name per trace)."""
-    acc: dict[str, list[int]] = {}
+def acceptance_by(traces: list[Trace], groups: list[str]) -> dict[str, float]:
+    """α per group (one group name per trace): accepted over checked proposals; NaN where none were checked."""
+    by_group: dict[str, list[Trace]] = {}
     for trace, group in zip(traces, groups, strict=True):
-        a = acc.setdefault(group, [0, 0])
-        slots = [s for it in trace.iterations for s in it.slots if s.status != "unchecked"]
-        a[0] += sum(1 for s in slots if s.status == "accepted")
-        a[1] += len(slots)
-    return {g: a / c if c else float("nan") for g, (a, c) in acc.items()}
-
-
-def acceptance_by_position(traces, k: int) -> list[float]:
-    """P(draft position j accepted | the chain reached j), j = 1..K (positions past a miss are not reached)."""
-    hit, tried = [0] * k, [0] * k
-    for trace in traces:
-        for it in trace.iterations:
-            for s in it.slots:
-                if s.status != "unchecked" and s.position <= k:
-                    tried[s.position - 1] += 1
-                    hit[s.position - 1] += s.status == "accepted"
-    return [h / t if t else float("nan") for h, t in zip(hit, tried, strict=True)]
+        by_group.setdefault(group, []).append(trace)
+    return {g: pooled_acceptance_rate(ts) if sum(t.n_checked for t in ts) else float("nan")
+            for g, ts in by_group.items()}
 
 
 def heldout_prompts(n: int) -> list[dict]:
     """``n`` held-out prompts spread over the domains (round robin over domains, file order within one)."""
-    from specsim.distill.prompts import load_heldout
-
     items = load_heldout()
     by_domain: dict[str, list[dict]] = {}
     for item in items:
@@ -128,7 +120,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--target", default=DEFAULT_TARGET)
     parser.add_argument("--k", nargs="+", type=int, default=list(range(1, 9)))
     parser.add_argument("--prompts", type=int, default=3, help="how many built-in prompts (1-8)")
-    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--max-new-tokens", type=int, default=BENCH_MAX_NEW_TOKENS)
     parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--device", default=None)
@@ -137,8 +129,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--heldout", type=int, default=0, metavar="N",
                         help="use N prompts of the held-out set instead of the built-in ones")
     args = parser.parse_args(argv)
-    if any(not 1 <= k <= 16 for k in args.k):
-        parser.error("every --k must be between 1 and 16")
+    if any(not K_MIN <= k <= K_MAX for k in args.k):
+        parser.error(f"every --k must be between {K_MIN} and {K_MAX}")
     if not 1 <= args.prompts <= len(builtin_prompts()):
         parser.error(f"--prompts must be between 1 and {len(builtin_prompts())}")
     if args.heldout < 0:
@@ -206,7 +198,7 @@ def format_breakdown(rows: list[dict], domains: list[str]) -> str:
     table = [head]
     for label, row in best.items():
         by_domain = acceptance_by(row["traces"], domains)
-        by_pos = acceptance_by_position(row["traces"], row["K"])
+        by_pos = acceptance_given_reached(row["traces"], row["K"])
         table.append([label, str(row["K"])] + [f"{by_domain[d]:.2f}" for d in names]
                      + [f"{p:.2f}" for p in by_pos] + [""] * (k_max - row["K"]))
     return "acceptance per domain and per draft position, each drafter at its best K:\n" + render(table)

@@ -12,25 +12,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specsim import analytics
-from specsim.trace import Trace
+from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 
 
 @dataclass(frozen=True)
 class Measured:
-    alpha: float  # accepted / checked proposals
-    draft_cost: float  # mean draft pass / mean plain target pass
-    verify_cost: float  # mean verification pass / mean plain target pass
-    tokens_per_loop: float
+    alpha: float  # accepted / checked proposals (Trace.acceptance_rate, pooled)
+    draft_cost: float  # c: mean draft pass / mean plain target pass
+    verify_cost: float  # v: mean verification pass / mean plain target pass
+    tokens_per_pass: float  # new tokens per target pass (Trace.tokens_per_pass, pooled)
     plain_tokens_per_s: float
     spec_tokens_per_s: float
-    predicted_speedup: float
+    predicted_speedup: float  # the closed form summed over the loops as they ran
 
     @property
     def speedup(self) -> float:
+        """Speculative tokens per second over plain tokens per second (prefill excluded)."""
         return self.spec_tokens_per_s / self.plain_tokens_per_s if self.plain_tokens_per_s else 0.0
 
     @property
     def efficiency(self) -> float:
+        """Engine efficiency: measured over predicted speedup (the one definition; bench and pages use it)."""
         return self.speedup / self.predicted_speedup if self.predicted_speedup else 0.0
 
 
@@ -43,18 +45,15 @@ def measure(spec: Sequence[Trace], plain: Sequence[Trace]) -> Measured:
     iterations = [it for trace in spec for it in trace.iterations]
     pass_times = [p.time_s for trace in plain for p in trace.passes]
     mean_pass = sum(pass_times) / len(pass_times)
-    proposed = sum(it.k for it in iterations)
-    checked = sum(1 for it in iterations for s in it.slots if s.status != "unchecked")
-    alpha = sum(it.n_accepted for it in iterations) / checked if checked else 0.0
+    proposed = sum(t.n_proposed for t in spec)
+    alpha = pooled_acceptance_rate(spec)
     c = sum(it.draft_time_s for it in iterations) / proposed / mean_pass if proposed else 0.0
     v = sum(it.verify_time_s for it in iterations) / len(iterations) / mean_pass
     expected_tokens = sum(float(analytics.tokens_per_loop(alpha, it.k)) for it in iterations)
     expected_cost = sum(float(analytics.cost_per_loop(it.k, c, v)) for it in iterations)
-    n_spec = sum(t.n_generated for t in spec)
-    n_plain = sum(t.n_generated for t in plain)
     return Measured(
-        alpha=alpha, draft_cost=c, verify_cost=v, tokens_per_loop=n_spec / len(iterations),
-        plain_tokens_per_s=n_plain / sum(t.decode_time_s for t in plain),
-        spec_tokens_per_s=n_spec / sum(t.decode_time_s for t in spec),
+        alpha=alpha, draft_cost=c, verify_cost=v, tokens_per_pass=pooled_tokens_per_pass(spec),
+        plain_tokens_per_s=sum(t.n_generated for t in plain) / sum(t.decode_time_s for t in plain),
+        spec_tokens_per_s=sum(t.n_generated for t in spec) / sum(t.decode_time_s for t in spec),
         predicted_speedup=expected_tokens / expected_cost,
     )

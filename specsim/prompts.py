@@ -1,13 +1,15 @@
 """A small built-in set of varied prompts for tests, the CLI and the benchmark.
 
 The draft-evaluation prompt set lives in ``assets/prompts/heldout.json`` (owned by the
-distillation work); :func:`load_heldout` reads it when present.
+distillation work, which never trains on it); :func:`load_heldout` is the one reader of it.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from specsim.paths import HELDOUT_PROMPTS
 
 BUILTIN_PROMPTS: tuple[tuple[str, str], ...] = (
     ("prose", "Write a short paragraph about a lighthouse keeper during a storm."),
@@ -20,8 +22,6 @@ BUILTIN_PROMPTS: tuple[tuple[str, str], ...] = (
     ("repeat", "Copy this list back to me: apples, pears, plums, cherries, apples, pears, plums, cherries."),
 )
 
-HELDOUT = Path(__file__).resolve().parent.parent / "assets" / "prompts" / "heldout.json"
-
 
 def builtin_prompts(n: int | None = None) -> list[str]:
     """The first n built-in prompts (all when n is None), cycling through the kinds above."""
@@ -29,8 +29,8 @@ def builtin_prompts(n: int | None = None) -> list[str]:
     return texts if n is None else texts[:n]
 
 
-def load_heldout(path: Path = HELDOUT) -> list[str]:
-    """The held-out prompts (``{"prompts": [{"prompt": ...}, ...]}``); empty when the file is absent."""
+def load_heldout(path: Path = HELDOUT_PROMPTS) -> list[dict]:
+    """The held-out prompts, ``[{"id", "domain", "prompt"}, ...]`` in file order; empty when the file is absent."""
     if not path.is_file():
         return []
-    return [item["prompt"] for item in json.loads(path.read_text())["prompts"]]
+    return json.loads(path.read_text(encoding="utf-8"))["prompts"]

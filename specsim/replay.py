@@ -138,19 +138,6 @@ def kept_counts(trace: Trace) -> list[int]:
     return counts
 
 
-def acceptance_by_position(trace: Trace) -> list[float | None]:
-    """For slot t+i (i = 1..K): the share of iterations that proposed a token there and kept it.
-
-    This is the measured counterpart of alpha**i: a slot survives only when every earlier one did.
-    None where no iteration proposed that many tokens.
-    """
-    out: list[float | None] = []
-    for i in range(1, trace.settings.k + 1):
-        proposed = [it for it in trace.iterations if it.k >= i]
-        out.append(sum(it.n_accepted >= i for it in proposed) / len(proposed) if proposed else None)
-    return out
-
-
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -162,53 +149,22 @@ class RunStats:
     k: int
     iterations: int
     generated: int
-    alpha: float  # accepted / checked proposals
-    by_position: tuple[float | None, ...]
+    alpha: float  # Trace.acceptance_rate
+    kept_share: tuple[float | None, ...]  # Trace.kept_share_by_position()
     kept_counts: tuple[int, ...]
-    tokens_per_loop: float
+    tokens_per_pass: float  # Trace.tokens_per_pass
     mean_draft_pass_s: float  # drafting time per proposed token
     mean_verify_pass_s: float
     spec_tokens_per_s: float
     mean_plain_pass_s: float | None = None
-    measured: Measured | None = None  # costs, speedup and prediction against the plain run (None without one)
+    measured: Measured | None = None  # costs, speedup, prediction and efficiency against the plain run
 
     @property
-    def draft_cost(self) -> float | None:
-        """c: one draft pass in plain target passes."""
-        return self.measured.draft_cost if self.measured else None
-
-    @property
-    def verify_cost(self) -> float | None:
-        """v: one verification pass in plain (one-token) target passes."""
-        return self.measured.verify_cost if self.measured else None
-
-    @property
-    def predicted_speedup(self) -> float | None:
-        """What the calculator shows at (alpha, K, c, v)."""
+    def calculator_speedup(self) -> float | None:
+        """What the calculator shows at this run's (alpha, K, c, v): every loop taken to propose K tokens."""
         if not self.measured:
             return None
         return float(analytics.speedup(self.alpha, self.k, self.measured.draft_cost, self.measured.verify_cost))
-
-    @property
-    def predicted_as_run(self) -> float | None:
-        """The closed form summed over the loops as they ran (some may have proposed fewer than K)."""
-        return self.measured.predicted_speedup if self.measured else None
-
-    @property
-    def measured_speedup(self) -> float | None:
-        """Speculative tokens per second over plain tokens per second (prefill excluded)."""
-        return self.measured.speedup if self.measured else None
-
-    @property
-    def plain_tokens_per_s(self) -> float | None:
-        return self.measured.plain_tokens_per_s if self.measured else None
-
-    @property
-    def efficiency(self) -> float | None:
-        """Measured over predicted speedup: how much of the closed form the engine realised."""
-        if self.measured_speedup is None or not self.predicted_speedup:
-            return None
-        return self.measured_speedup / self.predicted_speedup
 
 
 def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
@@ -221,9 +177,9 @@ def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
         iterations=len(spec.iterations),
         generated=spec.n_generated,
         alpha=spec.acceptance_rate,
-        by_position=tuple(acceptance_by_position(spec)),
+        kept_share=tuple(spec.kept_share_by_position()),
         kept_counts=tuple(kept_counts(spec)),
-        tokens_per_loop=spec.tokens_per_loop,
+        tokens_per_pass=spec.tokens_per_pass,
         mean_draft_pass_s=drafting / spec.n_proposed if spec.n_proposed else 0.0,
         mean_verify_pass_s=_mean([it.verify_time_s for it in spec.iterations]),
         spec_tokens_per_s=spec.tokens_per_s,

@@ -22,6 +22,10 @@ from specsim.defaults import (
     DEFAULT_K,
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_TARGET,
+    K_MAX,
+    K_MIN,
+    SEED_MAX,
+    SEED_MIN,
 )
 from specsim.engine import plain_generate, speculative_generate
 from specsim.measure import measure
@@ -53,21 +57,18 @@ def legend(colour: bool) -> str:
 
 def statistics(spec: Trace, plain: Trace) -> list[str]:
     m = measure([spec], [plain])
-    checked = sum(1 for it in spec.iterations for s in it.slots if s.status != "unchecked")
     same = "identical" if spec.generated_ids == plain.generated_ids else "different (sampling)"
     settings = spec.settings
     return [
         f"drafter            {settings.draft}  (K = {settings.k}, {settings.dtype} on {settings.device})",
-        f"acceptance rate    {m.alpha:.3f}   ({spec.n_accepted} kept of {checked} checked, {spec.n_proposed} proposed)",
-        f"tokens per loop    {m.tokens_per_loop:.2f}   over {len(spec.iterations)} loops",
+        f"acceptance rate    {m.alpha:.3f}   ({spec.n_accepted} kept of {spec.n_checked} checked, "
+        f"{spec.n_proposed} proposed)",
+        f"tokens per loop    {m.tokens_per_pass:.2f}   over {len(spec.iterations)} loops",
         f"speculative        {m.spec_tokens_per_s:.1f} tokens/s   ({spec.n_generated} tokens)",
         f"plain decoding     {m.plain_tokens_per_s:.1f} tokens/s   ({plain.n_generated} tokens, {same})",
         f"speedup            {m.speedup:.2f}x measured, {m.predicted_speedup:.2f}x predicted from the measured "
         f"alpha, draft cost c = {m.draft_cost:.3f} and verify cost = {m.verify_cost:.2f} target passes",
     ]
-
-
-SEED_MAX = 2**31 - 1  # the live page's limit too
 
 
 def _usable_device(name: str) -> bool:
@@ -81,7 +82,7 @@ def _usable_device(name: str) -> bool:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.run", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
-    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help="draft tokens per loop (1-16)")
+    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help=f"draft tokens per loop ({K_MIN}-{K_MAX})")
     parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
     parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
     parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
@@ -95,13 +96,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     args = parser.parse_args(argv)
     problems = [
-        (not 1 <= args.k <= 16, f"-k must be between 1 and 16, got {args.k}"),
+        (not K_MIN <= args.k <= K_MAX, f"-k must be between {K_MIN} and {K_MAX}, got {args.k}"),
         (args.max_new_tokens < 1, f"--max-new-tokens must be at least 1, got {args.max_new_tokens}"),
         (args.temperature < 0, f"--temperature must be >= 0, got {args.temperature}"),
         (args.top_p is not None and not 0 < args.top_p <= 1, f"--top-p must be in (0, 1], got {args.top_p}"),
         (not args.prompt.strip(), "--prompt is empty"),
         (not math.isfinite(args.temperature), f"--temperature must be a finite number, got {args.temperature}"),
-        (not 0 <= args.seed <= SEED_MAX, f"--seed must be between 0 and {SEED_MAX}, got {args.seed}"),
+        (not SEED_MIN <= args.seed <= SEED_MAX, f"--seed must be between {SEED_MIN} and {SEED_MAX}, got {args.seed}"),
         (args.threads is not None and args.threads < 1, f"--threads must be at least 1, got {args.threads}"),
         (args.device is not None and not _usable_device(args.device),
          f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}"),

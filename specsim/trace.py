@@ -8,6 +8,7 @@ strings, so a trace survives a JSON round trip unchanged.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
@@ -122,14 +123,20 @@ class Trace:
     stop_reason: str = "max_new_tokens"
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
-    # ---- statistics every consumer agrees on -------------------------------------------------
+    # ---- statistics every consumer agrees on (the bench, the CLI and the pages read these) ----------
     @property
     def n_generated(self) -> int:
         return len(self.generated_ids)
 
     @property
     def n_proposed(self) -> int:
+        """Draft tokens proposed, checked or not."""
         return sum(it.k for it in self.iterations)
+
+    @property
+    def n_checked(self) -> int:
+        """Proposals the target actually judged: the slots up to and including the first rejection."""
+        return sum(1 for it in self.iterations for s in it.slots if s.status != "unchecked")
 
     @property
     def n_accepted(self) -> int:
@@ -137,13 +144,30 @@ class Trace:
 
     @property
     def acceptance_rate(self) -> float:
-        """Accepted proposals over proposals that the target actually checked."""
-        checked = sum(1 for it in self.iterations for s in it.slots if s.status != "unchecked")
-        return self.n_accepted / checked if checked else 0.0
+        """α, measured: accepted proposals over proposals that the target actually checked."""
+        return pooled_acceptance_rate([self])
 
     @property
-    def tokens_per_loop(self) -> float:
-        return self.n_generated / len(self.iterations) if self.iterations else 0.0
+    def target_passes(self) -> int:
+        """Target forward passes after the prefill: one per iteration (speculative) or per token (plain)."""
+        return len(self.iterations) if self.mode == "speculative" else len(self.passes)
+
+    @property
+    def tokens_per_pass(self) -> float:
+        """New tokens per target pass (a speculative loop is one pass; plain decoding makes 1.0)."""
+        return pooled_tokens_per_pass([self])
+
+    def kept_share_by_position(self) -> list[float | None]:
+        """For slot t+i (i = 1..K): the share of iterations that proposed a token there and kept it.
+
+        The measured counterpart of alpha**i (:func:`specsim.analytics.expected_kept_share`): a slot
+        survives only when every earlier one did. None where no iteration proposed that many tokens.
+        """
+        out: list[float | None] = []
+        for i in range(1, self.settings.k + 1):
+            proposed = [it for it in self.iterations if it.k >= i]
+            out.append(sum(it.n_accepted >= i for it in proposed) / len(proposed) if proposed else None)
+        return out
 
     @property
     def decode_time_s(self) -> float:
@@ -183,3 +207,34 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
             value = _build(sub, value)
         kwargs[f.name] = value
     return cls(**kwargs)
+
+
+# ---- the same statistics pooled over several runs (e.g. one per prompt) ------------------------------
+def pooled_acceptance_rate(traces: Iterable[Trace]) -> float:
+    """α over several runs: all accepted proposals over all checked ones (0.0 when nothing was checked)."""
+    traces = list(traces)
+    checked = sum(t.n_checked for t in traces)
+    return sum(t.n_accepted for t in traces) / checked if checked else 0.0
+
+
+def pooled_tokens_per_pass(traces: Iterable[Trace]) -> float:
+    """All new tokens over all target passes."""
+    traces = list(traces)
+    passes = sum(t.target_passes for t in traces)
+    return sum(t.n_generated for t in traces) / passes if passes else 0.0
+
+
+def acceptance_given_reached(traces: Iterable[Trace], k: int) -> list[float]:
+    """P(draft position j kept | the target checked position j), j = 1..k, pooled over runs.
+
+    Unlike :meth:`Trace.kept_share_by_position`, a position past the first rejection does not count
+    against it: this is the draft's accuracy at each depth. NaN where no run reached position j.
+    """
+    hit, tried = [0] * k, [0] * k
+    for trace in traces:
+        for it in trace.iterations:
+            for s in it.slots:
+                if s.status != "unchecked" and s.position <= k:
+                    tried[s.position - 1] += 1
+                    hit[s.position - 1] += s.status == "accepted"
+    return [h / t if t else float("nan") for h, t in zip(hit, tried, strict=True)]

@@ -67,10 +67,10 @@ def test_prefix_distribution_matches_enumeration_of_all_outcomes(alpha, k):
 
 @pytest.mark.parametrize("k", [1, 4, 7])
 @pytest.mark.parametrize("alpha", [0.2, 0.7])
-def test_acceptance_by_position_matches_enumeration(alpha, k):
+def test_expected_kept_share_matches_enumeration(alpha, k):
     law = prefix_law_by_enumeration(alpha, k)
     kept_at = [sum(law[i:]) for i in range(1, k + 1)]  # slot i is kept when j >= i
-    np.testing.assert_allclose(analytics.acceptance_by_position(alpha, k), kept_at, rtol=1e-12)
+    np.testing.assert_allclose(analytics.expected_kept_share(alpha, k), kept_at, rtol=1e-12)
 
 
 @settings(max_examples=200, deadline=None)

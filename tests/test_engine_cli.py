@@ -7,7 +7,7 @@ import pytest
 import specsim.run as run
 from specsim import analytics
 from specsim.measure import measure
-from specsim.trace import Iteration, Pass, Settings, Slot, TokenProb, Trace
+from specsim.trace import Iteration, Pass, Settings, Slot, TokenProb, Trace, acceptance_given_reached
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_acceptance_per_position_and_per_group():
 
     a, b = trace(2, 4, 0), trace(1)
     # position 1 reached 4 times, accepted 3; position 2 reached 3, accepted 2; 3: 2/1; 4: 1/1
-    assert bench.acceptance_by_position([a, b], 4) == pytest.approx([3 / 4, 2 / 3, 1 / 2, 1.0])
+    assert acceptance_given_reached([a, b], 4) == pytest.approx([3 / 4, 2 / 3, 1 / 2, 1.0])
     # a: 6 accepted of 8 checked; b: 1 of 2
     assert bench.acceptance_by([a, b], ["x", "y"]) == pytest.approx({"x": 6 / 8, "y": 1 / 2})
     assert bench.acceptance_by([a, b], ["x", "x"]) == pytest.approx({"x": 7 / 10})

@@ -37,10 +37,10 @@ def test_residual_needs_a_sampling_rejection():
     assert "0.400" in f.layout.title.text
 
 
-def test_acceptance_by_position_against_alpha_powers():
+def test_kept_share_against_alpha_powers():
     stats = replay.run_stats(hand_trace())
-    f = fig.acceptance_by_position_figure(stats.by_position, stats.alpha)
-    assert list(f.data[0].y) == list(stats.by_position)
+    f = fig.kept_share_figure(stats.kept_share, stats.alpha)
+    assert list(f.data[0].y) == list(stats.kept_share)
     assert list(f.data[1].y) == pytest.approx([0.8, 0.64, 0.512])
 
 

@@ -58,11 +58,11 @@ def test_greedy_trace_replays_and_matches_plain(greedy_runs):
     stats = replay.run_stats(spec, plain)
     assert stats.alpha == spec.acceptance_rate
     assert sum(stats.kept_counts) == len(spec.iterations)
-    assert stats.by_position[0] == pytest.approx(sum(it.n_accepted >= 1 for it in spec.iterations)
+    assert stats.kept_share[0] == pytest.approx(sum(it.n_accepted >= 1 for it in spec.iterations)
                                                  / sum(it.k >= 1 for it in spec.iterations))
-    assert stats.predicted_speedup == pytest.approx(
-        analytics.speedup(spec.acceptance_rate, spec.settings.k, stats.draft_cost, stats.verify_cost))
-    assert stats.measured_speedup == pytest.approx(spec.tokens_per_s / plain.tokens_per_s)
+    assert stats.calculator_speedup == pytest.approx(
+        analytics.speedup(spec.acceptance_rate, spec.settings.k, stats.measured.draft_cost, stats.measured.verify_cost))
+    assert stats.measured.speedup == pytest.approx(spec.tokens_per_s / plain.tokens_per_s)
 
 
 def test_timeline_of_real_runs_spans_their_total_time(greedy_runs):

@@ -63,19 +63,21 @@ def test_run_stats_against_hand_counts():
     stats = replay.run_stats(hand_trace(), hand_plain())
     assert stats.alpha == pytest.approx(0.8)
     assert stats.kept_counts == (1, 0, 1, 2)  # kept 2, 0, 3, 3
-    assert stats.by_position == pytest.approx((0.75, 0.75, 0.5))
-    assert stats.tokens_per_loop == 2.5
-    assert stats.draft_cost == pytest.approx(0.25)  # 2 ms / 8 ms
-    assert stats.verify_cost == pytest.approx(1.25)  # 10 ms / 8 ms
-    assert stats.predicted_speedup == pytest.approx((1 + 0.8 + 0.64 + 0.512) / (3 * 0.25 + 1.25))
-    assert stats.predicted_speedup == pytest.approx(analytics.speedup(0.8, 3, 0.25, 1.25))
-    assert stats.measured_speedup == pytest.approx((10 / 0.08) / (10 / 0.1))
-    assert stats.efficiency == pytest.approx(stats.measured_speedup / stats.predicted_speedup)
+    assert stats.kept_share == pytest.approx((0.75, 0.75, 0.5))
+    assert stats.tokens_per_pass == 2.5
+    m = stats.measured
+    assert m.draft_cost == pytest.approx(0.25)  # 2 ms / 8 ms
+    assert m.verify_cost == pytest.approx(1.25)  # 10 ms / 8 ms
+    assert stats.calculator_speedup == pytest.approx((1 + 0.8 + 0.64 + 0.512) / (3 * 0.25 + 1.25))
+    assert stats.calculator_speedup == pytest.approx(analytics.speedup(0.8, 3, 0.25, 1.25))
+    assert m.predicted_speedup == pytest.approx(stats.calculator_speedup)  # every loop proposed K = 3
+    assert m.speedup == pytest.approx((10 / 0.08) / (10 / 0.1))
+    assert m.efficiency == pytest.approx(m.speedup / m.predicted_speedup)
 
 
 def test_run_stats_without_a_baseline_leaves_costs_unknown():
     stats = replay.run_stats(hand_trace())
-    assert stats.draft_cost is None and stats.predicted_speedup is None and stats.measured_speedup is None
+    assert stats.measured is None and stats.calculator_speedup is None
     assert stats.alpha == pytest.approx(0.8)
 
 

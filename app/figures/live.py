@@ -95,14 +95,14 @@ def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
     return fig
 
 
-def acceptance_by_position_figure(by_position: Sequence[float | None], alpha: float) -> go.Figure:
+def kept_share_figure(kept_share: Sequence[float | None], alpha: float) -> go.Figure:
     """Measured share of iterations keeping slot t+i, against the model's alpha**i."""
-    k = len(by_position)
+    k = len(kept_share)
     xs = list(range(1, k + 1))
     fig = go.Figure()
-    fig.add_bar(x=xs, y=list(by_position), name="measured", marker_color=TARGET,
+    fig.add_bar(x=xs, y=list(kept_share), name="measured", marker_color=TARGET,
                 hovertemplate="slot t+%{x}: %{y:.2f}<extra>measured</extra>")
-    fig.add_scatter(x=xs, y=list(analytics.acceptance_by_position(alpha, k)), mode="lines+markers",
+    fig.add_scatter(x=xs, y=list(analytics.expected_kept_share(alpha, k)), mode="lines+markers",
                     name=f"α^i with α = {alpha:.2f}", line_color=DRAFT)
     fig.update_layout(title="Acceptance by draft position", xaxis_title="draft position i (slot t+i)",
                       yaxis_title="share of iterations that kept it", yaxis_range=[0, 1.05], height=320,

@@ -14,13 +14,12 @@ self-written question cannot slip a held-out task into training.
 from __future__ import annotations
 
 import ast
-import json
 import random
 import re
 import sysconfig
 from pathlib import Path
 
-HELDOUT_PATH = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "heldout.json"
+from specsim.prompts import load_heldout
 
 TOPICS = [
     "volcanoes", "coral reefs", "the printing press", "chess openings", "honeybees", "glaciers", "Roman aqueducts",
@@ -192,11 +191,6 @@ _STOP = set("a an the of to in on and or for with is are be what how why who whe
 
 def content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP and len(w) > 2}
-
-
-def load_heldout() -> list[dict]:
-    """The held-out prompts: ``[{"id", "domain", "prompt"}, ...]``."""
-    return json.loads(HELDOUT_PATH.read_text())["prompts"]
 
 
 def too_close_to_heldout(prompt: str, heldout: list[set[str]], limit: float = 0.5) -> bool:

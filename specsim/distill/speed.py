@@ -16,7 +16,9 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from specsim.distill.prompts import load_heldout
+from specsim.paths import DRAFTS
+from specsim.prompts import load_heldout
+from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 
 
 def drafters(target, folders: list[Path]) -> dict[str, object]:
@@ -37,12 +39,13 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
 
     dtype = getattr(args, "dtype", "float32")
     target = load_bundled_target("cpu", dtype)
-    folders = [Path(f) for f in args.drafts] if args.drafts else sorted(Path("assets/drafts").glob("*/"))
+    folders = [Path(f) for f in args.drafts] if args.drafts else sorted(DRAFTS.glob("*/"))
     cands = drafters(target, folders)
     ks = [int(k) for k in args.ks.split(",")]
     held = load_heldout()[:: max(1, len(load_heldout()) // budget["speed_prompts"])][: budget["speed_prompts"]]
     n_new = budget["speed_len"]
-    rows: dict[tuple[str, int], dict] = {}
+    runs: dict[tuple[str, int], list[Trace]] = {}
+    identical: dict[tuple[str, int], bool] = {}
     plain_time = 0.0
     with torch.inference_mode():
         for item in tqdm(held, desc="speed", unit="prompt"):
@@ -52,20 +55,15 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
             for name, drafter in cands.items():
                 for k in ks:
                     tr = speculative_generate(target, drafter, ids, k, n_new)
-                    r = rows.setdefault((name, k), {"time": 0.0, "acc": 0, "checked": 0, "draft": 0.0, "loops": 0,
-                                                    "tokens": 0, "identical": True})
-                    r["time"] += tr.total_time_s
-                    r["acc"] += tr.n_accepted
-                    r["checked"] += sum(1 for it in tr.iterations for s in it.slots if s.status != "unchecked")
-                    r["draft"] += sum(it.draft_time_s for it in tr.iterations)
-                    r["loops"] += len(tr.iterations)
-                    r["tokens"] += tr.n_generated
-                    r["identical"] &= tr.generated_ids == plain.generated_ids
+                    runs.setdefault((name, k), []).append(tr)
+                    identical[name, k] = identical.get((name, k), True) and tr.generated_ids == plain.generated_ids
     table = []
-    for (name, k), r in rows.items():
-        table.append({"drafter": name, "k": k, "alpha": r["acc"] / max(r["checked"], 1),
-                      "tokens_per_loop": r["tokens"] / max(r["loops"], 1), "speedup": plain_time / r["time"],
-                      "draft_share": r["draft"] / r["time"], "identical": r["identical"]})
+    for (name, k), traces in runs.items():
+        time = sum(t.total_time_s for t in traces)
+        draft = sum(it.draft_time_s for t in traces for it in t.iterations)
+        table.append({"drafter": name, "k": k, "alpha": pooled_acceptance_rate(traces),
+                      "tokens_per_loop": pooled_tokens_per_pass(traces), "speedup": plain_time / time,
+                      "draft_share": draft / time, "identical": identical[name, k]})
     print(f"{len(held)} held-out prompts, {n_new} new tokens, {dtype} CPU; plain decoding {plain_time:.1f} s")
     print(f"{'drafter':28s} {'K':>2s} {'alpha':>6s} {'tok/loop':>8s} {'speedup':>7s} {'draft%':>6s} identical")
     for t in table:

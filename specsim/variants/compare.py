@@ -21,13 +21,13 @@ from specsim import defaults
 from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel, format_prompt, load_bundled_target
-from specsim.trace import Trace
+from specsim.paths import resolve
+from specsim.prompts import load_heldout
+from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 from specsim.variants.lookahead import LookaheadRun, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.medusa_tree import medusa_tree_generate
 
-ROOT = Path(__file__).resolve().parents[2]
-HELDOUT = ROOT / "assets" / "prompts" / "heldout.json"
 CAUTION_LAYERS = 4  # the early-exit cautionary case: a very shallow draft that rarely agrees
 
 DEMO_PROMPTS = {
@@ -91,8 +91,7 @@ def draft_model_drafter(target: LoadedModel):
     if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
         from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
 
-        folder = Path(defaults.CLASSIC_DRAFT)
-        folder = folder if folder.is_absolute() else ROOT / folder
+        folder = resolve(defaults.CLASSIC_DRAFT)
         drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
         model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
         return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
@@ -170,11 +169,9 @@ def compare(
             continue
         if plain is None:
             plain = trace
-        passes = len(trace.passes) if key == "plain" else len(trace.iterations)
-        checked = trace.n_proposed > 0
         comparison.results.append(VariantResult(
-            key=key, label=LABELS[key], trace=trace, tokens_per_pass=trace.n_generated / max(passes, 1),
-            acceptance=trace.acceptance_rate if checked else None, decode_s=trace.decode_time_s,
+            key=key, label=LABELS[key], trace=trace, tokens_per_pass=trace.tokens_per_pass,
+            acceptance=trace.acceptance_rate if trace.n_checked else None, decode_s=trace.decode_time_s,
             speedup=plain.decode_time_s / trace.decode_time_s if trace.decode_time_s > 0 else 0.0,
             extra_parameters=params, training=training, identical=trace.generated_ids == plain.generated_ids,
             details=details))
@@ -201,10 +198,7 @@ def lesson_rows(rows: list[dict]) -> list[dict]:
 
 def heldout_prompts(limit: int | None = None) -> list[str]:
     """The held-out prompt set (assets/prompts/heldout.json), or the demo prompts if it is missing."""
-    if HELDOUT.exists():
-        prompts = [p["prompt"] for p in json.loads(HELDOUT.read_text(encoding="utf-8"))["prompts"]]
-    else:
-        prompts = list(DEMO_PROMPTS.values())
+    prompts = [p["prompt"] for p in load_heldout()] or list(DEMO_PROMPTS.values())
     return prompts[:limit] if limit else prompts
 
 
@@ -215,14 +209,12 @@ def summarise(comparisons: list[Comparison]) -> list[dict]:
     for key in keys:
         runs = [r for c in comparisons for r in c.results if r.key == key]
         plains = [c.by_key("plain") for c in comparisons if c.by_key(key) is not None]
-        passes = sum(r.trace.n_generated / r.tokens_per_pass for r in runs if r.tokens_per_pass)
-        checked = sum(1 for r in runs for it in r.trace.iterations for s in it.slots if s.status != "unchecked")
-        accepted = sum(r.trace.n_accepted for r in runs)
+        traces = [r.trace for r in runs]
         decode = sum(r.decode_s for r in runs)
         rows.append({
             "key": key, "variant": runs[0].label, "prompts": len(runs),
-            "tokens per target pass": sum(r.trace.n_generated for r in runs) / passes if passes else 0.0,
-            "acceptance": accepted / checked if checked else None,
+            "tokens per target pass": pooled_tokens_per_pass(traces),
+            "acceptance": pooled_acceptance_rate(traces) if sum(t.n_checked for t in traces) else None,
             "speedup": sum(p.decode_s for p in plains) / decode if decode else 0.0,
             "extra parameters": runs[0].extra_parameters, "training": runs[0].training,
             "identical to plain": all(r.identical for r in runs),
