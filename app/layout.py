@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ASSETS = ROOT / "assets"
+from specsim.paths import ASSETS, REPO_ROOT
+
+ROOT = REPO_ROOT  # pages link to one another by script path: ROOT / "pages" / script
+__all__ = ["ASSETS", "ROOT", "PageSpec", "PAGES", "all_pages"]
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,16 @@
 """Which models the live page runs: the bundled target (offline), hub presets, or custom ids.
 
-Turns the page's settings into a loaded target and a drafter; anything that cannot be loaded
-raises :class:`~specsim.models.ModelUnavailable` with a message for the user.
+Turns the page's settings into model ids and drafter settings (pure, no Streamlit);
+:func:`app.loaders.load_pair` loads them. An unknown pair raises
+:class:`~specsim.models.ModelUnavailable` with a message for the user.
 """
 
 from __future__ import annotations
 
 import re
 
-from app import loaders
 from app.live_params import LiveSettings
-from specsim import build, defaults, models
-from specsim.drafters import Drafter
+from specsim import defaults, models
 from specsim.models import LoadedModel, ModelUnavailable
 
 BUNDLED = "bundled"
@@ -35,18 +34,20 @@ def choices() -> dict[str, str]:
     return out
 
 
-def _target(settings: LiveSettings) -> LoadedModel:
+def target_id(settings: LiveSettings) -> str | None:
+    """The target's hub id or folder for the settings; None for the bundled target."""
     if settings.pair == BUNDLED:
-        return loaders.bundled_target()
+        return None
     if settings.pair == CUSTOM:
-        return loaders.model_by_id(settings.target)
+        return settings.target
     presets = _presets()
     if settings.pair not in presets:
         raise ModelUnavailable(f"Unknown model pair {settings.pair!r}.")
-    return loaders.model_by_id(presets[settings.pair][0])
+    return presets[settings.pair][0]
 
 
-def _draft_id(settings: LiveSettings) -> str | None:
+def draft_id(settings: LiveSettings) -> str | None:
+    """The draft model's hub id or folder for the settings (None: none ships for this pair)."""
     if settings.pair == CUSTOM:
         return settings.draft
     if settings.pair == BUNDLED:
@@ -54,18 +55,11 @@ def _draft_id(settings: LiveSettings) -> str | None:
     return _presets()[settings.pair][1]
 
 
-def load(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
-    """(target, drafter) for the settings; loads what is not loaded yet."""
-    target = _target(settings)
-    if settings.drafter == "model":
-        draft_id = _draft_id(settings)
-        if not draft_id:
-            raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or "
-                                   "early exit as the drafter, or a hub pair when online.")
-        return target, loaders.draft_model(draft_id, target)
-    total = len(target.model.model.layers) if settings.drafter == "early_exit" else 0
-    layers = defaults.DEFAULT_EARLY_EXIT_LAYERS if settings.pair == BUNDLED else max(1, total // 2)
-    return target, build.build_drafter(settings.drafter, target, early_exit_layers=layers)
+def early_exit_layers(settings: LiveSettings, target: LoadedModel) -> int:
+    """Layers the early-exit drafter runs: the tuned default for the bundled target, else half the target's."""
+    if settings.pair == BUNDLED:
+        return defaults.DEFAULT_EARLY_EXIT_LAYERS
+    return max(1, len(target.model.model.layers) // 2)
 
 
 def encode(target: LoadedModel, prompt: str) -> list[int]:

@@ -7,17 +7,15 @@ value typed into the form is refused with a message when the user presses Run.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
-from app import state
+from app import keys, urlstate
+from app.urlcodec import Number, half_up, last, shown
+from app.urlstate import CalcSettings
+from specsim import defaults
 
-K_RANGE = (1, 16)
-TEMPERATURE_RANGE = (0.0, 2.0)
-MAX_NEW_RANGE = (1, 256)
-SEED_RANGE = (0, 2**31 - 1)
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
 DRAFTERS = {"model": "a draft model", "prompt_lookup": "prompt lookup (no second model)",
@@ -35,65 +33,41 @@ EXAMPLES: dict[str, str] = {
 class LiveSettings:
     """What the user asked for on the live page."""
 
-    pair: str = state.DEFAULTS[state.LIVE_PAIR]
+    pair: str = keys.DEFAULTS[keys.LIVE_PAIR]
     target: str = ""  # custom hub id or local folder (pair == "custom")
     draft: str = ""
-    drafter: str = state.DEFAULTS[state.LIVE_DRAFTER]
-    prompt: str = state.DEFAULTS[state.LIVE_PROMPT]
-    k: int = state.DEFAULTS[state.LIVE_K]
-    temperature: float = state.DEFAULTS[state.LIVE_TEMPERATURE]
-    max_new_tokens: int = state.DEFAULTS[state.LIVE_MAX_NEW]
-    seed: int = state.DEFAULTS[state.LIVE_SEED]
+    drafter: str = keys.DEFAULTS[keys.LIVE_DRAFTER]
+    prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
+    k: int = keys.DEFAULTS[keys.LIVE_K]
+    temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
+    max_new_tokens: int = keys.DEFAULTS[keys.LIVE_MAX_NEW]
+    seed: int = keys.DEFAULTS[keys.LIVE_SEED]
 
 
 # field -> (URL name, session-state key)
 FIELDS: dict[str, tuple[str, str]] = {
-    "pair": ("pair", state.LIVE_PAIR),
-    "target": ("target", state.LIVE_CUSTOM_TARGET),
-    "draft": ("draft", state.LIVE_CUSTOM_DRAFT),
-    "drafter": ("drafter", state.LIVE_DRAFTER),
-    "prompt": ("prompt", state.LIVE_PROMPT),
-    "k": ("k", state.LIVE_K),
-    "temperature": ("t", state.LIVE_TEMPERATURE),
-    "max_new_tokens": ("n", state.LIVE_MAX_NEW),
-    "seed": ("seed", state.LIVE_SEED),
+    "pair": ("pair", keys.LIVE_PAIR),
+    "target": ("target", keys.LIVE_CUSTOM_TARGET),
+    "draft": ("draft", keys.LIVE_CUSTOM_DRAFT),
+    "drafter": ("drafter", keys.LIVE_DRAFTER),
+    "prompt": ("prompt", keys.LIVE_PROMPT),
+    "k": ("k", keys.LIVE_K),
+    "temperature": ("t", keys.LIVE_TEMPERATURE),
+    "max_new_tokens": ("n", keys.LIVE_MAX_NEW),
+    "seed": ("seed", keys.LIVE_SEED),
 }
-NUMBERS: dict[str, tuple[float, float, bool]] = {  # field -> (low, high, whole numbers only)
-    "k": (*K_RANGE, True),
-    "temperature": (*TEMPERATURE_RANGE, False),
-    "max_new_tokens": (*MAX_NEW_RANGE, True),
-    "seed": (*SEED_RANGE, True),
+NUMBERS: dict[str, Number] = {  # field -> its range and step
+    "k": Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True),
+    "temperature": Number("t", 0.0, defaults.TEMPERATURE_MAX, 2),
+    "max_new_tokens": Number("n", 1, defaults.MAX_NEW_TOKENS_LIMIT, 0, whole_only=True),
+    "seed": Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True),
 }
-_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,6})?|\.[0-9]{1,6})")  # ASCII digits only, like the calculator
-_SHOWN = re.compile(r"[^0-9A-Za-z.+\-_/ ]")
-
-
-def _limit(value: float, whole: bool) -> str:
-    """A range end as people read it: 2147483647, not 2.14748e+09."""
-    return str(int(value)) if whole else f"{value:g}"
-
-
-def _shown(raw: str, limit: int = 24) -> str:
-    clean = _SHOWN.sub("?", raw)
-    return clean if len(clean) <= limit else clean[:limit] + "…"
-
-
-def _last(value: str | Sequence[str]) -> str:
-    if isinstance(value, str):
-        return value
-    values = list(value)
-    return str(values[-1]) if values else ""
 
 
 def parse_number(field: str, raw: str) -> float | int | None:
-    lo, hi, whole = NUMBERS[field]
-    text = raw.strip()
-    if not _NUMBER.fullmatch(text):
-        return None
-    value = float(text)
-    if not math.isfinite(value) or not lo <= value <= hi or (whole and value != int(value)):
-        return None
-    return int(value) if whole else round(value, 2)
+    """A URL value for a numeric setting, rounded to its step; None when it is not acceptable."""
+    number = NUMBERS[field]
+    return None if number.parse(raw) is None else number.rounded(raw)
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
@@ -104,12 +78,11 @@ def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) 
     for field, (name, _) in FIELDS.items():
         if name not in query:
             continue
-        raw = _last(query[name])
+        raw = last(query[name])
         value: object | None
         if field in NUMBERS:
             value = parse_number(field, raw)
-            lo, hi, whole = NUMBERS[field]
-            expected = f"{'a whole number' if whole else 'a number'} from {_limit(lo, whole)} to {_limit(hi, whole)}"
+            expected = NUMBERS[field].describe()
         elif field == "pair":
             value = raw if raw in pairs else None
             expected = "one of " + ", ".join(pairs)
@@ -123,7 +96,7 @@ def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) 
             value = raw.strip() if len(raw) <= MAX_ID_CHARS else None
             expected = f"a model id of at most {MAX_ID_CHARS} characters"
         if value is None:
-            notices.append(f"URL parameter `{name}` = `{_shown(raw)}` is not {expected}; "
+            notices.append(f"URL parameter `{name}` = `{shown(raw)}` is not {expected}; "
                            f"using the default {getattr(defaults, field)!r}.")
         else:
             values[field] = value
@@ -149,13 +122,10 @@ def validate(settings: LiveSettings) -> list[str]:
     elif len(settings.prompt) > MAX_PROMPT_CHARS:
         problems.append(f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
                         "Shorten it and press Run again.")
-    for field, (lo, hi, whole) in NUMBERS.items():
+    for field, number in NUMBERS.items():
         value = getattr(settings, field)
-        bad_type = whole and (not isinstance(value, int) or isinstance(value, bool))
-        if bad_type or not isinstance(value, int | float) or not lo <= value <= hi:
-            kind = "a whole number" if whole else "a number"
-            problems.append(f"{FIELDS[field][0]} must be {kind} from {_limit(lo, whole)} to {_limit(hi, whole)}, "
-                            f"not {value!r}.")
+        if not number.accepts(value):
+            problems.append(f"{number.name} must be {number.describe()}, not {value!r}.")
     if settings.drafter not in DRAFTERS:
         problems.append(f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}.")
     if settings.pair == "custom" and not settings.target.strip():
@@ -177,22 +147,20 @@ class CalculatorLink:
 
     @property
     def url(self) -> str:
-        return (f"/calculator?k={self.k}&alpha={self.alpha_pct}&c={self.draft_cost:.2f}"
-                f"&v={self.verify_cost:.2f}")
-
-
-def _half_up(x: float, decimals: int) -> float:
-    return math.floor(x * 10**decimals + 0.5) / 10**decimals
+        settings = CalcSettings(self.k, self.alpha_pct, self.draft_cost, self.verify_cost)
+        return "/calculator?" + urlencode(urlstate.to_query(settings))
 
 
 def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float) -> CalculatorLink:
     """Where to open the calculator for measured alpha, K, c and v (the calculator reads these query names)."""
+    k_range, c_range, v_range = (urlstate.BY_NAME[n] for n in ("k", "c", "v"))
     notes = []
-    c = min(1.0, max(0.0, draft_cost))
-    v = min(10.0, max(0.5, verify_cost))
+    c = min(c_range.hi, max(c_range.lo, draft_cost))
+    v = min(v_range.hi, max(v_range.lo, verify_cost))
     if c != draft_cost:
-        notes.append(f"the calculator's draft cost slider stops at 1.00×; measured {draft_cost:.2f}×")
+        notes.append(f"the calculator's draft cost slider stops at {c_range.hi:.2f}×; measured {draft_cost:.2f}×")
     if v != verify_cost:
-        notes.append(f"the calculator's verification factor spans 0.5 to 10; measured {verify_cost:.2f}")
-    return CalculatorLink(min(16, max(1, k)), int(_half_up(alpha * 100, 0)), _half_up(c, 2), _half_up(v, 2),
-                          tuple(notes))
+        notes.append(f"the calculator's verification factor spans {v_range.lo:g} to {v_range.hi:g}; "
+                     f"measured {verify_cost:.2f}")
+    k = int(min(k_range.hi, max(k_range.lo, k)))
+    return CalculatorLink(k, int(half_up(alpha * 100, 0)), half_up(c, 2), half_up(v, 2), tuple(notes))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app import live_pairs, live_params, state
+from app import live_pairs, live_params, loaders, state
 from app.live_params import LiveSettings
 from app.widgets import playback
 from specsim.engine import plain_generate, speculative_generate
@@ -90,7 +90,7 @@ def start(settings: LiveSettings) -> None:
     if problems:
         return
     try:
-        target, drafter = live_pairs.load(settings)
+        target, drafter = loaders.load_pair(settings)
         prompt_ids = live_pairs.encode(target, settings.prompt)
         generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens, settings.temperature,
                  settings.seed)
@@ -136,7 +136,7 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
     with holder.container():
         bar = st.progress(0.0, text="Speculative decoding…")
         # Any click stops the run (see the module docstring); this button is the obvious one to click.
-        st.button("Cancel", key="live_cancel")
+        st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
     done: list[int] = [0]
 
     def on_iteration(it) -> None:

@@ -50,9 +50,9 @@ def iteration_view(spec: Trace, step: int) -> None:
     labels = {pos: _slot_label(spec, step, pos) for pos in positions}
     chosen = st.radio("Look closer at slot", positions, format_func=labels.get, horizontal=True,
                       key=state.LIVE_SLOT)
-    st.plotly_chart(figs.alternatives_figure(it, chosen), key=f"live_alt_{step}_{chosen}")
+    st.plotly_chart(figs.alternatives_figure(it, chosen), key=f"{state.LIVE_ALTERNATIVES_CHART}{step}_{chosen}")
     if it.residual is not None:
-        st.plotly_chart(figs.residual_figure(it), key=f"live_residual_{step}")
+        st.plotly_chart(figs.residual_figure(it), key=f"{state.LIVE_RESIDUAL_CHART}{step}")
     elif not replay.is_greedy(spec) and it.n_accepted < it.k:
         st.caption("No residual summary was recorded for this rejection.")
 
@@ -79,12 +79,12 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     cols[3].metric("calculator's prediction", fmt_x(stats.calculator_speedup),
                    help="speedup(α, K, c, v) from the measured α, draft cost c and verification cost v")
     left, right = st.columns(2)
-    left.plotly_chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key="live_by_pos")
-    right.plotly_chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key="live_kept_hist")
+    left.plotly_chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key=state.LIVE_KEPT_SHARE_CHART)
+    right.plotly_chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key=state.LIVE_KEPT_HISTOGRAM_CHART)
     if plain is None:
         st.warning("The plain baseline did not run to the end, so there is no speedup, timeline or identity check.")
         return
-    st.plotly_chart(figs.timeline_figure(spec, plain), key="live_timeline")
+    st.plotly_chart(figs.timeline_figure(spec, plain), key=state.LIVE_TIMELINE_CHART)
     _costs(stats, spec, plain)
     _identity(spec, plain)
 
@@ -140,15 +140,15 @@ def _identity(spec: Trace, plain: Trace) -> None:
                  "should agree; in 16-bit types, verifying K tokens at once can round differently from one at a "
                  "time.")
     left, right = st.columns(2)
-    left.text_area("speculative output", spec.text, disabled=True, key="live_spec_text")
-    right.text_area("plain output", plain.text, disabled=True, key="live_plain_text")
+    left.text_area("speculative output", spec.text, disabled=True, key=state.LIVE_SPEC_TEXT)
+    right.text_area("plain output", plain.text, disabled=True, key=state.LIVE_PLAIN_TEXT)
 
 
 def export_button(spec: Trace, plain: Trace | None) -> None:
     """Download the speculative trace (and the plain one) as JSON."""
     left, right = st.columns(2)
     left.download_button("Download the trace (JSON)", spec.to_json(), file_name="specsim-trace.json",
-                         mime="application/json", key="live_export")
+                         mime="application/json", key=state.LIVE_EXPORT_BUTTON)
     if plain is not None:
         right.download_button("Download the plain run (JSON)", plain.to_json(), file_name="specsim-plain.json",
-                              mime="application/json", key="live_export_plain")
+                              mime="application/json", key=state.LIVE_EXPORT_PLAIN_BUTTON)

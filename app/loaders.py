@@ -14,8 +14,10 @@ from typing import Generic, TypeVar
 import streamlit as st
 from streamlit.logger import get_logger
 
+from app import live_pairs
+from app.live_params import LiveSettings
 from specsim import build, models
-from specsim.drafters import ModelDrafter
+from specsim.drafters import Drafter, ModelDrafter
 from specsim.models import LoadedModel, ModelUnavailable
 
 Progress = Callable[[float, str], None]
@@ -101,7 +103,21 @@ def draft_model(name: str, target: LoadedModel) -> ModelDrafter:
         return copy.copy(holder.get(lambda _fraction, _message: None))
 
 
-__all__ = ["ModelUnavailable", "bundled_target", "draft_model", "model_by_id"]
+def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
+    """(target, drafter) for the live page's settings; loads what is not loaded yet."""
+    name = live_pairs.target_id(settings)
+    target = bundled_target() if name is None else model_by_id(name)
+    if settings.drafter == "model":
+        draft = live_pairs.draft_id(settings)
+        if not draft:
+            raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or "
+                                   "early exit as the drafter, or a hub pair when online.")
+        return target, draft_model(draft, target)
+    layers = live_pairs.early_exit_layers(settings, target) if settings.drafter == "early_exit" else 0
+    return target, build.build_drafter(settings.drafter, target, early_exit_layers=layers)
+
+
+__all__ = ["ModelUnavailable", "bundled_target", "draft_model", "load_pair", "model_by_id"]
 
 
 @st.cache_resource(show_spinner=False)

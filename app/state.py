@@ -1,121 +1,19 @@
-"""Every ``st.session_state`` key specsim uses, with its default, in one place.
+"""Session state: read and write the keys of :mod:`app.keys`, and keep widgets in step with them.
 
-Pages never spell a session-state key as a string: they use the constants here, and call
-:func:`init` once per script run so every key exists with its default.
+The key constants and their defaults live in :mod:`app.keys` (importable without Streamlit);
+they are re-exported here so a page writes ``state.LIVE_K``. Call :func:`init` once per script
+run so every key exists with its default.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
 
-from specsim import defaults
-
-# ---- calculator ------------------------------------------------------------------------------
-CALC_K = "calc_k"
-CALC_ALPHA_PCT = "calc_alpha_pct"
-CALC_DRAFT_COST = "calc_draft_cost"
-CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
-CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
-
-# ---- live decoding (pages/live.py) -------------------------------------------------------------
-# The recorded runs: generation writes them once, every playback control only reads them.
-LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
-LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
-LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
-LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
-# Playback
-LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
-LIVE_STEP_SLIDER = "live_step_slider"  # the jump slider's widget value (1-based), synced to LIVE_STEP
-LIVE_PLAYING = "live_playing"
-LIVE_SPEED = "live_speed"  # iterations per second while playing
-LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
-LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
-# Run settings (widget keys; the URL mirrors them)
-LIVE_PAIR = "live_pair"
-LIVE_CUSTOM_TARGET = "live_custom_target"
-LIVE_CUSTOM_DRAFT = "live_custom_draft"
-LIVE_DRAFTER = "live_drafter"
-LIVE_PROMPT = "live_prompt"
-LIVE_K = "live_k"
-LIVE_TEMPERATURE = "live_temperature"
-LIVE_MAX_NEW = "live_max_new"
-LIVE_SEED = "live_seed"
-LIVE_URL_READ = "live_url_read"  # the page's query parameters were applied once this session
-
-DEFAULTS: dict[str, Any] = {
-    CALC_K: 4,
-    CALC_ALPHA_PCT: 70,
-    CALC_DRAFT_COST: 0.13,
-    LIVE_TRACE: None,
-    LIVE_PLAIN: None,
-    LIVE_NOTICE: None,
-    LIVE_RUN: None,
-    LIVE_STEP: 0,
-    LIVE_PLAYING: False,
-    LIVE_SPEED: 2.0,
-    LIVE_LAST_TICK: None,
-    LIVE_SLOT: 1,
-    LIVE_URL_READ: False,
-    LIVE_PAIR: "bundled",
-    LIVE_CUSTOM_TARGET: "",
-    LIVE_CUSTOM_DRAFT: "",
-    LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
-    LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
-    LIVE_K: defaults.DEFAULT_K,
-    LIVE_TEMPERATURE: 0.0,
-    LIVE_MAX_NEW: 40,
-    LIVE_SEED: 0,
-    CALC_VERIFY_COST: 1.0,
-    CALC_URL_LAST: None,
-}
-
-# ---- quiz (issue 5) ------------------------------------------------------------------------------
-# Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
-# rendered, so widget-keyed progress would vanish when the learner visits another page.
-SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.quiz.SequenceAttempt, None until the page first runs
-SEQ_SELECTED = "quiz_seq_selected"  # piece id picked in the tray (tap mode), or None
-SEQ_MODE = "quiz_seq_mode"  # one of SEQ_MODES
-SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outside the drag widget
-KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.quiz.KnowledgeAttempt, None until the page first runs
-SEQ_MODES = ("Tap", "Drag")
-# Widget keys: their state may vanish between pages; no progress depends on them.
-SEQ_MODE_WIDGET = "quiz_seq_mode_widget"
-SEQ_TRAY_BUTTON = "quiz_seq_tray_"  # + piece id
-SEQ_SLOT_BUTTON = "quiz_seq_slot_"  # + slot number, from 1
-SEQ_CHECK_BUTTON = "quiz_seq_check"
-SEQ_RESET_BUTTON = "quiz_seq_reset"
-KQ_OPTION_BUTTON = "quiz_kq_option_"  # + the option's index in the data file, not its shown position
-KQ_NEXT_BUTTON = "quiz_kq_next"
-KQ_RETAKE_BUTTON = "quiz_kq_retake"
-
-
-def seq_drag_key(version: int) -> str:
-    """Key of the drag-and-drop widget; a new version remounts it showing the current order."""
-    return f"quiz_seq_drag_{version}"
-
-
-DEFAULTS.update(
-    {
-        SEQ_ATTEMPT: None,
-        SEQ_SELECTED: None,
-        SEQ_MODE: SEQ_MODES[0],
-        SEQ_DRAG_VERSION: 0,
-        KQ_ATTEMPT: None,
-    }
-)
-
-
-# ---- variants (issue 7) ----------------------------------------------------------------------------
-VAR_PROMPT = "var_prompt"  # label of the chosen demo prompt (a key of specsim.variants.compare.DEMO_PROMPTS)
-VAR_MAX_NEW = "var_max_new"  # tokens generated per variant
-VAR_RESULTS = "var_results"  # {(prompt label, max_new): VariantsPageData}: each prompt runs once per session
-VAR_RUN_BUTTON = "var_run"
-VAR_LOOKUP_BUTTON = "var_lookup_all"
-VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
-
-DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
+from app.keys import *  # noqa: F403  (every key constant, so pages write state.LIVE_K)
+from app.keys import DEFAULTS, widget_key
 
 
 def init() -> None:
@@ -134,10 +32,39 @@ def put(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
-def widget_key(key: str) -> str:
-    """The key of the widget that edits ``key``.
+def show(key: str, value: Any) -> None:
+    """Store a setting and show it in the widget that edits it."""
+    put(key, value)
+    st.session_state[widget_key(key)] = value
 
-    Streamlit forgets a widget's state when its page is not shown, so a page copies the value into
-    the widget before drawing it and stores it back under ``key`` after, which survives navigation.
+
+def bound(key: str) -> str:
+    """The widget key for setting ``key``, holding the stored value when the widget has none.
+
+    Streamlit forgets a widget's value while its page is not shown; the plain key remembers it.
     """
-    return f"widget_{key}"
+    wkey = widget_key(key)
+    if wkey not in st.session_state:
+        st.session_state[wkey] = get(key)
+    return wkey
+
+
+def keep(keys: Iterable[str]) -> None:
+    """Copy each widget's value back under its plain key, which survives navigation."""
+    for key in keys:
+        wkey = widget_key(key)
+        if wkey in st.session_state:
+            put(key, st.session_state[wkey])
+
+
+def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
+    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone."""
+    names = list(names)
+    have = {name: st.query_params.get(name) for name in names if name in st.query_params}
+    if have == dict(wanted):
+        return
+    for name in names:
+        if name in wanted:
+            st.query_params[name] = wanted[name]
+        elif name in st.query_params:
+            del st.query_params[name]

@@ -8,22 +8,22 @@ that names the parameter.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal
 
-from app import state
+from app import keys
+from app.urlcodec import Number, last, shown
+from specsim.defaults import K_MAX, K_MIN
 
 
 @dataclass(frozen=True)
 class CalcSettings:
     """What the calculator shows: K, acceptance in percent, draft cost and verification cost factor."""
 
-    k: int = state.DEFAULTS[state.CALC_K]
-    alpha_pct: int = state.DEFAULTS[state.CALC_ALPHA_PCT]
-    draft_cost: float = state.DEFAULTS[state.CALC_DRAFT_COST]
-    verify_cost: float = state.DEFAULTS[state.CALC_VERIFY_COST]
+    k: int = keys.DEFAULTS[keys.CALC_K]
+    alpha_pct: int = keys.DEFAULTS[keys.CALC_ALPHA_PCT]
+    draft_cost: float = keys.DEFAULTS[keys.CALC_DRAFT_COST]
+    verify_cost: float = keys.DEFAULTS[keys.CALC_VERIFY_COST]
 
     @property
     def alpha(self) -> float:
@@ -32,36 +32,22 @@ class CalcSettings:
 
 
 @dataclass(frozen=True)
-class Param:
-    """One query parameter: its name in the URL, the settings field it fills, its range and step."""
+class Param(Number):
+    """One calculator query parameter: a :class:`Number` plus the settings field and the state key it fills."""
 
-    name: str
-    field: str
-    state_key: str
-    lo: float
-    hi: float
-    decimals: int  # 0 for whole numbers
-    meaning: str
-    whole_only: bool = False  # reject fractions instead of rounding them
-
-    def describe(self) -> str:
-        kind = "a whole number" if self.whole_only else "a number"
-        return f"{kind} from {self.format(self.lo)} to {self.format(self.hi)} ({self.meaning})"
-
-    def format(self, value: float) -> str:
-        return f"{int(value)}" if self.decimals == 0 else f"{value:.{self.decimals}f}"
+    field: str = ""
+    state_key: str = ""
 
 
 PARAMS: tuple[Param, ...] = (
-    Param("k", "k", state.CALC_K, 1, 16, 0, "draft tokens per loop", whole_only=True),
-    Param("alpha", "alpha_pct", state.CALC_ALPHA_PCT, 0, 100, 0, "acceptance rate in percent"),
-    Param("c", "draft_cost", state.CALC_DRAFT_COST, 0.0, 1.0, 2, "draft pass cost in target passes"),
-    Param("v", "verify_cost", state.CALC_VERIFY_COST, 0.5, 10.0, 2, "verification pass cost in target passes"),
+    Param("k", K_MIN, K_MAX, 0, "draft tokens per loop", whole_only=True, field="k", state_key=keys.CALC_K),
+    Param("alpha", 0, 100, 0, "acceptance rate in percent", field="alpha_pct", state_key=keys.CALC_ALPHA_PCT),
+    Param("c", 0.0, 1.0, 2, "draft pass cost in target passes", field="draft_cost", state_key=keys.CALC_DRAFT_COST),
+    Param("v", 0.5, 10.0, 2, "verification pass cost in target passes", field="verify_cost",
+          state_key=keys.CALC_VERIFY_COST),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
-# A plain decimal number: no exponent, no nan/inf, no hex, and short enough to read.
-_NUMBER = re.compile(r"\+?([0-9]{1,6}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
-_SHOWN = re.compile(r"[^0-9A-Za-z.+\-]")
+BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}
 
 
 @dataclass(frozen=True)
@@ -72,41 +58,6 @@ class ParseResult:
     rejected: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()  # rejected parameters, one sentence each
     adjustments: tuple[str, ...] = ()  # accepted but rounded to the slider's step
-
-
-def _shown(raw: str, limit: int = 12) -> str:
-    """A short, harmless rendering of a raw value for a notice (no markup survives)."""
-    if not raw:
-        return "(empty)"
-    clean = _SHOWN.sub("?", raw)
-    return clean if len(clean) <= limit else clean[:limit] + "…"
-
-
-def _last(value: str | Sequence[str]) -> str | None:
-    if isinstance(value, str):
-        return value
-    values = list(value)
-    return str(values[-1]) if values else None
-
-
-def _round_half_up(text: str, decimals: int) -> int | float:
-    """Round a validated decimal string the way people do (0.125 -> 0.13), exactly, not in binary."""
-    step = Decimal(1).scaleb(-decimals)
-    value = Decimal(text.strip()).quantize(step, rounding=ROUND_HALF_UP)
-    return int(value) if decimals == 0 else float(value)
-
-
-def parse_value(param: Param, raw: str) -> float | None:
-    """The value of ``raw`` for ``param`` before rounding, or None when it is not acceptable."""
-    text = raw.strip()
-    if not _NUMBER.fullmatch(text):
-        return None
-    value = float(text)
-    if param.whole_only and value != int(value):
-        return None  # K counts tokens: 6.5 is not a K
-    if not param.lo <= value <= param.hi:
-        return None
-    return value
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
@@ -123,20 +74,20 @@ def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
     for param in PARAMS:
         if param.name not in query:
             continue
-        raw = _last(query[param.name])
+        raw = last(query[param.name])
         default = getattr(defaults, param.field)
-        value = None if raw is None else parse_value(param, raw)
+        value = param.parse(raw)
         if value is None:
             rejected.append(param.name)
             problems.append(
-                f"URL parameter `{param.name}` = `{_shown(raw or '')}` is not {param.describe()}; "
+                f"URL parameter `{param.name}` = `{shown(raw, 12)}` is not {param.describe()}; "
                 f"using the default {param.format(default)}."
             )
             continue
-        rounded = _round_half_up(raw or "", param.decimals)
+        rounded = param.rounded(raw)
         if abs(rounded - value) > 1e-12:
             adjustments.append(
-                f"URL parameter `{param.name}` = `{_shown(raw or '')}` was rounded to {param.format(rounded)} "
+                f"URL parameter `{param.name}` = `{shown(raw, 12)}` was rounded to {param.format(rounded)} "
                 "to fit the slider's step."
             )
         values[param.field] = rounded
@@ -160,7 +111,6 @@ def ours(query: Mapping[str, str | Sequence[str]]) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in NAMES:
         if name in query:
-            value = _last(query[name])
-            found[name] = "" if value is None else value
+            found[name] = last(query[name])
     return found
 

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app import state
 from app.calc_text import CalcNumbers, best_k_sentence, ceiling_sentence, fmt, loop_sentence, useless_draft_sentence
 from app.figures import calculator as figs
 from app.widgets.calc_controls import apply_url, controls, write_url
@@ -25,7 +26,7 @@ cols[3].metric("speedup vs plain decoding", f"{fmt(n.speedup)}×")
 st.markdown(loop_sentence(s))
 
 st.subheader("One loop, drawn")
-st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key="calc_iteration")
+st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
 st.caption(
     f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
     f"On average {fmt(n.prefix)} survive, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
@@ -41,10 +42,10 @@ st.markdown(
     "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
 )
 st.info(best_k_sentence(s))
-st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key="calc_sweep")
+st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
 hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
 st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
-st.plotly_chart(figs.waste_figure(s.alpha, s.k), key="calc_waste")
+st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
 
 st.subheader("Where it pays off")
 st.markdown(
@@ -53,7 +54,7 @@ st.markdown(
     "The black line follows the best K for each acceptance rate: it climbs as α rises, and at low α the whole "
     "row fades to red, whatever K you pick."
 )
-st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key="calc_heatmap")
+st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key=state.CALC_HEATMAP_CHART)
 
 st.subheader("Why it is safe to switch on")
 st.markdown(useless_draft_sentence(s))

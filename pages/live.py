@@ -18,7 +18,7 @@ apply_url(pairs)
 settings = controls(pairs)
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
-if st.button("Run", type="primary", key="live_run"):
+if st.button("Run", type="primary", key=state.LIVE_RUN_BUTTON):
     live_run.start(settings)  # validates, loads the models, runs both decodings; problems become st.error
 write_url(settings)
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from specsim import analytics
+from specsim.paths import QUIZ
 
-QUIZ_DIR = Path(__file__).resolve().parent.parent / "assets" / "quiz"
+QUIZ_DIR = QUIZ  # sequence.json and knowledge.json
 SEQUENCE_FILE = QUIZ_DIR / "sequence.json"
 KNOWLEDGE_FILE = QUIZ_DIR / "knowledge.json"
 KNOWLEDGE_QUESTION_COUNT = 20

@@ -30,3 +30,44 @@ def test_importing_every_module_leaves_streamlit_unloaded():
     code = "import sys, importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
     code += "assert 'streamlit' not in sys.modules, 'a specsim module pulled in streamlit'\n"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=SPECSIM.parent)
+
+
+ROOT = SPECSIM.parent
+APP = ROOT / "app"
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Top-level names of every module a file imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_app_modules_that_do_not_import_streamlit_import_without_it():
+    pure = sorted(
+        "app." + p.relative_to(APP).with_suffix("").as_posix().replace("/", ".")
+        for p in APP.rglob("*.py")
+        if p.name != "__init__.py" and not any(m.startswith("streamlit") for m in _imported_modules(p))
+    )
+    assert {"app.keys", "app.urlcodec", "app.urlstate", "app.live_params", "app.calc_text", "app.palette"} <= set(pure)
+    # With streamlit blocked, importing it raises ImportError: a pure module that pulls it in
+    # (directly or through another app module) fails here.
+    code = "import sys, importlib\nsys.modules['streamlit'] = None\n"
+    code += "".join(f"importlib.import_module({m!r})\n" for m in pure)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_no_module_imports_another_modules_private_names():
+    offenders = []
+    for folder in ("specsim", "app", "pages", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                    offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                                  if a.name.startswith("_") and not a.name.startswith("__")]
+    assert offenders == []

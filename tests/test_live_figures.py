@@ -2,6 +2,7 @@
 
 import pytest
 
+from app import palette
 from app.figures import live as fig
 from specsim import analytics, replay
 from tests.live_traces import hand_plain, hand_trace
@@ -15,7 +16,7 @@ def test_alternatives_show_both_models_sorted_with_the_proposal_highlighted():
     assert list(target.x) == sorted((t.prob for t in slot.target_top), reverse=True)
     assert list(draft.x) == sorted((t.prob for t in slot.draft_top), reverse=True)
     colours = dict(zip(f.layout.yaxis.ticktext, target.marker.color, strict=True))
-    assert colours["␣sat"] == fig.REJECTED and colours["␣a"] == fig.EXTRA
+    assert colours["␣sat"] == palette.REJECTED and colours["␣a"] == palette.EXTRA
     assert "rejected" in f.layout.title.text
 
 
@@ -33,7 +34,7 @@ def test_residual_needs_a_sampling_rejection():
     it = hand_trace(greedy=False).iterations[0]
     f = fig.residual_figure(it)
     assert list(f.data[0].y) == [0.7, 0.3]
-    assert f.data[0].marker.color[0] == fig.EXTRA  # ' a' was the token drawn
+    assert f.data[0].marker.color[0] == palette.EXTRA  # ' a' was the token drawn
     assert "0.400" in f.layout.title.text
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app import palette
 from app.figures import variants as figs
 
 
@@ -9,7 +10,7 @@ def test_comparison_chart_marks_slowdowns_red_and_speedups_green():
     fig = figs.comparison_chart(["a", "b"], [1.5, 1.0], [1.3, 0.7])
     tokens, speed = fig.data
     assert list(tokens.y) == [1.5, 1.0]
-    assert list(speed.marker.color) == [figs.RIGHT, figs.WRONG]
+    assert list(speed.marker.color) == [palette.KEPT, palette.REJECTED]
     assert list(speed.text) == ["1.30x", "0.70x"]
 
 
@@ -25,9 +26,9 @@ def test_token_tree_highlights_the_accepted_branch_and_the_extra_token():
     fig = figs.token_tree(["r", "A", "C", "B"], [-1, 0, 0, 1], ["root", "h1", "h1", "h2"], [1, 3], "Z")
     nodes = fig.data[-1]
     assert list(nodes.text) == ["r", "A", "C", "B", "Z"]
-    assert list(nodes.marker.color) == [figs.RIGHT, figs.RIGHT, figs.NEUTRAL, figs.RIGHT, figs.KEPT]
+    assert list(nodes.marker.color) == [palette.KEPT, palette.KEPT, palette.MUTED, palette.KEPT, palette.EXTRA]
     assert max(nodes.x) == 3  # B sits at depth 2, the extra token one further
-    edges = [d for d in fig.data[:-1] if d.line.color == figs.RIGHT]
+    edges = [d for d in fig.data[:-1] if d.line.color == palette.KEPT]
     assert len(edges) == 2  # root-A and A-B
 
 

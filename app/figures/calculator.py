@@ -11,14 +11,21 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.palette import (
+    BREAK_EVEN,
+    DRAFT,
+    EXTRA,
+    FASTER,
+    FASTER_LIGHT,
+    INK,
+    KEPT,
+    MUTED,
+    REJECTED,
+    SLOWER,
+    SLOWER_LIGHT,
+    TARGET,
+)
 from specsim import analytics
-
-KEPT = "#2e9e5b"
-REJECTED = "#d64545"
-BONUS = "#7b3fe4"
-DRAFT = "#4a78c2"
-TARGET = "#f2a541"
-MUTED = "#9aa5b1"
 
 
 def expected_kept_slots(expected_prefix: float, k: int) -> int:
@@ -62,7 +69,7 @@ def iteration_figure(k: int, expected_prefix: float) -> go.Figure:
     ))
     fig.add_trace(go.Scatter(
         name="+1 from the target", x=[kept + 1], y=[0], mode="markers+text", text=["+1"],
-        marker={"symbol": "square", "size": 38, "color": BONUS}, textfont={"color": "white", "size": 16},
+        marker={"symbol": "square", "size": 38, "color": EXTRA}, textfont={"color": "white", "size": 16},
         hovertemplate="the target's own token for this slot, free from the same pass<extra></extra>",
     ))
     fig.add_annotation(x=(k + 2) / 2, y=2, text="target verifies: one parallel pass", showarrow=False,
@@ -101,7 +108,7 @@ def k_sweep_figure(alpha: float, draft_cost: float, verify_cost: float, current_
     for col, y in ((1, tokens[i]), (2, speed[i])):
         fig.add_trace(go.Scatter(name="current K", x=[current_k], y=[y], mode="markers", legendgroup="current",
                                  showlegend=col == 1,
-                                 marker={"size": 16, "color": "rgba(0,0,0,0)", "line": {"color": BONUS, "width": 3}}),
+                                 marker={"size": 16, "color": "rgba(0,0,0,0)", "line": {"color": EXTRA, "width": 3}}),
                       row=1, col=col)
     fig.update_xaxes(title_text="K (draft tokens per loop)", dtick=1)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10},
@@ -134,9 +141,9 @@ def waste_figure(alpha: float, current_k: int, k_max: int = analytics.K_MAX) -> 
 def break_even_colorscale(zmax: float) -> list[list]:
     """Red below 1× (slower than plain decoding), white at exactly 1×, blue above, for a 0..zmax colour axis."""
     mid = min(1.0 / zmax, 1.0) if zmax > 0 else 1.0
-    scale = [[0.0, "#b2182b"], [mid / 2, "#ef8a62"], [mid, "#f7f7f7"]]
+    scale = [[0.0, SLOWER], [mid / 2, SLOWER_LIGHT], [mid, BREAK_EVEN]]
     if mid < 1.0:
-        scale += [[mid + (1 - mid) * 0.25, "#67a9cf"], [1.0, "#2166ac"]]
+        scale += [[mid + (1 - mid) * 0.25, FASTER_LIGHT], [1.0, FASTER]]
     return scale
 
 
@@ -158,13 +165,13 @@ def speedup_heatmap(draft_cost: float, verify_cost: float, current_k: int, curre
     fig.add_trace(go.Contour(
         name="break-even, 1×", x=ks, y=alpha_pct, z=z, autocontour=False, showscale=False, showlegend=True,
         contours={"start": 1.0, "end": 1.0, "size": 1.0, "coloring": "lines"},
-        colorscale=[[0.0, "#444444"], [1.0, "#444444"]],  # with coloring="lines" the scale sets the colour
+        colorscale=[[0.0, INK], [1.0, INK]],  # with coloring="lines" the scale sets the colour
         line={"dash": "dot", "width": 2}, hoverinfo="skip",
     ))
     fig.add_trace(go.Scatter(name="best K for each α", x=best, y=alpha_pct, mode="lines",
                              line={"color": "black", "width": 2, "shape": "hv"}))
     fig.add_trace(go.Scatter(name="current settings", x=[current_k], y=[current_alpha_pct], mode="markers",
-                             marker={"symbol": "x", "size": 16, "color": BONUS,
+                             marker={"symbol": "x", "size": 16, "color": EXTRA,
                                      "line": {"color": "white", "width": 2}}))
     fig.update_layout(height=460, margin={"l": 10, "r": 10, "t": 40, "b": 10},
                       title="Speedup for every K and acceptance rate (red: slower than plain decoding)",

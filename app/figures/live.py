@@ -7,17 +7,12 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.palette import BACKGROUND, DRAFT, EXTRA, KEPT, MUTED, PLAIN, REJECTED, TARGET
 from specsim import analytics
 from specsim.replay import visible
 from specsim.trace import Iteration, TokenProb, Trace
 
 # One colour per role, shared with the token chips.
-DRAFT = "#1f77b4"  # the draft's proposals
-TARGET = "#2ca02c"  # the target (kept tokens, verification)
-REJECTED = "#d62728"
-EXTRA = "#9467bd"  # the target's own +1 token
-MUTED = "#b0b0b0"
-PLAIN = "#ff7f0e"  # plain decoding
 
 
 def _ranked(top: Sequence[TokenProb], n: int) -> list[TokenProb]:
@@ -54,7 +49,7 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     draft_top = _ranked(slot.draft_top, n) if slot else []
     highlight = {}
     if slot is not None:
-        highlight[slot.token_id] = {"accepted": TARGET, "rejected": REJECTED}.get(slot.status, DRAFT)
+        highlight[slot.token_id] = {"accepted": KEPT, "rejected": REJECTED}.get(slot.status, DRAFT)
     if position == it.n_accepted + 1:  # where the target's own token landed
         highlight = {**highlight, it.extra.token_id: EXTRA}
     fig.add_trace(_bars(target_top, highlight, "target"), row=1, col=1)
@@ -151,7 +146,7 @@ def _segments(spec: Trace | None, plain: Trace | None) -> list[tuple[str, str, f
 
 
 TIMELINE_COLORS = {"prefill": MUTED, "draft pass": DRAFT, "verification": TARGET, "plain pass": PLAIN,
-                   "other": "#e8e8e8"}
+                   "other": BACKGROUND}
 
 
 def timeline_figure(spec: Trace | None, plain: Trace | None) -> go.Figure:

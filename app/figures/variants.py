@@ -7,19 +7,19 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-RIGHT, WRONG, NEUTRAL, KEPT = "#2e7d32", "#c62828", "#9e9e9e", "#1565c0"
+from app.palette import DRAFT, EXTRA, KEPT, MUTED, REJECTED, RIGHT_CELL, TARGET, WRONG_CELL
 
 
 def comparison_chart(labels: Sequence[str], tokens_per_pass: Sequence[float], speedup: Sequence[float]) -> go.Figure:
     """Two bar panels: tokens per target pass, and measured speedup against plain decoding (1 = plain)."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Tokens per target pass", "Measured speedup vs plain"))
-    fig.add_bar(x=list(labels), y=list(tokens_per_pass), marker_color=KEPT, row=1, col=1,
+    fig.add_bar(x=list(labels), y=list(tokens_per_pass), marker_color=TARGET, row=1, col=1,
                 text=[f"{v:.2f}" for v in tokens_per_pass], textposition="outside", name="tokens per pass")
-    colours = [RIGHT if s >= 1 else WRONG for s in speedup]
+    colours = [KEPT if s >= 1 else REJECTED for s in speedup]
     fig.add_bar(x=list(labels), y=list(speedup), marker_color=colours, row=1, col=2,
                 text=[f"{v:.2f}x" for v in speedup], textposition="outside", name="speedup")
     for col in (1, 2):
-        fig.add_hline(y=1.0, line_dash="dot", line_color=NEUTRAL, row=1, col=col)
+        fig.add_hline(y=1.0, line_dash="dot", line_color=MUTED, row=1, col=col)
     fig.update_layout(showlegend=False, height=420, margin=dict(t=50, b=10, l=10, r=10))
     fig.update_xaxes(tickangle=-30)
     return fig
@@ -35,7 +35,7 @@ def jacobi_grid(iterates: Sequence[Sequence[str]], correct: Sequence[Sequence[bo
     z = [[1 if ok else 0 for ok in row] for row in correct]
     fig = go.Figure(go.Heatmap(
         z=z, x=[f"t+{j + 1}" for j in range(n_cols)], y=[f"iteration {i}" for i in range(n_rows)],
-        colorscale=[[0, "#ffcdd2"], [1, "#c8e6c9"]], zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
+        colorscale=[[0, WRONG_CELL], [1, RIGHT_CELL]], zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
         text=[[repr(t)[1:-1] for t in row] for row in iterates], texttemplate="%{text}", hoverinfo="text",
     ))
     fig.update_yaxes(autorange="reversed")
@@ -70,16 +70,16 @@ def token_tree(texts: Sequence[str], parents: Sequence[int], labels: Sequence[st
     for i in range(1, len(texts)):
         on_path = i in kept and parents[i] in kept
         fig.add_trace(go.Scatter(x=[depth[parents[i]], depth[i]], y=[y[parents[i]], y[i]], mode="lines",
-                                 line=dict(color=RIGHT if on_path else NEUTRAL, width=4 if on_path else 1.5),
+                                 line=dict(color=KEPT if on_path else MUTED, width=4 if on_path else 1.5),
                                  hoverinfo="skip", showlegend=False))
     last = max(kept, key=lambda n: depth[n])
     fig.add_trace(go.Scatter(x=[depth[last], depth[last] + 1], y=[y[last], y[last]], mode="lines",
-                             line=dict(color=KEPT, dash="dot", width=3), hoverinfo="skip", showlegend=False))
+                             line=dict(color=EXTRA, dash="dot", width=3), hoverinfo="skip", showlegend=False))
     fig.add_trace(go.Scatter(
         x=[depth[i] for i in range(len(texts))] + [depth[last] + 1], y=[y[i] for i in range(len(texts))] + [y[last]],
         mode="markers+text", text=[repr(t)[1:-1] for t in texts] + [repr(extra_text)[1:-1]],
         textposition="top center", hovertext=list(labels) + ["the target's own token"], hoverinfo="text",
-        marker=dict(size=16, color=[RIGHT if i in kept else NEUTRAL for i in range(len(texts))] + [KEPT]),
+        marker=dict(size=16, color=[KEPT if i in kept else MUTED for i in range(len(texts))] + [EXTRA]),
         showlegend=False))
     fig.update_xaxes(title="tokens ahead of the context", dtick=1)
     fig.update_yaxes(visible=False)
@@ -92,10 +92,10 @@ def per_pass_chart(accepted: Sequence[int], draft_s: Sequence[float], verify_s: 
     """Per iteration: guesses kept (bars, left) and time split between drafting and the target pass (right)."""
     x = list(range(1, len(accepted) + 1))
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Guesses kept per iteration (+1 always)", "Time per iteration"))
-    fig.add_bar(x=x, y=list(accepted), marker_color=RIGHT, name="kept guesses", row=1, col=1)
-    fig.add_bar(x=x, y=[1] * len(x), marker_color=KEPT, name="target's own token", row=1, col=1)
-    fig.add_bar(x=x, y=list(draft_s), marker_color=WRONG, name="drafting (s)", row=1, col=2)
-    fig.add_bar(x=x, y=list(verify_s), marker_color=NEUTRAL, name="target pass (s)", row=1, col=2)
+    fig.add_bar(x=x, y=list(accepted), marker_color=KEPT, name="kept guesses", row=1, col=1)
+    fig.add_bar(x=x, y=[1] * len(x), marker_color=EXTRA, name="target's own token", row=1, col=1)
+    fig.add_bar(x=x, y=list(draft_s), marker_color=DRAFT, name="drafting (s)", row=1, col=2)
+    fig.add_bar(x=x, y=list(verify_s), marker_color=TARGET, name="target pass (s)", row=1, col=2)
     fig.update_layout(barmode="stack", height=360, title=title, margin=dict(t=70, b=10, l=10, r=10))
     fig.update_xaxes(title="iteration")
     return fig

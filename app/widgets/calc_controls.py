@@ -16,9 +16,7 @@ _KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
 
 def _store(settings: CalcSettings) -> None:
     for field, key in _KEYS.items():
-        value = getattr(settings, field)
-        state.put(key, value)
-        st.session_state[state.widget_key(key)] = value
+        state.show(key, getattr(settings, field))
 
 
 def apply_url() -> None:
@@ -40,16 +38,13 @@ def apply_url() -> None:
 
 def controls() -> CalcSettings:
     """Draw the three sliders and the calibration expander; return what they are set to."""
-    for key in _KEYS.values():
-        wkey = state.widget_key(key)
-        if wkey not in st.session_state:
-            st.session_state[wkey] = state.get(key)
+    k_, alpha_, c_, v_ = urlstate.PARAMS
     left, mid, right = st.columns(3)
-    k = left.slider("K: tokens the draft proposes per loop", 1, 16, step=1, key=state.widget_key(state.CALC_K))
-    alpha_pct = mid.slider("α: chance the target accepts a proposal", 0, 100, step=1, format="%d%%",
-                           key=state.widget_key(state.CALC_ALPHA_PCT))
-    c = right.slider("c: one draft pass, in target passes", 0.0, 1.0, step=0.01, format="%.2f×",
-                     key=state.widget_key(state.CALC_DRAFT_COST))
+    k = left.slider("K: tokens the draft proposes per loop", k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
+    alpha_pct = mid.slider("α: chance the target accepts a proposal", alpha_.lo, alpha_.hi, step=1, format="%d%%",
+                           key=state.bound(state.CALC_ALPHA_PCT))
+    c = right.slider("c: one draft pass, in target passes", c_.lo, c_.hi, step=0.01, format="%.2f×",
+                     key=state.bound(state.CALC_DRAFT_COST))
     with st.expander("Calibrate with measured costs"):
         st.markdown(
             "The lesson assumes that checking K + 1 tokens in one target pass costs the same as generating "
@@ -57,8 +52,8 @@ def controls() -> CalcSettings:
             "does), enter the factor **v** here. It is treated as the same for every K in the plots."
         )
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
-                            min_value=0.5, max_value=10.0, step=0.05, format="%.2f",
-                            key=state.widget_key(state.CALC_VERIFY_COST))
+                            min_value=v_.lo, max_value=v_.hi, step=0.05, format="%.2f",
+                            key=state.bound(state.CALC_VERIFY_COST))
     settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 2),
                             verify_cost=round(float(v), 2))
     for field, key in _KEYS.items():
@@ -69,10 +64,5 @@ def controls() -> CalcSettings:
 def write_url(settings: CalcSettings) -> None:
     """Put ``settings`` in the address bar, touching only the calculator's own parameters."""
     wanted = urlstate.to_query(settings)
-    if urlstate.ours(st.query_params.to_dict()) != wanted:
-        for name in urlstate.NAMES:
-            if name in wanted:
-                st.query_params[name] = wanted[name]
-            elif name in st.query_params:
-                del st.query_params[name]
+    state.write_query(urlstate.NAMES, wanted)
     state.put(state.CALC_URL_LAST, wanted)

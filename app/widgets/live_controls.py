@@ -26,30 +26,13 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     settings, notices = live_params.parse_query(query, list(pairs))
     for field, (name, key) in live_params.FIELDS.items():
         if name in query:
-            _set(key, getattr(settings, field))
+            state.show(key, getattr(settings, field))
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
 
-def _set(key: str, value) -> None:
-    """Store a setting and show it in its widget."""
-    state.put(key, value)
-    st.session_state[state.widget_key(key)] = value
-
-
-def _w(key: str) -> str:
-    """The widget key for setting ``key``, holding the stored value when the widget has none.
-
-    Streamlit forgets a widget's value while its page is not shown; the plain key remembers it.
-    """
-    wkey = state.widget_key(key)
-    if wkey not in st.session_state:
-        st.session_state[wkey] = state.get(key)
-    return wkey
-
-
 def _use_example(text: str) -> None:
-    _set(state.LIVE_PROMPT, text)
+    state.show(state.LIVE_PROMPT, text)
 
 
 def controls(pairs: Mapping[str, str]) -> LiveSettings:
@@ -58,35 +41,32 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
     left, right = st.columns([2, 1])
     with right:
         if state.get(state.LIVE_PAIR) not in pairs:
-            _set(state.LIVE_PAIR, next(iter(pairs)))
-        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=_w(state.LIVE_PAIR))
+            state.show(state.LIVE_PAIR, next(iter(pairs)))
+        pair = st.selectbox("Model pair", list(pairs), format_func=pairs.get, key=state.bound(state.LIVE_PAIR))
         if pair == "custom":
-            st.text_input("Target: hub id or local folder", key=_w(state.LIVE_CUSTOM_TARGET),
+            st.text_input("Target: hub id or local folder", key=state.bound(state.LIVE_CUSTOM_TARGET),
                           placeholder="HuggingFaceTB/SmolLM2-360M-Instruct")
-            st.text_input("Draft: hub id or local folder", key=_w(state.LIVE_CUSTOM_DRAFT),
+            st.text_input("Draft: hub id or local folder", key=state.bound(state.LIVE_CUSTOM_DRAFT),
                           placeholder="HuggingFaceTB/SmolLM2-135M-Instruct")
         if state.get(state.LIVE_DRAFTER) not in DRAFTERS:
-            _set(state.LIVE_DRAFTER, "model")
-        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=_w(state.LIVE_DRAFTER))
+            state.show(state.LIVE_DRAFTER, "model")
+        st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.bound(state.LIVE_DRAFTER))
         a, b = st.columns(2)
-        a.number_input("K: proposals per loop", step=1, key=_w(state.LIVE_K),
-                       help=f"{live_params.K_RANGE[0]} to {live_params.K_RANGE[1]}")
-        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=_w(state.LIVE_TEMPERATURE),
-                       help=f"{live_params.TEMPERATURE_RANGE[0]:g} to {live_params.TEMPERATURE_RANGE[1]:g}")
-        a.number_input("Max new tokens", step=1, key=_w(state.LIVE_MAX_NEW),
-                       help=f"{live_params.MAX_NEW_RANGE[0]} to {live_params.MAX_NEW_RANGE[1]}")
-        b.number_input("Seed", step=1, key=_w(state.LIVE_SEED), help="fixes the random draws in sampling mode")
+        numbers = live_params.NUMBERS
+        a.number_input("K: proposals per loop", step=1, key=state.bound(state.LIVE_K), help=numbers["k"].describe())
+        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=state.bound(state.LIVE_TEMPERATURE),
+                       help=numbers["temperature"].describe())
+        a.number_input("Max new tokens", step=1, key=state.bound(state.LIVE_MAX_NEW),
+                       help=numbers["max_new_tokens"].describe())
+        b.number_input("Seed", step=1, key=state.bound(state.LIVE_SEED), help="fixes the random draws in sampling mode")
     with left:
-        st.text_area("Prompt", key=_w(state.LIVE_PROMPT), height=150,
+        st.text_area("Prompt", key=state.bound(state.LIVE_PROMPT), height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")
         cols = st.columns(len(EXAMPLES))
         for col, (name, text) in zip(cols, EXAMPLES.items(), strict=True):
-            col.button(f"Example: {name.lower()}", key=f"live_example_{name}", on_click=_use_example, args=(text,),
-                       use_container_width=True)
-    for _, key in live_params.FIELDS.values():
-        wkey = state.widget_key(key)
-        if wkey in st.session_state:
-            state.put(key, st.session_state[wkey])
+            col.button(f"Example: {name.lower()}", key=f"{state.LIVE_EXAMPLE_BUTTON}{name}", on_click=_use_example,
+                       args=(text,), use_container_width=True)
+    state.keep(key for _, key in live_params.FIELDS.values())
     return current()
 
 
@@ -97,13 +77,4 @@ def current() -> LiveSettings:
 
 def write_url(settings: LiveSettings) -> None:
     """Put ``settings`` in the address bar, touching only the live page's own parameters."""
-    wanted = live_params.to_query(settings)
-    names = [name for name, _ in live_params.FIELDS.values()]
-    have = {name: st.query_params.get(name) for name in names if name in st.query_params}
-    if have == wanted:
-        return
-    for name in names:
-        if name in wanted:
-            st.query_params[name] = wanted[name]
-        elif name in st.query_params:
-            del st.query_params[name]
+    state.write_query([name for name, _ in live_params.FIELDS.values()], live_params.to_query(settings))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from app.figures.live import DRAFT, EXTRA, MUTED, REJECTED, TARGET
+from app.palette import DRAFT, EXTRA, KEPT, MUTED, REJECTED
 from specsim.replay import Chip
 
 PROMPT_TAIL = 240  # characters of a long prompt shown before the output (all of it on hover)
@@ -19,7 +19,7 @@ STYLE = f"""
 .sx-chip {{ border-radius: 4px; padding: 1px 3px; margin: 0 1px; white-space: pre-wrap; }}
 .sx-prompt {{ color: #555; background: #f1f1f1; }}
 .sx-output {{ color: inherit; }}
-.sx-accepted {{ border: 2px solid {DRAFT}; background: {TARGET}22; }}
+.sx-accepted {{ border: 2px solid {DRAFT}; background: {KEPT}22; }}
 .sx-rejected {{ border: 2px solid {DRAFT}; background: {REJECTED}22; text-decoration: line-through; }}
 .sx-unchecked {{ border: 2px dashed {MUTED}; color: {MUTED}; }}
 .sx-extra {{ border: 2px solid {EXTRA}; background: {EXTRA}33; }}

@@ -9,12 +9,12 @@ import streamlit as st
 
 from app import loaders, state
 from app.figures import variants as figs
-from app.layout import ASSETS
 from specsim.models import format_prompt
+from specsim.paths import VARIANT_RESULTS
 from specsim.variants import compare as cmp
 from specsim.variants.lookahead import jacobi_demo
 
-HELDOUT_RESULTS = ASSETS / "variants" / "heldout_results.json"
+HELDOUT_RESULTS = VARIANT_RESULTS
 
 
 @dataclass

@@ -1,0 +1,152 @@
+"""Every ``st.session_state`` key and widget key specsim uses, with the defaults, in one place. Pure: no Streamlit.
+
+Pages and widgets never spell a key as a string: they use the constants here (through
+:mod:`app.state`, which reads and writes them). Modules that must stay importable without
+Streamlit (URL codecs, settings, sentences) import this module instead of :mod:`app.state`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specsim import defaults
+
+# ---- calculator ------------------------------------------------------------------------------
+CALC_K = "calc_k"
+CALC_ALPHA_PCT = "calc_alpha_pct"
+CALC_DRAFT_COST = "calc_draft_cost"
+CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
+CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
+# Charts (Streamlit needs a unique key per element)
+CALC_ITERATION_CHART = "calc_iteration"
+CALC_SWEEP_CHART = "calc_sweep"
+CALC_WASTE_CHART = "calc_waste"
+CALC_HEATMAP_CHART = "calc_heatmap"
+
+# ---- live decoding (pages/live.py) -------------------------------------------------------------
+# The recorded runs: generation writes them once, every playback control only reads them.
+LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
+LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
+LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
+LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
+# Playback
+LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
+LIVE_STEP_SLIDER = "live_step_slider"  # the jump slider's widget value (1-based), synced to LIVE_STEP
+LIVE_PLAYING = "live_playing"
+LIVE_SPEED = "live_speed"  # iterations per second while playing
+LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
+LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
+# Run settings (widget keys; the URL mirrors them)
+LIVE_PAIR = "live_pair"
+LIVE_CUSTOM_TARGET = "live_custom_target"
+LIVE_CUSTOM_DRAFT = "live_custom_draft"
+LIVE_DRAFTER = "live_drafter"
+LIVE_PROMPT = "live_prompt"
+LIVE_K = "live_k"
+LIVE_TEMPERATURE = "live_temperature"
+LIVE_MAX_NEW = "live_max_new"
+LIVE_SEED = "live_seed"
+LIVE_URL_READ = "live_url_read"  # the page's query parameters were applied once this session
+# Buttons, outputs and charts
+LIVE_RUN_BUTTON = "live_run"
+LIVE_CANCEL_BUTTON = "live_cancel"
+LIVE_EXAMPLE_BUTTON = "live_example_"  # + the example's name
+LIVE_PLAY_BUTTON = "live_play"
+LIVE_RESTART_BUTTON = "live_restart"
+LIVE_BACK_BUTTON = "live_back"
+LIVE_FORWARD_BUTTON = "live_forward"
+LIVE_END_BUTTON = "live_end"
+LIVE_ALTERNATIVES_CHART = "live_alt_"  # + step and slot
+LIVE_RESIDUAL_CHART = "live_residual_"  # + step
+LIVE_KEPT_SHARE_CHART = "live_by_pos"
+LIVE_KEPT_HISTOGRAM_CHART = "live_kept_hist"
+LIVE_TIMELINE_CHART = "live_timeline"
+LIVE_SPEC_TEXT = "live_spec_text"
+LIVE_PLAIN_TEXT = "live_plain_text"
+LIVE_EXPORT_BUTTON = "live_export"
+LIVE_EXPORT_PLAIN_BUTTON = "live_export_plain"
+
+DEFAULTS: dict[str, Any] = {
+    CALC_K: defaults.DEFAULT_K,
+    CALC_ALPHA_PCT: defaults.CALC_ALPHA_PCT,
+    CALC_DRAFT_COST: defaults.CALC_DRAFT_COST,
+    LIVE_TRACE: None,
+    LIVE_PLAIN: None,
+    LIVE_NOTICE: None,
+    LIVE_RUN: None,
+    LIVE_STEP: 0,
+    LIVE_PLAYING: False,
+    LIVE_SPEED: 2.0,
+    LIVE_LAST_TICK: None,
+    LIVE_SLOT: 1,
+    LIVE_URL_READ: False,
+    LIVE_PAIR: "bundled",
+    LIVE_CUSTOM_TARGET: "",
+    LIVE_CUSTOM_DRAFT: "",
+    LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
+    LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
+    LIVE_K: defaults.DEFAULT_K,
+    LIVE_TEMPERATURE: 0.0,
+    LIVE_MAX_NEW: defaults.DEFAULT_MAX_NEW_TOKENS,
+    LIVE_SEED: defaults.SEED_MIN,
+    CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
+    CALC_URL_LAST: None,
+}
+
+# ---- quiz (issue 5) ------------------------------------------------------------------------------
+# Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
+# rendered, so widget-keyed progress would vanish when the learner visits another page.
+SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.quiz.SequenceAttempt, None until the page first runs
+SEQ_SELECTED = "quiz_seq_selected"  # piece id picked in the tray (tap mode), or None
+SEQ_MODE = "quiz_seq_mode"  # one of SEQ_MODES
+SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outside the drag widget
+KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.quiz.KnowledgeAttempt, None until the page first runs
+SEQ_MODES = ("Tap", "Drag")
+# Widget keys: their state may vanish between pages; no progress depends on them.
+SEQ_MODE_WIDGET = "quiz_seq_mode_widget"
+SEQ_TRAY_BUTTON = "quiz_seq_tray_"  # + piece id
+SEQ_SLOT_BUTTON = "quiz_seq_slot_"  # + slot number, from 1
+SEQ_CHECK_BUTTON = "quiz_seq_check"
+SEQ_RESET_BUTTON = "quiz_seq_reset"
+KQ_OPTION_BUTTON = "quiz_kq_option_"  # + the option's index in the data file, not its shown position
+KQ_NEXT_BUTTON = "quiz_kq_next"
+KQ_RETAKE_BUTTON = "quiz_kq_retake"
+
+
+def seq_drag_key(version: int) -> str:
+    """Key of the drag-and-drop widget; a new version remounts it showing the current order."""
+    return f"quiz_seq_drag_{version}"
+
+
+DEFAULTS.update(
+    {
+        SEQ_ATTEMPT: None,
+        SEQ_SELECTED: None,
+        SEQ_MODE: SEQ_MODES[0],
+        SEQ_DRAG_VERSION: 0,
+        KQ_ATTEMPT: None,
+    }
+)
+
+
+# ---- variants (issue 7) ----------------------------------------------------------------------------
+VAR_PROMPT = "var_prompt"  # label of the chosen demo prompt (a key of specsim.variants.compare.DEMO_PROMPTS)
+VAR_MAX_NEW = "var_max_new"  # tokens generated per variant
+VAR_RESULTS = "var_results"  # {(prompt label, max_new): VariantsPageData}: each prompt runs once per session
+VAR_RUN_BUTTON = "var_run"
+VAR_LOOKUP_BUTTON = "var_lookup_all"
+VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
+
+DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
+
+
+def widget_key(key: str) -> str:
+    """The key of the widget that edits ``key``.
+
+    Streamlit forgets a widget's state when its page is not shown, so a page copies the value into
+    the widget before drawing it and stores it back under ``key`` after, which survives navigation.
+    """
+    return f"widget_{key}"
+
+
+__all__ = [name for name in list(globals()) if name.isupper()] + ["widget_key", "seq_drag_key"]

@@ -1,0 +1,86 @@
+"""Reading settings from a page's query parameters and writing them back: the rules every page shares.
+
+A query value is accepted only as a plain decimal number in range (no exponent, nan, inf, hex or
+non-ASCII digits) and rounded half-up to the setting's step, exactly, in decimal. A rejected value
+is shown back to the user defanged and shortened. Pure, no Streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+PLAIN_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
+"""A plain decimal number: ASCII digits, an optional point and sign; short enough to read."""
+UNSAFE = re.compile(r"[^0-9A-Za-z.+\-]")  # anything else could be markup, a path or a command
+
+
+@dataclass(frozen=True)
+class Number:
+    """One numeric query parameter: its URL name, its range, its step (decimals) and what it means."""
+
+    name: str
+    lo: float
+    hi: float
+    decimals: int  # 0 for whole numbers
+    meaning: str = ""
+    whole_only: bool = False  # reject fractions instead of rounding them
+
+    def describe(self) -> str:
+        kind = "a whole number" if self.whole_only else "a number"
+        meaning = f" ({self.meaning})" if self.meaning else ""
+        return f"{kind} from {self.format(self.lo)} to {self.format(self.hi)}{meaning}"
+
+    def format(self, value: float) -> str:
+        """A value as the URL and the notices write it: 2147483647, not 2.14748e+09."""
+        return f"{int(value)}" if self.decimals == 0 else f"{value:.{self.decimals}f}"
+
+    def accepts(self, value: object) -> bool:
+        """Whether a value (from a form, not a URL) is of the right kind and in range."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            return False
+        if self.whole_only and not isinstance(value, int):
+            return False
+        return self.lo <= value <= self.hi
+
+    def parse(self, raw: str) -> float | None:
+        """The value of ``raw`` before rounding, or None when it is not acceptable."""
+        text = raw.strip()
+        if not PLAIN_NUMBER.fullmatch(text):
+            return None
+        value = float(text)
+        if self.whole_only and value != int(value):
+            return None  # K counts tokens: 6.5 is not a K
+        if not self.lo <= value <= self.hi:
+            return None
+        return value
+
+    def rounded(self, raw: str) -> int | float:
+        """A parsed value rounded half-up to the step, the way people round (0.125 -> 0.13)."""
+        step = Decimal(1).scaleb(-self.decimals)
+        value = Decimal(raw.strip()).quantize(step, rounding=ROUND_HALF_UP)
+        return int(value) if self.decimals == 0 else float(value)
+
+
+def half_up(x: float, decimals: int) -> float:
+    """A measured float rounded half-up to ``decimals`` (as :meth:`Number.rounded` rounds a URL value)."""
+    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def last(value: str | Sequence[str]) -> str:
+    """The value a browser uses when a name repeats: the last one ("" when there is none)."""
+    if isinstance(value, str):
+        return value
+    values = list(value)
+    return str(values[-1]) if values else ""
+
+
+def shown(raw: str, limit: int = 24) -> str:
+    """A short, harmless rendering of a raw value for a notice (no markup survives)."""
+    if not raw:
+        return "(empty)"
+    clean = UNSAFE.sub("?", raw)
+    return clean if len(clean) <= limit else clean[:limit] + "…"
