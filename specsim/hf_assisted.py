@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from specsim.engine import eos_token_ids
+from specsim.loop import eos_token_ids
 from specsim.models import LoadedModel
 
 

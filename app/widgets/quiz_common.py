@@ -8,6 +8,7 @@ import secrets
 import streamlit as st
 
 from specsim import quiz
+from specsim.defaults import SEED_MAX
 
 
 @st.cache_resource(show_spinner=False)
@@ -40,6 +41,6 @@ def knowledge_quiz_or_stop() -> tuple[quiz.Question, ...]:
 
 def new_seed(previous: int | None = None) -> int:
     """A random seed for a new attempt, different from the previous one."""
-    while (seed := secrets.randbelow(2**31)) == previous:
+    while (seed := secrets.randbelow(SEED_MAX + 1)) == previous:
         pass
     return seed
