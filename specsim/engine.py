@@ -9,6 +9,8 @@ One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 202
    (greedy: argmax p_i); if all K are kept it draws a bonus token from p_{K+1};
 5. both KV caches are cropped back to the kept tokens.
 
+:class:`SpeculativeStep` is exactly that iteration; :func:`specsim.loop.decode_loop` runs it until
+end-of-text or the token budget (the same loop runs lookahead and Medusa-tree decoding).
 Cache convention: the target's cache always holds the context except its last token, which is
 the first input of the next verification pass.
 """

@@ -80,8 +80,11 @@ class MedusaTreeStep:
         self.drafter = MedusaDrafter(heads, target.model)  # reuses its restricted output matrix and head_probs
         self.steps: list[TreeStep] = []
         self.cache = DynamicCache()
-        self.hidden: torch.Tensor | None = None
-        self.tree, self.best, self.past, self.draft_time, self.pass_time = TokenTree.rooted(0), None, 0, 0.0, 0.0
+        self.hidden: torch.Tensor | None = None  # the target's state that chose the newest token
+        # What check() leaves for accept(): the tree, its best branch, and the pass's timing.
+        self.tree = TokenTree.rooted(0)
+        self.best: PathVerdict | None = None
+        self.past, self.draft_time, self.pass_time = 0, 0.0, 0.0
 
     def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
         self.cache, self.hidden, self.steps = cache, None, []
@@ -98,7 +101,7 @@ class MedusaTreeStep:
         self.past = len(context) - 1
         out = tree_forward(self.target.model, self.cache, tree, output_hidden=True)
         verdicts, probs = verify_tree(tree, out.logits[0])
-        best: PathVerdict = verdicts[0]
+        best = verdicts[0]
         self.hidden = out.hidden_states[-1][0, best.rows[best.n_accepted]]  # the state that chose the +1 token
         self.pass_time = now(device) - pass_start
         self.tree, self.best = tree, best
