@@ -32,10 +32,14 @@ class Number:
     def describe(self) -> str:
         kind = "a whole number" if self.whole_only else "a number"
         meaning = f" ({self.meaning})" if self.meaning else ""
-        return f"{kind} from {self.format(self.lo)} to {self.format(self.hi)}{meaning}"
+        return f"{kind} from {self.limit(self.lo)} to {self.limit(self.hi)}{meaning}"
+
+    def limit(self, value: float) -> str:
+        """A range end as people read it: 2147483647, not 2.14748e+09; 2, not 2.00."""
+        return f"{int(value)}" if self.decimals == 0 else f"{value:g}"
 
     def format(self, value: float) -> str:
-        """A value as the URL and the notices write it: 2147483647, not 2.14748e+09."""
+        """A value as the URL and the notices write it, at the setting's step: 0.13, not 0.13000000000000000444."""
         return f"{int(value)}" if self.decimals == 0 else f"{value:.{self.decimals}f}"
 
     def accepts(self, value: object) -> bool:
