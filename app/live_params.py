@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from app import keys, urlstate
-from app.urlcodec import Number, half_up, last, shown
+from app.urlcodec import Number, Reading, half_up, last, read_number, refused
 from app.urlstate import CalcSettings
 from specsim import defaults
 
@@ -64,14 +64,8 @@ NUMBERS: dict[str, Number] = {  # field -> its range and step
 }
 
 
-def parse_number(field: str, raw: str) -> float | int | None:
-    """A URL value for a numeric setting, rounded to its step; None when it is not acceptable."""
-    number = NUMBERS[field]
-    return None if number.parse(raw) is None else number.rounded(raw)
-
-
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
-    """Settings from the URL, and a notice for every parameter that was present but unusable."""
+    """Settings from the URL, and a notice for every parameter that was refused or rounded."""
     values: dict[str, object] = {}
     notices: list[str] = []
     defaults = LiveSettings()
@@ -79,28 +73,27 @@ def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) 
         if name not in query:
             continue
         raw = last(query[name])
-        value: object | None
-        if field in NUMBERS:
-            value = parse_number(field, raw)
-            expected = NUMBERS[field].describe()
-        elif field == "pair":
-            value = raw if raw in pairs else None
-            expected = "one of " + ", ".join(pairs)
-        elif field == "drafter":
-            value = raw if raw in DRAFTERS else None
-            expected = "one of " + ", ".join(DRAFTERS)
-        elif field == "prompt":
-            value = raw if raw.strip() and len(raw) <= MAX_PROMPT_CHARS else None
-            expected = f"a non-empty text of at most {MAX_PROMPT_CHARS} characters"
-        else:
-            value = raw.strip() if len(raw) <= MAX_ID_CHARS else None
-            expected = f"a model id of at most {MAX_ID_CHARS} characters"
-        if value is None:
-            notices.append(f"URL parameter `{name}` = `{shown(raw)}` is not {expected}; "
-                           f"using the default {getattr(defaults, field)!r}.")
-        else:
-            values[field] = value
+        reading = read_number(NUMBERS[field], raw, getattr(defaults, field)) if field in NUMBERS \
+            else _read_text(field, name, raw, pairs, getattr(defaults, field))
+        notices += [note for note in (reading.problem, reading.adjustment) if note]
+        if reading.value is not None:
+            values[field] = reading.value
     return replace(defaults, **values), notices
+
+
+def _read_text(field: str, name: str, raw: str, pairs: Sequence[str], default: str) -> Reading:
+    """A text setting from the URL: a pair, a drafter kind, the prompt or a model id."""
+    if field == "pair":
+        ok, expected = raw in pairs, "one of " + ", ".join(pairs)
+    elif field == "drafter":
+        ok, expected = raw in DRAFTERS, "one of " + ", ".join(DRAFTERS)
+    elif field == "prompt":
+        ok, expected = bool(raw.strip()) and len(raw) <= MAX_PROMPT_CHARS, \
+            f"a non-empty text of at most {MAX_PROMPT_CHARS} characters"
+    else:
+        ok, expected = len(raw) <= MAX_ID_CHARS, f"a model id of at most {MAX_ID_CHARS} characters"
+        raw = raw.strip() if ok else raw
+    return Reading(raw) if ok else refused(name, raw, expected, repr(default))
 
 
 def to_query(settings: LiveSettings) -> dict[str, str]:

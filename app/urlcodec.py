@@ -69,6 +69,32 @@ class Number:
         return int(value) if self.decimals == 0 else float(value)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One query value read for a setting: the value to use (None: keep the default) and what to tell the user."""
+
+    value: object | None
+    problem: str | None = None  # the value was refused
+    adjustment: str | None = None  # the value was accepted but rounded to the setting's step
+
+
+def refused(name: str, raw: str, expected: str, default: str) -> Reading:
+    """A value that does not fit: keep the default and say so, naming the parameter."""
+    return Reading(None, f"URL parameter `{name}` = `{shown(raw)}` is not {expected}; using the default {default}.")
+
+
+def read_number(number: Number, raw: str, default: float) -> Reading:
+    """A numeric query value, rounded half-up to its step (with a note when that changed it)."""
+    value = number.parse(raw)
+    if value is None:
+        return refused(number.name, raw, number.describe(), number.format(default))
+    rounded = number.rounded(raw)
+    if abs(rounded - value) <= 1e-12:
+        return Reading(rounded)
+    return Reading(rounded, adjustment=f"URL parameter `{number.name}` = `{shown(raw)}` was rounded to "
+                                       f"{number.format(rounded)} to fit the setting's step.")
+
+
 def half_up(x: float, decimals: int) -> float:
     """A measured float rounded half-up to ``decimals`` (as :meth:`Number.rounded` rounds a URL value)."""
     return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app import keys
-from app.urlcodec import Number, last, shown
+from app.urlcodec import Number, last, read_number
 from specsim.defaults import K_MAX, K_MIN
 
 
@@ -74,23 +74,14 @@ def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
     for param in PARAMS:
         if param.name not in query:
             continue
-        raw = last(query[param.name])
-        default = getattr(defaults, param.field)
-        value = param.parse(raw)
-        if value is None:
+        reading = read_number(param, last(query[param.name]), getattr(defaults, param.field))
+        if reading.problem:
             rejected.append(param.name)
-            problems.append(
-                f"URL parameter `{param.name}` = `{shown(raw, 12)}` is not {param.describe()}; "
-                f"using the default {param.format(default)}."
-            )
+            problems.append(reading.problem)
             continue
-        rounded = param.rounded(raw)
-        if abs(rounded - value) > 1e-12:
-            adjustments.append(
-                f"URL parameter `{param.name}` = `{shown(raw, 12)}` was rounded to {param.format(rounded)} "
-                "to fit the slider's step."
-            )
-        values[param.field] = rounded
+        if reading.adjustment:
+            adjustments.append(reading.adjustment)
+        values[param.field] = reading.value
     return ParseResult(replace(defaults, **values), tuple(rejected), tuple(problems), tuple(adjustments))
 
 
