@@ -156,6 +156,7 @@ class LookaheadStep:
     def __init__(self, target: LoadedModel, window: int, ngram: int, max_candidates: int, seed: int):
         self.target, self.window, self.ngram, self.seed = target, window, ngram, seed
         self.max_candidates = max_candidates
+        self.pool = NgramPool(ngram)  # refuses n < 2 before any model pass
         self.steps: list[JacobiStep] = []
 
     def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
@@ -223,7 +224,6 @@ def lookahead_generate(
     """Greedy generation by lookahead decoding; the output equals plain greedy decoding token for token."""
     if max_candidates < 0:
         raise ValueError("max_candidates must be >= 0")
-    NgramPool(ngram)  # refuses n < 2 before any model pass
     step = LookaheadStep(target, window, ngram, max_candidates, seed)
     settings = run_settings(target, window, max_new_tokens, SamplingConfig(), seed, "lookahead",
                             f"Jacobi window {window}, {ngram}-gram pool, {max_candidates} candidates")
