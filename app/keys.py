@@ -11,6 +11,16 @@ from typing import Any
 
 from specsim import defaults
 
+
+def widget_key(key: str) -> str:
+    """The key of the widget that edits ``key``.
+
+    Streamlit forgets a widget's state when its page is not shown, so a page copies the value into
+    the widget before drawing it and stores it back under ``key`` after, which survives navigation.
+    """
+    return f"widget_{key}"
+
+
 # ---- calculator ------------------------------------------------------------------------------
 CALC_K = "calc_k"
 CALC_ALPHA_PCT = "calc_alpha_pct"
@@ -103,7 +113,7 @@ SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outs
 KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.quiz.KnowledgeAttempt, None until the page first runs
 SEQ_MODES = ("Tap", "Drag")
 # Widget keys: their state may vanish between pages; no progress depends on them.
-SEQ_MODE_WIDGET = "quiz_seq_mode_widget"
+SEQ_MODE_WIDGET = widget_key(SEQ_MODE)
 SEQ_TRAY_BUTTON = "quiz_seq_tray_"  # + piece id
 SEQ_SLOT_BUTTON = "quiz_seq_slot_"  # + slot number, from 1
 SEQ_CHECK_BUTTON = "quiz_seq_check"
@@ -139,14 +149,6 @@ VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
 
 DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
 
-
-def widget_key(key: str) -> str:
-    """The key of the widget that edits ``key``.
-
-    Streamlit forgets a widget's state when its page is not shown, so a page copies the value into
-    the widget before drawing it and stores it back under ``key`` after, which survives navigation.
-    """
-    return f"widget_{key}"
 
 
 __all__ = [name for name in list(globals()) if name.isupper()] + ["widget_key", "seq_drag_key"]

@@ -163,9 +163,7 @@ def render(quiz: SequenceQuiz) -> None:
     """The whole sequencing quiz: mode switch, board, count of pieces left, Check and Reset."""
     attempt = current_attempt(quiz)
     st.write(quiz.prompt)
-    if state.SEQ_MODE_WIDGET not in st.session_state:  # restore after a visit to another page
-        st.session_state[state.SEQ_MODE_WIDGET] = state.get(state.SEQ_MODE)
-    mode = st.radio("How to answer", state.SEQ_MODES, key=state.SEQ_MODE_WIDGET, horizontal=True,
+    mode = st.radio("How to answer", state.SEQ_MODES, key=state.bound(state.SEQ_MODE), horizontal=True,
                     format_func=lambda m: {"Tap": "👆 Tap a step, then its slot", "Drag": "✋ Drag and drop"}[m])
     state.put(state.SEQ_MODE, mode)
     if mode == "Drag":
