@@ -31,7 +31,8 @@ def describe(spec: Trace) -> str:
     """One line saying what was run."""
     s = spec.settings
     return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature {s.temperature:g}, "
-            f"seed {s.seed}, {s.dtype} on {s.device}.")
+            f"seed {s.seed}, {s.dtype} on {s.device}"
+            + (" with the position-invariant decode path (bit-exact verification)." if s.invariant else "."))
 
 
 # ---- the current iteration -----------------------------------------------------------------------
