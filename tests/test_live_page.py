@@ -10,6 +10,7 @@ import math
 import pytest
 
 from app import live_view, state
+from app.widgets import playback
 from specsim import replay
 from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
@@ -86,7 +87,7 @@ def test_step_forward_back_and_play_to_the_end(ran):
     assert ran.session_state[state.LIVE_STEP] == 0
     ran.button(key="live_play").click().run()
     assert ran.session_state[state.LIVE_PLAYING] is True
-    ran.slider(key=state.LIVE_STEP_SLIDER).set_value(n).run()
+    ran.slider(key=playback.slider_key(0)).set_value(n).run()
     assert ran.session_state[state.LIVE_STEP] == n - 1
     assert replay.narrate(spec, n - 1) in _texts(ran.info)
     assert ran.session_state[state.LIVE_PLAYING] is False  # playing stops by itself on the last iteration
