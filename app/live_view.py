@@ -138,8 +138,9 @@ def _identity(spec: Trace, plain: Trace) -> None:
                  "should agree; in 16-bit types, verifying K tokens at once can round differently from one at a "
                  "time.")
     left, right = st.columns(2)
-    left.text_area("speculative output", spec.text, disabled=True, key="live_spec_text")
-    right.text_area("plain output", plain.text, disabled=True, key="live_plain_text")
+    # No widget keys: a keyed box keeps the text it first showed, even after a new run (issue 12).
+    left.text_area("speculative output", spec.text, disabled=True)
+    right.text_area("plain output", plain.text, disabled=True)
 
 
 def export_button(spec: Trace, plain: Trace | None) -> None:

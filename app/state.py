@@ -66,7 +66,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_K: defaults.DEFAULT_K,
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: 40,
-    LIVE_SEED: 0,
+    LIVE_SEED: "0",  # the seed box's text (app.live_params.seed_from_text)
     CALC_VERIFY_COST: 1.0,
     CALC_URL_LAST: None,
 }

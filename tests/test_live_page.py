@@ -182,3 +182,46 @@ def test_a_greedy_mismatch_names_the_token_and_the_dtype():
     message = next(e.value for e in at.error if "differ" in e.value)
     assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
     assert "float32" in message
+
+
+def _output_boxes(at) -> dict[str, str]:
+    return {t.label: t.value for t in at.text_area if t.label in ("speculative output", "plain output")}
+
+
+def test_a_second_run_replaces_the_output_boxes():
+    """Issue 12, defect 1: after a new run the text boxes show the new run, like the chips and the export."""
+    at = _set_form(open_page("live.py", timeout=600), n=3)
+    at.button(key="live_run").click().run()
+    first, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert _output_boxes(at) == {"speculative output": first.text, "plain output": plain.text}
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("Name three colours of the rainbow.")
+    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(4)
+    at.button(key="live_run").click().run()
+    second, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert second.text != first.text
+    assert _output_boxes(at) == {"speculative output": second.text, "plain output": plain.text}
+
+
+def test_a_tiny_temperature_is_shown_run_and_linked_as_typed():
+    """Issue 12, defects 2 and 3: 1e-300 runs (no inf/nan), and page, run and link agree on it."""
+    at = _set_form(open_page("live.py", timeout=600), n=3, temperature=1e-300)
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state[state.LIVE_TRACE].settings.temperature == 1e-300
+    box = at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE))
+    assert box.value == 1e-300 and box.proto.format == "%g"  # shown as 1e-300, not as 0.00
+    assert at.query_params["t"] == "1e-300"
+    again = open_page("live.py", query={"t": at.query_params["t"], "prompt": "hello"})
+    assert again.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 1e-300
+    assert not again.warning
+
+
+def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
+    """Issue 12, defect 4: 9007199254740993 is neither run nor linked as seed 0."""
+    at = _set_form(open_page("live.py", timeout=600), n=3)
+    at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("9007199254740993")
+    at.button(key="live_run").click().run()
+    assert any("seed must be a whole number from 0 to 2147483647" in e.value for e in at.error)
+    assert at.session_state[state.LIVE_TRACE] is None
+    assert at.text_input(key=state.widget_key(state.LIVE_SEED)).value == "9007199254740993"
+    assert at.query_params["seed"] != "0"
