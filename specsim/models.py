@@ -215,6 +215,32 @@ def check_fits(name: str, config, dtype: torch.dtype, device: str, headroom: flo
         )
 
 
+def brief_error(error: BaseException, limit: int = 300) -> str:
+    """``Type: message`` on one line; a long message ends at a sentence or word, marked with …, never mid-word."""
+    text = " ".join(str(error).split()).rstrip(".")
+    if len(text) > limit:
+        cut = text[:limit]
+        end = cut.rfind(". ")
+        text = cut[: end + 1] if end > limit // 2 else cut[: cut.rfind(" ")].rstrip(",;:") + " …"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+SIZE_KEYS = (("hidden_size", "n_embd", "d_model"), ("num_hidden_layers", "n_layer", "num_layers"))
+
+
+def states_its_size(name_or_path: str, **kwargs) -> bool:
+    """Whether the model's config file itself gives its width and depth.
+
+    transformers fills a missing field with the class default (Llama: 4096 wide, 32 layers), so a
+    memory estimate from a bare ``{"model_type": "llama"}`` would describe a 7B model nobody asked for.
+    """
+    from transformers import PretrainedConfig
+
+    raw, _ = PretrainedConfig.get_config_dict(name_or_path, **kwargs)
+    raw = {**raw.get("text_config", {}), **raw}
+    return all(any(k in raw for k in keys) for keys in SIZE_KEYS)
+
+
 def hub_reachable(timeout: float = 3.0) -> bool:
     """Whether the Hugging Face hub answers at all (False offline, or with HF_HUB_OFFLINE=1)."""
     import socket
@@ -254,7 +280,8 @@ def load_model(
         try:
             progress(0.05, f"Reading the config of {name_or_path} from the {where}")
             config = AutoConfig.from_pretrained(name_or_path, **kwargs)
-            check_fits(name_or_path, config, torch_dtype, device)
+            if states_its_size(name_or_path, **kwargs):  # else the weights' own loading says what is wrong
+                check_fits(name_or_path, config, torch_dtype, device)
             tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
             progress(0.2, f"Loading the weights of {name_or_path}")
             model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch_dtype, **kwargs)
@@ -262,7 +289,7 @@ def load_model(
         except ModelUnavailable:
             raise
         except Exception as error:  # noqa: BLE001 - every failure becomes one clear message
-            errors.append(f"{where}: {type(error).__name__}: {' '.join(str(error).split())[:160]}")
+            errors.append(f"{where}: {brief_error(error)}")
     else:
         if offline:
             errors.append("Hugging Face hub: not reachable (offline)")

@@ -225,3 +225,29 @@ def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
     assert at.session_state[state.LIVE_TRACE] is None
     assert at.text_input(key=state.widget_key(state.LIVE_SEED)).value == "9007199254740993"
     assert at.query_params["seed"] != "0"
+
+
+def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path):
+    """Issue 12: `bundled` as a custom target is the same loaded model (no second copy); a damaged
+    distilled draft gets a message about its files, not advice about the prompt (defect 5)."""
+    import shutil
+
+    from app import live_pairs, loaders
+    from specsim import defaults
+
+    draft = tmp_path / "draft"
+    shutil.copytree(defaults.DEFAULT_DRAFT, draft)
+    weights = draft / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    at = _set_form(open_page("live.py", timeout=600), n=3, drafter="model")
+    at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value("bundled")
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_DRAFT)).set_value(str(draft))
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "Could not load the distilled draft" in errors[0], errors
+    assert "shorter prompt" not in errors[0]
+    from app.live_params import LiveSettings
+
+    assert live_pairs._target(LiveSettings(pair="custom", target=" bundled ")) is loaders.bundled_target()
