@@ -77,6 +77,10 @@ def _limit(value: float, whole: bool) -> str:
 
 
 def _shown(raw: str, limit: int = 24) -> str:
+    """A short, harmless rendering of a raw value for a notice (no markup survives; an empty code span
+    would show as two literal backticks, so an empty or blank value is named)."""
+    if not raw.strip():
+        return "(blank)" if raw else "(empty)"
     clean = _SHOWN.sub("?", raw)
     return clean if len(clean) <= limit else clean[:limit] + "…"
 

@@ -10,7 +10,7 @@ import streamlit as st
 from app import state
 from app.figures import live as figs
 from app.live_params import calculator_link
-from app.widgets.tokens import render_chips
+from app.widgets.tokens import md_plain, render_chips
 from specsim import analytics, replay
 from specsim.trace import Trace
 
@@ -41,7 +41,7 @@ def iteration_view(spec: Trace, step: int) -> None:
     st.markdown(f"**Iteration {step + 1} of {len(spec.iterations)}** · context {it.context_len} tokens · "
                 f"K = {it.k}")
     render_chips(replay.chips_at(spec, step))
-    st.info(replay.narrate(spec, step))
+    st.info(md_plain(replay.narrate(spec, step)))  # token texts may hold Markdown characters
     positions = list(range(1, it.k + 1)) + ([it.k + 1] if it.n_accepted == it.k and it.extra_target_top else [])
     if not positions:
         return
@@ -131,16 +131,21 @@ def _identity(spec: Trace, plain: Trace) -> None:
                    "temperature to 0 to check token-for-token identity.")
         return
     if result.identical:
-        st.success(f"Identical: all {result.compared} tokens match plain greedy decoding ({result.dtype}).")
+        st.success(identical_sentence(result.compared, result.dtype))
     else:
-        st.error(f"The runs differ at generated token {result.index + 1}: speculative wrote "
-                 f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype}). In float32 they "
-                 "should agree; in 16-bit types, verifying K tokens at once can round differently from one at a "
-                 "time.")
+        st.error(md_plain(f"The runs differ at generated token {result.index + 1}: speculative wrote "
+                          f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype}). In float32 "
+                          "they should agree; in 16-bit types, verifying K tokens at once can round differently "
+                          "from one at a time."))
     left, right = st.columns(2)
     # No widget keys: a keyed box keeps the text it first showed, even after a new run (issue 12).
     left.text_area("speculative output", spec.text, disabled=True)
     right.text_area("plain output", plain.text, disabled=True)
+
+
+def identical_sentence(compared: int, dtype: str) -> str:
+    what = "the one token matches" if compared == 1 else f"all {compared} tokens match"
+    return f"Identical: {what} plain greedy decoding ({dtype})."
 
 
 def export_button(spec: Trace, plain: Trace | None) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from app import live_view, state
 from app.widgets import playback
+from app.widgets.tokens import md_plain
 from specsim import replay
 from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
@@ -78,10 +79,10 @@ def test_step_forward_back_and_play_to_the_end(ran):
     spec = ran.session_state[state.LIVE_TRACE]
     n = len(spec.iterations)
     assert n >= 2, "the prompt should take several iterations"
-    assert replay.narrate(spec, 0) in _texts(ran.info)
+    assert md_plain(replay.narrate(spec, 0)) in _texts(ran.info)
     ran.button(key="live_forward").click().run()
     assert ran.session_state[state.LIVE_STEP] == 1
-    assert replay.narrate(spec, 1) in _texts(ran.info)
+    assert md_plain(replay.narrate(spec, 1)) in _texts(ran.info)
     assert any(f"Iteration 2 of {n}" in m.value for m in ran.markdown)
     ran.button(key="live_back").click().run()
     assert ran.session_state[state.LIVE_STEP] == 0
@@ -89,7 +90,7 @@ def test_step_forward_back_and_play_to_the_end(ran):
     assert ran.session_state[state.LIVE_PLAYING] is True
     ran.slider(key=playback.slider_key(0)).set_value(n).run()
     assert ran.session_state[state.LIVE_STEP] == n - 1
-    assert replay.narrate(spec, n - 1) in _texts(ran.info)
+    assert md_plain(replay.narrate(spec, n - 1)) in _texts(ran.info)
     assert ran.session_state[state.LIVE_PLAYING] is False  # playing stops by itself on the last iteration
     ran.button(key="live_restart").click().run()
     assert ran.session_state[state.LIVE_STEP] == 0 and ran.session_state[state.LIVE_PLAYING] is False
@@ -164,7 +165,7 @@ def test_a_stopped_run_hands_over_its_partial_trace():
     assert at.session_state[state.LIVE_TRACE] == partial and at.session_state[state.LIVE_PLAIN] is None
     assert at.session_state[state.LIVE_RUN] is None
     assert any(w.value == "Cancelled: kept." for w in at.warning)
-    assert replay.narrate(partial, 0) in _texts(at.info)  # sampling mode: residual chart drawn without error
+    assert md_plain(replay.narrate(partial, 0)) in _texts(at.info)  # sampling mode: residual chart drawn without error
     assert any("did not run to the end" in w.value for w in at.warning)
 
 

@@ -97,3 +97,16 @@ def test_the_calculator_reads_the_link_as_written():
     assert result.problems == () and result.adjustments == ()
     s = result.settings
     assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.13, 1.24)
+
+
+@pytest.mark.parametrize("raw,shown", [("", "(empty)"), ("   ", "(blank)"), ("\t", "(blank)")])
+def test_an_empty_url_value_is_named_not_shown_as_backticks(raw, shown):
+    """Issue 12: an empty code span renders as two literal backticks."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    _, notices = lp.parse_query({"prompt": raw}, PAIRS)
+    visible = html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(notices[0])))
+    assert "`" not in visible and f"prompt = {shown} is not" in visible
