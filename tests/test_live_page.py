@@ -6,13 +6,14 @@ then jumping, and the timer rule itself is tested in test_live_widgets.py.
 """
 
 import math
+from pathlib import Path
 
 import pytest
 
 from app import live_view, state
 from app.widgets import playback
 from app.widgets.tokens import md_plain
-from specsim import replay
+from specsim import defaults, replay
 from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
 
@@ -125,12 +126,22 @@ def test_unavailable_model_shows_a_message(tmp_path):
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
 
 
-def test_draft_model_without_a_bundled_draft_says_what_to_pick():
+def test_the_draft_model_drafter_runs_the_shipped_draft():
+    at = _set_form(open_page("live.py"), drafter="model")
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    spec = at.session_state[state.LIVE_TRACE]
+    assert spec is not None and spec.n_generated >= 1
+    assert Path(defaults.DEFAULT_DRAFT).name in spec.settings.draft
+
+
+def test_draft_model_without_a_bundled_draft_says_what_to_pick(monkeypatch):
+    monkeypatch.setattr(defaults, "DEFAULT_DRAFT", "")  # a build that ships no draft
     at = _set_form(open_page("live.py"), drafter="model")
     at.button(key="live_run").click().run()
     assert not at.exception
-    if not any("No draft model ships" in e.value for e in at.error):  # a default draft exists: it must run
-        assert at.session_state[state.LIVE_TRACE] is not None
+    assert any("No draft model ships" in e.value for e in at.error)
+    assert at.session_state[state.LIVE_TRACE] is None
 
 
 def test_settings_survive_a_visit_to_another_page():
