@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import state
 from app.figures import live as figs
-from app.live_params import calculator_link
+from app.live_params import calculator_link, number_text
 from app.widgets.tokens import md_plain, render_chips
 from specsim import analytics, replay
 from specsim.trace import Trace
@@ -30,8 +30,8 @@ def fmt_ms(seconds: float | None) -> str:
 def describe(spec: Trace) -> str:
     """One line saying what was run."""
     s = spec.settings
-    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature {s.temperature:g}, "
-            f"seed {s.seed}, {s.dtype} on {s.device}.")
+    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature "
+            f"{number_text(s.temperature)}, seed {s.seed}, {s.dtype} on {s.device}.")
 
 
 # ---- the current iteration -----------------------------------------------------------------------
@@ -126,8 +126,8 @@ def _identity(spec: Trace, plain: Trace) -> None:
     st.markdown("#### Same text as plain decoding?")
     result = replay.identity(spec, plain)
     if not replay.is_greedy(spec):
-        st.caption(f"Sampling mode (temperature {spec.settings.temperature:g}): both runs draw from the target's "
-                   "distribution, but with different random numbers, so their texts need not match. Set the "
+        st.caption(f"Sampling mode (temperature {number_text(spec.settings.temperature)}): both runs draw from the "
+                   "target's distribution, but with different random numbers, so their texts need not match. Set the "
                    "temperature to 0 to check token-for-token identity.")
         return
     if result.identical:

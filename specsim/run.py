@@ -78,7 +78,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
     parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
     parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
-    parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    parser.add_argument("--temperature", type=float, default=0.0,
+                        help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
     parser.add_argument("--top-p", type=float, default=None)
     parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     parser.add_argument("--seed", type=int, default=0)

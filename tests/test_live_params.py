@@ -110,3 +110,15 @@ def test_an_empty_url_value_is_named_not_shown_as_backticks(raw, shown):
     _, notices = lp.parse_query({"prompt": raw}, PAIRS)
     visible = html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(notices[0])))
     assert "`" not in visible and f"prompt = {shown} is not" in visible
+
+
+def test_the_recorded_run_names_the_temperature_it_ran():
+    """Issue 12, defect 3: the line under the replay names the very temperature, not 6 rounded digits."""
+    from dataclasses import replace
+
+    from app.live_view import describe
+    from tests.live_traces import hand_trace
+
+    trace = hand_trace(greedy=False)
+    trace = replace(trace, settings=replace(trace.settings, temperature=0.123456789))
+    assert "temperature 0.123456789," in describe(trace)
