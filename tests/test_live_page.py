@@ -72,8 +72,9 @@ def test_numbers_shown_are_the_traces(ran):
 
 def test_identity_shown_in_greedy_mode(ran):
     spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
-    assert spec.generated_ids == plain.generated_ids  # the engine's promise, float32 on the CPU
-    assert any(f"all {spec.n_generated} tokens match" in s.value and "float32" in s.value for s in ran.success)
+    assert spec.generated_ids == plain.generated_ids  # the engine's promise (float32, or the invariant bfloat16)
+    dtype = spec.settings.dtype
+    assert any(f"all {spec.n_generated} tokens match" in s.value and f"({dtype})" in s.value for s in ran.success)
 
 
 def test_step_forward_back_and_play_to_the_end(ran):
@@ -191,9 +192,19 @@ def test_a_greedy_mismatch_names_the_token_and_the_dtype():
     at.session_state[state.LIVE_PLAIN] = hand_plain(tuple(ids))
     at.run()
     assert not at.exception
-    message = next(e.value for e in at.error if "differ" in e.value)
+    message = _visible(next(e.value for e in at.error if "differ" in e.value))  # as the page shows it
     assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
     assert "float32" in message
+
+
+def _visible(markdown: str) -> str:
+    """The text Markdown shows for ``markdown`` (CommonMark, tags dropped)."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown))).strip()
 
 
 def _output_boxes(at) -> dict[str, str]:
