@@ -134,9 +134,8 @@ def _identity(spec: Trace, plain: Trace) -> None:
         st.success(identical_sentence(result.compared, result.dtype))
     else:
         st.error(md_plain(f"The runs differ at generated token {result.index + 1}: speculative wrote "
-                          f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype}). In float32 "
-                          "they should agree; in 16-bit types, verifying K tokens at once can round differently "
-                          "from one at a time."))
+                          f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype})."))
+    st.caption(replay.identity_guarantee(spec.settings))
     left, right = st.columns(2)
     # No widget keys: a keyed box keeps the text it first showed, even after a new run (issue 12).
     left.text_area("speculative output", spec.text, disabled=True)

@@ -85,3 +85,13 @@ def test_invariant_attention_is_causal_attention():
         reference = torch.nn.functional.scaled_dot_product_attention(
             q, keys, values, attn_mask=allowed if mask is not None else allowed[:1].expand_as(allowed))
         torch.testing.assert_close(out, reference.transpose(1, 2), rtol=1e-5, atol=1e-5)
+
+
+def test_the_identity_panel_says_guarantee_only_for_the_invariant_path():
+    from specsim.replay import identity_guarantee
+    from specsim.trace import Settings
+
+    assert identity_guarantee(Settings(4, 8, dtype="bfloat16", invariant=True)).startswith("Guaranteed")
+    fp32 = identity_guarantee(Settings(4, 8, dtype="float32"))
+    assert fp32.startswith("Usual but not guaranteed") and "float32" in fp32
+    assert "GPU" in identity_guarantee(Settings(4, 8, dtype="bfloat16", device="cuda"))

@@ -195,6 +195,7 @@ def test_a_greedy_mismatch_names_the_token_and_the_dtype():
     message = _visible(next(e.value for e in at.error if "differ" in e.value))  # as the page shows it
     assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
     assert "float32" in message
+    assert any(c.value.startswith("Usual but not guaranteed") for c in at.caption)  # float32: an observation
 
 
 def _visible(markdown: str) -> str:
