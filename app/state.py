@@ -118,6 +118,20 @@ VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
 DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
 
 
+# ---- teaching panels (issue 14) ----------------------------------------------------------------------
+LIVE_AUTORUN = "live_autorun"  # True for one script run after "run an example where it wins" was clicked
+LIVE_WIN_BUTTON = "live_win_example"
+VERIFY_CURVE = "verify_curve"  # specsim.measure.VerifyCurve measured on this machine, or None
+VERIFY_BUTTON = "verify_measure"
+VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
+DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
+DOMAIN_BUTTON = "domain_measure"
+PQ_TOKENS = "pq_tokens"  # the why-unchanged page: q for each of its tokens, in percent (a tuple)
+PQ_PRESET = "pq_preset"
+
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None})
+
+
 def init() -> None:
     """Create every missing key with its default (never overwrites what the user set)."""
     for key, value in DEFAULTS.items():

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import live_pairs, live_run, live_view, state
+from app import live_pairs, live_run, live_view, state, why_speed
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
 
@@ -18,7 +18,7 @@ apply_url(pairs)
 settings = controls(pairs)
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
-if st.button("Run", type="primary", key="live_run"):
+if st.button("Run", type="primary", key="live_run") or why_speed.take_autorun():
     live_run.start(settings)  # validates, loads the models, runs both decodings; problems become st.error
 write_url(settings)
 
@@ -33,5 +33,6 @@ else:
     st.subheader("Step through the run")
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
     st.subheader("The whole run")
+    why_speed.panel(spec, plain)
     live_view.run_view(spec, plain)
     live_view.export_button(spec, plain)
