@@ -53,8 +53,10 @@ def controls() -> CalcSettings:
     with st.expander("Calibrate with measured costs"):
         st.markdown(
             "The lesson assumes that checking K + 1 tokens in one target pass costs the same as generating "
-            "one token. On real hardware it costs a little more; if you have measured it (the live page "
-            "does), enter the factor **v** here. It is treated as the same for every K in the plots."
+            "one token (v = 1). That holds roughly on a GPU serving one request, where a pass waits on memory; "
+            "on a CPU a pass over several tokens can cost well above one. The page *Is verification free here?* "
+            "measures **v** on this machine and sends it here, and the live page measures it during a run. "
+            "It is treated as the same for every K in the plots."
         )
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
                             min_value=0.5, max_value=10.0, step=0.05, format="%.2f",
