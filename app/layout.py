@@ -22,6 +22,7 @@ PAGES: dict[str, list[PageSpec]] = {
     "Learn": [
         PageSpec("home.py", "The idea", ":material/lightbulb:", "home", default=True),
         PageSpec("calculator.py", "Speedup calculator", ":material/calculate:", "calculator"),
+        PageSpec("why_unchanged.py", "Why the output is unchanged", ":material/balance:", "unchanged"),
         PageSpec("live.py", "Live decoding", ":material/play_circle:", "live"),
         PageSpec("variants.py", "Four variants", ":material/account_tree:", "variants"),
     ],

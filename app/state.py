@@ -126,10 +126,16 @@ VERIFY_BUTTON = "verify_measure"
 VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
 DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
 DOMAIN_BUTTON = "domain_measure"
-PQ_TOKENS = "pq_tokens"  # the why-unchanged page: q for each of its tokens, in percent (a tuple)
-PQ_PRESET = "pq_preset"
+PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
+PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps
 
-DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None})
+
+def pq_slider_key(index: int) -> str:
+    """Widget key of the why-unchanged page's slider for token ``index``."""
+    return f"pq_q_{index}"
+
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None,
+                 PQ_WEIGHTS: (10, 40, 15, 5, 30), PQ_SEED: 0})
 
 
 def init() -> None:
