@@ -24,6 +24,7 @@ PAGES: dict[str, list[PageSpec]] = {
         PageSpec("calculator.py", "Speedup calculator", ":material/calculate:", "calculator"),
         PageSpec("why_unchanged.py", "Why the output is unchanged", ":material/balance:", "unchanged"),
         PageSpec("live.py", "Live decoding", ":material/play_circle:", "live"),
+        PageSpec("verify_free.py", "Is verification free here?", ":material/speed:", "verify"),
         PageSpec("variants.py", "Four variants", ":material/account_tree:", "variants"),
     ],
     "Test yourself": [
