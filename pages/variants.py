@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import state
+from app.widgets import variant_guide
 from app.widgets import variants as ui
 from specsim.variants import compare as cmp
 
@@ -15,6 +16,9 @@ st.markdown(
     "(SmolLM2-135M-Instruct, float32, greedy) on the same prompt, and is timed against plain decoding: warmed up "
     "first, then in interleaved rounds, and cross-checked against the cost model.")
 
+variant_guide.guide()
+
+st.subheader("Run them")
 labels = list(cmp.DEMO_PROMPTS)
 if state.get(state.VAR_PROMPT) not in labels:
     state.put(state.VAR_PROMPT, labels[0])
