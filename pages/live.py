@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import live_pairs, live_run, live_view, state, why_speed
+from app import live_pairs, live_run, live_view, recording, state, why_speed
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
 
@@ -26,6 +26,12 @@ notice = state.get(state.LIVE_NOTICE)
 if notice:
     getattr(st, notice[0])(notice[1])
 spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
+shipped = None if spec is not None else recording.default_run()
+if shipped is not None:
+    spec, plain = shipped.spec, shipped.plain
+    st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine. "
+            "Until then, step through a recorded run of the default example below.")
+    st.caption(shipped.label())
 if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
