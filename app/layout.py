@@ -26,6 +26,7 @@ PAGES: dict[str, list[PageSpec]] = {
         PageSpec("live.py", "Live decoding", ":material/play_circle:", "live"),
         PageSpec("verify_free.py", "Is verification free here?", ":material/speed:", "verify"),
         PageSpec("variants.py", "Four variants", ":material/account_tree:", "variants"),
+        PageSpec("in_practice.py", "In practice", ":material/public:", "practice"),
     ],
     "Test yourself": [
         PageSpec("sequence_quiz.py", "Order one round", ":material/swap_vert:", "sequence"),

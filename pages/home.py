@@ -75,6 +75,7 @@ blurbs = {
     "live.py": "Watch a real draft model propose and a real target model accept or reject, token by token.",
     "variants.py": "Four ways to get the draft: a second model, the prompt itself, the same model, extra heads.",
     "sequence_quiz.py": "Put the steps of one round in the right order.",
+    "in_practice.py": "Acceptance by domain (measured), the shared tokenizer, where it runs today, references.",
     "why_unchanged.py": "Why the target's acceptance rule leaves the output distribution exactly as it was.",
     "verify_free.py": "Measure whether checking several tokens costs one pass on this machine, and what batching does.",
     "knowledge_quiz.py": "Check what stuck.",
