@@ -56,14 +56,14 @@ hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push 
 st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
 st.plotly_chart(figs.waste_figure(s.alpha, s.k), key="calc_waste")
 
-calc_derivation.section(s)
-
 st.subheader("Where it pays off")
 st.markdown(
     "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
     f"the dotted line is break-even. {heatmap_sentence(s)}"
 )
 st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key="calc_heatmap")
+
+calc_derivation.section(s)  # after the four charts the browser tests read by position
 
 st.subheader("Why it is safe to switch on")
 st.markdown(useless_draft_sentence(s))

@@ -36,9 +36,9 @@ if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
     st.caption(live_view.describe(spec))
+    why_speed.panel(spec, plain)
     st.subheader("Step through the run")
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
     st.subheader("The whole run")
-    why_speed.panel(spec, plain)
     live_view.run_view(spec, plain)
     live_view.export_button(spec, plain)

@@ -18,7 +18,7 @@ def loop_cost_figure(b: LoopBudget) -> go.Figure:
     fig.add_bar(y=y, x=[b.tokens_per_loop, 0, 0], orientation="h", name="plain passes replaced", marker_color=PLAIN,
                 text=[f"{b.tokens_per_loop:.2f} passes for {b.tokens_per_loop:.2f} tokens", "", ""],
                 textposition="inside", hovertemplate="%{x:.2f} plain passes<extra></extra>")
-    fig.add_bar(y=y, x=[0, b.drafting, b.drafting], orientation="h", name=f"{b.k:g} draft passes (K·c)",
+    fig.add_bar(y=y, x=[0, b.drafting, b.drafting], orientation="h", name=f"{b.k:.1f} draft passes on average (K·c)",
                 marker_color=DRAFT, text=["", f"draft {b.drafting:.2f}", f"draft {b.drafting:.2f}"],
                 textposition="inside", hovertemplate="drafting: %{x:.2f} target passes<extra></extra>")
     fig.add_bar(y=y, x=[0, b.verify_cost, 1.0], orientation="h", name="verification pass (v)",
