@@ -46,3 +46,16 @@ def test_measuring_the_bundled_target_leaves_the_cache_as_it_was(bundled_target)
     assert curve.v[0] == 1.0 and curve.dtype == "float32"
     with pytest.raises(ValueError):
         passcost.measure_verify_curve(bundled_target, ids, ns=(2, 4))
+
+
+def test_figures_plot_the_curve_and_the_model():
+    from app.figures.passcost import batch_figure, verify_curve_figure
+
+    curve = gpu_like()
+    fig = verify_curve_figure(curve.ns, curve.v, curve.flat_until(), curve.ridge())
+    measured = next(t for t in fig.data if t.name == "measured v(n)")
+    assert list(measured.y) == pytest.approx(list(curve.v))
+    batches = (1, 4, 16)
+    ys = [passcost.batched_speedup(0.7, 4, 0.13, b, 8) for b in batches]
+    fig = batch_figure(batches, {"R = 8": ys}, 4)
+    assert list(fig.data[0].y) == ys and list(fig.layout.xaxis.tickvals) == list(batches)
