@@ -40,7 +40,8 @@ def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]]
     for (name, ys), colour in zip(speedups.items(), colours, strict=False):
         fig.add_scatter(x=list(batches), y=list(ys), mode="lines+markers", name=name, line={"color": colour})
     fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain decoding (1×)")
-    fig.add_vline(x=current, line_dash="dash", line_color="black", annotation_text=f"B = {current}", annotation_position="top right")
+    fig.add_vline(x=current, line_dash="dash", line_color="black", annotation_text=f"B = {current}",
+                  annotation_position="top right")
     fig.update_layout(title="Model: speedup as the batch grows (the spare arithmetic gets used up)", height=360,
                       xaxis={"title": "batch size B (sequences decoded together)", "type": "log",
                              "tickvals": list(batches), "ticktext": [str(b) for b in batches]},
