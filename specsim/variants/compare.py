@@ -318,11 +318,19 @@ def main(argv: list[str] | None = None) -> None:
           f"{torch.get_num_threads()} threads, {time.perf_counter() - started:.0f} s in all\n")
     rows = summarise(comparisons)
     print(format_table(rows))
+    print(f"\nspeedup: warm-up, {ROUNDS} interleaved rounds per prompt, median wall clock when it agrees with the cost "
+          f"model within ±{fairtime.TOLERANCE:.0%}, else the cost model; never above tokens per target pass")
+    for row in rows:
+        if row.get("fair") is not None:
+            fair = row["fair"]
+            print(f"  {row['variant']}: wall clock {fair.measured:.2f}x, cost model {fair.model:.2f}x, "
+                  f"shown {fair.headline:.2f}x ({fair.source})")
     if args.save:
         args.save.parent.mkdir(parents=True, exist_ok=True)
         args.save.write_text(json.dumps({
             "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(),
-            "seconds": round(time.perf_counter() - started), "rows": rows}, indent=1), encoding="utf-8")
+            "seconds": round(time.perf_counter() - started),
+            "rows": [{k: v for k, v in r.items() if k != "fair"} for r in rows]}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
