@@ -64,9 +64,9 @@ def median_plain_pass(plain: Sequence[Trace]) -> float:
 def loop_costs(spec: Sequence[Trace], plain: Sequence[Trace]) -> LoopCosts:
     """Per-pass costs of speculative runs against plain runs of the same target, from medians.
 
-    c is the median over loops of the loop's drafting time per proposal; v the median verification
-    pass. Variants that do their guessing inside the target pass (lookahead, Medusa trees) have c = 0
-    and a v that includes the guessing.
+    c is the median over loops of the loop's drafting time per proposal (for lookahead and Medusa
+    trees, the time spent building the candidates); v the median verification pass of each size
+    (k + 1 tokens), averaged over the loops as they ran.
     """
     iterations = [it for t in spec for it in t.iterations]
     if not iterations:
@@ -74,10 +74,17 @@ def loop_costs(spec: Sequence[Trace], plain: Sequence[Trace]) -> LoopCosts:
     base = median_plain_pass(plain)
     drafting = [it.draft_time_s / it.k for it in iterations if it.k > 0]
     c = statistics.median(drafting) / base if drafting else 0.0
-    v_raw = statistics.median(it.verify_time_s for it in iterations) / base
+    # A pass over k + 1 tokens costs more than one over fewer: take the median per pass size, then
+    # average over the loops as they ran (a drafter that sometimes finds nothing mixes sizes).
+    by_size: dict[int, list[float]] = {}
+    for it in iterations:
+        by_size.setdefault(it.k, []).append(it.verify_time_s)
+    median_by_size = {k: statistics.median(times) / base for k, times in by_size.items()}
+    v_raw = sum(median_by_size[it.k] for it in iterations) / len(iterations)
+    v = sum(max(1.0, median_by_size[it.k]) for it in iterations) / len(iterations)
     generated = sum(t.n_generated for t in spec)
     return LoopCosts(
-        plain_pass_s=base, draft_cost=c, verify_cost=max(1.0, v_raw), verify_cost_raw=v_raw,
+        plain_pass_s=base, draft_cost=c, verify_cost=v, verify_cost_raw=v_raw,
         k=sum(it.k for it in iterations) / len(iterations), tokens_per_loop=generated / len(iterations),
         tokens_per_target_pass=generated / len(iterations),
     )

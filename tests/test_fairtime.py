@@ -97,3 +97,19 @@ def test_no_runs_is_a_clear_error():
         fairtime.fair_speedup([])
     with pytest.raises(ValueError):
         fairtime.median_plain_pass([dataclasses.replace(hand_plain(), passes=())])
+
+
+def test_verification_cost_is_taken_per_pass_size():
+    """A drafter that finds nothing half the time: one-token checks are cheap, five-token checks dear; a
+    single median over both sizes would pick one of them, the per-size medians average to the truth."""
+    slots4 = [slot(i, 10, "accepted", 0.9, 0.9, True, t=0.0) for i in range(1, 5)]
+    its = []
+    for i in range(6):
+        if i % 2:
+            its.append(iteration(i, 4, slots4, 13, "bonus", (10, 10, 10, 10, 13), verify=0.016))
+        else:
+            its.append(iteration(i, 4, [], 13, "correction", (13,), verify=0.008))
+    spec = dataclasses.replace(hand_trace(), iterations=tuple(its), generated_ids=(10,) * 18)
+    costs = fairtime.loop_costs([spec], [hand_plain()])
+    assert costs.verify_cost == pytest.approx((1.0 + 2.0) / 2)
+    assert costs.model_speedup == pytest.approx(3.0 / 1.5)
