@@ -49,3 +49,12 @@ def test_guide_diagrams_draw_their_boxes_and_arrows():
     for build in (g.prompt_lookup_figure, g.eagle_figure, g.early_exit_figure):
         fig = build()
         assert fig.layout.shapes and any(a.showarrow for a in fig.layout.annotations)
+
+
+def test_arrows_join_box_edges():
+    from app.figures.variant_guide import HALF_HEIGHT, Box, edge_points
+
+    a, b = Box("a", 0, 1, width=1.0), Box("b", 3, 1, width=2.0)
+    assert edge_points(a, b) == ((0.5, 1), (2.0, 1))
+    top, bottom = Box("t", 0, 2), Box("u", 0.2, 1)
+    assert edge_points(top, bottom) == ((0, 2 - HALF_HEIGHT), (0.2, 1 + HALF_HEIGHT))

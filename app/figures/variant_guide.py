@@ -19,17 +19,31 @@ class Box:
     width: float = 0.9
 
 
+HALF_HEIGHT = 0.3
+
+
+def edge_points(a: Box, b: Box) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Where an arrow from box ``a`` to box ``b`` leaves and arrives: side to side, or top to bottom when
+    the boxes overlap horizontally."""
+    if abs(b.x - a.x) < (a.width + b.width) / 2 and abs(b.y - a.y) > 1e-9:
+        down = 1 if b.y < a.y else -1
+        return (a.x, a.y - down * HALF_HEIGHT), (b.x, b.y + down * HALF_HEIGHT)
+    right = 1 if b.x >= a.x else -1
+    return (a.x + right * a.width / 2, a.y), (b.x - right * b.width / 2, b.y)
+
+
 def flow_figure(boxes: Sequence[Box], arrows: Sequence[tuple[int, int]], title: str, height: int = 220) -> go.Figure:
     """Labelled boxes joined by arrows (index pairs into ``boxes``)."""
     fig = go.Figure()
     for b in boxes:
-        fig.add_shape(type="rect", x0=b.x - b.width / 2, x1=b.x + b.width / 2, y0=b.y - 0.3, y1=b.y + 0.3,
+        fig.add_shape(type="rect", x0=b.x - b.width / 2, x1=b.x + b.width / 2, y0=b.y - HALF_HEIGHT,
+                      y1=b.y + HALF_HEIGHT,
                       fillcolor=b.colour, opacity=0.85, line={"color": "white"})
         fig.add_annotation(x=b.x, y=b.y, text=b.label, showarrow=False, font={"color": "white", "size": 12})
     for i, j in arrows:
-        a, b = boxes[i], boxes[j]
-        fig.add_annotation(x=b.x, y=b.y, ax=a.x, ay=a.y, xref="x", yref="y", axref="x", ayref="y", text="",
-                           showarrow=True, arrowhead=2, arrowwidth=1.5, standoff=14, startstandoff=14)
+        (x0, y0), (x1, y1) = edge_points(boxes[i], boxes[j])
+        fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=2, arrowwidth=1.5)
     xs = [b.x for b in boxes]
     ys = [b.y for b in boxes]
     fig.update_layout(title=title, height=height, margin={"l": 5, "r": 5, "t": 40, "b": 5}, showlegend=False,
