@@ -19,7 +19,8 @@ def budget(spec: Trace, plain: Trace) -> tuple[explain.LoopBudget, fairtime.Fair
     """The run's average loop (median pass costs) and its fair speedup."""
     costs = fairtime.loop_costs([spec], [plain])
     b = explain.LoopBudget(k=costs.k, alpha=spec.acceptance_rate, draft_cost=costs.draft_cost,
-                           verify_cost=costs.verify_cost, tokens_per_loop=costs.tokens_per_loop)
+                           verify_cost=costs.verify_cost, tokens_per_loop=costs.tokens_per_loop,
+                           other=costs.other_cost)
     return b, fairtime.fair_speedup([(spec, plain)])
 
 

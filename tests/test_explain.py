@@ -57,3 +57,14 @@ def test_figure_shows_the_three_bars_with_computed_lengths():
     assert draft.x[1] == pytest.approx(b.drafting) and verify.x[1] == pytest.approx(b.verify_cost)
     assert verify.x[2] == 1.0  # the projection
     assert f"{b.speedup:.2f}×" in [a.text for a in fig.layout.annotations]
+
+
+def test_bookkeeping_is_a_fourth_factor_and_can_decide():
+    b = LoopBudget(k=4, alpha=0.9, draft_cost=0.02, verify_cost=1.05,
+                   tokens_per_loop=float(analytics.tokens_per_loop(0.9, 4)), other=1.5, plain_other=0.05)
+    assert math.prod(b.losses().values()) == pytest.approx((4 + 1) / b.speedup)
+    assert b.speedup == pytest.approx(b.tokens_per_loop * 1.05 / (0.08 + 1.05 + 1.5))
+    assert b.decider() == "bookkeeping" and "between the passes" in decider_sentence(b)
+    fig = loop_cost_figure(b)
+    assert fig.data[-1].name.startswith("bookkeeping") and fig.data[-1].x[1] == pytest.approx(1.5)
+    assert len(loop_cost_figure(budget()).data) == 3  # none to show

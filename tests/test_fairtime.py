@@ -17,8 +17,9 @@ def test_loop_costs_by_hand():
     assert costs.draft_cost == pytest.approx(0.25)
     assert costs.verify_cost == pytest.approx(1.25)
     assert costs.k == 3 and costs.tokens_per_loop == pytest.approx(2.5)
-    assert costs.loop_cost == pytest.approx(3 * 0.25 + 1.25)
-    assert costs.model_speedup == pytest.approx(2.5 / 2.0)
+    assert costs.other_cost == pytest.approx(0.016 / 4 / 0.008)  # 16 ms between the passes, over 4 loops
+    assert costs.loop_cost == pytest.approx(3 * 0.25 + 1.25 + 0.5)
+    assert costs.model_speedup == pytest.approx(2.5 / 2.5)
 
 
 def test_one_slow_pass_hardly_moves_the_cost_model():
@@ -109,7 +110,17 @@ def test_verification_cost_is_taken_per_pass_size():
             its.append(iteration(i, 4, slots4, 13, "bonus", (10, 10, 10, 10, 13), verify=0.016))
         else:
             its.append(iteration(i, 4, [], 13, "correction", (13,), verify=0.008))
-    spec = dataclasses.replace(hand_trace(), iterations=tuple(its), generated_ids=(10,) * 18)
+    spec = dataclasses.replace(hand_trace(), iterations=tuple(its), generated_ids=(10,) * 18,
+                               total_time_s=0.02 + 3 * 0.016 + 3 * 0.008)  # no time between the passes
     costs = fairtime.loop_costs([spec], [hand_plain()])
     assert costs.verify_cost == pytest.approx((1.0 + 2.0) / 2)
     assert costs.model_speedup == pytest.approx(3.0 / 1.5)
+
+
+def test_time_between_passes_is_counted_for_the_loop_only():
+    # hand_trace: 64 ms of passes in 80 ms of decoding; hand_plain: 80 ms of passes in 100 ms
+    costs = fairtime.loop_costs([hand_trace()], [hand_plain()])
+    assert costs.other_cost == pytest.approx(0.016 / 4 / 0.008)
+    # plain decoding's gaps are not counted: a plain run slowed between its passes leaves the model alone
+    slowed = dataclasses.replace(hand_plain(), total_time_s=hand_plain().total_time_s + 1.0)
+    assert fairtime.loop_costs([hand_trace()], [slowed]).model_speedup == pytest.approx(costs.model_speedup)

@@ -30,7 +30,7 @@ def _page_with(spec, plain):
 
 
 def test_fast_run_names_its_decider_and_has_no_win_button():
-    spec, plain = hand_trace(), hand_plain()
+    spec, plain = dataclasses.replace(hand_trace(), total_time_s=0.02 + 0.064), hand_plain()  # no gaps
     at = _page_with(spec, plain)
     b, fair = why_speed.budget(spec, plain)
     assert "Why this speed" in [h.value for h in at.subheader]
