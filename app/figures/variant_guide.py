@@ -22,26 +22,26 @@ class Box:
 HALF_HEIGHT = 0.3
 
 
-def edge_points(a: Box, b: Box) -> tuple[tuple[float, float], tuple[float, float]]:
+def edge_points(a: Box, b: Box, vertical: bool = False) -> tuple[tuple[float, float], tuple[float, float]]:
     """Where an arrow from box ``a`` to box ``b`` leaves and arrives: side to side, or top to bottom when
-    the boxes overlap horizontally."""
-    if abs(b.x - a.x) < (a.width + b.width) / 2 and abs(b.y - a.y) > 1e-9:
+    the boxes overlap horizontally (or ``vertical`` asks for it)."""
+    if (vertical or abs(b.x - a.x) < (a.width + b.width) / 2) and abs(b.y - a.y) > 1e-9:
         down = 1 if b.y < a.y else -1
         return (a.x, a.y - down * HALF_HEIGHT), (b.x, b.y + down * HALF_HEIGHT)
     right = 1 if b.x >= a.x else -1
     return (a.x + right * a.width / 2, a.y), (b.x - right * b.width / 2, b.y)
 
 
-def flow_figure(boxes: Sequence[Box], arrows: Sequence[tuple[int, int]], title: str, height: int = 220) -> go.Figure:
-    """Labelled boxes joined by arrows (index pairs into ``boxes``)."""
+def flow_figure(boxes: Sequence[Box], arrows: Sequence[tuple[int, ...]], title: str, height: int = 220) -> go.Figure:
+    """Labelled boxes joined by arrows: index pairs into ``boxes``, a third item 1 for bottom-to-top."""
     fig = go.Figure()
     for b in boxes:
         fig.add_shape(type="rect", x0=b.x - b.width / 2, x1=b.x + b.width / 2, y0=b.y - HALF_HEIGHT,
                       y1=b.y + HALF_HEIGHT,
                       fillcolor=b.colour, opacity=0.85, line={"color": "white"})
         fig.add_annotation(x=b.x, y=b.y, text=b.label, showarrow=False, font={"color": "white", "size": 12})
-    for i, j in arrows:
-        (x0, y0), (x1, y1) = edge_points(boxes[i], boxes[j])
+    for i, j, *vertical in arrows:
+        (x0, y0), (x1, y1) = edge_points(boxes[i], boxes[j], bool(vertical and vertical[0]))
         fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
                            showarrow=True, arrowhead=2, arrowwidth=1.5)
     xs = [b.x for b in boxes]
@@ -59,7 +59,7 @@ def prompt_lookup_figure() -> go.Figure:
     colour = {0: TARGET, 1: TARGET, 2: DRAFT, 3: DRAFT, 4: DRAFT, 7: PLAIN, 8: PLAIN}
     boxes = [Box(w, i, 1, colour.get(i, MUTED), 0.85) for i, w in enumerate(words)]
     boxes += [Box(w, 9 + i, 0, DRAFT, 0.85) for i, w in enumerate(["(", "a", ")"])]
-    return flow_figure(boxes, [(3, 10)], "Prompt lookup: the last tokens (orange) match earlier text (green); "
+    return flow_figure(boxes, [(3, 10, 1)], "Prompt lookup: the last tokens (orange) match earlier text (green); "
                        "what came next there (blue) is copied as the guess")
 
 
