@@ -143,7 +143,7 @@ class FairSpeedup:
         timed = f"the median of {runs} timed runs" if runs > 1 else "one timed run"
         if self.agrees:
             return (f"Timed fairly: {self.measured:.2f}× on the wall clock ({timed}, after a warm-up), and "
-                    f"{self.model:.2f}× from the cost model (tokens per loop ÷ (K·c + v) with median pass "
+                    f"{self.model:.2f}× from the cost model (tokens per loop ÷ (K·c + v + o) with median pass "
                     f"times); they agree within ±{self.tolerance:.0%}.")
         return (f"The machine was too busy to time fairly. The cost model, built from median pass times, gives "
                 f"{min(self.model, self.ceiling):.2f}×; the wall clock said {self.measured:.2f}× ({timed}), more "

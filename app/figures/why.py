@@ -35,9 +35,9 @@ def loop_cost_figure(b: LoopBudget) -> go.Figure:
     notes = [f"{b.tokens_per_loop:.2f} tokens", f"{b.speedup:.2f}×", f"{b.projected_speedup:.2f}× (projection)"]
     for row, total, note in zip(y, (b.plain_cost, b.cost, projected), notes, strict=True):
         fig.add_annotation(y=row, x=total, text=note, showarrow=False, xanchor="left", xshift=6)
-    fig.update_layout(barmode="stack", height=260, margin={"l": 10, "r": 10, "t": 40, "b": 40},
+    fig.update_layout(barmode="stack", height=290, margin={"l": 10, "r": 10, "t": 40, "b": 40},
                       title=f"One average loop: {b.tokens_per_loop:.2f} tokens for {b.cost:.2f} target passes",
-                      legend={"orientation": "h", "y": -0.3})
+                      legend={"orientation": "h", "y": -0.45})
     fig.update_xaxes(title="cost in one-token target passes",
                      range=[0, max(b.plain_cost, b.cost, projected) * 1.35])
     fig.update_yaxes(autorange="reversed")
