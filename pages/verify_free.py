@@ -1,6 +1,7 @@
 """Is verification free here? v(n) measured on this machine, what it means, and the batch-size caveat."""
 
 import streamlit as st
+import torch
 
 from app import loaders, state
 from app.figures import passcost as figs
@@ -9,7 +10,6 @@ from app.urlstate import CalcSettings
 from specsim import analytics, passcost
 from specsim.models import format_prompt
 
-CONTEXT_PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 st.title("Is verification free here?")
@@ -25,8 +25,9 @@ if st.button("Measure v(n) on this machine (about 10 seconds)", key=state.VERIFY
     try:
         with st.spinner("Timing target passes over 1 to 16 tokens, every size once per round, after a warm-up…"):
             target = loaders.bundled_target()
-            curve = passcost.measure_verify_curve(target, format_prompt(target.tokenizer, CONTEXT_PROMPT),
-                                                  repeats=3)
+            costs = passcost.measure_pass_costs(target, ns=passcost.DEFAULT_NS, repeats=3, warmup=1)
+            curve = passcost.VerifyCurve.of(costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)),
+                                            str(target.device), torch.get_num_threads())
         state.put(state.VERIFY_CURVE, curve)
     except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
         st.error(f"The measurement could not run: {type(error).__name__}: {error}")

@@ -33,6 +33,7 @@ from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
+from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.prompts import builtin_prompts
 
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
@@ -141,6 +142,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 is best on a busy machine)")
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
+    parser.add_argument("--no-passes", action="store_true",
+                        help="skip the v(n) table and the float32 / default-dtype plain decoding speeds")
     parser.add_argument("--heldout", type=int, default=0, metavar="N",
                         help="use N prompts of the held-out set instead of the built-in ones")
     args = parser.parse_args(argv)
@@ -185,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target {target.name} ({str(target.dtype).removeprefix('torch.')} on {target.device}, "
           f"{torch.get_num_threads()} threads); {len(prompts)} {where} prompts x {args.max_new_tokens} new tokens, "
           "greedy")
+    print(f"dtype: {target.dtype_reason}")
+    if not args.no_passes:
+        print("\n" + pass_cost_report(target, args) + "\n", flush=True)
     speculative_generate(target, drafters[0][1], prompts[0], 2, 4)  # warm-up
     rows = []
     for label, drafter in drafters:
@@ -201,6 +207,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.heldout:
         print("\n" + format_breakdown(rows, domains))
     return 0
+
+
+def pass_cost_report(target, args: argparse.Namespace) -> str:
+    """v(n) for n = 1..17 in the active dtype, and plain decoding speed in float32 and in the active dtype."""
+    costs = measure_pass_costs(target)
+    lines = ["one target pass over n new tokens (median of 7 after 2 warm-ups, n interleaved):",
+             format_pass_costs([costs])]
+    speeds = {str(target.dtype).removeprefix("torch."): plain_tokens_per_s(target)}
+    if target.dtype != torch.float32:
+        fp32 = load_model(args.target, device=args.device, dtype="float32")
+        speeds["float32"] = plain_tokens_per_s(fp32)
+        del fp32
+    lines.append("plain decoding: " + ", ".join(f"{name} {rate:.1f} tok/s" for name, rate in speeds.items()))
+    return "\n".join(lines)
 
 
 def format_breakdown(rows: list[dict], domains: list[str]) -> str:

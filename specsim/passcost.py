@@ -1,29 +1,106 @@
-"""Is verification free here? The cost of one target pass over n new tokens, measured on this machine.
+"""What one target pass costs as a function of how many new tokens it carries: v(n).
 
-v(n) = time of a pass over n new tokens / time of a pass over one, both on top of the same cached
-context, which is what a verification pass of K = n − 1 guesses costs in the calculator's units.
-On a memory-bound accelerator the curve stays flat near 1 for small n (the weights are read once
-whatever n is, and the arithmetic units have room to spare); where compute runs out it climbs with
-a slope. A CPU runs out of arithmetic much sooner than a GPU.
+The lesson's third fact: checking K + 1 tokens costs about one pass, because decoding a token is
+memory-bound (the weights are read once whatever the number of tokens). v(n) = time of a pass over
+n new tokens / time of a one-token pass measures how true that is on this machine: flat (v near 1)
+while the pass is memory-bound, then a slope once arithmetic dominates.
 
-The batch-size caveat is a *model* (a roofline), not a measurement: a pass over B sequences of n
-tokens takes max(1, B·n / R) one-token passes, where R is how many tokens one pass can process
-before arithmetic, not memory, sets its time. Larger batches use up the spare arithmetic that made
-verification free, so the gain shrinks.
+Timing on a shared machine (STYLE.md): warm-up passes first, the n values interleaved round-robin
+so a burst of load hits them alike, and the median of the repeats.
+
+:class:`VerifyCurve` is how the "Is verification free here?" page reads a measurement: the flat part,
+the slope, a roofline fit. The batch-size caveat is a *model* (a roofline), not a measurement: a pass
+over B sequences of n tokens takes max(1, B·n / R) one-token passes, where R is how many tokens one
+pass can process before arithmetic, not memory, sets its time. Larger batches use up the spare
+arithmetic that made verification free, so the gain shrinks.
 """
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from transformers import DynamicCache
 
 from specsim import analytics
+from specsim.drafters import crop_cache
+from specsim.engine import plain_generate
+from specsim.models import LoadedModel, format_prompt
 
+CONTEXT_TEXT = "Explain, in a few sentences, why the sky looks blue during the day but red at sunset."
+"""About 45 tokens through the chat template: the context every measured pass appends to."""
+
+
+@dataclass(frozen=True)
+class PassCosts:
+    """Median seconds of one target pass over n new tokens, for each measured n."""
+
+    seconds: dict[int, float]
+    dtype: str
+    repeats: int
+
+    def v(self, n: int) -> float:
+        """Cost of a pass over n new tokens, in one-token passes."""
+        return self.seconds[n] / self.seconds[1]
+
+
+def measure_pass_costs(target: LoadedModel, ns: Sequence[int] = tuple(range(1, 18)), repeats: int = 7,
+                       warmup: int = 2, context_text: str = CONTEXT_TEXT) -> PassCosts:
+    """Time target passes over n new tokens after the same context; n = 1 is always measured."""
+    ns = sorted({1, *ns})
+    ids = format_prompt(target.tokenizer, context_text)
+    device = target.device
+    samples: dict[int, list[float]] = {n: [] for n in ns}
+    with torch.inference_mode():
+        cache = DynamicCache()
+        target.model(input_ids=torch.tensor([ids], device=device), past_key_values=cache, use_cache=True)
+        for round_ in range(warmup + repeats):
+            for n in ns:  # round-robin: every n sees the same slice of machine load
+                crop_cache(cache, len(ids))
+                new = torch.tensor([(ids * (n // len(ids) + 1))[:n]], device=device)
+                start = _clock(device)
+                target.model(input_ids=new, past_key_values=cache, use_cache=True)
+                if round_ >= warmup:
+                    samples[n].append(_clock(device) - start)
+    return PassCosts({n: statistics.median(s) for n, s in samples.items()},
+                     str(target.dtype).removeprefix("torch."), repeats)
+
+
+def _clock(device: str) -> float:
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def plain_tokens_per_s(target: LoadedModel, max_new_tokens: int = 32, repeats: int = 3,
+                       context_text: str = CONTEXT_TEXT) -> float:
+    """Plain greedy decoding speed (decode only, after one warm-up run): median over the repeats."""
+    ids = format_prompt(target.tokenizer, context_text)
+    plain_generate(target, ids, 4)
+    rates = []
+    for _ in range(repeats):
+        trace = plain_generate(target, ids, max_new_tokens)
+        rates.append(trace.n_generated / trace.decode_time_s)
+    return statistics.median(rates)
+
+
+def format_pass_costs(costs: Sequence[PassCosts]) -> str:
+    """One row per dtype: ms of a pass over n new tokens, and v(n) beneath it."""
+    ns = sorted(costs[0].seconds)
+    head = ["n new tokens", *map(str, ns)]
+    rows = [head]
+    for c in costs:
+        rows.append([f"{c.dtype} ms", *(f"{c.seconds[n] * 1e3:.1f}" for n in ns)])
+        rows.append([f"{c.dtype} v(n)", *(f"{c.v(n):.2f}" for n in ns)])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows)
+
+
+# ---- reading a measurement: the "Is verification free here?" page ------------------------------------
 DEFAULT_NS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 FLAT_TOLERANCE = 0.10  # v(n) within 10 % of 1 counts as "free"
 
@@ -80,51 +157,16 @@ class VerifyCurve:
         n, v = np.array(pts, dtype=float).T
         return float((n * n).sum() / (n * v).sum())
 
+    @classmethod
+    def of(cls, costs: PassCosts, context: int = 0, device: str = "", threads: int = 0) -> VerifyCurve:
+        """The page's reading of a :func:`measure_pass_costs` result."""
+        ns = tuple(sorted(costs.seconds))
+        return cls(ns=ns, seconds=tuple(costs.seconds[n] for n in ns), context=context, repeats=costs.repeats,
+                   dtype=costs.dtype, device=device, threads=threads)
+
     def to_dict(self) -> dict:
         return {"ns": list(self.ns), "seconds": list(self.seconds), "context": self.context, "repeats": self.repeats,
                 "dtype": self.dtype, "device": self.device, "threads": self.threads}
-
-
-def measure_verify_curve(target, context_ids: Sequence[int], ns: Sequence[int] = DEFAULT_NS, repeats: int = 5,
-                         seed: int = 0) -> VerifyCurve:
-    """Time target passes over n new tokens on a cached ``context_ids``, every n once per round in a
-    shuffled order (so slow spells hit all n alike), after one untimed warm-up round; medians per n."""
-    import torch
-    from transformers import DynamicCache
-
-    from specsim.drafters import crop_cache
-
-    if 1 not in ns:
-        raise ValueError("the curve needs n = 1, the pass every other n is compared with")
-    if len(context_ids) < 2:
-        raise ValueError("the context needs at least two tokens")
-    if repeats < 1:
-        raise ValueError("repeats must be at least 1")
-    model, device = target.model, target.device
-    ids = torch.tensor([list(context_ids)], dtype=torch.long, device=device)
-    filler = ids[:, -1:].repeat(1, max(ns))  # the new tokens' values do not change a pass's cost
-    order = list(ns)
-    rng = random.Random(seed)
-    times: dict[int, list[float]] = {n: [] for n in ns}
-    with torch.inference_mode():
-        cache = DynamicCache()
-        model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
-        base = ids.shape[1]
-        for round_ in range(repeats + 1):
-            rng.shuffle(order)
-            for n in order:
-                start = time.perf_counter()
-                model(input_ids=filler[:, :n], past_key_values=cache, use_cache=True)
-                if str(device).startswith("cuda"):
-                    torch.cuda.synchronize()
-                elapsed = time.perf_counter() - start
-                crop_cache(cache, base)
-                if round_ > 0:  # round 0 is the warm-up
-                    times[n].append(elapsed)
-    return VerifyCurve(
-        ns=tuple(ns), seconds=tuple(statistics.median(times[n]) for n in ns), context=int(ids.shape[1]),
-        repeats=repeats, dtype=str(getattr(target, "dtype", "")).removeprefix("torch."), device=str(device),
-        threads=torch.get_num_threads())
 
 
 # ---- the batch-size caveat (a model) ----------------------------------------------------------------

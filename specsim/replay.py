@@ -13,7 +13,7 @@ from typing import Literal
 
 from specsim import analytics
 from specsim.measure import Measured, measure
-from specsim.trace import Iteration, Trace
+from specsim.trace import Iteration, Settings, Trace
 
 Role = Literal["prompt", "output", "accepted", "rejected", "unchecked", "extra"]
 """What a chip is: the prompt, text emitted by earlier iterations, or a slot of the current one."""
@@ -268,3 +268,18 @@ def identity(spec: Trace, plain: Trace) -> Identity:
         spec_texts[first] if first < len(spec_texts) else "(end)",
         plain_texts[first] if first < len(plain_texts) else "(end)",
     )
+
+
+def identity_guarantee(settings: Settings) -> str:
+    """What greedy identity means for the numerics a run used: a guarantee, or an observation."""
+    if settings.invariant:
+        return (f"Guaranteed, not just observed: in {settings.dtype} with the position-invariant decode path, each "
+                "position's logits are bitwise the same whether the target computes it alone or inside a "
+                "verification pass, so greedy speculative decoding must write plain decoding's tokens.")
+    if settings.device.startswith("cuda"):
+        return (f"Usual but not guaranteed: in {settings.dtype} on a GPU, a pass over several positions may use "
+                "other kernels than a one-position pass and round differently, so a near-tie can flip.")
+    return (f"Usual but not guaranteed: on this CPU, {settings.dtype} matrix kernels change their summation order "
+            "with the number of rows in a pass, so a position verified among K + 1 can round differently from the "
+            "same position decoded alone, and a near-tie can flip. The bfloat16 position-invariant path (the "
+            "default on CPUs with native bfloat16) makes it a guarantee.")

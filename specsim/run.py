@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
         print(f"python -m specsim.run: error: {error}", file=sys.stderr)
         return 2
+    print(f"dtype: {target.dtype_reason}", file=sys.stderr)
     ids = format_prompt(target.tokenizer, args.prompt)
     context = getattr(target.model.config, "max_position_embeddings", None)
     if context and len(ids) + args.max_new_tokens > context:

@@ -84,6 +84,12 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
     fair = row[bench.COLUMNS.index("fair")]  # one word per cell in a row
     tokens_per_loop = float(row[bench.COLUMNS.index("tok/loop")])
     assert float(fair.rstrip("*")) <= tokens_per_loop + 0.005  # never above tokens per target pass
+    assert any(line.startswith("dtype: float32") for line in lines)
+    ns = next(line for line in lines if line.strip().startswith("n new tokens")).split()[3:]
+    assert ns == [str(n) for n in range(1, 18)]
+    v = next(line for line in lines if line.strip().startswith("float32 v(n)")).split()[2:]
+    assert len(v) == 17 and v[0] == "1.00" and all(float(x) > 0 for x in v)
+    assert "plain decoding: float32" in out
 
 
 @pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""]])

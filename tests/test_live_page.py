@@ -183,3 +183,4 @@ def test_a_greedy_mismatch_names_the_token_and_the_dtype():
     message = next(e.value for e in at.error if "differ" in e.value)
     assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
     assert "float32" in message
+    assert any(c.value.startswith("Usual but not guaranteed") for c in at.caption)  # float32: an observation

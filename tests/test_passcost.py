@@ -39,13 +39,11 @@ def test_batch_model_limits():
     assert gains == sorted(gains, reverse=True) and gains[-1] < 1 < gains[0]
 
 
-def test_measuring_the_bundled_target_leaves_the_cache_as_it_was(bundled_target):
-    ids = list(range(100, 140))
-    curve = passcost.measure_verify_curve(bundled_target, ids, ns=(1, 2, 4), repeats=2)
-    assert curve.ns == (1, 2, 4) and curve.context == 40 and all(s > 0 for s in curve.seconds)
-    assert curve.v[0] == 1.0 and curve.dtype == "float32"
-    with pytest.raises(ValueError):
-        passcost.measure_verify_curve(bundled_target, ids, ns=(2, 4))
+def test_a_measurement_of_the_bundled_target_reads_as_a_curve(bundled_target):
+    costs = passcost.measure_pass_costs(bundled_target, ns=(1, 2, 4), repeats=2, warmup=1)
+    curve = VerifyCurve.of(costs, context=40, device="cpu", threads=1)
+    assert curve.ns == (1, 2, 4) and all(s > 0 for s in curve.seconds)
+    assert curve.v[0] == 1.0 and curve.v_at(4) == pytest.approx(costs.v(4)) and curve.dtype == costs.dtype
 
 
 def test_figures_plot_the_curve_and_the_model():
