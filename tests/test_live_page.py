@@ -71,8 +71,9 @@ def test_numbers_shown_are_the_traces(ran):
 
 def test_identity_shown_in_greedy_mode(ran):
     spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
-    assert spec.generated_ids == plain.generated_ids  # the engine's promise, float32 on the CPU
-    assert any(f"all {spec.n_generated} tokens match" in s.value and "float32" in s.value for s in ran.success)
+    assert spec.generated_ids == plain.generated_ids  # the engine's promise (float32, or the invariant bfloat16)
+    assert any(f"all {spec.n_generated} tokens match" in s.value and spec.settings.dtype in s.value
+               for s in ran.success)
 
 
 def test_step_forward_back_and_play_to_the_end(ran):
