@@ -41,7 +41,7 @@ LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. aft
 LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
 # Playback
 LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
-LIVE_STEP_SLIDER = "live_step_slider"  # the jump slider's widget value (1-based), synced to LIVE_STEP
+LIVE_STEP_SLIDER = "live_step_slider"  # prefix of the jump slider's widget key, one per step (app.widgets.playback)
 LIVE_PLAYING = "live_playing"
 LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
@@ -71,8 +71,6 @@ LIVE_RESIDUAL_CHART = "live_residual_"  # + step
 LIVE_KEPT_SHARE_CHART = "live_by_pos"
 LIVE_KEPT_HISTOGRAM_CHART = "live_kept_hist"
 LIVE_TIMELINE_CHART = "live_timeline"
-LIVE_SPEC_TEXT = "live_spec_text"
-LIVE_PLAIN_TEXT = "live_plain_text"
 LIVE_EXPORT_BUTTON = "live_export"
 LIVE_EXPORT_PLAIN_BUTTON = "live_export_plain"
 
@@ -98,7 +96,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_K: defaults.DEFAULT_K,
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: defaults.DEFAULT_MAX_NEW_TOKENS,
-    LIVE_SEED: defaults.SEED_MIN,
+    LIVE_SEED: str(defaults.SEED_MIN),  # the seed box's text (app.live_params.seed_from_text)
     CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
     CALC_URL_LAST: None,
 }
@@ -151,4 +149,25 @@ DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP:
 
 
 
-__all__ = [name for name in list(globals()) if name.isupper()] + ["widget_key", "seq_drag_key"]
+# ---- teaching panels (issue 14) ----------------------------------------------------------------------
+LIVE_AUTORUN = "live_autorun"  # True for one script run after "run an example where it wins" was clicked
+LIVE_WIN_BUTTON = "live_win_example"
+VERIFY_CURVE = "verify_curve"  # specsim.measure.VerifyCurve measured on this machine, or None
+VERIFY_BUTTON = "verify_measure"
+VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
+DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
+DOMAIN_BUTTON = "domain_measure"
+PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
+PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps
+
+
+def pq_slider_key(index: int) -> str:
+    """Widget key of the why-unchanged page's slider for token ``index``."""
+    return f"pq_q_{index}"
+
+
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None,
+                 PQ_WEIGHTS: (10, 40, 15, 5, 30), PQ_SEED: 0})
+
+
+__all__ = [name for name in list(globals()) if name.isupper()] + ["widget_key", "seq_drag_key", "pq_slider_key"]

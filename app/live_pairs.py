@@ -39,6 +39,8 @@ def target_id(settings: LiveSettings) -> str | None:
     if settings.pair == BUNDLED:
         return None
     if settings.pair == CUSTOM:
+        if settings.target.strip() in models.BUNDLED_ALIASES:  # the one bundled copy, not a second load
+            return None
         return settings.target
     presets = _presets()
     if settings.pair not in presets:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from app import keys, urlstate
-from app.urlcodec import Number, Reading, half_up, last, read_number, refused
+from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
 from app.urlstate import CalcSettings
 from specsim import defaults
 
@@ -41,7 +41,7 @@ class LiveSettings:
     k: int = keys.DEFAULTS[keys.LIVE_K]
     temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
     max_new_tokens: int = keys.DEFAULTS[keys.LIVE_MAX_NEW]
-    seed: int = keys.DEFAULTS[keys.LIVE_SEED]
+    seed: int | str = defaults.SEED_MIN  # the seed box's text when it is not a whole number (validate() says so)
 
 
 # field -> (URL name, session-state key)
@@ -58,10 +58,22 @@ FIELDS: dict[str, tuple[str, str]] = {
 }
 NUMBERS: dict[str, Number] = {  # field -> its range and step
     "k": Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True),
-    "temperature": Number("t", 0.0, defaults.TEMPERATURE_MAX, 2),
+    "temperature": Number("t", 0.0, defaults.TEMPERATURE_MAX, 2, exact=True),  # the page, run and link agree
     "max_new_tokens": Number("n", 1, defaults.MAX_NEW_TOKENS_LIMIT, 0, whole_only=True),
     "seed": Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True),
 }
+
+
+def seed_from_text(text: object) -> int | str:
+    """The seed box holds text, so any number typed stays on screen: a whole number in range becomes the seed,
+    anything else is kept as typed and refused by :func:`validate` with the allowed range."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    text = str(text)
+    seed = NUMBERS["seed"]
+    if WHOLE_NUMBER.fullmatch(text) and seed.lo <= int(text) <= seed.hi:
+        return int(text)
+    return text
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
@@ -103,7 +115,7 @@ def to_query(settings: LiveSettings) -> dict[str, str]:
         value = getattr(settings, field)
         if field in ("target", "draft") and settings.pair != "custom":
             continue
-        query[name] = f"{value:g}" if isinstance(value, float) else str(value)
+        query[name] = number_text(value) if isinstance(value, float) else str(value)
     return query
 
 

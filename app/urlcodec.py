@@ -15,6 +15,10 @@ from decimal import ROUND_HALF_UP, Decimal
 
 PLAIN_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
 """A plain decimal number: ASCII digits, an optional point and sign; short enough to read."""
+REAL_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][-+]?[0-9]{1,3})?")
+"""A number read back exactly as :func:`number_text` wrote it (1e-05, 0.123456789): ASCII, an exponent allowed."""
+WHOLE_NUMBER = re.compile(r"\s*\+?[0-9]{1,10}\s*")
+"""A whole number as typed into a text box."""
 UNSAFE = re.compile(r"[^0-9A-Za-z.+\-]")  # anything else could be markup, a path or a command
 
 
@@ -28,6 +32,7 @@ class Number:
     decimals: int  # 0 for whole numbers
     meaning: str = ""
     whole_only: bool = False  # reject fractions instead of rounding them
+    exact: bool = False  # keep the value exactly as written (an exponent allowed, no rounding to ``decimals``)
 
     def describe(self) -> str:
         kind = "a whole number" if self.whole_only else "a number"
@@ -40,6 +45,8 @@ class Number:
 
     def format(self, value: float) -> str:
         """A value as the URL and the notices write it, at the setting's step: 0.13, not 0.13000000000000000444."""
+        if self.exact:
+            return number_text(value)
         return f"{int(value)}" if self.decimals == 0 else f"{value:.{self.decimals}f}"
 
     def accepts(self, value: object) -> bool:
@@ -53,9 +60,13 @@ class Number:
     def parse(self, raw: str) -> float | None:
         """The value of ``raw`` before rounding, or None when it is not acceptable."""
         text = raw.strip()
-        if not PLAIN_NUMBER.fullmatch(text):
+        if not (REAL_NUMBER if self.exact else PLAIN_NUMBER).fullmatch(text):
             return None
         value = float(text)
+        if value == 0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+            return None  # 1e-400 underflows to 0.0: refused, not silently turned into 0
+        if not math.isfinite(value):
+            return None
         if self.whole_only and value != int(value):
             return None  # K counts tokens: 6.5 is not a K
         if not self.lo <= value <= self.hi:
@@ -63,7 +74,9 @@ class Number:
         return value
 
     def rounded(self, raw: str) -> int | float:
-        """A parsed value rounded half-up to the step, the way people round (0.125 -> 0.13)."""
+        """A parsed value rounded half-up to the step, the way people round (0.125 -> 0.13); exact ones as written."""
+        if self.exact:
+            return float(raw.strip())
         step = Decimal(1).scaleb(-self.decimals)
         value = Decimal(raw.strip()).quantize(step, rounding=ROUND_HALF_UP)
         return int(value) if self.decimals == 0 else float(value)
@@ -95,6 +108,12 @@ def read_number(number: Number, raw: str, default: float) -> Reading:
                                        f"{number.format(rounded)} to fit the setting's step.")
 
 
+def number_text(value: float) -> str:
+    """The shortest text that reads back as exactly ``value``: 0, 0.7, 0.0001, 1e-40."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def half_up(x: float, decimals: int) -> float:
     """A measured float rounded half-up to ``decimals`` (as :meth:`Number.rounded` rounds a URL value)."""
     return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
@@ -109,8 +128,9 @@ def last(value: str | Sequence[str]) -> str:
 
 
 def shown(raw: str, limit: int = 24) -> str:
-    """A short, harmless rendering of a raw value for a notice (no markup survives)."""
-    if not raw:
-        return "(empty)"
+    """A short, harmless rendering of a raw value for a notice (no markup survives; an empty code span
+    would show as two literal backticks, so an empty or blank value is named)."""
+    if not raw.strip():
+        return "(blank)" if raw else "(empty)"
     clean = UNSAFE.sub("?", raw)
     return clean if len(clean) <= limit else clean[:limit] + "…"

@@ -17,7 +17,7 @@ the first input of the next verification pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import torch
@@ -55,15 +55,17 @@ class Verdict:
     draws: list[float | None] = field(default_factory=list)  # the uniform numbers drawn (greedy: None)
     residual: torch.Tensor | None = None  # norm(max(0, p - q)) at the rejected slot (sampling)
     residual_mass: float = 0.0
+    ended: bool = False  # an accepted proposal was end-of-text: nothing after it was checked, no +1 token
 
 
 def verify(
     draft_tokens: list[int], proposal: Proposal, target_probs: torch.Tensor, sampling: SamplingConfig,
-    generator: torch.Generator | None,
+    generator: torch.Generator | None, eos: Collection[int] = (),
 ) -> Verdict:
     """Steps 3-4: keep the longest accepted prefix of the proposals, then choose the +1 token.
 
     ``target_probs[i]`` is the target's distribution at draft slot i; row K is the bonus position.
+    An accepted proposal in ``eos`` ends the text: later proposals are neither checked nor counted.
     """
     verdict = Verdict()
     for i, token in enumerate(draft_tokens):
@@ -71,15 +73,20 @@ def verify(
             verdict.accept_probs.append(1.0 if int(torch.argmax(target_probs[i])) == token else 0.0)
         else:
             verdict.accept_probs.append(acceptance_probability(float(target_probs[i, token]), proposal.q[i]))
-    for accept_prob in verdict.accept_probs:
+    for token, accept_prob in zip(draft_tokens, verdict.accept_probs, strict=True):
         draw = None if sampling.greedy else uniform(generator)
         verdict.draws.append(draw)
         if not (accept_prob == 1.0 if draw is None else draw < accept_prob):
             break  # the first rejection ends the run; later slots stay unchecked
         verdict.n_accepted += 1
+        if token in eos:
+            verdict.ended = True
+            break
 
     p = target_probs[verdict.n_accepted]
-    if verdict.n_accepted == len(draft_tokens):  # every proposal kept: a bonus token from p
+    if verdict.ended:  # the text is over: the +1 token is recorded (the target's top choice), never emitted
+        verdict.extra = int(torch.argmax(p))
+    elif verdict.n_accepted == len(draft_tokens):  # every proposal kept: a bonus token from p
         verdict.extra = int(torch.argmax(p)) if sampling.greedy else sample(p, generator)
     elif sampling.greedy:  # the target's own choice replaces the rejected proposal
         verdict.extra, verdict.extra_kind = int(torch.argmax(p)), "correction"
@@ -97,6 +104,7 @@ class SpeculativeStep:
                  generator: torch.Generator | None):
         self.target, self.drafter, self.k, self.sampling, self.generator = target, drafter, k, sampling, generator
         self.needs_prompt_hidden = drafter.needs_target_hidden  # a feature-level (EAGLE-style) drafter reads them
+        self.eos = eos_token_ids(target)  # an accepted end-of-text ends the check (see verify)
         self.cache = DynamicCache()
         self.hidden: torch.Tensor | None = None  # the target's last hidden states in the latest pass
 
@@ -116,7 +124,7 @@ class SpeculativeStep:
                                 output_hidden_states=self.drafter.needs_target_hidden)
         target_probs = warp(out.logits[0], self.sampling)  # row i: the target's p where draft token i sits
         # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
-        verdict = verify(draft_tokens, proposal, target_probs, self.sampling, self.generator)
+        verdict = verify(draft_tokens, proposal, target_probs, self.sampling, self.generator, self.eos)
         self.hidden = out.hidden_states[-1][0] if self.drafter.needs_target_hidden else None
         return Checked(proposal, target_probs, verdict, now(self.target.device) - verify_start)
 

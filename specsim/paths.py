@@ -18,6 +18,8 @@ HELDOUT_PROMPTS = ASSETS / "prompts" / "heldout.json"
 """The held-out prompt set: ``{"prompts": [{"id", "domain", "prompt"}, ...]}``; never used for training."""
 
 QUIZ = ASSETS / "quiz"
+RECORDED_RUN = ASSETS / "live" / "default_run.json"
+"""The live page's recorded default run, replayed before the models load (``specsim.recorded``)."""
 MEDUSA_HEADS = ASSETS / "medusa" / "smollm2-135m-medusa.pt"
 VARIANT_RESULTS = ASSETS / "variants" / "heldout_results.json"
 """The variant comparison over the held-out set, written by ``python -m specsim.variants.compare --save``."""

@@ -80,6 +80,11 @@ class Iteration:
     def k(self) -> int:
         return len(self.slots)
 
+    @property
+    def ended_by_text_end(self) -> bool:
+        """An accepted end-of-text proposal ended the run: the slots after it were never checked or counted."""
+        return 0 < self.n_accepted < self.k and self.slots[self.n_accepted].status == "unchecked"
+
 
 @dataclass(frozen=True)
 class Pass:
@@ -162,11 +167,12 @@ class Trace:
         """For slot t+i (i = 1..K): the share of iterations that proposed a token there and kept it.
 
         The measured counterpart of alpha**i (:func:`specsim.analytics.expected_kept_share`): a slot
-        survives only when every earlier one did. None where no iteration proposed that many tokens.
+        survives only when every earlier one did. Slots after an accepted end-of-text do not count.
+        None where no iteration proposed that many tokens.
         """
         out: list[float | None] = []
         for i in range(1, self.settings.k + 1):
-            proposed = [it for it in self.iterations if it.k >= i]
+            proposed = [it for it in self.iterations if it.k >= i and not (it.ended_by_text_end and i > it.n_accepted)]
             out.append(sum(it.n_accepted >= i for it in proposed) / len(proposed) if proposed else None)
         return out
 

@@ -26,7 +26,8 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     settings, notices = live_params.parse_query(query, list(pairs))
     for field, (name, key) in live_params.FIELDS.items():
         if name in query:
-            state.show(key, getattr(settings, field))
+            value = getattr(settings, field)
+            state.show(key, str(value) if key == state.LIVE_SEED else value)  # the seed box holds text
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
@@ -54,11 +55,15 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         a, b = st.columns(2)
         numbers = live_params.NUMBERS
         a.number_input("K: proposals per loop", step=1, key=state.bound(state.LIVE_K), help=numbers["k"].describe())
-        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=state.bound(state.LIVE_TEMPERATURE),
-                       help=numbers["temperature"].describe())
+        # %g shows the value itself (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
+        b.number_input("Temperature (0 = greedy)", step=0.1, format="%g", key=state.bound(state.LIVE_TEMPERATURE),
+                       help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
+                            "samples almost always the top token")
         a.number_input("Max new tokens", step=1, key=state.bound(state.LIVE_MAX_NEW),
                        help=numbers["max_new_tokens"].describe())
-        b.number_input("Seed", step=1, key=state.bound(state.LIVE_SEED), help="fixes the random draws in sampling mode")
+        # text, not a number box: a browser number box silently drops numbers beyond 2**53 (issue 12)
+        b.text_input("Seed", key=state.bound(state.LIVE_SEED),
+                     help=f"{numbers['seed'].describe()}; it fixes the random draws in sampling mode")
     with left:
         st.text_area("Prompt", key=state.bound(state.LIVE_PROMPT), height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")
@@ -72,7 +77,9 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
 
 def current() -> LiveSettings:
     """The settings as they stand in session state."""
-    return LiveSettings(**{field: state.get(key) for field, (_, key) in live_params.FIELDS.items()})
+    values = {field: state.get(key) for field, (_, key) in live_params.FIELDS.items()}
+    values["seed"] = live_params.seed_from_text(values["seed"])
+    return LiveSettings(**values)
 
 
 def write_url(settings: LiveSettings) -> None:

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 import streamlit as st
 
 from app.palette import DRAFT, EXTRA, KEPT, MUTED, REJECTED
 from specsim.replay import Chip
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=])")
+
+
+def md_plain(text: str) -> str:
+    """``text`` for st.markdown / st.info that shows every character as typed.
+
+    Token texts are arbitrary (```, **, $x$, :red[...]); unescaped, Markdown would eat them, and a
+    sentence about a token would name an empty string (issue 12). CommonMark lets a backslash
+    escape any ASCII punctuation; Streamlit's own extras (LaTeX $, :emoji:, :color[]) start with
+    punctuation too, so the same escape turns them off.
+    """
+    return _MARKDOWN.sub(r"\\\1", text)
+
 
 PROMPT_TAIL = 240  # characters of a long prompt shown before the output (all of it on hover)
 MARK = {"accepted": "✓", "rejected": "✗", "unchecked": "·", "extra": "+1"}
@@ -60,7 +75,13 @@ def chip_title(chip: Chip) -> str:
         lines.append(f"p(x) = {chip.p:.4f} (target)")
     if chip.q is not None:
         lines.append(f"q(x) = {chip.q:.4f} (draft)")
-    if chip.accept_prob is not None and chip.role != "extra":
+    if chip.accept_prob is not None and chip.role != "extra" and chip.greedy:
+        if chip.role == "unchecked":
+            lines.append("never checked: an earlier slot was rejected")
+        else:
+            verdict = "kept" if chip.role == "accepted" else "rejected"
+            lines.append(f"greedy: kept only if it is the target's top choice → {verdict}")
+    elif chip.accept_prob is not None and chip.role != "extra":
         lines.append(f"min(1, p/q) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
         if chip.draw is not None:
             verdict = "kept" if chip.draw < chip.accept_prob else "rejected"
