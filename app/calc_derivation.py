@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import state
 from app.calc_text import fmt
 from app.figures.derivation import kept_share_figure
 from app.urlstate import CalcSettings
@@ -38,4 +39,4 @@ def section(s: CalcSettings) -> None:
         "**Acceptance rate falls as K grows.** α is the chance of accepting one guess that gets checked; the share "
         "of *all K* proposals that end up kept is E[j] / K, and it shrinks as K grows, because later slots are "
         "reached less and less often. This is the lesson's \"larger K, lower acceptance rate\".")
-    st.plotly_chart(kept_share_figure(a, k), key="calc_kept_share")
+    st.plotly_chart(kept_share_figure(a, k), key=state.CALC_KEPT_SHARE_CHART)

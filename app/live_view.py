@@ -89,7 +89,7 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
         return
     st.plotly_chart(figs.timeline_figure(spec, plain), key=state.LIVE_TIMELINE_CHART)
     _costs(stats, spec, plain)
-    _identity(spec, plain)
+    identity_panel(spec, plain)
 
 
 def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
@@ -127,7 +127,7 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
                    "the speedup compares tokens per second, so it stays fair.")
 
 
-def _identity(spec: Trace, plain: Trace) -> None:
+def identity_panel(spec: Trace, plain: Trace) -> None:
     st.markdown("#### Same text as plain decoding?")
     result = replay.identity(spec, plain)
     if not replay.is_greedy(spec):

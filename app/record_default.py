@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from app import state
+from app import keys as state  # the defaults, without Streamlit
 from specsim import defaults, recorded
 
 

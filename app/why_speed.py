@@ -47,7 +47,7 @@ def panel(spec: Trace, plain: Trace | None) -> None:
         return
     b, fair = budget(spec, plain)
     st.markdown(f"**{explain.decider_sentence(b)}**")
-    st.plotly_chart(loop_cost_figure(b), key="why_loop_cost")
+    st.plotly_chart(loop_cost_figure(b), key=state.WHY_LOOP_COST_CHART)
     st.markdown(explain.budget_sentence(b))
     (st.success if fair.agrees else st.warning)(fair.sentence())
     st.caption(

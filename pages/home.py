@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app import state
 from app.calc_text import fmt
 from app.figures.calculator import iteration_figure
 from app.layout import ROOT, all_pages
@@ -34,7 +35,7 @@ st.markdown(
     "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
 )
-st.plotly_chart(iteration_figure(4, 2.0), key="home_loop")
+st.plotly_chart(iteration_figure(4, 2.0), key=state.HOME_LOOP_CHART)
 st.caption("One loop with K = 4: the draft proposes t+1 … t+4 one after another, the target checks all four in one "
            "pass, keeps the first two (✓), rejects the third (✗) and puts its own token there (purple +1). The "
            "fourth guess is never checked. Three tokens for one target pass.")

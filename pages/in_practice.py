@@ -36,7 +36,7 @@ results = state.get(state.DOMAIN_RESULTS)
 if results is None:
     st.info("Press the button: two prompts per domain (about half a minute on a laptop CPU).")
 else:
-    st.plotly_chart(domain_figure(results), key="domain_fig")
+    st.plotly_chart(domain_figure(results), key=state.DOMAIN_CHART)
     ranked = sorted(results, key=lambda r: r.alpha, reverse=True)
     st.markdown(f"Highest acceptance: **{ranked[0].domain}** at {ranked[0].alpha:.0%} ({ranked[0].tokens_per_loop:.2f} "
                 f"tokens per loop); lowest: **{ranked[-1].domain}** at {ranked[-1].alpha:.0%} "

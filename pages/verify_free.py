@@ -41,7 +41,7 @@ if curve is None:
     ridge = None
 else:
     flat, slope, ridge = curve.flat_until(), curve.slope(), curve.ridge()
-    st.plotly_chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key="verify_curve")
+    st.plotly_chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
     st.caption(f"Measured here: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
                f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
                f"{1000 * curve.one_token_s:.1f} ms.")
@@ -58,7 +58,7 @@ else:
                 "a pass before arithmetic, not memory, sets its time. On a data-centre GPU serving one request R is "
                 "a few hundred, which is why the papers could treat verification as free.")
     k = st.slider("K for the calculator", 1, max(curve.ns) - 1, min(calc.k, max(curve.ns) - 1),
-                  key="verify_k")
+                  key=state.VERIFY_K)
     v = curve.v_at(k + 1)
     link = calculator_link(calc.alpha, k, calc.draft_cost, v)
     st.markdown(f"With K = {k}, a verification pass covers {k + 1} tokens: **v = {v:.2f}** measured. "
@@ -76,13 +76,13 @@ if ridge is None:
     st.caption("Measure v(n) above to add this machine's own R to the chart.")
 batch = st.select_slider("Batch size B", options=list(BATCHES), key=state.VERIFY_BATCH)
 gpu_r = st.slider("R for a hypothetical accelerator (tokens per pass before it is compute-bound)", 16, 512, 256,
-                  step=16, key="verify_gpu_r")
+                  step=16, key=state.VERIFY_GPU_R)
 speedups = {f"accelerator with R = {gpu_r}": [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
                                              for b in BATCHES]}
 if ridge is not None:
     speedups[f"this machine (R = {ridge:.1f})"] = [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b,
                                                                             ridge) for b in BATCHES]
-st.plotly_chart(figs.batch_figure(BATCHES, speedups, batch), key="verify_batch_fig")
+st.plotly_chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
 v_b = passcost.batched_verify_cost(batch, calc.k, gpu_r)
 st.markdown(
     f"At the calculator's α = {calc.alpha_pct} %, K = {calc.k} and c = {calc.draft_cost:.2f}: with B = {batch} on "

@@ -28,7 +28,7 @@ cols = st.columns(3)
 cols[0].metric("chance a guess is kept, Σ min(p, q)", f"{kept_mass:.3f}")
 cols[1].metric("chance of a rejection, 1 − Σ min(p, q)", f"{1 - kept_mass:.3f}")
 cols[2].metric("tokens the draft never proposes", sum(1 for x in q if x == 0))
-st.plotly_chart(figs.pq_figure(pq.LABELS, p, q), key="pq_bars")
+st.plotly_chart(figs.pq_figure(pq.LABELS, p, q), key=state.PQ_BARS_CHART)
 st.dataframe(figs.acceptance_rows(pq.LABELS, p, q), hide_index=True, width="stretch")
 st.markdown(
     "Where q is above p (the draft is over-confident about x) a guess of x is kept only with chance p/q, so of "
@@ -36,7 +36,7 @@ st.markdown(
     "always kept, but it is proposed too rarely: the shortfall p − q is exactly what the residual hands out "
     "after a rejection. Both cases are the black marks: min(p, q) is what every token gets from kept guesses."
 )
-st.plotly_chart(figs.output_parts_figure(pq.LABELS, p, q), key="pq_parts")
+st.plotly_chart(figs.output_parts_figure(pq.LABELS, p, q), key=state.PQ_PARTS_CHART)
 
 st.subheader("The proof in three lines")
 st.latex(r"P(\text{out}=x) = q(x)\,\min\!\left(1, \tfrac{p(x)}{q(x)}\right) + "
@@ -59,7 +59,7 @@ draws = unchanged.speculative_draws(p, q, n_draws, seed=int(seed))
 counts = np.bincount(draws, minlength=len(p))
 raw = unchanged.chi_square(np.bincount(unchanged.draft_draws(q, n_draws, seed=int(seed)), minlength=len(p)), p)
 test = unchanged.chi_square(counts, p)
-st.plotly_chart(figs.sampled_figure(pq.LABELS, counts, p, q), key="pq_sampled")
+st.plotly_chart(figs.sampled_figure(pq.LABELS, counts, p, q), key=state.PQ_SAMPLED_CHART)
 verdict = ("consistent with p" if test.p_value >= 0.01 else
            "unusually far from p (this happens about 1 time in 100 by chance; try another seed)")
 st.markdown(

@@ -26,56 +26,56 @@ def folders(tmp_path_factory) -> dict[str, str]:
     return {"tmp": str(root), "target": str(target), "draft": str(draft), "other_draft": str(other)}
 
 
-def _good(folders: dict[str, str]) -> list[str]:
+def good_argv(folders: dict[str, str]) -> list[str]:
     return ["--prompt", "the quick brown fox", "--target", folders["target"], "--drafter", "model",
             "--draft", folders["draft"], "--max-new-tokens", "4", "-k", "2"]
 
 
-def _main(argv: list[str]) -> int:
+def run_main(argv: list[str]) -> int:
     try:
         return run.main(argv)
     except SystemExit as stop:  # argparse's own errors
         return int(stop.code)
 
 
-def _error_lines(err: str) -> list[str]:
+def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if "error" in line.lower()]
 
 
 @pytest.mark.parametrize("case", CLI, ids=lambda b: b.id)
 def test_bad_argument(case: Bad, folders, capsys):
-    argv = _good(folders) + [a.format(**folders) for a in case.value["argv"]]
-    assert _main(argv) == 2
+    argv = good_argv(folders) + [a.format(**folders) for a in case.value["argv"]]
+    assert run_main(argv) == 2
     out = capsys.readouterr()
-    lines = _error_lines(out.err)
+    lines = error_lines(out.err)
     assert len(lines) == 1 and case.expect in lines[0], out.err[-500:]
     assert "Traceback" not in out.err
-    assert _main(_good(folders)) == 0  # the good command right after
+    assert run_main(good_argv(folders)) == 0  # the good command right after
     assert "acceptance rate" in capsys.readouterr().out
 
 
 def test_a_non_latin_prompt_runs(folders, capsys):
-    assert _main(_good(folders)[2:] + ["--prompt", "速い茶色の狐 — быстрая лиса — 🦊"]) == 0
+    assert run_main(good_argv(folders)[2:] + ["--prompt", "速い茶色の狐 — быстрая лиса — 🦊"]) == 0
     assert "identical" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("extra", [["--temperature", "nan"], ["--target", "no-such-org/no-such-model"]],
                          ids=["bad-number", "unknown-model"])
 def test_a_real_process_exits_2_with_one_line(folders, extra):
-    cmd = [sys.executable, "-m", "specsim.run", *_good(folders), *extra]
+    cmd = [sys.executable, "-m", "specsim.run", *good_argv(folders), *extra]
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 2
-    assert len(_error_lines(done.stderr)) == 1 and "Traceback" not in done.stderr, done.stderr[-800:]
+    assert len(error_lines(done.stderr)) == 1 and "Traceback" not in done.stderr, done.stderr[-800:]
 
 
 @pytest.mark.parametrize("drafter", ["model", "prompt_lookup", "early_exit"])
 @pytest.mark.parametrize("t", ["1e-40", "1e-300"])
 def test_a_tiny_temperature_runs_with_every_drafter(folders, capsys, drafter, t):
     """Issue 12, defect 2: a tiny positive temperature samples (almost surely the top token), never crashes."""
-    argv = _good(folders) + ["--drafter", drafter, "--temperature", t]
+    argv = good_argv(folders) + ["--drafter", drafter, "--temperature", t]
     if drafter == "early_exit":
         argv += ["--early-exit-layers", "1"]
-    assert _main(argv) == 0
+    assert run_main(argv) == 0
     out = capsys.readouterr()
     assert "Traceback" not in out.err and "acceptance rate" in out.out

@@ -24,7 +24,7 @@ def _visible(markdown: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown))).strip()
 
 
-def _trace_with(text: str):
+def trace_with(text: str):
     trace = hand_trace()
     it = trace.iterations[0]
     slots = list(it.slots)
@@ -36,9 +36,9 @@ def _trace_with(text: str):
 def _iteration_page(text: str) -> AppTest:
     def script(text):
         from app.live_view import iteration_view
-        from tests.test_live_markdown import _trace_with
+        from tests.test_live_markdown import trace_with
 
-        iteration_view(_trace_with(text), 0)
+        iteration_view(trace_with(text), 0)
 
     return AppTest.from_function(script, args=(text,)).run()
 
@@ -47,7 +47,7 @@ def _iteration_page(text: str) -> AppTest:
 def test_the_narration_shows_every_token_character(text):
     at = _iteration_page(text)
     assert not at.exception
-    meant = replay.narrate(_trace_with(text), 0)
+    meant = replay.narrate(trace_with(text), 0)
     assert repr(text) in meant
     assert _visible(at.info[0].value) == meant
 
@@ -55,12 +55,12 @@ def test_the_narration_shows_every_token_character(text):
 def _identity_script(n):
     from dataclasses import replace
 
-    from app.live_view import _identity
+    from app.live_view import identity_panel
     from tests.live_traces import hand_plain, hand_trace
 
     spec = hand_trace()
     ids = spec.generated_ids[:n]
-    _identity(replace(spec, generated_ids=ids), hand_plain(ids))
+    identity_panel(replace(spec, generated_ids=ids), hand_plain(ids))
 
 
 @pytest.mark.parametrize("n,words", [(1, "the one token matches"), (4, "all 4 tokens match")])

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from specsim import bench, build, defaults, models, run
-from tests.test_bad_input_cli import _error_lines, _good, _main, folders  # noqa: F401 - the fixture
+from tests.test_bad_input_cli import error_lines, folders, good_argv, run_main  # noqa: F401 - the fixture
 
 SHIPPED = defaults.DEFAULT_DRAFT
 
@@ -32,10 +32,10 @@ def _damaged(tmp_path, how: str):
 
 @pytest.mark.parametrize("how", ["random", "half"])
 def test_a_damaged_distilled_draft_says_so_on_the_command_line(tmp_path, folders, capsys, how):  # noqa: F811
-    argv = _good(folders) + ["--draft", str(_damaged(tmp_path, how))]
-    assert _main(argv) == 2
+    argv = good_argv(folders) + ["--draft", str(_damaged(tmp_path, how))]
+    assert run_main(argv) == 2
     err = capsys.readouterr().err
-    lines = _error_lines(err)
+    lines = error_lines(err)
     assert "Traceback" not in err and len(lines) == 1
     assert "Could not load the distilled draft" in lines[0] and "damaged or incomplete" in lines[0]
     assert "shorter prompt" not in lines[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures.calculator import DRAFT, MUTED
+from app.palette import DRAFT, MUTED
 from specsim import analytics
 
 

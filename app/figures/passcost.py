@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures.live import DRAFT, MUTED, PLAIN, TARGET
+from app.palette import DRAFT, MUTED, PLAIN, TARGET
 
 
 def verify_curve_figure(ns: Sequence[int], v: Sequence[float], flat_until: int, ridge: float) -> go.Figure:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures.live import DRAFT, TARGET
+from app.palette import DRAFT, TARGET
 from specsim.domains import DomainResult
 
 

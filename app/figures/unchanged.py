@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures.live import DRAFT, EXTRA, MUTED, TARGET
+from app.palette import DRAFT, EXTRA, MUTED, TARGET
 from specsim import unchanged
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from app.figures.live import DRAFT, EXTRA, MUTED, PLAIN, TARGET
+from app.palette import DRAFT, EXTRA, MUTED, PLAIN, TARGET
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from app.figures.live import DRAFT, MUTED, PLAIN, TARGET
+from app.palette import DRAFT, INK, MUTED, PLAIN, TARGET
 from specsim.explain import LoopBudget
 
 ROWS = ("plain decoding of the same tokens", "speculative loop, measured here",
@@ -30,7 +30,7 @@ def loop_cost_figure(b: LoopBudget) -> go.Figure:
                 hovertemplate="verification: %{x:.2f} target passes<extra></extra>")
     if b.other >= SHOWN_OTHER:
         fig.add_bar(y=y, x=[0, b.other, b.other], orientation="h", name="bookkeeping between passes (o)",
-                    marker_color="#555555", hovertemplate="bookkeeping: %{x:.2f} target passes<extra></extra>")
+                    marker_color=INK, hovertemplate="bookkeeping: %{x:.2f} target passes<extra></extra>")
     projected = b.drafting + 1.0 + b.other
     notes = [f"{b.tokens_per_loop:.2f} tokens", f"{b.speedup:.2f}×", f"{b.projected_speedup:.2f}× (projection)"]
     for row, total, note in zip(y, (b.plain_cost, b.cost, projected), notes, strict=True):

@@ -62,8 +62,8 @@ def controls() -> CalcSettings:
         curve = state.get(state.VERIFY_CURVE)
         if curve is not None and int(k) + 1 <= max(curve.ns):
             measured = round(curve.v_at(int(k) + 1), 2)
-            st.button(f"Use v({int(k) + 1}) = {measured:.2f}, measured on this machine", key="calc_use_measured_v",
-                      on_click=_use_measured_v, args=(measured,))
+            st.button(f"Use v({int(k) + 1}) = {measured:.2f}, measured on this machine",
+                      key=state.CALC_USE_MEASURED_V_BUTTON, on_click=_use_measured_v, args=(measured,))
         elif curve is None:
             st.page_link(str(ROOT / "pages" / "verify_free.py"), label="Measure v on this machine",
                          icon=":material/speed:")

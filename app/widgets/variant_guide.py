@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app import state
 from app.figures import variant_guide as figs
 from specsim.variants import compare as cmp
 
@@ -50,7 +51,7 @@ def guide() -> None:
         with st.expander(heading, expanded=i < 2):
             st.markdown(text)
             if figure is not None:
-                st.plotly_chart(figure(), key=f"variant_guide_{i}")
+                st.plotly_chart(figure(), key=f"{state.VARIANT_GUIDE_CHART}{i}")
     st.subheader("The lesson's table")
     st.dataframe([{"variant": cmp.LABELS[key], "extra cost": cost, "note": note,
                    "claimed speedup": claim or "none given"}
