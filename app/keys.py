@@ -161,20 +161,15 @@ PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each
 PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps
 
 
-# Buttons, inputs and charts of the teaching panels
-WHY_LOOP_COST_CHART = "why_loop_cost"
-CALC_KEPT_SHARE_CHART = "calc_kept_share"
-CALC_USE_MEASURED_V_BUTTON = "calc_use_measured_v"
-PQ_PRESET_BUTTON = "pq_preset_"  # + the preset's name
-PQ_BARS_CHART = "pq_bars"
-PQ_PARTS_CHART = "pq_parts"
-PQ_SAMPLED_CHART = "pq_sampled"
-VARIANT_GUIDE_CHART = "variant_guide_"  # + the variant's index
+# Buttons, inputs and charts of the teaching panels, page by page
 HOME_LOOP_CHART = "home_loop"
-VERIFY_CURVE_CHART = "verify_curve_chart"
-VERIFY_K = "verify_k"
-VERIFY_GPU_R = "verify_gpu_r"
-VERIFY_BATCH_CHART = "verify_batch_fig"
+CALC_KEPT_SHARE_CHART, CALC_USE_MEASURED_V_BUTTON = "calc_kept_share", "calc_use_measured_v"
+WHY_LOOP_COST_CHART = "why_loop_cost"
+PQ_BARS_CHART, PQ_PARTS_CHART, PQ_SAMPLED_CHART = "pq_bars", "pq_parts", "pq_sampled"
+PQ_PRESET_BUTTON = "pq_preset_"  # + the preset's name
+VERIFY_CURVE_CHART, VERIFY_BATCH_CHART = "verify_curve_chart", "verify_batch_fig"
+VERIFY_K, VERIFY_GPU_R = "verify_k", "verify_gpu_r"
+VARIANT_GUIDE_CHART = "variant_guide_"  # + the variant's index
 DOMAIN_CHART = "domain_fig"
 
 

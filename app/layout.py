@@ -21,17 +21,17 @@ class PageSpec:
 
 PAGES: dict[str, list[PageSpec]] = {
     "Learn": [
-        PageSpec("home.py", "The idea", ":material/lightbulb:", "home", default=True),
-        PageSpec("calculator.py", "Speedup calculator", ":material/calculate:", "calculator"),
-        PageSpec("why_unchanged.py", "Why the output is unchanged", ":material/balance:", "unchanged"),
-        PageSpec("live.py", "Live decoding", ":material/play_circle:", "live"),
-        PageSpec("verify_free.py", "Is verification free here?", ":material/speed:", "verify"),
-        PageSpec("variants.py", "Four variants", ":material/account_tree:", "variants"),
-        PageSpec("in_practice.py", "In practice", ":material/public:", "practice"),
+        PageSpec("home.py", "The idea", icon=":material/lightbulb:", url_path="home", default=True),
+        PageSpec("calculator.py", "Speedup calculator", icon=":material/calculate:", url_path="calculator"),
+        PageSpec("why_unchanged.py", "Why the output is unchanged", icon=":material/balance:", url_path="unchanged"),
+        PageSpec("live.py", "Live decoding", icon=":material/play_circle:", url_path="live"),
+        PageSpec("verify_free.py", "Is verification free here?", icon=":material/speed:", url_path="verify"),
+        PageSpec("variants.py", "Four variants", icon=":material/account_tree:", url_path="variants"),
+        PageSpec("in_practice.py", "In practice", icon=":material/public:", url_path="practice"),
     ],
     "Test yourself": [
-        PageSpec("sequence_quiz.py", "Order one round", ":material/swap_vert:", "sequence"),
-        PageSpec("knowledge_quiz.py", "Knowledge check", ":material/quiz:", "quiz"),
+        PageSpec("sequence_quiz.py", "Order one round", icon=":material/swap_vert:", url_path="sequence"),
+        PageSpec("knowledge_quiz.py", "Knowledge check", icon=":material/quiz:", url_path="quiz"),
     ],
 }
 

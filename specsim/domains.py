@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specsim.trace import Trace
+from specsim.prompts import load_heldout
+from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 
 ECHO_PROMPTS = (
     "Repeat this sentence exactly, three times: The quick brown fox jumps over the lazy dog near the quiet river bank.",
@@ -23,8 +24,6 @@ ECHO_PROMPTS = (
 
 def domain_prompts(per_domain: int = 2) -> dict[str, list[str]]:
     """Code and prose prompts from the held-out set (never trained on), and prompts that ask for an echo."""
-    from specsim.distill.prompts import load_heldout
-
     held = load_heldout()
     pick = {name: [p["prompt"] for p in held if p["domain"] == name][:per_domain] for name in ("code", "prose")}
     return {"code": pick["code"], "prose": pick["prose"], "echo": list(ECHO_PROMPTS[:per_domain])}
@@ -40,22 +39,16 @@ class DomainResult:
     checked: int
     tokens: int
     loops: int
-
-    @property
-    def alpha(self) -> float:
-        return self.accepted / self.checked if self.checked else 0.0
-
-    @property
-    def tokens_per_loop(self) -> float:
-        return self.tokens / self.loops if self.loops else 0.0
+    alpha: float  # Trace.acceptance_rate, pooled over the domain's runs
+    tokens_per_loop: float  # Trace.tokens_per_pass, pooled likewise
 
 
 def pool(domain: str, traces: Sequence[Trace]) -> DomainResult:
     """Accepted over checked proposals and tokens over loops, summed over a domain's runs."""
-    checked = sum(1 for t in traces for it in t.iterations for s in it.slots if s.status != "unchecked")
     return DomainResult(domain=domain, prompts=len(traces), accepted=sum(t.n_accepted for t in traces),
-                        checked=checked, tokens=sum(t.n_generated for t in traces),
-                        loops=sum(len(t.iterations) for t in traces))
+                        checked=sum(t.n_checked for t in traces), tokens=sum(t.n_generated for t in traces),
+                        loops=sum(t.target_passes for t in traces), alpha=pooled_acceptance_rate(traces),
+                        tokens_per_loop=pooled_tokens_per_pass(traces))
 
 
 def measure_domains(target, drafter, k: int, max_new_tokens: int, prompts: Mapping[str, Sequence[str]],
