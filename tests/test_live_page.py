@@ -258,7 +258,7 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
     distilled draft gets a message about its files, not advice about the prompt (defect 5)."""
     import shutil
 
-    from app import live_pairs, loaders
+    from app import loaders
     from specsim import defaults
 
     draft = tmp_path / "draft"
@@ -276,4 +276,5 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
     assert "shorter prompt" not in errors[0]
     from app.live_params import LiveSettings
 
-    assert live_pairs._target(LiveSettings(pair="custom", target=" bundled ")) is loaders.bundled_target()
+    target, _ = loaders.load_pair(LiveSettings(pair="custom", target=" bundled ", drafter="prompt_lookup"))
+    assert target is loaders.bundled_target()
