@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specsim.trace import Trace
+from specsim.trace import Trace, pooled_tokens_per_pass
 
 TOLERANCE = 0.25  # |wall clock / cost model - 1| above this: the timing was disturbed
 WARMUP_PASSES = 1  # a run's first plain pass pays for lazy initialisation; it is left out of the median
@@ -84,7 +84,7 @@ def loop_costs(spec: Sequence[Trace], plain: Sequence[Trace]) -> LoopCosts:
     median_by_size = {k: statistics.median(times) / base for k, times in by_size.items()}
     v_raw = sum(median_by_size[it.k] for it in iterations) / len(iterations)
     v = sum(max(1.0, median_by_size[it.k]) for it in iterations) / len(iterations)
-    generated = sum(t.n_generated for t in spec)
+    per_pass = pooled_tokens_per_pass(spec)  # a speculative loop is one target pass
     # Work between the timed passes (recording the trace, updating an n-gram pool) is part of what a
     # loop costs. It is taken from totals, so noise can only raise it and lower the model, never
     # flatter it. The same gaps in plain decoding are left out for that reason: counting them would
@@ -93,8 +93,8 @@ def loop_costs(spec: Sequence[Trace], plain: Sequence[Trace]) -> LoopCosts:
     other = max(0.0, sum(t.decode_time_s for t in spec) - timed) / len(iterations) / base
     return LoopCosts(
         plain_pass_s=base, draft_cost=c, verify_cost=v, verify_cost_raw=v_raw,
-        k=sum(it.k for it in iterations) / len(iterations), tokens_per_loop=generated / len(iterations),
-        tokens_per_target_pass=generated / len(iterations), other_cost=other,
+        k=sum(it.k for it in iterations) / len(iterations), tokens_per_loop=per_pass,
+        tokens_per_target_pass=per_pass, other_cost=other,
     )
 
 
