@@ -46,7 +46,7 @@ def test_variants_guide_before_any_run(page):
 
 def test_verification_page_measures_and_plots(page):
     goto(page, "verify")
-    act(page, lambda: page.get_by_role("button", name="Measure v(n) on this machine (about 10 seconds)").click(),
+    act(page, lambda: page.get_by_role("button", name="Measure v(n) on this machine (a few seconds)").click(),
         timeout=300_000)
     page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some("
                            "g => g._fullData && g._fullData.some(t => t.name === 'measured v(n)'))")
