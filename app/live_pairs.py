@@ -39,6 +39,8 @@ def _target(settings: LiveSettings) -> LoadedModel:
     if settings.pair == BUNDLED:
         return loaders.bundled_target()
     if settings.pair == CUSTOM:
+        if settings.target.strip() in models.BUNDLED_ALIASES:  # the one bundled copy, not a second load
+            return loaders.bundled_target()
         return loaders.model_by_id(settings.target)
     presets = _presets()
     if settings.pair not in presets:

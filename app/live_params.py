@@ -43,7 +43,7 @@ class LiveSettings:
     k: int = state.DEFAULTS[state.LIVE_K]
     temperature: float = state.DEFAULTS[state.LIVE_TEMPERATURE]
     max_new_tokens: int = state.DEFAULTS[state.LIVE_MAX_NEW]
-    seed: int = state.DEFAULTS[state.LIVE_SEED]
+    seed: int | str = 0  # the seed box's text when it is not a whole number (validate() then says so)
 
 
 # field -> (URL name, session-state key)
@@ -65,6 +65,9 @@ NUMBERS: dict[str, tuple[float, float, bool]] = {  # field -> (low, high, whole 
     "seed": (*SEED_RANGE, True),
 }
 _NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,6})?|\.[0-9]{1,6})")  # ASCII digits only, like the calculator
+# A temperature is read back exactly as :func:`number_text` wrote it (1e-05, 0.123456789): no rounding.
+_REAL = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][-+]?[0-9]{1,3})?")
+_WHOLE = re.compile(r"\s*\+?[0-9]{1,10}\s*")
 _SHOWN = re.compile(r"[^0-9A-Za-z.+\-_/ ]")
 
 
@@ -74,6 +77,10 @@ def _limit(value: float, whole: bool) -> str:
 
 
 def _shown(raw: str, limit: int = 24) -> str:
+    """A short, harmless rendering of a raw value for a notice (no markup survives; an empty code span
+    would show as two literal backticks, so an empty or blank value is named)."""
+    if not raw.strip():
+        return "(blank)" if raw else "(empty)"
     clean = _SHOWN.sub("?", raw)
     return clean if len(clean) <= limit else clean[:limit] + "…"
 
@@ -86,14 +93,38 @@ def _last(value: str | Sequence[str]) -> str:
 
 
 def parse_number(field: str, raw: str) -> float | int | None:
+    """The number in a URL value, or None when it is not one the field allows.
+
+    Fractions are kept exactly (the page shows, runs and links the same temperature); a text whose
+    digits are not all zero but whose value underflows to 0.0 (1e-400) is refused, not turned greedy.
+    """
     lo, hi, whole = NUMBERS[field]
     text = raw.strip()
-    if not _NUMBER.fullmatch(text):
+    if not (_NUMBER if whole else _REAL).fullmatch(text):
         return None
     value = float(text)
+    if value == 0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+        return None
     if not math.isfinite(value) or not lo <= value <= hi or (whole and value != int(value)):
         return None
-    return int(value) if whole else round(value, 2)
+    return int(value) if whole else value
+
+
+def number_text(value: float) -> str:
+    """The shortest text that reads back as exactly ``value``: 0, 0.7, 0.0001, 1e-40."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def seed_from_text(text: object) -> int | str:
+    """The seed box holds text, so any number typed stays on screen: a whole number in range becomes the seed,
+    anything else is kept as typed and refused by :func:`validate` with the allowed range."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    text = str(text)
+    if _WHOLE.fullmatch(text) and SEED_RANGE[0] <= int(text) <= SEED_RANGE[1]:
+        return int(text)
+    return text
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
@@ -137,7 +168,7 @@ def to_query(settings: LiveSettings) -> dict[str, str]:
         value = getattr(settings, field)
         if field in ("target", "draft") and settings.pair != "custom":
             continue
-        query[name] = f"{value:g}" if isinstance(value, float) else str(value)
+        query[name] = number_text(value) if isinstance(value, float) else str(value)
     return query
 
 

@@ -9,8 +9,8 @@ import streamlit as st
 
 from app import state
 from app.figures import live as figs
-from app.live_params import calculator_link
-from app.widgets.tokens import render_chips
+from app.live_params import calculator_link, number_text
+from app.widgets.tokens import md_plain, render_chips
 from specsim import analytics, fairtime, replay
 from specsim.trace import Trace
 
@@ -30,8 +30,9 @@ def fmt_ms(seconds: float | None) -> str:
 def describe(spec: Trace) -> str:
     """One line saying what was run."""
     s = spec.settings
-    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature {s.temperature:g}, "
-            f"seed {s.seed}, {s.dtype} on {s.device}.")
+    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature "
+            f"{number_text(s.temperature)}, seed {s.seed}, {s.dtype} on {s.device}"
+            + (" with the position-invariant decode path (bit-exact verification)." if s.invariant else "."))
 
 
 # ---- the current iteration -----------------------------------------------------------------------
@@ -41,7 +42,7 @@ def iteration_view(spec: Trace, step: int) -> None:
     st.markdown(f"**Iteration {step + 1} of {len(spec.iterations)}** · context {it.context_len} tokens · "
                 f"K = {it.k}")
     render_chips(replay.chips_at(spec, step))
-    st.info(replay.narrate(spec, step))
+    st.info(md_plain(replay.narrate(spec, step)))  # token texts may hold Markdown characters
     positions = list(range(1, it.k + 1)) + ([it.k + 1] if it.n_accepted == it.k and it.extra_target_top else [])
     if not positions:
         return
@@ -128,19 +129,25 @@ def _identity(spec: Trace, plain: Trace) -> None:
     st.markdown("#### Same text as plain decoding?")
     result = replay.identity(spec, plain)
     if not replay.is_greedy(spec):
-        st.caption(f"Sampling mode (temperature {spec.settings.temperature:g}): both runs draw from the target's "
-                   "distribution, but with different random numbers, so their texts need not match. Set the "
+        st.caption(f"Sampling mode (temperature {number_text(spec.settings.temperature)}): both runs draw from the "
+                   "target's distribution, but with different random numbers, so their texts need not match. Set the "
                    "temperature to 0 to check token-for-token identity.")
         return
     if result.identical:
-        st.success(f"Identical: all {result.compared} tokens match plain greedy decoding ({result.dtype}).")
+        st.success(identical_sentence(result.compared, result.dtype))
     else:
-        st.error(f"The runs differ at generated token {result.index + 1}: speculative wrote "
-                 f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype}).")
+        st.error(md_plain(f"The runs differ at generated token {result.index + 1}: speculative wrote "
+                          f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype})."))
     st.caption(replay.identity_guarantee(spec.settings))
     left, right = st.columns(2)
-    left.text_area("speculative output", spec.text, disabled=True, key="live_spec_text")
-    right.text_area("plain output", plain.text, disabled=True, key="live_plain_text")
+    # No widget keys: a keyed box keeps the text it first showed, even after a new run (issue 12).
+    left.text_area("speculative output", spec.text, disabled=True)
+    right.text_area("plain output", plain.text, disabled=True)
+
+
+def identical_sentence(compared: int, dtype: str) -> str:
+    what = "the one token matches" if compared == 1 else f"all {compared} tokens match"
+    return f"Identical: {what} plain greedy decoding ({dtype})."
 
 
 def export_button(spec: Trace, plain: Trace | None) -> None:

@@ -27,7 +27,7 @@ LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. aft
 LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
 # Playback
 LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
-LIVE_STEP_SLIDER = "live_step_slider"  # the jump slider's widget value (1-based), synced to LIVE_STEP
+LIVE_STEP_SLIDER = "live_step_slider"  # prefix of the jump slider's widget key, one per step (app.widgets.playback)
 LIVE_PLAYING = "live_playing"
 LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
@@ -66,7 +66,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_K: defaults.DEFAULT_K,
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: 40,
-    LIVE_SEED: 0,
+    LIVE_SEED: "0",  # the seed box's text (app.live_params.seed_from_text)
     CALC_VERIFY_COST: 1.0,
     CALC_URL_LAST: None,
 }

@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from specsim import fairtime
-from specsim.build import DRAFTER_KINDS, build_drafter
+from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
 from specsim.defaults import DEFAULT_DRAFT, DEFAULT_EARLY_EXIT_LAYERS, DEFAULT_TARGET
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
@@ -157,6 +157,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--max-new-tokens must be at least 1")
     if "model" in args.drafters and not [d for d in args.draft if d]:
         parser.error("the model drafter needs --draft PATH_OR_ID")
+    if args.device is not None and not usable_device(args.device):
+        parser.error(f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}")
     return args
 
 

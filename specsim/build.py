@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 from specsim.defaults import DEFAULT_EARLY_EXIT_LAYERS
 from specsim.drafters import Drafter, EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
-from specsim.models import LoadedModel, ModelUnavailable, load_model, shared_vocab_size
+from specsim.models import LoadedModel, ModelUnavailable, brief_error, load_model, shared_vocab_size
 
 DRAFTER_KINDS = ("model", "prompt_lookup", "early_exit")
+
+
+def usable_device(name: str) -> bool:
+    """Whether ``name`` is a torch device this machine has (cpu, or cuda with a CUDA GPU)."""
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        return False
+    return device.type == "cpu" or (device.type == "cuda" and torch.cuda.is_available())
 
 
 def load_draft_model(draft: str, target: LoadedModel) -> Drafter:
@@ -19,7 +30,13 @@ def load_draft_model(draft: str, target: LoadedModel) -> Drafter:
             from specsim.distill.drafter import make_drafter  # a standalone draft or the EAGLE-style one
         except ImportError as error:
             raise ModelUnavailable(f"{draft} is a distilled draft, but specsim.distill is not available") from error
-        return make_drafter(draft, target.model, dtype=target.dtype, device=target.device)
+        try:
+            return make_drafter(draft, target.model, dtype=target.dtype, device=target.device)
+        except Exception as error:  # noqa: BLE001 - damaged files become one message, never a traceback
+            raise ModelUnavailable(
+                f"Could not load the distilled draft in {draft}: {brief_error(error)}. Its files are damaged or "
+                "incomplete (model.safetensors, config.json, draft.json, id_map.json); train it again or copy "
+                "the folder again, or pick another drafter.") from error
     loaded = load_model(draft, device=target.device, dtype=target.dtype)
     shared_vocab_size(loaded.tokenizer, target.tokenizer)  # raises TokenizerMismatch with a clear message
     return ModelDrafter(loaded.model, name=loaded.name)

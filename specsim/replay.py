@@ -78,6 +78,11 @@ def output_text(trace: Trace, upto: int) -> str:
     return "".join(t for it in trace.iterations[:upto] for t in emitted_texts(it))
 
 
+def ended_by_text_end(it: Iteration) -> bool:
+    """An accepted end-of-text proposal ended the run: the slots after it were never checked or counted."""
+    return 0 < it.n_accepted < it.k and it.slots[it.n_accepted].status == "unchecked"
+
+
 # ---- one sentence per iteration ---------------------------------------------------------------
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -104,6 +109,11 @@ def narrate(trace: Trace, index: int) -> str:
         f"drew {extra} from the leftover distribution norm(max(0, p − q)), that is max(0, p − q) rescaled to sum to 1")
     if k == 0:
         sentence = f"The drafter had nothing to propose, so the target emitted {extra} itself"
+    elif ended_by_text_end(it):
+        first = "the first one" if j == 1 else f"the first {j}"
+        rest = "the proposal after it was" if k - j == 1 else f"the {k - j} proposals after it were"
+        sentence = (f"Drafted {k}, the target agreed with {first}, which ended the text ({it.slots[j - 1].text!r}); "
+                    f"{rest} not checked")
     elif j == k:
         sentence = f"Drafted {k}, the target agreed with {'it' if k == 1 else f'all {k}'}"
         if n_out > j:
@@ -144,11 +154,11 @@ def acceptance_by_position(trace: Trace) -> list[float | None]:
     """For slot t+i (i = 1..K): the share of iterations that proposed a token there and kept it.
 
     This is the measured counterpart of alpha**i: a slot survives only when every earlier one did.
-    None where no iteration proposed that many tokens.
+    Slots after an accepted end-of-text do not count. None where no iteration proposed that many tokens.
     """
     out: list[float | None] = []
     for i in range(1, trace.settings.k + 1):
-        proposed = [it for it in trace.iterations if it.k >= i]
+        proposed = [it for it in trace.iterations if it.k >= i and not (ended_by_text_end(it) and i > it.n_accepted)]
         out.append(sum(it.n_accepted >= i for it in proposed) / len(proposed) if proposed else None)
     return out
 

@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from specsim.build import DRAFTER_KINDS, build_drafter
+from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
 from specsim.defaults import (
     DEFAULT_DRAFT,
     DEFAULT_DRAFTER,
@@ -70,14 +70,6 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
 SEED_MAX = 2**31 - 1  # the live page's limit too
 
 
-def _usable_device(name: str) -> bool:
-    try:
-        device = torch.device(name)
-    except (RuntimeError, ValueError):
-        return False
-    return device.type == "cpu" or (device.type == "cuda" and torch.cuda.is_available())
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.run", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
@@ -86,7 +78,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
     parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
     parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
-    parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
+    parser.add_argument("--temperature", type=float, default=0.0,
+                        help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
     parser.add_argument("--top-p", type=float, default=None)
     parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     parser.add_argument("--seed", type=int, default=0)
@@ -103,7 +96,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         (not math.isfinite(args.temperature), f"--temperature must be a finite number, got {args.temperature}"),
         (not 0 <= args.seed <= SEED_MAX, f"--seed must be between 0 and {SEED_MAX}, got {args.seed}"),
         (args.threads is not None and args.threads < 1, f"--threads must be at least 1, got {args.threads}"),
-        (args.device is not None and not _usable_device(args.device),
+        (args.device is not None and not usable_device(args.device),
          f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}"),
         (args.drafter == "model" and not args.draft, "--drafter model needs --draft PATH_OR_ID"),
     ]

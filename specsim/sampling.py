@@ -42,7 +42,7 @@ def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
     logits = logits.float()
     if config.greedy:
         return torch.softmax(logits, dim=-1)
-    probs = torch.softmax(logits / config.temperature, dim=-1)
+    probs = _tempered_softmax(logits, config.temperature)
     if config.top_p is not None and config.top_p < 1.0:
         sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
         # Keep a token while the mass *before* it is below top_p, so the top token always survives.
@@ -51,6 +51,19 @@ def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
         probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
         probs = probs / probs.sum(dim=-1, keepdim=True)
     return probs
+
+
+def _tempered_softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """softmax(logits / T) for any T > 0, however small.
+
+    In float32, logits / 1e-40 overflow to inf and softmax returns nan. Subtracting the largest
+    logit first (the same distribution) leaves values <= 0, and dividing those by T in float64 gives
+    finite numbers or -inf, never nan: as T shrinks, the distribution tends to the argmax (split
+    evenly between tied maxima), which is the true limit. Above about T = 1e-3 float32 and this
+    agree to rounding; the result is returned in float32 like every other distribution here.
+    """
+    shifted = logits.double() - logits.double().amax(dim=-1, keepdim=True)
+    return torch.softmax(shifted / temperature, dim=-1).float()
 
 
 def sample(probs: torch.Tensor, generator: torch.Generator | None) -> int:

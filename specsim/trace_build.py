@@ -49,7 +49,8 @@ def build_iteration(
     p_tokens = target_probs[rows, torch.tensor(tokens, dtype=torch.long)].tolist() if tokens else []
     slots = []
     for i, token in enumerate(tokens):
-        status = "accepted" if i < n_accepted else "rejected" if i == n_accepted else "unchecked"
+        # after a rejection, or after an accepted end-of-text (verdict.ended), nothing was checked
+        status = "accepted" if i < n_accepted else "rejected" if i == n_accepted and not verdict.ended else "unchecked"
         slots.append(Slot(
             position=i + 1, token_id=token, text=namer(token), q=float(proposal.q[i]), p=float(p_tokens[i]),
             accept_prob=float(verdict.accept_probs[i]), status=status, draft_top=namer.tops(proposal.top[i]),

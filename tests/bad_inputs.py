@@ -93,8 +93,11 @@ LIVE_FORM = [
     _form("form-temperature-above-max", "t must be a number from 0 to 2", temperature=2.5),
     _form("form-max-new-zero", "n must be a whole number from 1 to 256", max_new_tokens=0),
     _form("form-max-new-above-max", "n must be a whole number from 1 to 256", max_new_tokens=257),
-    _form("form-seed-negative", "seed must be a whole number from 0 to 2147483647", seed=-1),
-    _form("form-seed-2-to-31", "seed must be a whole number from 0 to 2147483647", seed=2**31),
+    # The seed box holds text (numbers past 2**53 do not survive a browser number box): values are strings.
+    _form("form-seed-negative", "seed must be a whole number from 0 to 2147483647", seed="-1"),
+    _form("form-seed-2-to-31", "seed must be a whole number from 0 to 2147483647", seed=str(2**31)),
+    _form("form-seed-past-2-to-53", "seed must be a whole number from 0 to 2147483647", seed="9007199254740993"),
+    _form("form-seed-exponent", "seed must be a whole number from 0 to 2147483647", seed="1e23"),
 ]
 
 # The custom model pair on the live page; "{tmp}" is the test's temporary folder.

@@ -67,3 +67,15 @@ def test_a_real_process_exits_2_with_one_line(folders, extra):
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 2
     assert len(_error_lines(done.stderr)) == 1 and "Traceback" not in done.stderr, done.stderr[-800:]
+
+
+@pytest.mark.parametrize("drafter", ["model", "prompt_lookup", "early_exit"])
+@pytest.mark.parametrize("t", ["1e-40", "1e-300"])
+def test_a_tiny_temperature_runs_with_every_drafter(folders, capsys, drafter, t):
+    """Issue 12, defect 2: a tiny positive temperature samples (almost surely the top token), never crashes."""
+    argv = _good(folders) + ["--drafter", drafter, "--temperature", t]
+    if drafter == "early_exit":
+        argv += ["--early-exit-layers", "1"]
+    assert _main(argv) == 0
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and "acceptance rate" in out.out

@@ -152,6 +152,25 @@ def test_default_pair_is_greedy_identical_to_plain_decoding(bundled_target):
             assert trace.generated_ids == reference
 
 
+def test_classic_draft_is_greedy_identical_to_plain_decoding(bundled_target):
+    """The shipped classic (standalone) draft, a cheap version of the slow benchmark's identity check."""
+    from specsim.defaults import CLASSIC_DRAFT
+    from specsim.distill.drafter import make_drafter
+    from specsim.engine import plain_generate, speculative_generate
+    from specsim.models import format_prompt
+
+    drafter = make_drafter(ROOT / CLASSIC_DRAFT, bundled_target.model)
+    assert drafter.kind == "model"
+    kept = 0
+    for text in [h["prompt"] for h in P.load_heldout()[5:7]]:
+        ids = format_prompt(bundled_target.tokenizer, text)
+        reference = plain_generate(bundled_target, ids, 16).generated_ids
+        trace = speculative_generate(bundled_target, drafter, ids, 4, 16)
+        assert trace.generated_ids == reference
+        kept += trace.n_accepted
+    assert kept > 0  # the draft is the trained one, not a draft whose every proposal is rejected
+
+
 EAGLES = [f for f in SHIPPED if json.loads((f / "draft.json").read_text())["kind"] == "eagle"]
 
 

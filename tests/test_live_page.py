@@ -6,11 +6,14 @@ then jumping, and the timer rule itself is tested in test_live_widgets.py.
 """
 
 import math
+from pathlib import Path
 
 import pytest
 
 from app import live_view, state
-from specsim import fairtime, replay
+from app.widgets import playback
+from app.widgets.tokens import md_plain
+from specsim import defaults, fairtime, replay
 from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
 
@@ -72,26 +75,26 @@ def test_numbers_shown_are_the_traces(ran):
 def test_identity_shown_in_greedy_mode(ran):
     spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
     assert spec.generated_ids == plain.generated_ids  # the engine's promise (float32, or the invariant bfloat16)
-    assert any(f"all {spec.n_generated} tokens match" in s.value and spec.settings.dtype in s.value
-               for s in ran.success)
+    dtype = spec.settings.dtype
+    assert any(f"all {spec.n_generated} tokens match" in s.value and f"({dtype})" in s.value for s in ran.success)
 
 
 def test_step_forward_back_and_play_to_the_end(ran):
     spec = ran.session_state[state.LIVE_TRACE]
     n = len(spec.iterations)
     assert n >= 2, "the prompt should take several iterations"
-    assert replay.narrate(spec, 0) in _texts(ran.info)
+    assert md_plain(replay.narrate(spec, 0)) in _texts(ran.info)
     ran.button(key="live_forward").click().run()
     assert ran.session_state[state.LIVE_STEP] == 1
-    assert replay.narrate(spec, 1) in _texts(ran.info)
+    assert md_plain(replay.narrate(spec, 1)) in _texts(ran.info)
     assert any(f"Iteration 2 of {n}" in m.value for m in ran.markdown)
     ran.button(key="live_back").click().run()
     assert ran.session_state[state.LIVE_STEP] == 0
     ran.button(key="live_play").click().run()
     assert ran.session_state[state.LIVE_PLAYING] is True
-    ran.slider(key=state.LIVE_STEP_SLIDER).set_value(n).run()
+    ran.slider(key=playback.slider_key(0)).set_value(n).run()
     assert ran.session_state[state.LIVE_STEP] == n - 1
-    assert replay.narrate(spec, n - 1) in _texts(ran.info)
+    assert md_plain(replay.narrate(spec, n - 1)) in _texts(ran.info)
     assert ran.session_state[state.LIVE_PLAYING] is False  # playing stops by itself on the last iteration
     ran.button(key="live_restart").click().run()
     assert ran.session_state[state.LIVE_STEP] == 0 and ran.session_state[state.LIVE_PLAYING] is False
@@ -126,12 +129,22 @@ def test_unavailable_model_shows_a_message(tmp_path):
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
 
 
-def test_draft_model_without_a_bundled_draft_says_what_to_pick():
+def test_the_draft_model_drafter_runs_the_shipped_draft():
+    at = _set_form(open_page("live.py"), drafter="model")
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    spec = at.session_state[state.LIVE_TRACE]
+    assert spec is not None and spec.n_generated >= 1
+    assert Path(defaults.DEFAULT_DRAFT).name in spec.settings.draft
+
+
+def test_draft_model_without_a_bundled_draft_says_what_to_pick(monkeypatch):
+    monkeypatch.setattr(defaults, "DEFAULT_DRAFT", "")  # a build that ships no draft
     at = _set_form(open_page("live.py"), drafter="model")
     at.button(key="live_run").click().run()
     assert not at.exception
-    if not any("No draft model ships" in e.value for e in at.error):  # a default draft exists: it must run
-        assert at.session_state[state.LIVE_TRACE] is not None
+    assert any("No draft model ships" in e.value for e in at.error)
+    assert at.session_state[state.LIVE_TRACE] is None
 
 
 def test_settings_survive_a_visit_to_another_page():
@@ -166,7 +179,7 @@ def test_a_stopped_run_hands_over_its_partial_trace():
     assert at.session_state[state.LIVE_TRACE] == partial and at.session_state[state.LIVE_PLAIN] is None
     assert at.session_state[state.LIVE_RUN] is None
     assert any(w.value == "Cancelled: kept." for w in at.warning)
-    assert replay.narrate(partial, 0) in _texts(at.info)  # sampling mode: residual chart drawn without error
+    assert md_plain(replay.narrate(partial, 0)) in _texts(at.info)  # sampling mode: residual chart drawn without error
     assert any("did not run to the end" in w.value for w in at.warning)
 
 
@@ -181,7 +194,86 @@ def test_a_greedy_mismatch_names_the_token_and_the_dtype():
     at.session_state[state.LIVE_PLAIN] = hand_plain(tuple(ids))
     at.run()
     assert not at.exception
-    message = next(e.value for e in at.error if "differ" in e.value)
+    message = _visible(next(e.value for e in at.error if "differ" in e.value))  # as the page shows it
     assert "token 5" in message and repr(VOCAB[17]) in message and repr(VOCAB[21]) in message
     assert "float32" in message
     assert any(c.value.startswith("Usual but not guaranteed") for c in at.caption)  # float32: an observation
+
+
+def _visible(markdown: str) -> str:
+    """The text Markdown shows for ``markdown`` (CommonMark, tags dropped)."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown))).strip()
+
+
+def _output_boxes(at) -> dict[str, str]:
+    return {t.label: t.value for t in at.text_area if t.label in ("speculative output", "plain output")}
+
+
+def test_a_second_run_replaces_the_output_boxes():
+    """Issue 12, defect 1: after a new run the text boxes show the new run, like the chips and the export."""
+    at = _set_form(open_page("live.py", timeout=600), n=3)
+    at.button(key="live_run").click().run()
+    first, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert _output_boxes(at) == {"speculative output": first.text, "plain output": plain.text}
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("Name three colours of the rainbow.")
+    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(4)
+    at.button(key="live_run").click().run()
+    second, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert second.text != first.text
+    assert _output_boxes(at) == {"speculative output": second.text, "plain output": plain.text}
+
+
+def test_a_tiny_temperature_is_shown_run_and_linked_as_typed():
+    """Issue 12, defects 2 and 3: 1e-300 runs (no inf/nan), and page, run and link agree on it."""
+    at = _set_form(open_page("live.py", timeout=600), n=3, temperature=1e-300)
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state[state.LIVE_TRACE].settings.temperature == 1e-300
+    box = at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE))
+    assert box.value == 1e-300 and box.proto.format == "%g"  # shown as 1e-300, not as 0.00
+    assert at.query_params["t"] == "1e-300"
+    again = open_page("live.py", query={"t": at.query_params["t"], "prompt": "hello"})
+    assert again.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 1e-300
+    assert not again.warning
+
+
+def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
+    """Issue 12, defect 4: 9007199254740993 is neither run nor linked as seed 0."""
+    at = _set_form(open_page("live.py", timeout=600), n=3)
+    at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("9007199254740993")
+    at.button(key="live_run").click().run()
+    assert any("seed must be a whole number from 0 to 2147483647" in e.value for e in at.error)
+    assert at.session_state[state.LIVE_TRACE] is None
+    assert at.text_input(key=state.widget_key(state.LIVE_SEED)).value == "9007199254740993"
+    assert at.query_params["seed"] != "0"
+
+
+def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path):
+    """Issue 12: `bundled` as a custom target is the same loaded model (no second copy); a damaged
+    distilled draft gets a message about its files, not advice about the prompt (defect 5)."""
+    import shutil
+
+    from app import live_pairs, loaders
+    from specsim import defaults
+
+    draft = tmp_path / "draft"
+    shutil.copytree(defaults.DEFAULT_DRAFT, draft)
+    weights = draft / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    at = _set_form(open_page("live.py", timeout=600), n=3, drafter="model")
+    at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value("bundled")
+    at.text_input(key=state.widget_key(state.LIVE_CUSTOM_DRAFT)).set_value(str(draft))
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "Could not load the distilled draft" in errors[0], errors
+    assert "shorter prompt" not in errors[0]
+    from app.live_params import LiveSettings
+
+    assert live_pairs._target(LiveSettings(pair="custom", target=" bundled ")) is loaders.bundled_target()

@@ -16,6 +16,34 @@ def test_round_trip_through_the_url():
     assert parsed == settings and notices == []
 
 
+@pytest.mark.parametrize("t", [0.0001, 1e-40, 1e-300, 0.123456789, 0.7, 2.0, 0.0])
+def test_a_temperature_survives_the_url_exactly(t):
+    """Issue 12, defect 3: the link must give the very temperature the page ran, not a rounded one."""
+    query = lp.to_query(lp.LiveSettings(temperature=t))
+    assert float(query["t"]) == t
+    parsed, notices = lp.parse_query(query, PAIRS)
+    assert parsed.temperature == t and notices == []
+
+
+def test_a_temperature_that_underflows_to_zero_is_refused_not_made_greedy():
+    parsed, notices = lp.parse_query({"t": "1e-400"}, PAIRS)
+    assert len(notices) == 1 and "`t`" in notices[0]
+
+
+@pytest.mark.parametrize("text,seed", [("0", 0), (" 42 ", 42), ("2147483647", 2147483647), ("2147483648", None),
+                                       ("9007199254740993", None), ("1e23", None), ("-1", None), ("", None),
+                                       ("4.0", None)])
+def test_the_seed_box_text_becomes_a_seed_or_a_message(text, seed):
+    """Issue 12, defect 4: a seed out of range is refused with the range, never replaced by another."""
+    value = lp.seed_from_text(text)
+    if seed is None:
+        assert value == text
+        problems = lp.validate(lp.LiveSettings(seed=value))
+        assert problems == [f"seed must be a whole number from 0 to 2147483647, not {text!r}."]
+    else:
+        assert value == seed and lp.validate(lp.LiveSettings(seed=value)) == []
+
+
 def test_custom_ids_travel_only_with_a_custom_pair():
     assert "target" not in lp.to_query(lp.LiveSettings(target="x/y"))
     custom = lp.LiveSettings(pair="custom", target="org/big", draft="org/small")
@@ -69,3 +97,28 @@ def test_the_calculator_reads_the_link_as_written():
     assert result.problems == () and result.adjustments == ()
     s = result.settings
     assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.13, 1.24)
+
+
+@pytest.mark.parametrize("raw,shown", [("", "(empty)"), ("   ", "(blank)"), ("\t", "(blank)")])
+def test_an_empty_url_value_is_named_not_shown_as_backticks(raw, shown):
+    """Issue 12: an empty code span renders as two literal backticks."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    _, notices = lp.parse_query({"prompt": raw}, PAIRS)
+    visible = html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(notices[0])))
+    assert "`" not in visible and f"prompt = {shown} is not" in visible
+
+
+def test_the_recorded_run_names_the_temperature_it_ran():
+    """Issue 12, defect 3: the line under the replay names the very temperature, not 6 rounded digits."""
+    from dataclasses import replace
+
+    from app.live_view import describe
+    from tests.live_traces import hand_trace
+
+    trace = hand_trace(greedy=False)
+    trace = replace(trace, settings=replace(trace.settings, temperature=0.123456789))
+    assert "temperature 0.123456789," in describe(trace)

@@ -80,3 +80,23 @@ def test_format_prompt_uses_the_chat_template(bundled_target):
 def test_presets_pair_distinct_models():
     assert len(PRESET_PAIRS) >= 6
     assert all(pair.draft != pair.target and "->" in pair.label for pair in PRESET_PAIRS)
+
+
+def test_a_broken_weights_cache_is_reported_not_swallowed(tmp_path, monkeypatch, caplog):
+    """Issue 12: a cache that cannot be read costs every process the conversion; the log must say so."""
+    import logging
+
+    from specsim import models
+
+    monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))
+    folder = tmp_path / "smollm2-135m-instruct"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"not weights")
+
+    def conversion_starts():  # stop where the GGUF conversion would begin: the report must come before it
+        raise models.ModelUnavailable("the conversion starts here")
+
+    monkeypatch.setattr(models, "bundled_gguf_path", conversion_starts)
+    with caplog.at_level(logging.WARNING, logger="specsim.models"), pytest.raises(models.ModelUnavailable):
+        models.load_bundled_target("cpu", "float32")
+    assert f"cache in {folder} could not be used" in caplog.text and "converting the GGUF again" in caplog.text

@@ -230,3 +230,42 @@ def test_a_malformed_quiz_file_gives_an_error_message_not_a_traceback(page, attr
     at = open_page(page)
     assert not at.exception
     assert "could not be loaded" in at.error[0].value
+
+
+# ---- a reload keeps the progress (issue 12): the attempt travels in the address bar ------------------
+
+
+def test_knowledge_progress_survives_a_reload():
+    at = open_page("knowledge_quiz.py")
+    for step in range(2):
+        _, q = _current(at)
+        pick = q.answer if step == 0 else (q.answer + 1) % len(q.options)
+        at.button(key=f"{state.KQ_OPTION_BUTTON}{pick}").click().run()
+        if step == 0:
+            at.button(key=state.KQ_NEXT_BUTTON).click().run()
+    before = at.session_state[state.KQ_ATTEMPT]
+    reloaded = open_page("knowledge_quiz.py", query={"kq": at.query_params["kq"]})  # a new session
+    assert not reloaded.exception and not reloaded.warning
+    assert reloaded.session_state[state.KQ_ATTEMPT] == before
+    assert reloaded.subheader[0].value == "Question 2 of 20" and "**Score: 1**" in _markdown(reloaded)
+    assert any("Not quite" in e.value for e in reloaded.error)  # the second answer's feedback is back
+
+
+def test_sequence_progress_survives_a_reload():
+    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:2])
+    before = at.session_state[state.SEQ_ATTEMPT]
+    reloaded = open_page("sequence_quiz.py", query={"order": at.query_params["order"]})
+    assert not reloaded.exception and not reloaded.warning
+    assert reloaded.session_state[state.SEQ_ATTEMPT] == before
+    assert _left(reloaded) == "**3 pieces left to place**"
+
+
+@pytest.mark.parametrize("page,param,value", [("knowledge_quiz.py", "kq", "12.3.abc"),
+                                              ("knowledge_quiz.py", "kq", "1.0." + "9" * 20),
+                                              ("sequence_quiz.py", "order", "00000.-----.0"),
+                                              ("sequence_quiz.py", "order", "<script>")])
+def test_a_bad_saved_progress_starts_a_new_attempt_with_a_note(page, param, value):
+    at = open_page(page, query={param: value})
+    assert not at.exception
+    assert any("could not be read" in w.value for w in at.warning)
+    assert at.query_params[param] != value  # the new attempt replaced it

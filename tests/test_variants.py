@@ -118,7 +118,9 @@ def test_lookahead_uses_its_pool_on_repetitive_output():
     run = lookahead_generate(model, [1, 2, 3], 40, window=4, ngram=3, max_candidates=3)
     assert list(run.trace.generated_ids) == greedy_reference(model.model, [1, 2, 3], 40)
     assert run.trace.tokens_per_loop > 1.0
-    assert any(s.winner.startswith("n-gram") or s.winner == "jacobi" for s in run.steps)
+    # the claim is about the pool: some loops must keep an n-gram candidate's tokens (a Jacobi win is not it)
+    pool_wins = [s for s in run.steps if s.winner.startswith("n-gram")]
+    assert pool_wins and all(s.n_accepted >= 1 for s in pool_wins), [s.winner for s in run.steps]
 
 
 def test_ngram_pool_keeps_recent_distinct_ngrams():

@@ -72,8 +72,8 @@ def test_every_variant_keeps_greedy_output_on_more_prompts(bundled_target, heads
     assert all(r.identical for r in comparison.results), [r.key for r in comparison.results if not r.identical]
 
 
-@pytest.mark.slow
 def test_tiny_training_budget_trains_heads_that_keep_greedy_output(bundled_target, tmp_path):
+    """In the default run (about 12 s): the training recipe itself, end to end on the real target."""
     from specsim.engine import plain_generate, speculative_generate
     from specsim.variants.medusa import MedusaDrafter
     from specsim.variants.train_medusa import BUDGETS, train

@@ -26,7 +26,8 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     settings, notices = live_params.parse_query(query, list(pairs))
     for field, (name, key) in live_params.FIELDS.items():
         if name in query:
-            _set(key, getattr(settings, field))
+            value = getattr(settings, field)
+            _set(key, str(value) if key == state.LIVE_SEED else value)  # the seed box holds text
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
@@ -71,11 +72,16 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         a, b = st.columns(2)
         a.number_input("K: proposals per loop", step=1, key=_w(state.LIVE_K),
                        help=f"{live_params.K_RANGE[0]} to {live_params.K_RANGE[1]}")
-        b.number_input("Temperature (0 = greedy)", step=0.1, format="%.2f", key=_w(state.LIVE_TEMPERATURE),
-                       help=f"{live_params.TEMPERATURE_RANGE[0]:g} to {live_params.TEMPERATURE_RANGE[1]:g}")
+        # %g shows the value itself (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
+        b.number_input("Temperature (0 = greedy)", step=0.1, format="%g", key=_w(state.LIVE_TEMPERATURE),
+                       help=f"{live_params.TEMPERATURE_RANGE[0]:g} to {live_params.TEMPERATURE_RANGE[1]:g}; any "
+                            "temperature above 0 samples, and a tiny one samples almost always the top token")
         a.number_input("Max new tokens", step=1, key=_w(state.LIVE_MAX_NEW),
                        help=f"{live_params.MAX_NEW_RANGE[0]} to {live_params.MAX_NEW_RANGE[1]}")
-        b.number_input("Seed", step=1, key=_w(state.LIVE_SEED), help="fixes the random draws in sampling mode")
+        # text, not a number box: a browser number box silently drops numbers beyond 2**53 (issue 12)
+        b.text_input("Seed", key=_w(state.LIVE_SEED),
+                     help=f"a whole number from {live_params.SEED_RANGE[0]} to {live_params.SEED_RANGE[1]}; it fixes "
+                          "the random draws in sampling mode")
     with left:
         st.text_area("Prompt", key=_w(state.LIVE_PROMPT), height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")
@@ -92,7 +98,9 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
 
 def current() -> LiveSettings:
     """The settings as they stand in session state."""
-    return LiveSettings(**{field: state.get(key) for field, (_, key) in live_params.FIELDS.items()})
+    values = {field: state.get(key) for field, (_, key) in live_params.FIELDS.items()}
+    values["seed"] = live_params.seed_from_text(values["seed"])
+    return LiveSettings(**values)
 
 
 def write_url(settings: LiveSettings) -> None:

@@ -2,6 +2,17 @@
 
 Every control only moves an index in session state; the models never run again. Playing uses
 ``st.fragment(run_every=...)`` so only the replay redraws on each tick, and the page stays responsive.
+
+Why the jump slider gets a new key for every iteration it shows (issue 12): the browser's timer
+sends each tick with the widget values the browser holds at that moment, and these can be one
+redraw behind the server (a tick fired while the previous redraw, or the full rerun that ends
+playback, was still on its way). Streamlit takes any value that differs from what the server last
+stored for that widget as a move by the user and calls its ``on_change``; it even does so for a
+widget the last run did not draw, whose stored value it has dropped. With one key, that echo of
+the previous iteration moved the step back; at the end of playback it arrived after the timer had
+stopped, so the page settled on the last-but-one iteration with ▶ Play showing again. Now each
+slider carries the value it was drawn with, and :func:`_from_slider` ignores a report of exactly
+that value: a slider the learner never touched cannot move the step.
 """
 
 from __future__ import annotations
@@ -45,8 +56,16 @@ def _shift(n: int, delta: int) -> None:
     state.put(state.LIVE_STEP, clamp(state.get(state.LIVE_STEP) + delta, n))
 
 
-def _from_slider() -> None:
-    state.put(state.LIVE_STEP, int(st.session_state[state.LIVE_STEP_SLIDER]) - 1)
+def slider_key(step: int) -> str:
+    """The jump slider's widget key while iteration ``step`` is on screen (see the module docstring)."""
+    return f"{state.LIVE_STEP_SLIDER}_{step}"
+
+
+def _from_slider(key: str, drawn: int) -> None:
+    """The learner moved the slider drawn (under ``key``) at value ``drawn``; a report of ``drawn`` is an echo."""
+    value = int(st.session_state[key])
+    if value != drawn:
+        state.put(state.LIVE_STEP, value - 1)
 
 
 def _toggle_play(n: int) -> None:
@@ -99,6 +118,7 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None) -> No
     cols[3].button("End ▶|", key="live_end", on_click=_go, args=(n, n - 1), use_container_width=True,
                    disabled=step >= n - 1)
     if n > 1:
-        st.session_state[state.LIVE_STEP_SLIDER] = step + 1
-        st.slider("Jump to iteration", 1, n, key=state.LIVE_STEP_SLIDER, on_change=_from_slider)
+        key = slider_key(step)
+        st.slider("Jump to iteration", 1, n, value=step + 1, key=key, on_change=_from_slider,
+                  args=(key, step + 1))
     render(step)

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 from streamlit_sortables import sort_items
 
-from app import state
+from app import quiz_url, state
 from app.widgets.quiz_common import new_seed
 from specsim.quiz import SequenceAttempt, SequenceQuiz
 
@@ -32,9 +32,12 @@ DRAG_STYLE = """
 def current_attempt(quiz: SequenceQuiz) -> SequenceAttempt:
     """The attempt in progress, started (shuffled) on first use or when the quiz data changed."""
     attempt = state.get(state.SEQ_ATTEMPT)
+    if attempt is None:  # a new session (e.g. the page was reloaded): the address bar may hold the progress
+        attempt = quiz_url.restore(quiz_url.SEQUENCE_PARAM,
+                                   lambda text: quiz_url.decode_sequence(text, quiz.correct_order))
     if attempt is None or sorted(attempt.tray_order) != sorted(quiz.correct_order):
         attempt = SequenceAttempt.start(quiz.correct_order, new_seed())
-        state.put(state.SEQ_ATTEMPT, attempt)
+    state.put(state.SEQ_ATTEMPT, attempt)
     return attempt
 
 
@@ -181,3 +184,5 @@ def render(quiz: SequenceQuiz) -> None:
                  width="stretch")
     if attempt.checked:
         _result(quiz, attempt)
+    # after the board: the drag mode may have moved pieces in this very run
+    quiz_url.remember(quiz_url.SEQUENCE_PARAM, quiz_url.encode_sequence(attempt, quiz.correct_order))

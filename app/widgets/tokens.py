@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 import streamlit as st
 
 from app.figures.live import DRAFT, EXTRA, MUTED, REJECTED, TARGET
 from specsim.replay import Chip
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=])")
+
+
+def md_plain(text: str) -> str:
+    """``text`` for st.markdown / st.info that shows every character as typed.
+
+    Token texts are arbitrary (```, **, $x$, :red[...]); unescaped, Markdown would eat them, and a
+    sentence about a token would name an empty string (issue 12). CommonMark lets a backslash
+    escape any ASCII punctuation; Streamlit's own extras (LaTeX $, :emoji:, :color[]) start with
+    punctuation too, so the same escape turns them off.
+    """
+    return _MARKDOWN.sub(r"\\\1", text)
+
 
 PROMPT_TAIL = 240  # characters of a long prompt shown before the output (all of it on hover)
 MARK = {"accepted": "✓", "rejected": "✗", "unchecked": "·", "extra": "+1"}

@@ -106,7 +106,9 @@ class MedusaDrafter:
         self.heads = heads.eval()
         self.device = next(target_model.parameters()).device
         self.heads.to(self.device)
-        self.out_weight = restricted_output(target_model, heads.vocab_ids)
+        # The heads run in float32 (the hidden state is cast up in head_probs); a 16-bit target's
+        # output rows are cast up too, or the product fails with a dtype mismatch.
+        self.out_weight = restricted_output(target_model, heads.vocab_ids).float()
         self.name = f"{name} (K={heads.n_heads})"
         self.hidden: torch.Tensor | None = None
 

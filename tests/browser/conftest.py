@@ -33,10 +33,19 @@ IDLE = """() => {
 }"""
 
 
+SKIP_ENV = "SPECSIM_SKIP_BROWSER"  # set to 1 to skip the browser tests on purpose (a local run without chromium)
+
+
+def skip_requested() -> bool:
+    return os.environ.get(SKIP_ENV, "") == "1"
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/browser" in str(item.fspath):
             item.add_marker(pytest.mark.browser)
+            if skip_requested():
+                item.add_marker(pytest.mark.skip(reason=f"{SKIP_ENV}=1 asked to skip the browser tests"))
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +57,9 @@ def app_url():
 @pytest.fixture(scope="session")
 def browser():
     if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian chromium is not installed (apt-get install chromium); .ci/run installs it")
+        pytest.fail(f"Debian chromium is not installed at {CHROMIUM} (apt-get install chromium; .ci/run installs "
+                    f"it). The browser tests are part of the suite: set {SKIP_ENV}=1 to skip them on purpose.",
+                    pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -1,0 +1,105 @@
+"""Quiz progress in the address bar, so reloading a quiz page keeps it (issue 12).
+
+Session state survives a visit to another page but not a reload, which opens a new session. Each
+quiz therefore writes its attempt into one short URL parameter after every change, and a new
+session starts from that parameter when it reads as a valid attempt for the quiz on this server
+(anything else starts a fresh attempt, with a note). Pure functions encode and decode; the two
+small Streamlit functions at the end read and write the parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from specsim.quiz import KnowledgeAttempt, Question, SequenceAttempt
+
+KNOWLEDGE_PARAM = "kq"
+SEQUENCE_PARAM = "order"
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+_NONE = "-"
+
+
+def _digit(i: int | None) -> str:
+    return _NONE if i is None else _DIGITS[i]
+
+
+def _index(ch: str, below: int) -> int | None:
+    """The digit's value, or raise ValueError when it is not one below ``below``."""
+    if ch == _NONE:
+        return None
+    i = _DIGITS.find(ch)
+    if not 0 <= i < below:
+        raise ValueError(ch)
+    return i
+
+
+def encode_knowledge(attempt: KnowledgeAttempt) -> str:
+    """``seed.current.answers``: one digit per question (the option's index in the data file), - unanswered."""
+    return f"{attempt.seed}.{attempt.current}.{''.join(_digit(a) for a in attempt.answers)}"
+
+
+def decode_knowledge(text: str, questions: Sequence[Question]) -> KnowledgeAttempt | None:
+    """The attempt ``text`` describes, or None unless it is a possible attempt at exactly these questions."""
+    parts = text.split(".")
+    if len(parts) != 3 or not (parts[0].isascii() and parts[0].isdigit() and len(parts[0]) <= 10):
+        return None
+    if not (parts[1].isascii() and parts[1].isdigit()) or len(parts[2]) != len(questions):
+        return None
+    if any(str(int(p)) != p for p in parts[:2]):  # one spelling per attempt (no leading zeros)
+        return None
+    try:
+        answers = tuple(_index(ch, len(q.options)) for ch, q in zip(parts[2], questions, strict=True))
+    except ValueError:
+        return None
+    current = int(parts[1])
+    if current > len(questions) or any(a is None for a in answers[:current]):
+        return None
+    if any(a is not None for a in answers[current + 1:]):
+        return None
+    return KnowledgeAttempt(int(parts[0]), answers, current)
+
+
+def encode_sequence(attempt: SequenceAttempt, correct_order: Sequence[str]) -> str:
+    """``tray.slots.checked``: pieces by their place in the correct order (so the link does not spell the answer
+    in piece names, and stays short); - for an empty slot; 1 when the learner asked for a check."""
+    where = {piece: i for i, piece in enumerate(correct_order)}
+    tray = "".join(_digit(where[p]) for p in attempt.tray_order)
+    slots = "".join(_digit(None if p is None else where[p]) for p in attempt.slots)
+    return f"{tray}.{slots}.{int(attempt.checked)}"
+
+
+def decode_sequence(text: str, correct_order: Sequence[str]) -> SequenceAttempt | None:
+    parts = text.split(".")
+    n = len(correct_order)
+    if len(parts) != 3 or len(parts[0]) != n or len(parts[1]) != n or parts[2] not in ("0", "1"):
+        return None
+    try:
+        tray = [_index(ch, n) for ch in parts[0]]
+        slots = [_index(ch, n) for ch in parts[1]]
+    except ValueError:
+        return None
+    placed = [s for s in slots if s is not None]
+    if None in tray or sorted(tray) != list(range(n)) or len(set(placed)) != len(placed):
+        return None
+    if parts[2] == "1" and len(placed) != n:  # only a full board can have been checked
+        return None
+    return SequenceAttempt(tuple(correct_order[i] for i in tray),
+                           tuple(None if s is None else correct_order[s] for s in slots), parts[2] == "1")
+
+
+# ---- the address bar ------------------------------------------------------------------------------
+def restore(param: str, decode) -> object | None:
+    """The attempt in the URL parameter ``param`` (via ``decode``), or None; a bad value gets a note."""
+    if param not in st.query_params:
+        return None
+    attempt = decode(st.query_params[param])
+    if attempt is None:
+        st.warning("The progress saved in this page's address could not be read; a new attempt starts.")
+    return attempt
+
+
+def remember(param: str, text: str) -> None:
+    if st.query_params.get(param) != text:
+        st.query_params[param] = text

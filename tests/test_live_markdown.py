@@ -1,0 +1,70 @@
+"""Token texts reach the page as typed (issue 12, defect 8), and counts read as English ("all 1 tokens").
+
+The live page passes its sentences through Streamlit's Markdown. Each check renders what the page
+sent with a CommonMark renderer and compares the visible text with the sentence meant.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import replace
+
+import pytest
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+from specsim import replay
+from tests.live_traces import hand_trace
+
+NASTY = ["```", "**", "*x*", "_a_", "$x$", ":red[no]", "<b>", "\\", "# h", "[a](b)", "`", "~~s~~"]
+
+
+def _visible(markdown: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown))).strip()
+
+
+def _trace_with(text: str):
+    trace = hand_trace()
+    it = trace.iterations[0]
+    slots = list(it.slots)
+    slots[2] = replace(slots[2], text=text)  # the rejected proposal
+    it = replace(it, slots=tuple(slots), extra=replace(it.extra, text=text + "!"))  # the target's own choice
+    return replace(trace, iterations=(it, *trace.iterations[1:]))
+
+
+def _iteration_page(text: str) -> AppTest:
+    def script(text):
+        from app.live_view import iteration_view
+        from tests.test_live_markdown import _trace_with
+
+        iteration_view(_trace_with(text), 0)
+
+    return AppTest.from_function(script, args=(text,)).run()
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_the_narration_shows_every_token_character(text):
+    at = _iteration_page(text)
+    assert not at.exception
+    meant = replay.narrate(_trace_with(text), 0)
+    assert repr(text) in meant
+    assert _visible(at.info[0].value) == meant
+
+
+def _identity_script(n):
+    from dataclasses import replace
+
+    from app.live_view import _identity
+    from tests.live_traces import hand_plain, hand_trace
+
+    spec = hand_trace()
+    ids = spec.generated_ids[:n]
+    _identity(replace(spec, generated_ids=ids), hand_plain(ids))
+
+
+@pytest.mark.parametrize("n,words", [(1, "the one token matches"), (4, "all 4 tokens match")])
+def test_identity_counts_read_as_english(n, words):
+    at = AppTest.from_function(_identity_script, args=(n,)).run()
+    assert not at.exception
+    assert _visible(at.success[0].value) == f"Identical: {words} plain greedy decoding (float32)."

@@ -1,0 +1,42 @@
+"""The quiz progress codec: every reachable attempt round-trips, nothing else decodes (issue 12)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app import quiz_url
+from specsim import quiz
+
+SEQ = quiz.load_sequence()
+QUESTIONS = quiz.load_knowledge()
+
+
+@given(seed=st.integers(0, 2**31 - 1), picks=st.lists(st.integers(0, 9), max_size=len(QUESTIONS)),
+       advance_last=st.booleans())
+def test_every_reachable_knowledge_attempt_round_trips(seed, picks, advance_last):
+    attempt = quiz.KnowledgeAttempt.start(len(QUESTIONS), seed)
+    for i, pick in enumerate(picks):
+        attempt = quiz.answer_current(attempt, pick % len(QUESTIONS[attempt.current].options))
+        if i < len(picks) - 1 or advance_last:
+            attempt = quiz.advance(attempt)
+    assert quiz_url.decode_knowledge(quiz_url.encode_knowledge(attempt), QUESTIONS) == attempt
+
+
+@given(seed=st.integers(0, 2**31 - 1), moves=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=12),
+       check=st.booleans())
+def test_every_reachable_sequence_attempt_round_trips(seed, moves, check):
+    attempt = quiz.SequenceAttempt.start(SEQ.correct_order, seed)
+    for piece, slot in moves:
+        attempt = attempt.place(attempt.tray_order[piece % len(attempt.tray_order)], slot % len(attempt.slots))
+    if check and attempt.complete:
+        attempt = attempt.check()
+    assert quiz_url.decode_sequence(quiz_url.encode_sequence(attempt, SEQ.correct_order), SEQ.correct_order) == attempt
+
+
+@given(text=st.text(max_size=40))
+def test_arbitrary_text_decodes_to_nothing_or_to_a_valid_attempt(text):
+    k = quiz_url.decode_knowledge(text, QUESTIONS)
+    assert k is None or quiz_url.encode_knowledge(k) == text
+    s = quiz_url.decode_sequence(text, SEQ.correct_order)
+    assert s is None or quiz_url.encode_sequence(s, SEQ.correct_order) == text
