@@ -23,7 +23,7 @@ def _publish(shot: Path, name: str) -> None:
 def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
     goto(page, "live")
     run = recorded.load()
-    assert replay.narrate(run.spec, 0) in alerts(page)
+    assert replay.narrate(run.spec, 0) in alerts(page)  # the browser shows the text as typed
     assert page.get_by_text(run.label()).count() == 1
     click(page, "Forward ▶")
     assert shown_iteration(page) == 1
