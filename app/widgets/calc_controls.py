@@ -73,7 +73,7 @@ def controls() -> CalcSettings:
             st.page_link(str(ROOT / "pages" / "verify_free.py"), label="Measure v on this machine",
                          icon=":material/speed:")
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
-                            min_value=0.5, max_value=10.0, step=0.05, format="%.2f",
+                            min_value=1.0, max_value=10.0, step=0.05, format="%.2f",
                             key=state.widget_key(state.CALC_VERIFY_COST))
     settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 2),
                             verify_cost=round(float(v), 2))
