@@ -165,7 +165,7 @@ def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float)
     if c != draft_cost:
         notes.append(f"the calculator's draft cost slider stops at {c_range.hi:.2f}×; measured {draft_cost:.2f}×")
     if v != verify_cost:
-        notes.append(f"the calculator's verification factor spans {v_range.lo:g} to {v_range.hi:g}; "
-                     f"measured {verify_cost:.2f}")
+        notes.append(f"the calculator's verification factor spans {v_range.lo:g} to {v_range.hi:g} (a pass over "
+                     f"K + 1 tokens never costs less than a one-token pass); measured {verify_cost:.2f}")
     k = int(min(k_range.hi, max(k_range.lo, k)))
     return CalculatorLink(k, int(half_up(alpha * 100, 0)), half_up(c, 2), half_up(v, 2), tuple(notes))

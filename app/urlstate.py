@@ -43,7 +43,7 @@ PARAMS: tuple[Param, ...] = (
     Param("k", K_MIN, K_MAX, 0, "draft tokens per loop", whole_only=True, field="k", state_key=keys.CALC_K),
     Param("alpha", 0, 100, 0, "acceptance rate in percent", field="alpha_pct", state_key=keys.CALC_ALPHA_PCT),
     Param("c", 0.0, 1.0, 2, "draft pass cost in target passes", field="draft_cost", state_key=keys.CALC_DRAFT_COST),
-    Param("v", 0.5, 10.0, 2, "verification pass cost in target passes", field="verify_cost",
+    Param("v", 1.0, 10.0, 2, "verification pass cost in target passes", field="verify_cost",
           state_key=keys.CALC_VERIFY_COST),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)

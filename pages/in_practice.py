@@ -34,7 +34,7 @@ if st.button("Measure acceptance on code, prose and echo prompts", key=state.DOM
     bar.empty()
 results = state.get(state.DOMAIN_RESULTS)
 if results is None:
-    st.info("Press the button: two prompts per domain (about half a minute on a laptop CPU).")
+    st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")
 else:
     st.plotly_chart(domain_figure(results), key=state.DOMAIN_CHART)
     ranked = sorted(results, key=lambda r: r.alpha, reverse=True)

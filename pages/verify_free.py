@@ -21,11 +21,11 @@ st.markdown(
     "holds on *your* machine can be measured in a few seconds: time target passes over n = 1, 2, … 16 new "
     "tokens on the same cached context.")
 
-if st.button("Measure v(n) on this machine (about 10 seconds)", key=state.VERIFY_BUTTON, type="primary"):
+if st.button("Measure v(n) on this machine (a few seconds)", key=state.VERIFY_BUTTON, type="primary"):
     try:
         with st.spinner("Timing target passes over 1 to 16 tokens, every size once per round, after a warm-up…"):
             target = loaders.bundled_target()
-            costs = passcost.measure_pass_costs(target, ns=passcost.DEFAULT_NS, repeats=3, warmup=1)
+            costs = passcost.measure_pass_costs(target, ns=passcost.DEFAULT_NS, repeats=5, warmup=1)
             curve = passcost.VerifyCurve.of(costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)),
                                             str(target.device), torch.get_num_threads())
         state.put(state.VERIFY_CURVE, curve)
@@ -44,7 +44,8 @@ else:
     st.plotly_chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
     st.caption(f"Measured here: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
                f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
-               f"{1000 * curve.one_token_s:.1f} ms.")
+               f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by tens of "
+               "percent: measure twice before reading much into one bump.")
     if flat > 1:
         st.markdown(f"**Flat part, n ≤ {flat}:** up to {flat} tokens a pass costs within "
                     f"{passcost.FLAT_TOLERANCE:.0%} of a one-token pass. Here the pass waits on memory, so "

@@ -150,7 +150,18 @@ def make_position_invariant(model: nn.Module) -> list[str]:
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
     AttentionInterface.register(ATTENTION_NAME, invariant_attention)
-    AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)
+    def invariant_mask(*args, **kwargs):
+        """No mask for a causal decode pass without padding: each row's keys are sliced to its own past."""
+        from transformers.masking_utils import causal_mask_function
+
+        padding, q_length = kwargs.get("attention_mask"), kwargs.get("q_length", args[1] if len(args) > 1 else None)
+        if (q_length is not None and q_length <= MAX_INVARIANT_QUERIES  # larger passes take SDPA, which needs it
+                and kwargs.get("mask_function", causal_mask_function) is causal_mask_function
+                and kwargs.get("local_size") is None and (padding is None or bool(padding.all()))):
+            return None
+        return sdpa_mask(*args, **kwargs)
+
+    AttentionMaskInterface.register(ATTENTION_NAME, invariant_mask)
     model.set_attn_implementation(ATTENTION_NAME)
     changed = [f"attention: {ATTENTION_NAME}"]
     for name, module in list(model.named_modules()):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app import state
+from app.widgets.tokens import md_plain
 from specsim import defaults, recorded, replay
 from tests.conftest import open_page
 
@@ -35,8 +36,8 @@ def test_live_page_opens_on_the_recording_and_steps_without_a_model():
     assert not at.exception
     run = recorded.load()
     assert any(run.label() == c.value for c in at.caption)
-    assert replay.narrate(run.spec, 0) in [i.value for i in at.info]
+    assert md_plain(replay.narrate(run.spec, 0)) in [i.value for i in at.info]
     at.button(key="live_forward").click().run()
-    assert replay.narrate(run.spec, 1) in [i.value for i in at.info]
+    assert md_plain(replay.narrate(run.spec, 1)) in [i.value for i in at.info]
     assert at.session_state[state.LIVE_TRACE] is None  # nothing was run
     assert "Why this speed" in [h.value for h in at.subheader]

@@ -86,3 +86,15 @@ def test_quiz_wording():
     assert not any("temperature" in o for o in q13["options"])
     assert "must" not in q14["options"][q14["answer"]] and "ideally" in q14["prompt"]
     assert "output distribution" in q17["explanation"]
+
+
+def test_no_setting_of_the_calculator_can_make_a_useless_draft_faster_than_plain():
+    """v below 1 (a pass over K + 1 tokens cheaper than a one-token pass) is refused: at α = 0 the best the
+    calculator can show is 1×."""
+    from app import urlstate
+    from specsim import analytics
+
+    v_param = next(p for p in urlstate.PARAMS if p.name == "v")
+    assert v_param.lo >= 1.0
+    assert analytics.speedup(0.0, 1, 0.0, v_param.lo) <= 1.0
+    assert urlstate.parse_query({"v": "0.5"}).settings.verify_cost >= 1.0

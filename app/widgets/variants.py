@@ -44,7 +44,7 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANT
     try:
         target = loaders.bundled_target()
         comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, variants, _heads_or_none(),
-                                 progress=_progress_callback(bar))
+                                 progress=_progress_callback(bar), rounds=cmp.ROUNDS)
         data = PageData(comparison)
         if "lookahead" in variants:
             bar.progress(0.98, text="Jacobi iterations for one window")

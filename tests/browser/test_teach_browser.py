@@ -23,7 +23,7 @@ def _publish(shot: Path, name: str) -> None:
 def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
     goto(page, "live")
     run = recorded.load()
-    assert replay.narrate(run.spec, 0) in alerts(page)
+    assert replay.narrate(run.spec, 0) in alerts(page)  # the browser shows the text as typed
     assert page.get_by_text(run.label()).count() == 1
     click(page, "Forward ▶")
     assert shown_iteration(page) == 1
@@ -46,7 +46,7 @@ def test_variants_guide_before_any_run(page):
 
 def test_verification_page_measures_and_plots(page):
     goto(page, "verify")
-    act(page, lambda: page.get_by_role("button", name="Measure v(n) on this machine (about 10 seconds)").click(),
+    act(page, lambda: page.get_by_role("button", name="Measure v(n) on this machine (a few seconds)").click(),
         timeout=300_000)
     page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some("
                            "g => g._fullData && g._fullData.some(t => t.name === 'measured v(n)'))")
