@@ -153,7 +153,7 @@ class CalculatorLink:
     @property
     def url(self) -> str:
         settings = CalcSettings(self.k, self.alpha_pct, self.draft_cost, self.verify_cost)
-        return "/calculator?" + urlencode(urlstate.to_query(settings))
+        return "/calculator?" + urlencode(urlstate.to_query(settings, every=True))
 
 
 def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float) -> CalculatorLink:

@@ -85,13 +85,13 @@ def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
     return ParseResult(replace(defaults, **values), tuple(rejected), tuple(problems), tuple(adjustments))
 
 
-def to_query(settings: CalcSettings) -> dict[str, str]:
-    """Query parameters that reproduce ``settings``; ``v`` only when it differs from its default."""
+def to_query(settings: CalcSettings, every: bool = False) -> dict[str, str]:
+    """Query parameters that reproduce ``settings``; ``v`` only when it differs from its default (or ``every``)."""
     defaults = CalcSettings()
     query: dict[str, str] = {}
     for param in PARAMS:
         value = getattr(settings, param.field)
-        if param.name == "v" and value == defaults.verify_cost:
+        if param.name == "v" and value == defaults.verify_cost and not every:
             continue
         query[param.name] = param.format(value)
     return query
