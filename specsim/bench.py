@@ -41,7 +41,7 @@ from specsim.hf_assisted import hf_assisted_generate
 from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
-from specsim.prompts import builtin_prompts, load_heldout
+from specsim.prompts import builtin_prompts, heldout_items
 from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
 
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
@@ -92,7 +92,7 @@ def acceptance_by(traces: list[Trace], groups: list[str]) -> dict[str, float]:
 
 def heldout_prompts(n: int) -> list[dict]:
     """``n`` held-out prompts spread over the domains (round robin over domains, file order within one)."""
-    items = load_heldout()
+    items = heldout_items()
     by_domain: dict[str, list[dict]] = {}
     for item in items:
         by_domain.setdefault(item["domain"], []).append(item)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specsim.prompts import load_heldout
+from specsim.prompts import heldout_items
 from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 
 ECHO_PROMPTS = (
@@ -24,7 +24,7 @@ ECHO_PROMPTS = (
 
 def domain_prompts(per_domain: int = 2) -> dict[str, list[str]]:
     """Code and prose prompts from the held-out set (never trained on), and prompts that ask for an echo."""
-    held = load_heldout()
+    held = heldout_items()
     pick = {name: [p["prompt"] for p in held if p["domain"] == name][:per_domain] for name in ("code", "prose")}
     return {"code": pick["code"], "prose": pick["prose"], "echo": list(ECHO_PROMPTS[:per_domain])}
 

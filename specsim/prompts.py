@@ -1,7 +1,7 @@
 """A small built-in set of varied prompts for tests, the CLI and the benchmark.
 
 The draft-evaluation prompt set lives in ``assets/prompts/heldout.json`` (owned by the
-distillation work, which never trains on it); :func:`load_heldout` is the one reader of it.
+distillation work, which never trains on it); :func:`heldout_items` is the one reader of it.
 """
 
 from __future__ import annotations
@@ -29,8 +29,13 @@ def builtin_prompts(n: int | None = None) -> list[str]:
     return texts if n is None else texts[:n]
 
 
-def load_heldout(path: Path = HELDOUT_PROMPTS) -> list[dict]:
+def heldout_items(path: Path = HELDOUT_PROMPTS) -> list[dict]:
     """The held-out prompts, ``[{"id", "domain", "prompt"}, ...]`` in file order; empty when the file is absent."""
     if not path.is_file():
         return []
     return json.loads(path.read_text(encoding="utf-8"))["prompts"]
+
+
+def load_heldout(path: Path = HELDOUT_PROMPTS) -> list[str]:
+    """The held-out prompts' texts, in file order; empty when the file is absent."""
+    return [item["prompt"] for item in heldout_items(path)]

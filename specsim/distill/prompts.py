@@ -19,7 +19,7 @@ import re
 import sysconfig
 from pathlib import Path
 
-from specsim.prompts import load_heldout
+from specsim.prompts import heldout_items
 
 TOPICS = [
     "volcanoes", "coral reefs", "the printing press", "chess openings", "honeybees", "glaciers", "Roman aqueducts",
@@ -191,6 +191,11 @@ _STOP = set("a an the of to in on and or for with is are be what how why who whe
 
 def content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def load_heldout() -> list[dict]:
+    """The held-out prompts with their ids and domains: ``[{"id", "domain", "prompt"}, ...]``."""
+    return heldout_items()
 
 
 def too_close_to_heldout(prompt: str, heldout: list[set[str]], limit: float = 0.5) -> bool:

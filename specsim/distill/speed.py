@@ -17,7 +17,7 @@ import torch
 from tqdm import tqdm
 
 from specsim.paths import DRAFTS
-from specsim.prompts import load_heldout
+from specsim.prompts import heldout_items
 from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 
 
@@ -42,7 +42,7 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
     folders = [Path(f) for f in args.drafts] if args.drafts else sorted(DRAFTS.glob("*/"))
     cands = drafters(target, folders)
     ks = [int(k) for k in args.ks.split(",")]
-    held = load_heldout()[:: max(1, len(load_heldout()) // budget["speed_prompts"])][: budget["speed_prompts"]]
+    held = heldout_items()[:: max(1, len(heldout_items()) // budget["speed_prompts"])][: budget["speed_prompts"]]
     n_new = budget["speed_len"]
     runs: dict[tuple[str, int], list[Trace]] = {}
     identical: dict[tuple[str, int], bool] = {}

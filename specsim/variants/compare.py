@@ -243,7 +243,7 @@ def lesson_rows(rows: list[dict]) -> list[dict]:
 
 def heldout_prompts(limit: int | None = None) -> list[str]:
     """The held-out prompt set (assets/prompts/heldout.json), or the demo prompts if it is missing."""
-    prompts = [p["prompt"] for p in load_heldout()] or list(DEMO_PROMPTS.values())
+    prompts = load_heldout() or list(DEMO_PROMPTS.values())
     return prompts[:limit] if limit else prompts
 
 
