@@ -88,3 +88,18 @@ def useless_draft_sentence(s: CalcSettings) -> str:
         f"for {fmt(analytics.cost_per_loop(s.k, s.draft_cost, s.verify_cost))} target passes: {fmt(worst)}× "
         "the plain speed. The loss is the drafting time and nothing else."
     )
+
+
+def heatmap_sentence(s: CalcSettings) -> str:
+    """What the heatmap's bottom row (α = 0) shows at these costs: a loop then yields exactly one token."""
+    at_zero = analytics.speedup(0.0, 1, s.draft_cost, s.verify_cost)  # K = 1 is the least bad K at α = 0
+    head = "The black line follows the best K for each acceptance rate, and it climbs as α rises. "
+    if fmt(at_zero) == fmt(1.0):
+        return head + (f"With c = {fmt(s.draft_cost)} and v = {fmt(s.verify_cost)} a loop costs one target pass "
+                       "whatever K is, so even at α = 0 every K breaks even (1×): the bottom row stays white.")
+    if at_zero < 1.0:
+        return head + (f"At α = 0 a loop yields one token for K·c + v target passes, so every K is slower than "
+                       f"plain decoding; the least bad is K = 1 at {fmt(at_zero)}×, and the bottom row is red.")
+    return head + (f"With v = {fmt(s.verify_cost)} below 1, even α = 0 comes out at {fmt(at_zero)}× with K = 1: "
+                   "a verification pass would have to be cheaper than generating one token, which real hardware "
+                   "does not allow.")

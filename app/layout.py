@@ -22,8 +22,11 @@ PAGES: dict[str, list[PageSpec]] = {
     "Learn": [
         PageSpec("home.py", "The idea", ":material/lightbulb:", "home", default=True),
         PageSpec("calculator.py", "Speedup calculator", ":material/calculate:", "calculator"),
+        PageSpec("why_unchanged.py", "Why the output is unchanged", ":material/balance:", "unchanged"),
         PageSpec("live.py", "Live decoding", ":material/play_circle:", "live"),
+        PageSpec("verify_free.py", "Is verification free here?", ":material/speed:", "verify"),
         PageSpec("variants.py", "Four variants", ":material/account_tree:", "variants"),
+        PageSpec("in_practice.py", "In practice", ":material/public:", "practice"),
     ],
     "Test yourself": [
         PageSpec("sequence_quiz.py", "Order one round", ":material/swap_vert:", "sequence"),

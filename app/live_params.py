@@ -220,10 +220,11 @@ def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float)
     """Where to open the calculator for measured alpha, K, c and v (the calculator reads these query names)."""
     notes = []
     c = min(1.0, max(0.0, draft_cost))
-    v = min(10.0, max(0.5, verify_cost))
+    v = min(10.0, max(1.0, verify_cost))
     if c != draft_cost:
         notes.append(f"the calculator's draft cost slider stops at 1.00×; measured {draft_cost:.2f}×")
     if v != verify_cost:
-        notes.append(f"the calculator's verification factor spans 0.5 to 10; measured {verify_cost:.2f}")
+        notes.append(f"the calculator's verification factor spans 1 to 10 (a pass over K + 1 tokens never costs "
+                     f"less than a one-token pass); measured {verify_cost:.2f}")
     return CalculatorLink(min(16, max(1, k)), int(_half_up(alpha * 100, 0)), _half_up(c, 2), _half_up(v, 2),
                           tuple(notes))

@@ -118,6 +118,12 @@ def wait_for_previous_run(timeout_s: float = 60.0) -> None:
     adopt()
 
 
+def warm_up(target: LoadedModel, drafter, prompt_ids: list[int], k: int) -> None:
+    """Decode a few tokens both ways, untimed, so neither timed run pays for first-call set-up."""
+    speculative_generate(target, drafter, prompt_ids, k, 2)
+    plain_generate(target, prompt_ids, 2)
+
+
 def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
              seed: int) -> None:
     """Run both decodings and store their traces; partial results are kept on a cancel."""
@@ -138,6 +144,7 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
         # Any click stops the run (see the module docstring); this button is the obvious one to click.
         st.button("Cancel", key="live_cancel")
     done: list[int] = [0]
+    warm_up(target, drafter, prompt_ids, k)
 
     def on_iteration(it) -> None:
         done[0] += len(it.emitted)

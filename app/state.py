@@ -118,6 +118,26 @@ VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
 DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
 
 
+# ---- teaching panels (issue 14) ----------------------------------------------------------------------
+LIVE_AUTORUN = "live_autorun"  # True for one script run after "run an example where it wins" was clicked
+LIVE_WIN_BUTTON = "live_win_example"
+VERIFY_CURVE = "verify_curve"  # specsim.measure.VerifyCurve measured on this machine, or None
+VERIFY_BUTTON = "verify_measure"
+VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
+DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
+DOMAIN_BUTTON = "domain_measure"
+PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
+PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps
+
+
+def pq_slider_key(index: int) -> str:
+    """Widget key of the why-unchanged page's slider for token ``index``."""
+    return f"pq_q_{index}"
+
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None,
+                 PQ_WEIGHTS: (10, 40, 15, 5, 30), PQ_SEED: 0})
+
+
 def init() -> None:
     """Create every missing key with its default (never overwrites what the user set)."""
     for key, value in DEFAULTS.items():

@@ -56,7 +56,7 @@ PARAMS: tuple[Param, ...] = (
     Param("k", "k", state.CALC_K, 1, 16, 0, "draft tokens per loop", whole_only=True),
     Param("alpha", "alpha_pct", state.CALC_ALPHA_PCT, 0, 100, 0, "acceptance rate in percent"),
     Param("c", "draft_cost", state.CALC_DRAFT_COST, 0.0, 1.0, 2, "draft pass cost in target passes"),
-    Param("v", "verify_cost", state.CALC_VERIFY_COST, 0.5, 10.0, 2, "verification pass cost in target passes"),
+    Param("v", "verify_cost", state.CALC_VERIFY_COST, 1.0, 10.0, 2, "verification pass cost in target passes"),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 # A plain decimal number: no exponent, no nan/inf, no hex, and short enough to read.

@@ -2,7 +2,16 @@
 
 import streamlit as st
 
-from app.calc_text import CalcNumbers, best_k_sentence, ceiling_sentence, fmt, loop_sentence, useless_draft_sentence
+from app import calc_derivation
+from app.calc_text import (
+    CalcNumbers,
+    best_k_sentence,
+    ceiling_sentence,
+    fmt,
+    heatmap_sentence,
+    loop_sentence,
+    useless_draft_sentence,
+)
 from app.figures import calculator as figs
 from app.widgets.calc_controls import apply_url, controls, write_url
 
@@ -28,15 +37,16 @@ st.subheader("One loop, drawn")
 st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key="calc_iteration")
 st.caption(
     f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
-    f"On average {fmt(n.prefix)} survive, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
+    f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
     "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
-    "so a loop always yields j + 1 tokens and never zero. When every guess survives, the +1 lands after the last."
+    "so a loop always yields j + 1 tokens and never zero. When every guess is kept, the +1 lands after the last."
 )
 
 st.subheader("The K trade-off")
 st.markdown(
-    "A longer draft means fewer target passes per token, but only if the guesses survive. A guess is kept only "
-    "when every guess before it was kept, so slot i survives with probability αⁱ: the chance shrinks "
+    "A longer draft means fewer target passes per token, but only if the guesses are kept. The target accepts "
+    "each guess with probability α, and a guess is kept only when it and every guess before it were accepted, "
+    "so slot i is kept with probability αⁱ: the chance shrinks "
     "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
     "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
 )
@@ -49,11 +59,11 @@ st.plotly_chart(figs.waste_figure(s.alpha, s.k), key="calc_waste")
 st.subheader("Where it pays off")
 st.markdown(
     "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
-    "the dotted line is break-even. "
-    "The black line follows the best K for each acceptance rate: it climbs as α rises, and at low α the whole "
-    "row fades to red, whatever K you pick."
+    f"the dotted line is break-even. {heatmap_sentence(s)}"
 )
 st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key="calc_heatmap")
+
+calc_derivation.section(s)  # after the four charts the browser tests read by position
 
 st.subheader("Why it is safe to switch on")
 st.markdown(useless_draft_sentence(s))

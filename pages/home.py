@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app.calc_text import fmt
+from app.figures.calculator import iteration_figure
 from app.layout import ROOT, all_pages
 from specsim.published import CHEN_2023, LEVIATHAN_2023
 
@@ -33,6 +34,12 @@ st.markdown(
     "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
 )
+st.plotly_chart(iteration_figure(4, 2.0), key="home_loop")
+st.caption("One loop with K = 4: the draft proposes t+1 … t+4 one after another, the target checks all four in one "
+           "pass, keeps the first two (✓), rejects the third (✗) and puts its own token there (purple +1). The "
+           "fourth guess is never checked. Three tokens for one target pass.")
+st.page_link(str(ROOT / "pages" / "sequence_quiz.py"), label="Try it: order the steps of one round",
+             icon=":material/swap_vert:")
 st.success(
     "**Key insight: the loop yields j + 1, never zero.** Even when the target turns down the very first "
     "proposal, its verification pass has already worked out the right token for that slot, so the loop "
@@ -68,6 +75,9 @@ blurbs = {
     "live.py": "Watch a real draft model propose and a real target model accept or reject, token by token.",
     "variants.py": "Four ways to get the draft: a second model, the prompt itself, the same model, extra heads.",
     "sequence_quiz.py": "Put the steps of one round in the right order.",
+    "in_practice.py": "Acceptance by domain (measured), the shared tokenizer, where it runs today, references.",
+    "why_unchanged.py": "Why the target's acceptance rule leaves the output distribution exactly as it was.",
+    "verify_free.py": "Measure whether checking several tokens costs one pass on this machine, and what batching does.",
     "knowledge_quiz.py": "Check what stuck.",
 }
 for page in all_pages():

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import live_pairs, live_run, live_view, state
+from app import live_pairs, live_run, live_view, recording, state, why_speed
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
 
@@ -18,7 +18,7 @@ apply_url(pairs)
 settings = controls(pairs)
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
-if st.button("Run", type="primary", key="live_run"):
+if st.button("Run", type="primary", key="live_run") or why_speed.take_autorun():
     live_run.start(settings)  # validates, loads the models, runs both decodings; problems become st.error
 write_url(settings)
 
@@ -26,10 +26,17 @@ notice = state.get(state.LIVE_NOTICE)
 if notice:
     getattr(st, notice[0])(notice[1])
 spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
+shipped = None if spec is not None else recording.default_run()
+if shipped is not None:
+    spec, plain = shipped.spec, shipped.plain
+    st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine. "
+            "Until then, step through a recorded run of the default example below.")
+    st.caption(shipped.label())
 if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
     st.caption(live_view.describe(spec))
+    why_speed.panel(spec, plain)
     st.subheader("Step through the run")
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
     st.subheader("The whole run")

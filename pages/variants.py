@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import state
+from app.widgets import variant_guide
 from app.widgets import variants as ui
 from specsim.variants import compare as cmp
 
@@ -12,8 +13,12 @@ st.markdown(
     "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
     "separates the variants: a second small model, text copied from the prompt, the target guessing ahead of "
     "itself, or extra heads bolted onto the target. Below, each one runs on the bundled target "
-    "(SmolLM2-135M-Instruct, float32, greedy) on the same prompt, and is timed against plain decoding.")
+    "(SmolLM2-135M-Instruct, float32, greedy) on the same prompt, and is timed against plain decoding: warmed up "
+    "first, then in interleaved rounds, and cross-checked against the cost model.")
 
+variant_guide.guide()
+
+st.subheader("Run them")
 labels = list(cmp.DEMO_PROMPTS)
 if state.get(state.VAR_PROMPT) not in labels:
     state.put(state.VAR_PROMPT, labels[0])
@@ -30,8 +35,8 @@ if st.button("Run every variant on this prompt", key=state.VAR_RUN_BUTTON, type=
         results[(label, max_new)] = data
 data = results.get((label, max_new))
 if data is None or data.comparison.by_key("lookahead") is None:
-    st.info("Press the button to run plain decoding and every variant on this prompt (about a minute on a "
-            "laptop CPU; each prompt runs once per session).")
+    st.info("Press the button to run plain decoding and every variant on this prompt (a few minutes on a "
+            "laptop CPU: a warm-up and three timed rounds; each prompt runs once per session).")
     st.stop()
 
 st.subheader("Side by side")

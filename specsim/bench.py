@@ -9,7 +9,9 @@ speedup, the calculator's prediction from the measured alpha, draft cost and ver
 engine efficiency (measured / predicted), transformers' assisted generation (constant K, no
 confidence threshold) in tokens/s end to end, our end-to-end tokens/s over theirs, and whether all
 three produced identical tokens (greedy). Each speculative run is timed next to its own plain run,
-so slow drifts in machine load hit both alike.
+so slow drifts in machine load hit both alike. "cost model" is tokens per loop / (K·c + v) from median
+pass times (:mod:`specsim.fairtime`); "fair" is the median wall-clock speedup when it agrees with the
+cost model, and the cost model marked * when the machine was too busy to time fairly.
 
 ``--heldout N`` runs N prompts of the held-out set (``assets/prompts/heldout.json``, spread over its
 domains) instead of the built-in ones, and adds, for each drafter at its best K, the acceptance per
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from specsim import fairtime
 from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
 from specsim.defaults import DEFAULT_DRAFT, DEFAULT_EARLY_EXIT_LAYERS, DEFAULT_TARGET
 from specsim.engine import plain_generate, speculative_generate
@@ -33,7 +36,8 @@ from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, l
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.prompts import builtin_prompts
 
-COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "predicted", "efficiency",
+COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
+           "predicted", "efficiency",
            "HF tok/s", "ours/HF", "identical")
 
 
@@ -55,11 +59,14 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
             hf_time += seconds
             identical &= tuple(hf_ids) == plain[-1].generated_ids
     m = measure(spec, plain)
+    fair = fairtime.fair_speedup(list(zip(spec, plain, strict=True)))
     n_tokens = sum(t.n_generated for t in spec)
     return {
         "drafter": label or drafter.kind, "K": k,
         "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
-        "alpha": m.alpha, "tok/loop": m.tokens_per_loop, "speedup": m.speedup, "predicted": m.predicted_speedup,
+        "alpha": m.alpha, "tok/loop": m.tokens_per_loop, "speedup": m.speedup,
+        "cost model": fair.model, "fair": f"{fair.headline:.2f}{'' if fair.agrees else '*'}",
+        "predicted": m.predicted_speedup,
         "efficiency": m.efficiency, "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
         "ours/HF": hf_time / ours_e2e if with_hf else float("nan"), "identical": "yes" if identical else "NO",
         "c": m.draft_cost, "v": m.verify_cost, "traces": spec,
@@ -195,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  K={k}: {rows[-1]['spec tok/s']:.1f} tok/s, efficiency {rows[-1]['efficiency']:.2f}", flush=True)
     print()
     print(format_table(rows))
+    print(f"\n* the wall clock and the cost model disagreed by more than {fairtime.TOLERANCE:.0%}: the machine was too "
+          "busy to time fairly, so 'fair' shows the cost model")
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:

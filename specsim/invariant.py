@@ -84,26 +84,26 @@ def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tenso
     kv_heads, length = key.shape[1], key.shape[2]
     groups = heads // kv_heads
     scale = scaling if scaling is not None else dim ** -0.5
-    q = query.float().reshape(batch, kv_heads, groups, n, dim)
-    k, v = key.float(), value.float()
+    q = query.float().reshape(batch, kv_heads, groups, n, dim) * scale  # scaling q is elementwise: invariant
+    keys_t, v = key.float().transpose(-1, -2), value.float()  # (b, kvh, d, L), (b, kvh, L, d)
     if _masks_only_the_future(attention_mask, n, length):
-        rows = [_attend(q[:, :, :, i], k[:, :, :length - n + i + 1], v[:, :, :length - n + i + 1], scale)
+        rows = [_attend(q[:, :, :, i], keys_t[..., :length - n + i + 1], v[:, :, :length - n + i + 1])
                 for i in range(n)]  # row i sees keys 0 .. length - n + i, exactly as when it is decoded alone
         out = torch.stack(rows, dim=3)
     else:  # padding or a tree mask: each row attends to exactly its visible keys, gathered in order
         out = q.new_empty(batch, kv_heads, groups, n, dim)
         for b in range(batch):
             for i in range(n):
-                visible = attention_mask[b, 0, i].nonzero().squeeze(-1) if attention_mask.dtype == torch.bool \
-                    else (attention_mask[b, 0, i] == 0).nonzero().squeeze(-1)
-                out[b, :, :, i] = _attend(q[b:b + 1, :, :, i], k[b:b + 1, :, visible], v[b:b + 1, :, visible],
-                                          scale)[0]
+                row = attention_mask[b, 0, i]
+                visible = (row if row.dtype == torch.bool else row == 0).nonzero().squeeze(-1)
+                out[b, :, :, i] = _attend(q[b:b + 1, :, :, i], keys_t[b:b + 1, ..., visible],
+                                          v[b:b + 1, :, visible])[0]
     return out.reshape(batch, heads, n, dim).transpose(1, 2).to(query.dtype).contiguous(), None
 
 
-def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
-    """softmax(q k^T * scale) v for one query row per head group, in float32: (b, kvh, g, d)."""
-    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * scale, dim=-1), v)
+def _attend(q: torch.Tensor, keys_t: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T) v for one (pre-scaled) query row per head group, in float32: (b, kvh, g, d)."""
+    return torch.matmul(torch.softmax(torch.matmul(q, keys_t), dim=-1), v)
 
 
 def _masks_only_the_future(attention_mask: torch.Tensor | None, n: int, length: int) -> bool:
@@ -150,7 +150,18 @@ def make_position_invariant(model: nn.Module) -> list[str]:
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
     AttentionInterface.register(ATTENTION_NAME, invariant_attention)
-    AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)
+    def invariant_mask(*args, **kwargs):
+        """No mask for a causal decode pass without padding: each row's keys are sliced to its own past."""
+        from transformers.masking_utils import causal_mask_function
+
+        padding, q_length = kwargs.get("attention_mask"), kwargs.get("q_length", args[1] if len(args) > 1 else None)
+        if (q_length is not None and q_length <= MAX_INVARIANT_QUERIES  # larger passes take SDPA, which needs it
+                and kwargs.get("mask_function", causal_mask_function) is causal_mask_function
+                and kwargs.get("local_size") is None and (padding is None or bool(padding.all()))):
+            return None
+        return sdpa_mask(*args, **kwargs)
+
+    AttentionMaskInterface.register(ATTENTION_NAME, invariant_mask)
     model.set_attn_implementation(ATTENTION_NAME)
     changed = [f"attention: {ATTENTION_NAME}"]
     for name, module in list(model.named_modules()):

@@ -7,6 +7,12 @@ while the pass is memory-bound, then a slope once arithmetic dominates.
 
 Timing on a shared machine (STYLE.md): warm-up passes first, the n values interleaved round-robin
 so a burst of load hits them alike, and the median of the repeats.
+
+:class:`VerifyCurve` is how the "Is verification free here?" page reads a measurement: the flat part,
+the slope, a roofline fit. The batch-size caveat is a *model* (a roofline), not a measurement: a pass
+over B sequences of n tokens takes max(1, B·n / R) one-token passes, where R is how many tokens one
+pass can process before arithmetic, not memory, sets its time. Larger batches use up the spare
+arithmetic that made verification free, so the gain shrinks.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from transformers import DynamicCache
 
+from specsim import analytics
 from specsim.drafters import crop_cache
 from specsim.engine import plain_generate
 from specsim.models import LoadedModel, format_prompt
@@ -90,3 +98,88 @@ def format_pass_costs(costs: Sequence[PassCosts]) -> str:
         rows.append([f"{c.dtype} v(n)", *(f"{c.v(n):.2f}" for n in ns)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows)
+
+
+# ---- reading a measurement: the "Is verification free here?" page ------------------------------------
+DEFAULT_NS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16)
+FLAT_TOLERANCE = 0.10  # v(n) within 10 % of 1 counts as "free"
+
+
+@dataclass(frozen=True)
+class VerifyCurve:
+    """Median seconds of a pass over n new tokens, for each n, after a warm-up."""
+
+    ns: tuple[int, ...]
+    seconds: tuple[float, ...]
+    context: int  # cached tokens each pass attends to
+    repeats: int
+    dtype: str = ""
+    device: str = ""
+    threads: int = 0
+
+    @property
+    def one_token_s(self) -> float:
+        return self.seconds[self.ns.index(1)]
+
+    @property
+    def v(self) -> tuple[float, ...]:
+        """v(n): each pass in one-token passes."""
+        return tuple(s / self.one_token_s for s in self.seconds)
+
+    def v_at(self, n: int) -> float:
+        """v at n new tokens, interpolated linearly between measured n (clamped at the ends)."""
+        return float(np.interp(n, self.ns, self.v))
+
+    def flat_until(self, tolerance: float = FLAT_TOLERANCE) -> int:
+        """The largest n up to which every v stays within ``tolerance`` of 1 (1 when even n = 2 costs more)."""
+        last = 1
+        for n, v in zip(self.ns, self.v, strict=True):
+            if v > 1 + tolerance:
+                break
+            last = n
+        return last
+
+    def slope(self) -> float:
+        """Least-squares extra cost per extra token, over n from the end of the flat part on."""
+        start = self.flat_until()
+        pts = [(n, v) for n, v in zip(self.ns, self.v, strict=True) if n >= start]
+        if len(pts) < 2:
+            return 0.0
+        x, y = np.array(pts, dtype=float).T
+        return float(np.polyfit(x, y, 1)[0])
+
+    def ridge(self) -> float:
+        """R of the roofline model fitted to this curve: v(n) ≈ max(1, n / R), least squares over n > flat part."""
+        pts = [(n, v) for n, v in zip(self.ns, self.v, strict=True) if n > self.flat_until() and v > 1]
+        if not pts:
+            return float(max(self.ns))  # never left the flat part: R is at least the largest n tried
+        # v = n / R  =>  1/R = Σ n v / Σ n² (least squares through the origin)
+        n, v = np.array(pts, dtype=float).T
+        return float((n * n).sum() / (n * v).sum())
+
+    @classmethod
+    def of(cls, costs: PassCosts, context: int = 0, device: str = "", threads: int = 0) -> VerifyCurve:
+        """The page's reading of a :func:`measure_pass_costs` result."""
+        ns = tuple(sorted(costs.seconds))
+        return cls(ns=ns, seconds=tuple(costs.seconds[n] for n in ns), context=context, repeats=costs.repeats,
+                   dtype=costs.dtype, device=device, threads=threads)
+
+    def to_dict(self) -> dict:
+        return {"ns": list(self.ns), "seconds": list(self.seconds), "context": self.context, "repeats": self.repeats,
+                "dtype": self.dtype, "device": self.device, "threads": self.threads}
+
+
+# ---- the batch-size caveat (a model) ----------------------------------------------------------------
+def roofline_pass_cost(tokens: float, ridge: float) -> float:
+    """A pass over ``tokens`` tokens (summed over the batch), in one-token passes: max(1, tokens / R)."""
+    return max(1.0, tokens / ridge)
+
+
+def batched_verify_cost(batch: int, k: int, ridge: float) -> float:
+    """v at batch size B: a pass over B·(K+1) tokens against a plain pass over B tokens (both batched)."""
+    return roofline_pass_cost(batch * (k + 1), ridge) / roofline_pass_cost(batch, ridge)
+
+
+def batched_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float) -> float:
+    """Model: the calculator's speedup with v from the roofline at batch size B (c kept as given)."""
+    return float(analytics.speedup(alpha, k, draft_cost, batched_verify_cost(batch, k, ridge)))

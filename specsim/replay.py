@@ -32,6 +32,7 @@ class Chip:
     accept_prob: float | None = None  # min(1, p/q) when sampling; 1 or 0 when greedy
     note: str = ""  # how a +1 token was chosen: correction, resample or bonus
     draw: float | None = None  # sampling: the uniform number compared with accept_prob
+    greedy: bool = False  # the run was greedy: a slot is kept iff it is the target's top choice
 
 
 def visible(text: str) -> str:
@@ -61,7 +62,7 @@ def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
     it = trace.iterations[index]
     for s in it.slots:
         chips.append(Chip(s.text, s.status, token_id=s.token_id, position=s.position, p=s.p, q=s.q,
-                          accept_prob=s.accept_prob, draw=s.draw))
+                          accept_prob=s.accept_prob, draw=s.draw, greedy=is_greedy(trace)))
     if len(it.emitted) > it.n_accepted:  # the +1 token made it into the output
         extra_at = it.n_accepted + 1
         chip = Chip(it.extra.text, "extra", token_id=it.extra.token_id, position=extra_at, p=it.extra.prob,
@@ -104,7 +105,8 @@ def narrate(trace: Trace, index: int) -> str:
     greedy = is_greedy(trace)
     k, j, n_out = it.k, it.n_accepted, len(it.emitted)
     extra = repr(it.extra.text)
-    own = f"emitted {extra} itself" if greedy else f"drew {extra} from the leftover distribution max(0, p − q)"
+    own = f"emitted {extra} itself" if greedy else (
+        f"drew {extra} from the leftover distribution norm(max(0, p − q)), that is max(0, p − q) rescaled to sum to 1")
     if k == 0:
         sentence = f"The drafter had nothing to propose, so the target emitted {extra} itself"
     elif ended_by_text_end(it):

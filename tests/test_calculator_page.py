@@ -115,3 +115,18 @@ def test_settings_survive_a_visit_to_another_page():
     assert not at.exception
     assert at.slider[K].value == 7
     assert shown(at) == expected(7, 70, 0.13)
+
+
+def test_derivation_plugs_in_the_current_settings():
+    from app import state
+    from app.figures.derivation import kept_share_figure
+
+    at = open_page("calculator.py")
+    assert "Where the formulas come from" in [h.value for h in at.subheader]
+    k, a = at.session_state[state.CALC_K], at.session_state[state.CALC_ALPHA_PCT] / 100
+    latex = " ".join(el.value for el in at.latex)
+    assert f"= {analytics.expected_accepted_prefix(a, k):.2f}" in latex
+    assert f"= {analytics.tokens_per_loop(a, k):.2f}" in latex
+    assert "independently" in " ".join(m.value for m in at.markdown)
+    share = kept_share_figure(a, k).data[-2].y  # the bold line of the chosen α
+    assert list(share) == sorted(share, reverse=True) and share[0] == pytest.approx(a)

@@ -81,6 +81,9 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
     header = next(i for i, line in enumerate(lines) if "efficiency" in line and "HF tok/s" in line)
     row = lines[header + 2].split()  # after the rule line
     assert row[:2] == ["prompt_lookup", "2"] and row[-1] == "yes"
+    fair = row[bench.COLUMNS.index("fair")]  # one word per cell in a row
+    tokens_per_loop = float(row[bench.COLUMNS.index("tok/loop")])
+    assert float(fair.rstrip("*")) <= tokens_per_loop + 0.005  # never above tokens per target pass
     assert any(line.startswith("dtype: float32") for line in lines)
     ns = next(line for line in lines if line.strip().startswith("n new tokens")).split()[3:]
     assert ns == [str(n) for n in range(1, 18)]

@@ -30,10 +30,17 @@ def test_home_quotes_the_papers_and_computes_the_draft_cost_from_them():
 
 def test_home_links_to_every_other_page():
     at = open_page()
-    links = at.get("page_link")
+    links = [link for link in at.get("page_link") if not link.proto.label.startswith("Try it")]
     others = [p for p in all_pages() if p.script != "home.py"]
     assert len(links) == len(others)
     labels = [link.proto.label for link in links]
     for page, label in zip(others, labels, strict=True):
         assert label.startswith(page.title)
     assert any(link.proto.page == "calculator" for link in links)
+
+
+def test_home_draws_the_loop_and_offers_the_ordering_quiz_right_after_it():
+    at = open_page()
+    assert at.get("plotly_chart"), "the loop figure"
+    first = at.get("page_link")[0]
+    assert first.proto.label.startswith("Try it") and first.proto.page == "sequence"

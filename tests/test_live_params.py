@@ -85,7 +85,7 @@ def test_calculator_link_carries_the_measured_values():
 
 def test_calculator_link_clamps_what_the_calculator_cannot_show():
     link = lp.calculator_link(0.5, 4, 1.7, 0.2)
-    assert parse_qs(urlsplit(link.url).query)["c"] == ["1.00"] and parse_qs(urlsplit(link.url).query)["v"] == ["0.50"]
+    assert parse_qs(urlsplit(link.url).query)["c"] == ["1.00"] and parse_qs(urlsplit(link.url).query)["v"] == ["1.00"]
     assert len(link.notes) == 2
 
 

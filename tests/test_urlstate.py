@@ -38,7 +38,7 @@ def test_k_accepts_whole_numbers_in_range(raw):
     assert parse_query({"k": raw}).settings.k == int(float(raw))
 
 
-@pytest.mark.parametrize("edges", [{"alpha": "0"}, {"alpha": "100"}, {"c": "0"}, {"c": "1"}, {"v": "0.5"}, {"v": "10"}])
+@pytest.mark.parametrize("edges", [{"alpha": "0"}, {"alpha": "100"}, {"c": "0"}, {"c": "1"}, {"v": "1"}, {"v": "10"}])
 def test_range_ends_are_accepted(edges):
     assert parse_query(edges).rejected == ()
 
@@ -115,7 +115,7 @@ grid_settings = st.builds(
     k=st.integers(1, 16),
     alpha_pct=st.integers(0, 100),
     draft_cost=st.integers(0, 100).map(lambda x: x / 100),
-    verify_cost=st.integers(50, 1000).map(lambda x: x / 100),
+    verify_cost=st.integers(100, 1000).map(lambda x: x / 100),
 )
 
 
@@ -134,4 +134,4 @@ def test_any_text_gives_settings_in_range_and_never_raises(query):
     assert 1 <= s.k <= 16 and isinstance(s.k, int)
     assert 0 <= s.alpha_pct <= 100 and isinstance(s.alpha_pct, int)
     assert 0.0 <= s.draft_cost <= 1.0
-    assert 0.5 <= s.verify_cost <= 10.0
+    assert 1.0 <= s.verify_cost <= 10.0

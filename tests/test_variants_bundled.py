@@ -30,10 +30,14 @@ def test_shipped_heads_load_and_stay_small(heads, bundled_target):
 
 def test_own_decoding_loops_keep_greedy_output_on_the_code_prompt(bundled_target, heads):
     """The loops written here (lookahead, Medusa tree) and the Medusa drafter, on the real model."""
-    comparison = cmp.compare(bundled_target, PROMPTS[0], 12, ("lookahead", "medusa", "medusa_tree"), heads)
+    comparison = cmp.compare(bundled_target, PROMPTS[0], 12, ("lookahead", "medusa", "medusa_tree", "early_exit"),
+                             heads, rounds=2, warmup_tokens=2)
     assert not comparison.errors
     assert all(r.identical for r in comparison.results)
     assert comparison.by_key("medusa_tree").tokens_per_pass >= 1.0
+    for result in comparison.results[1:]:  # a speedup never exceeds tokens per target pass
+        assert len(result.pairs) == 2 and result.fair is not None
+        assert result.speedup <= result.tokens_per_pass + 1e-9
 
 
 @pytest.mark.slow

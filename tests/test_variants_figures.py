@@ -35,3 +35,26 @@ def test_per_pass_chart_stacks_one_target_token_on_every_iteration():
     fig = figs.per_pass_chart([0, 2, 1], [0.1, 0.1, 0.1], [0.2, 0.2, 0.2], "t")
     assert list(fig.data[1].y) == [1, 1, 1]
     assert fig.layout.barmode == "stack"
+
+
+def test_guide_diagrams_draw_their_boxes_and_arrows():
+    from app.figures import variant_guide as g
+
+    jacobi = g.jacobi_figure(window=4, iterations=3)
+    assert len(jacobi.layout.shapes) == 12
+    converged = [a.text for a in jacobi.layout.annotations if a.text and a.text.endswith("✓")]
+    assert len(converged) == 1 + 2 + 3  # after pass i the first i tokens are final
+    medusa = g.medusa_figure(heads=3)
+    assert sum(1 for a in medusa.layout.annotations if a.showarrow) == 6
+    for build in (g.prompt_lookup_figure, g.eagle_figure, g.early_exit_figure):
+        fig = build()
+        assert fig.layout.shapes and any(a.showarrow for a in fig.layout.annotations)
+
+
+def test_arrows_join_box_edges():
+    from app.figures.variant_guide import HALF_HEIGHT, Box, edge_points
+
+    a, b = Box("a", 0, 1, width=1.0), Box("b", 3, 1, width=2.0)
+    assert edge_points(a, b) == ((0.5, 1), (2.0, 1))
+    top, bottom = Box("t", 0, 2), Box("u", 0.2, 1)
+    assert edge_points(top, bottom) == ((0, 2 - HALF_HEIGHT), (0.2, 1 + HALF_HEIGHT))

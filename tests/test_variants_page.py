@@ -32,15 +32,31 @@ def test_a_failing_model_load_shows_an_error_not_a_traceback(monkeypatch):
         loaders._bundled.clear()
 
 
-def test_running_every_variant_fills_the_page():
+def test_running_every_variant_fills_the_page(monkeypatch):
     """In the default run (about 40 s): the page's result sections are most of app/widgets/variants.py, and
-    the bundled target's default dtype can change under them (bfloat16 broke the Medusa rows, issue 12)."""
+    the bundled target's default dtype can change under them (bfloat16 broke the Medusa rows, issue 12).
+    One timed round instead of the page's three keeps it short; the rounds are tested in test_variants_bundled."""
+    monkeypatch.setattr(cmp, "ROUNDS", 1)
     at = open_page("variants.py", timeout=1200)
     at.slider[0].set_value(8).run()
     at.button(key=state.VAR_RUN_BUTTON).click().run()
     assert not at.exception and not at.error
     headers = [h.value for h in at.subheader]
     assert "Side by side" in headers and "Early exit: the cautionary case" in headers
-    table = at.dataframe[0].value
+    table = next(d.value for d in at.dataframe if "identical to plain" in d.value.columns)
     assert list(table["identical to plain"]) == [True] * len(table)
     assert len(table) == 1 + len(cmp.VARIANTS)
+
+
+def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_table():
+    from app.widgets.variant_guide import GUIDE
+
+    at = open_page("variants.py")
+    assert not at.exception
+    headings = [e.label for e in at.expander]
+    assert headings[: len(GUIDE)] == [g[0] for g in GUIDE]
+    for word in ("EAGLE", "Prompt lookup", "Jacobi", "Medusa", "Early exit"):
+        assert any(word in h for h in headings)
+    table = at.dataframe[0].value
+    assert list(table["variant"]) == [cmp.LABELS[k] for k in cmp.LESSON_TABLE]
+    assert at.button(key=state.VAR_RUN_BUTTON)  # running stays one button away

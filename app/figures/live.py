@@ -88,7 +88,9 @@ def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
                 opacity=0.5)
     fig.update_layout(
         title=(f"Slot t+{rejected.position}: the +1 token {visible(it.extra.text)} was drawn from the leftover "
-               f"distribution (its mass before normalising, {it.residual.mass:.3f}, is the chance of rejection)"),
+               f"distribution norm(max(0, p − q))<br><sup>Its mass before normalising, {it.residual.mass:.3f}, is the "
+               "chance that a guess drawn from q is rejected, averaged over q before the draw; this guess's own "
+               f"chance was 1 − min(1, p/q) = {1 - rejected.accept_prob:.3f}</sup>"),
         barmode="group", yaxis_title="probability", height=340, margin=dict(t=80, l=10, r=10, b=40),
         legend=dict(orientation="h", y=-0.25),
     )

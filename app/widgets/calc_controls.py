@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state, urlstate
+from app.layout import ROOT
 from app.urlstate import CalcSettings
 
 _KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
@@ -38,6 +39,11 @@ def apply_url() -> None:
         st.info(note, icon="ℹ️")
 
 
+def _use_measured_v(v: float) -> None:
+    state.put(state.CALC_VERIFY_COST, v)
+    st.session_state[state.widget_key(state.CALC_VERIFY_COST)] = v
+
+
 def controls() -> CalcSettings:
     """Draw the three sliders and the calibration expander; return what they are set to."""
     for key in _KEYS.values():
@@ -53,11 +59,21 @@ def controls() -> CalcSettings:
     with st.expander("Calibrate with measured costs"):
         st.markdown(
             "The lesson assumes that checking K + 1 tokens in one target pass costs the same as generating "
-            "one token. On real hardware it costs a little more; if you have measured it (the live page "
-            "does), enter the factor **v** here. It is treated as the same for every K in the plots."
+            "one token (v = 1). That holds roughly on a GPU serving one request, where a pass waits on memory; "
+            "on a CPU a pass over several tokens can cost well above one. The page *Is verification free here?* "
+            "measures **v** on this machine and sends it here, and the live page measures it during a run. "
+            "It is treated as the same for every K in the plots."
         )
+        curve = state.get(state.VERIFY_CURVE)
+        if curve is not None and int(k) + 1 <= max(curve.ns):
+            measured = round(curve.v_at(int(k) + 1), 2)
+            st.button(f"Use v({int(k) + 1}) = {measured:.2f}, measured on this machine", key="calc_use_measured_v",
+                      on_click=_use_measured_v, args=(measured,))
+        elif curve is None:
+            st.page_link(str(ROOT / "pages" / "verify_free.py"), label="Measure v on this machine",
+                         icon=":material/speed:")
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
-                            min_value=0.5, max_value=10.0, step=0.05, format="%.2f",
+                            min_value=1.0, max_value=10.0, step=0.05, format="%.2f",
                             key=state.widget_key(state.CALC_VERIFY_COST))
     settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 2),
                             verify_cost=round(float(v), 2))

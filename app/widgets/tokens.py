@@ -75,7 +75,13 @@ def chip_title(chip: Chip) -> str:
         lines.append(f"p(x) = {chip.p:.4f} (target)")
     if chip.q is not None:
         lines.append(f"q(x) = {chip.q:.4f} (draft)")
-    if chip.accept_prob is not None and chip.role != "extra":
+    if chip.accept_prob is not None and chip.role != "extra" and chip.greedy:
+        if chip.role == "unchecked":
+            lines.append("never checked: an earlier slot was rejected")
+        else:
+            verdict = "kept" if chip.role == "accepted" else "rejected"
+            lines.append(f"greedy: kept only if it is the target's top choice → {verdict}")
+    elif chip.accept_prob is not None and chip.role != "extra":
         lines.append(f"min(1, p/q) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
         if chip.draw is not None:
             verdict = "kept" if chip.draw < chip.accept_prob else "rejected"

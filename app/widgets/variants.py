@@ -10,6 +10,7 @@ import streamlit as st
 from app import loaders, state
 from app.figures import variants as figs
 from app.layout import ASSETS
+from specsim import fairtime
 from specsim.models import format_prompt
 from specsim.variants import compare as cmp
 from specsim.variants.lookahead import jacobi_demo
@@ -43,7 +44,7 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANT
     try:
         target = loaders.bundled_target()
         comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, variants, _heads_or_none(),
-                                 progress=_progress_callback(bar))
+                                 progress=_progress_callback(bar), rounds=cmp.ROUNDS)
         data = PageData(comparison)
         if "lookahead" in variants:
             bar.progress(0.98, text="Jacobi iterations for one window")
@@ -63,11 +64,20 @@ def results_table(comparison: cmp.Comparison) -> None:
     st.dataframe([{
         "variant": r["variant"], "tokens per target pass": round(r["tokens per target pass"], 2),
         "acceptance": "n/a" if r["acceptance"] is None else f"{r['acceptance']:.0%}",
-        "speedup vs plain": f"{r['speedup']:.2f}x", "extra parameters": f"{r['extra parameters']:,}",
+        "speedup vs plain": f"{r['speedup']:.2f}x",
+        "speedup from": "" if r.get("fair") is None else r["fair"].source,
+        "extra parameters": f"{r['extra parameters']:,}",
         "training": r["training"], "identical to plain": r["identical to plain"],
     } for r in rows], hide_index=True, width="stretch")
     for key, message in comparison.errors.items():
         st.warning(f"{cmp.LABELS.get(key, key)} did not run: {message}")
+    busy = [r for r in rows if r.get("fair") is not None and not r["fair"].agrees]
+    st.caption(f"Every variant was warmed up, then timed in {cmp.ROUNDS} rounds interleaved with plain decoding; "
+               "the speedup is the median of those rounds when it agrees with the cost model (tokens per loop ÷ "
+               f"(K·c + v) from median pass times) within ±{fairtime.TOLERANCE:.0%}, and the cost model otherwise. "
+               "No speedup can exceed tokens per target pass.")
+    for r in busy:
+        st.warning(f"{r['variant']}: {r['fair'].sentence()}")
     if not all(r["identical to plain"] for r in rows):
         st.error("A variant changed the greedy output: that is a bug, please report it.")
     variants = [r for r in rows if r["key"] != "plain"]

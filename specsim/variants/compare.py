@@ -4,12 +4,19 @@
 table. Every number is measured here: tokens per target pass, acceptance of the checked guesses,
 decode time (prefill excluded) and speedup against plain decoding timed the same way, extra
 parameters, training cost, and whether the output equals plain greedy decoding token for token.
+
+Timing is fair (:mod:`specsim.fairtime`): every variant first decodes a few tokens untimed (warm-up),
+then plain decoding and the variants run in ``rounds`` interleaved rounds (the order reversed every
+other round, so plain decoding is not always the first, coldest run), each variant paired with the
+plain run of its round. The speedup shown is the median of those pairs when it agrees with the cost
+model from median pass times, and the cost model otherwise; never more than tokens per target pass.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from specsim import defaults
+from specsim import defaults, fairtime
 from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel, format_prompt, load_bundled_target
@@ -65,11 +72,13 @@ class VariantResult:
     tokens_per_pass: float  # generated tokens per TARGET forward pass
     acceptance: float | None  # accepted / checked guesses; None when nothing is guessed (plain)
     decode_s: float
-    speedup: float  # plain decode time / this decode time
+    speedup: float  # the fair figure (fairtime.FairSpeedup.headline); 1 for plain decoding
     extra_parameters: int
     training: str
     identical: bool  # same tokens as plain greedy decoding
     details: object = None  # LookaheadRun, MedusaTreeRun, the MedusaHeads or the draft's name
+    fair: fairtime.FairSpeedup | None = None  # wall clock against cost model (None for plain decoding)
+    pairs: tuple[tuple[Trace, Trace], ...] = ()  # (this variant, plain) per timed round
 
 
 @dataclass
@@ -150,36 +159,71 @@ def run_variant(key: str, target: LoadedModel, prompt_ids: list[int], max_new_to
     raise ValueError(f"unknown variant {key!r}; choose from plain, {', '.join(VARIANTS)}")
 
 
+ROUNDS = 3  # timed rounds per prompt
+WARMUP_TOKENS = 4
+
+
 def compare(
     target: LoadedModel, prompt: str, max_new_tokens: int = 32, variants: tuple[str, ...] = VARIANTS,
     medusa_heads: MedusaHeads | None = None, progress: Callable[[float, str], None] | None = None,
+    rounds: int = ROUNDS, warmup_tokens: int = WARMUP_TOKENS,
 ) -> Comparison:
-    """Plain decoding, then each variant, on one prompt (chat-formatted). A variant that fails is
-    recorded in ``errors`` with its message; the others still run."""
+    """Plain decoding and each variant on one prompt (chat-formatted), warmed up, then timed in
+    ``rounds`` interleaved rounds. A variant that fails is recorded in ``errors`` with its message;
+    the others still run."""
+    if rounds < 1:
+        raise ValueError("rounds must be at least 1")
     prompt_ids = format_prompt(target.tokenizer, prompt)
     comparison = Comparison(prompt, max_new_tokens)
-    steps = ("plain", *variants)
-    plain = None
-    for i, key in enumerate(steps):
+    steps = ["plain", *variants]
+    total = len(steps) * (rounds + 1)
+    done = 0
+
+    def tick(text: str) -> None:
         if progress is not None:
-            progress(i / len(steps), f"Running {LABELS.get(key, key)}")
+            progress(done / total, text)
+
+    runs: dict[str, list[tuple[Trace, int, str, object]]] = {key: [] for key in steps}
+    for key in list(steps):  # warm-up: first calls pay for allocations and kernel choices, untimed
+        tick(f"Warming up {LABELS.get(key, key)}")
         try:
-            trace, params, training, details = run_variant(key, target, prompt_ids, max_new_tokens, medusa_heads)
+            run_variant(key, target, prompt_ids, min(warmup_tokens, max_new_tokens), medusa_heads)
         except (FileNotFoundError, ValueError, RuntimeError) as error:
             comparison.errors[key] = f"{type(error).__name__}: {error}"
-            continue
-        if plain is None:
-            plain = trace
+            steps.remove(key)
+            runs.pop(key)
+        done += 1
+    if "plain" not in steps:
+        return comparison
+    for r in range(rounds):
+        order = list(steps) if r % 2 == 0 else steps[::-1]
+        for key in order:
+            tick(f"Round {r + 1} of {rounds}: {LABELS.get(key, key)}")
+            try:
+                runs[key].append(run_variant(key, target, prompt_ids, max_new_tokens, medusa_heads))
+            except (FileNotFoundError, ValueError, RuntimeError) as error:
+                comparison.errors[key] = f"{type(error).__name__}: {error}"
+                steps.remove(key)
+                runs.pop(key)
+                if key == "plain":
+                    return comparison
+            done += 1
+    plains = [run[0] for run in runs["plain"]]
+    for key in steps:
+        trace, params, training, details = runs[key][0]
+        traces = [run[0] for run in runs[key]]
         passes = len(trace.passes) if key == "plain" else len(trace.iterations)
-        checked = trace.n_proposed > 0
+        fair = None if key == "plain" else fairtime.fair_speedup(list(zip(traces, plains, strict=True)))
         comparison.results.append(VariantResult(
             key=key, label=LABELS[key], trace=trace, tokens_per_pass=trace.n_generated / max(passes, 1),
-            acceptance=trace.acceptance_rate if checked else None, decode_s=trace.decode_time_s,
-            speedup=plain.decode_time_s / trace.decode_time_s if trace.decode_time_s > 0 else 0.0,
-            extra_parameters=params, training=training, identical=trace.generated_ids == plain.generated_ids,
-            details=details))
-    if progress is not None:
-        progress(1.0, "Done")
+            acceptance=trace.acceptance_rate if trace.n_proposed > 0 else None,
+            decode_s=statistics.median(t.decode_time_s for t in traces),
+            speedup=1.0 if fair is None else fair.headline, extra_parameters=params, training=training,
+            identical=all(t.generated_ids == p.generated_ids for t, p in zip(traces, plains, strict=True)),
+            details=details, fair=fair,
+            pairs=() if key == "plain" else tuple(zip(traces, plains, strict=True))))
+    done = total
+    tick("Done")
     return comparison
 
 
@@ -214,16 +258,16 @@ def summarise(comparisons: list[Comparison]) -> list[dict]:
     keys = [r.key for r in comparisons[0].results] if comparisons else []
     for key in keys:
         runs = [r for c in comparisons for r in c.results if r.key == key]
-        plains = [c.by_key("plain") for c in comparisons if c.by_key(key) is not None]
         passes = sum(r.trace.n_generated / r.tokens_per_pass for r in runs if r.tokens_per_pass)
         checked = sum(1 for r in runs for it in r.trace.iterations for s in it.slots if s.status != "unchecked")
         accepted = sum(r.trace.n_accepted for r in runs)
-        decode = sum(r.decode_s for r in runs)
+        pairs = [pair for r in runs for pair in r.pairs]
+        fair = fairtime.fair_speedup(pairs) if pairs else None
         rows.append({
             "key": key, "variant": runs[0].label, "prompts": len(runs),
             "tokens per target pass": sum(r.trace.n_generated for r in runs) / passes if passes else 0.0,
             "acceptance": accepted / checked if checked else None,
-            "speedup": sum(p.decode_s for p in plains) / decode if decode else 0.0,
+            "speedup": 1.0 if fair is None else fair.headline, "fair": fair,
             "extra parameters": runs[0].extra_parameters, "training": runs[0].training,
             "identical to plain": all(r.identical for r in runs),
         })
@@ -274,11 +318,19 @@ def main(argv: list[str] | None = None) -> None:
           f"{torch.get_num_threads()} threads, {time.perf_counter() - started:.0f} s in all\n")
     rows = summarise(comparisons)
     print(format_table(rows))
+    print(f"\nspeedup: warm-up, {ROUNDS} interleaved rounds per prompt, median wall clock when it agrees with the cost "
+          f"model within ±{fairtime.TOLERANCE:.0%}, else the cost model; never above tokens per target pass")
+    for row in rows:
+        if row.get("fair") is not None:
+            fair = row["fair"]
+            print(f"  {row['variant']}: wall clock {fair.measured:.2f}x, cost model {fair.model:.2f}x, "
+                  f"shown {fair.headline:.2f}x ({fair.source})")
     if args.save:
         args.save.parent.mkdir(parents=True, exist_ok=True)
         args.save.write_text(json.dumps({
             "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(),
-            "seconds": round(time.perf_counter() - started), "rows": rows}, indent=1), encoding="utf-8")
+            "seconds": round(time.perf_counter() - started),
+            "rows": [{k: v for k, v in r.items() if k != "fair"} for r in rows]}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

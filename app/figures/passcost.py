@@ -1,0 +1,50 @@
+"""Figures of the "Is verification free here?" page: pure builders, measured or modelled numbers in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.figures.live import DRAFT, MUTED, PLAIN, TARGET
+
+
+def verify_curve_figure(ns: Sequence[int], v: Sequence[float], flat_until: int, ridge: float) -> go.Figure:
+    """Measured v(n) with the free level v = 1, the flat part shaded, and the roofline fit max(1, n / R)."""
+    ns = list(ns)
+    fig = go.Figure()
+    if flat_until > 1:
+        fig.add_vrect(x0=0.5, x1=flat_until + 0.5, fillcolor=TARGET, opacity=0.12, line_width=0,
+                      annotation_text="flat: memory-bound", annotation_position="top left")
+    fig.add_vrect(x0=flat_until + 0.5, x1=max(ns) + 0.5, fillcolor=PLAIN, opacity=0.08, line_width=0,
+                  annotation_text="slope: compute-bound", annotation_position="top right")
+    grid = np.linspace(1, max(ns), 200)
+    fig.add_scatter(x=grid, y=np.maximum(1.0, grid / ridge), mode="lines", name=f"roofline fit max(1, n / {ridge:.1f})",
+                    line={"dash": "dot", "color": MUTED})
+    fig.add_scatter(x=[1, max(ns)], y=[1, 1], mode="lines", name="free: v = 1 (the lesson's ideal)",
+                    line={"dash": "dash", "color": "black", "width": 1})
+    fig.add_scatter(x=ns, y=list(v), mode="lines+markers", name="measured v(n)", line={"color": DRAFT, "width": 3},
+                    hovertemplate="n = %{x}: %{y:.2f} one-token passes<extra></extra>")
+    fig.update_layout(title="Cost of one target pass over n new tokens, in one-token passes", height=380,
+                      xaxis={"title": "n: tokens in the pass (K guesses + 1)", "dtick": 1},
+                      yaxis={"title": "v(n)", "rangemode": "tozero"}, margin={"l": 10, "r": 10, "t": 50, "b": 40},
+                      legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]], current: int) -> go.Figure:
+    """Modelled speedup against batch size, one line per ridge R, with 1× and the current batch marked."""
+    fig = go.Figure()
+    colours = [DRAFT, PLAIN, TARGET, MUTED]
+    for (name, ys), colour in zip(speedups.items(), colours, strict=False):
+        fig.add_scatter(x=list(batches), y=list(ys), mode="lines+markers", name=name, line={"color": colour})
+    fig.add_hline(y=1.0, line_dash="dot", annotation_text="plain decoding (1×)")
+    fig.add_vline(x=current, line_dash="dash", line_color="black", annotation_text=f"B = {current}",
+                  annotation_position="top right")
+    fig.update_layout(title="Model: speedup as the batch grows (the spare arithmetic gets used up)", height=360,
+                      xaxis={"title": "batch size B (sequences decoded together)", "type": "log",
+                             "tickvals": list(batches), "ticktext": [str(b) for b in batches]},
+                      yaxis={"title": "speedup (model)", "rangemode": "tozero"},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25})
+    return fig

@@ -1,0 +1,75 @@
+"""Figures of the "why the output is unchanged" page: pure builders, probability vectors in, figures out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.figures.live import DRAFT, EXTRA, MUTED, TARGET
+from specsim import unchanged
+
+
+def pq_figure(labels: Sequence[str], p: Sequence[float], q: Sequence[float]) -> go.Figure:
+    """Target p and draft q side by side per token, with min(p, q), the part a proposal keeps, outlined."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    chance = unchanged.acceptance_chance(p, q)
+    fig = go.Figure()
+    fig.add_bar(x=list(labels), y=p, name="target p", marker_color=TARGET, offsetgroup="p")
+    fig.add_bar(x=list(labels), y=q, name="draft q", marker_color=DRAFT, offsetgroup="q",
+                customdata=chance, hovertemplate="q = %{y:.3f}<br>kept with chance min(1, p/q) = %{customdata:.3f}"
+                                                 "<extra>draft q</extra>")
+    fig.add_scatter(x=list(labels), y=np.minimum(p, q), mode="markers", name="min(p, q): accepted mass",
+                    marker={"symbol": "line-ew", "size": 40, "line": {"width": 4, "color": "black"}})
+    fig.update_layout(title=f"Σ min(p, q) = {unchanged.accepted_mass(p, q):.3f}: the chance a proposal is kept",
+                      barmode="group", yaxis={"title": "probability", "range": [0, max(p.max(), q.max()) * 1.15]},
+                      height=360, margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+def output_parts_figure(labels: Sequence[str], p: Sequence[float], q: Sequence[float]) -> go.Figure:
+    """The output's two sources stacked per token, kept directly and drawn after a rejection, against p."""
+    p = np.asarray(p, dtype=float)
+    kept, resampled = unchanged.output_distribution(p, q)
+    r = unchanged.residual(p, q)
+    fig = go.Figure()
+    fig.add_bar(x=list(labels), y=kept, name="kept proposal: min(p, q)", marker_color=TARGET)
+    fig.add_bar(x=list(labels), y=resampled, name="after a rejection: (1 − Σ min(p, q)) · norm(max(0, p − q))",
+                marker_color=EXTRA)
+    fig.add_scatter(x=list(labels), y=p, mode="markers", name="target p",
+                    marker={"symbol": "line-ew", "size": 40, "line": {"width": 3, "color": "black"}})
+    if r is not None:
+        fig.add_scatter(x=list(labels), y=r, mode="lines+markers", name="residual norm(max(0, p − q)), sums to 1",
+                        line={"dash": "dot", "color": MUTED})
+    fig.update_layout(barmode="stack", title="What comes out: the two parts add up to p on every token",
+                      yaxis={"title": "probability"}, height=380, margin={"l": 10, "r": 10, "t": 50, "b": 40},
+                      legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def sampled_figure(labels: Sequence[str], counts: Sequence[int], p: Sequence[float],
+                   q: Sequence[float]) -> go.Figure:
+    """Observed output frequencies of many speculative steps next to p (and q, what the draft alone gives)."""
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum()
+    fig = go.Figure()
+    fig.add_bar(x=list(labels), y=counts / n, name=f"speculative output, {int(n):,} draws", marker_color=TARGET,
+                opacity=0.85)
+    fig.add_scatter(x=list(labels), y=list(p), mode="markers", name="target p",
+                    marker={"symbol": "line-ew", "size": 40, "line": {"width": 3, "color": "black"}})
+    fig.add_scatter(x=list(labels), y=list(q), mode="markers", name="draft q (no correction)",
+                    marker={"symbol": "x", "size": 12, "color": DRAFT})
+    fig.update_layout(title="Histogram of the sampled outputs", yaxis={"title": "share of draws"}, height=340,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+def acceptance_rows(labels: Sequence[str], p: Sequence[float], q: Sequence[float]) -> list[dict]:
+    """One table row per token: p, q, min(1, p/q), and the residual's share."""
+    chance = unchanged.acceptance_chance(p, q)
+    r = unchanged.residual(p, q)
+    return [{"token": lab, "target p": round(float(pi), 3), "draft q": round(float(qi), 3),
+             "kept with chance min(1, p/q)": "never proposed" if np.isnan(c) else f"{c:.3f}",
+             "residual norm(max(0, p − q))": "—" if r is None else f"{r[i]:.3f}"}
+            for i, (lab, pi, qi, c) in enumerate(zip(labels, p, q, chance, strict=True))]

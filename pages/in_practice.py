@@ -1,0 +1,89 @@
+"""In practice: acceptance depends on the domain, the shared tokenizer, the ecosystem, and the references."""
+
+import inspect
+from pathlib import Path
+
+import streamlit as st
+
+from app import loaders, recording, state
+from app.figures.practice import domain_figure
+from specsim import defaults, domains
+from specsim.engine import speculative_generate
+
+MAX_NEW = 24
+
+st.title("In practice")
+
+st.subheader("Acceptance depends on the domain")
+st.markdown(
+    "How often the target agrees with the draft is not a property of the two models alone: it depends on the "
+    "text. Code and other structured text are full of tokens that follow almost by force (a closing bracket, a "
+    "keyword, a repeated variable name), so even a weak draft guesses them. Free prose leaves more room for "
+    "choice, and text that copies its input is the easiest of all. One click measures it with the bundled pair, "
+    f"greedy, K = {defaults.DEFAULT_K}, {MAX_NEW} tokens per prompt.")
+if st.button("Measure acceptance on code, prose and echo prompts", key=state.DOMAIN_BUTTON, type="primary"):
+    bar = st.progress(0.0, text="Loading the bundled target and the default draft")
+    try:
+        target = loaders.bundled_target()
+        drafter = loaders.draft_model(defaults.DEFAULT_DRAFT, target)
+        results = domains.measure_domains(target, drafter, defaults.DEFAULT_K, MAX_NEW, domains.domain_prompts(),
+                                          progress=lambda f, text: bar.progress(min(1.0, f), text=text))
+        state.put(state.DOMAIN_RESULTS, results)
+    except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
+        st.error(f"The measurement could not run: {type(error).__name__}: {error}")
+    bar.empty()
+results = state.get(state.DOMAIN_RESULTS)
+if results is None:
+    st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")
+else:
+    st.plotly_chart(domain_figure(results), key="domain_fig")
+    ranked = sorted(results, key=lambda r: r.alpha, reverse=True)
+    st.markdown(f"Highest acceptance: **{ranked[0].domain}** at {ranked[0].alpha:.0%} ({ranked[0].tokens_per_loop:.2f} "
+                f"tokens per loop); lowest: **{ranked[-1].domain}** at {ranked[-1].alpha:.0%} "
+                f"({ranked[-1].tokens_per_loop:.2f}). " + ", ".join(
+                    f"{r.domain}: {r.accepted} of {r.checked} checked guesses kept over {r.prompts} prompts"
+                    for r in results) + ". The best K and the speedup move with it, so measure on your own traffic.")
+
+st.subheader("Draft and target share a tokenizer")
+st.markdown(
+    "The target judges a guess by the probability it gives that *token id* at that position. So the draft must "
+    "cut text into the same tokens with the same ids; ideally the two share one tokenizer and vocabulary. Two "
+    "models with different tokenizers can still be paired, but every guess must then be turned back into text "
+    "and re-tokenised for the target, which costs time and breaks the one-guess-one-position check.")
+shipped = recording.default_run()
+coverage = domains.vocab_coverage(Path(defaults.DEFAULT_DRAFT), shipped.spec.generated_ids if shipped else ())
+if coverage is not None:
+    text = (f"The bundled default draft shares the target's tokenizer but only proposes from "
+            f"{coverage.draft_vocab:,} of its {coverage.target_vocab:,} token ids (the most frequent ones), which "
+            "keeps its output layer small. A token outside that set has q = 0: the draft can never guess it, so "
+            "it only ever arrives as the target's own +1 token.")
+    if coverage.covered_in_text is not None:
+        text += (f" In the recorded default run, {coverage.covered_in_text:.0%} of the tokens the target wrote lie "
+                 "inside the draft's set.")
+    st.markdown(text)
+
+st.subheader("Where it runs today")
+lines = len(inspect.getsource(speculative_generate).splitlines())
+st.markdown(
+    "The lesson names **vLLM**, **NVIDIA TensorRT-LLM** and **llama.cpp** as serving stacks that already ship "
+    "speculative decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and "
+    "Medusa or EAGLE heads. The core loop is small: the lesson puts it at about 50 lines of PyTorch, and this app's "
+    f"loop, `specsim.engine.speculative_generate`, is {lines} lines including its bookkeeping for the replay.")
+
+st.subheader("References")
+st.markdown(
+    "- Leviathan, Kalman and Matias (2023). *Fast Inference from Transformers via Speculative Decoding.* "
+    "ICML. [arXiv:2211.17192](https://arxiv.org/abs/2211.17192)\n"
+    "- Chen, Borgeaud, Irving, Lespiau, Sifre and Jumper (2023). *Accelerating Large Language Model Decoding with "
+    "Speculative Sampling.* [arXiv:2302.01318](https://arxiv.org/abs/2302.01318)\n"
+    "- Yang et al. (2023). *Inference with Reference: Lossless Acceleration of Large Language Models.* "
+    "[arXiv:2304.04487](https://arxiv.org/abs/2304.04487)\n"
+    "- Fu, Bailis, Stoica and Zhang (2024). *Break the Sequential Dependency of LLM Inference Using Lookahead "
+    "Decoding.* [arXiv:2402.02057](https://arxiv.org/abs/2402.02057)\n"
+    "- Cai et al. (2024). *Medusa: Simple LLM Inference Acceleration Framework with Multiple Decoding Heads.* "
+    "[arXiv:2401.10774](https://arxiv.org/abs/2401.10774)\n"
+    "- Li, Wei, Zhang and Zhang (2024). *EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty.* "
+    "[arXiv:2401.15077](https://arxiv.org/abs/2401.15077)\n"
+    "- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
+    "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep), "
+    "both cited by the lesson this app follows.")

@@ -1,0 +1,93 @@
+"""Is verification free here? v(n) measured on this machine, what it means, and the batch-size caveat."""
+
+import streamlit as st
+import torch
+
+from app import loaders, state
+from app.figures import passcost as figs
+from app.live_params import calculator_link
+from app.urlstate import CalcSettings
+from specsim import analytics, passcost
+from specsim.models import format_prompt
+
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+st.title("Is verification free here?")
+st.markdown(
+    "The lesson's third reason speculative decoding works: generating a token is limited by memory, not "
+    "arithmetic. Each pass streams every weight of the model from memory to produce one token, and the "
+    "arithmetic units mostly wait. A pass over a few more tokens reads the same weights once, so on such "
+    "hardware checking K guesses plus one costs about what generating one token does: **v ≈ 1**. Whether that "
+    "holds on *your* machine can be measured in a few seconds: time target passes over n = 1, 2, … 16 new "
+    "tokens on the same cached context.")
+
+if st.button("Measure v(n) on this machine (a few seconds)", key=state.VERIFY_BUTTON, type="primary"):
+    try:
+        with st.spinner("Timing target passes over 1 to 16 tokens, every size once per round, after a warm-up…"):
+            target = loaders.bundled_target()
+            costs = passcost.measure_pass_costs(target, ns=passcost.DEFAULT_NS, repeats=5, warmup=1)
+            curve = passcost.VerifyCurve.of(costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)),
+                                            str(target.device), torch.get_num_threads())
+        state.put(state.VERIFY_CURVE, curve)
+    except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
+        st.error(f"The measurement could not run: {type(error).__name__}: {error}")
+
+curve = state.get(state.VERIFY_CURVE)
+calc = CalcSettings(k=state.get(state.CALC_K), alpha_pct=state.get(state.CALC_ALPHA_PCT),
+                    draft_cost=state.get(state.CALC_DRAFT_COST), verify_cost=state.get(state.CALC_VERIFY_COST))
+if curve is None:
+    st.info("Press the button to measure. The bundled target (SmolLM2-135M-Instruct) loads first if it is not "
+            "loaded yet.")
+    ridge = None
+else:
+    flat, slope, ridge = curve.flat_until(), curve.slope(), curve.ridge()
+    st.plotly_chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key="verify_curve")
+    st.caption(f"Measured here: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
+               f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
+               f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by tens of "
+               "percent: measure twice before reading much into one bump.")
+    if flat > 1:
+        st.markdown(f"**Flat part, n ≤ {flat}:** up to {flat} tokens a pass costs within "
+                    f"{passcost.FLAT_TOLERANCE:.0%} of a one-token pass. Here the pass waits on memory, so "
+                    f"verifying up to K = {flat - 1} guesses is nearly free.")
+    else:
+        st.markdown(f"**No flat part:** already two tokens cost {curve.v_at(2):.2f} one-token passes. On this "
+                    "machine a pass over several tokens is limited by arithmetic (or switches to slower kernels) "
+                    "almost at once, so verification is not free.")
+    st.markdown(f"**Slope:** past the flat part each extra token adds about {slope:.3f} of a one-token pass. "
+                f"Fitted as a roofline, v(n) ≈ max(1, n / R) with R = {ridge:.1f}: about {ridge:.0f} tokens fit in "
+                "a pass before arithmetic, not memory, sets its time. On a data-centre GPU serving one request R is "
+                "a few hundred, which is why the papers could treat verification as free.")
+    k = st.slider("K for the calculator", 1, max(curve.ns) - 1, min(calc.k, max(curve.ns) - 1),
+                  key="verify_k")
+    v = curve.v_at(k + 1)
+    link = calculator_link(calc.alpha, k, calc.draft_cost, v)
+    st.markdown(f"With K = {k}, a verification pass covers {k + 1} tokens: **v = {v:.2f}** measured. "
+                f"[Open the calculator with v = {link.verify_cost:.2f}]({link.url}) (α and c stay as you left "
+                "them there); its *Calibrate with measured costs* box also offers this value.")
+
+st.subheader("The batch-size caveat (a model)")
+st.markdown(
+    "A server decodes many requests at once. A batch of B sequences reads the weights once for all of them, "
+    "so the spare arithmetic that made verification free is shared out: once B·(K + 1) tokens exceed R, the "
+    "verification pass becomes compute-bound and costs more. This is a model, not a measurement: a pass over "
+    "T tokens in all costs max(1, T / R) one-token passes, and v at batch B is the pass over B·(K + 1) tokens "
+    "divided by a plain pass over B tokens.")
+if ridge is None:
+    st.caption("Measure v(n) above to add this machine's own R to the chart.")
+batch = st.select_slider("Batch size B", options=list(BATCHES), key=state.VERIFY_BATCH)
+gpu_r = st.slider("R for a hypothetical accelerator (tokens per pass before it is compute-bound)", 16, 512, 256,
+                  step=16, key="verify_gpu_r")
+speedups = {f"accelerator with R = {gpu_r}": [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
+                                             for b in BATCHES]}
+if ridge is not None:
+    speedups[f"this machine (R = {ridge:.1f})"] = [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b,
+                                                                            ridge) for b in BATCHES]
+st.plotly_chart(figs.batch_figure(BATCHES, speedups, batch), key="verify_batch_fig")
+v_b = passcost.batched_verify_cost(batch, calc.k, gpu_r)
+st.markdown(
+    f"At the calculator's α = {calc.alpha_pct} %, K = {calc.k} and c = {calc.draft_cost:.2f}: with B = {batch} on "
+    f"the accelerator (R = {gpu_r}) the model gives v = {v_b:.2f} and a speedup of "
+    f"{passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r):.2f}×, against "
+    f"{float(analytics.speedup(calc.alpha, calc.k, calc.draft_cost, 1.0)):.2f}× with free verification. "
+    "The model leaves out that the draft's cost also grows with the batch, so it flatters large batches.")

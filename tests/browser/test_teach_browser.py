@@ -1,0 +1,60 @@
+"""The teaching panels in a real browser: the live page's recorded run and its "Why this speed" panel, the
+variants guide before any run, the verification page and "In practice"; each page screenshotted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from specsim import recorded, replay
+from tests.browser.conftest import act, alerts, click, goto, screenshot, shown_iteration
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _publish(shot: Path, name: str) -> None:
+    """SPECSIM_UPDATE_DOCS=1 copies the screenshot into docs/ for the README."""
+    if os.environ.get("SPECSIM_UPDATE_DOCS") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS / f"screenshot-{name}.png")
+
+
+def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
+    goto(page, "live")
+    run = recorded.load()
+    assert replay.narrate(run.spec, 0) in alerts(page)  # the browser shows the text as typed
+    assert page.get_by_text(run.label()).count() == 1
+    click(page, "Forward ▶")
+    assert shown_iteration(page) == 1
+    heading = page.get_by_role("heading", name="Why this speed")
+    heading.wait_for()
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some("
+                           "g => g._fullData && g._fullData.some(t => t.name === 'verification pass (v)'))")
+    heading.scroll_into_view_if_needed()
+    _publish(screenshot(page, "live-why-speed", full_page=False), "live-why-speed")
+
+
+def test_variants_guide_before_any_run(page):
+    goto(page, "variants")
+    assert page.get_by_text("How each variant makes its guess").count() == 1
+    page.get_by_text("Prompt lookup (inference with reference)").click()
+    page.wait_for_timeout(300)
+    assert page.get_by_role("button", name="Run every variant on this prompt").count() == 1
+    _publish(screenshot(page, "variants-guide"), "variants-guide")
+
+
+def test_verification_page_measures_and_plots(page):
+    goto(page, "verify")
+    act(page, lambda: page.get_by_role("button", name="Measure v(n) on this machine (a few seconds)").click(),
+        timeout=300_000)
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some("
+                           "g => g._fullData && g._fullData.some(t => t.name === 'measured v(n)'))")
+    assert page.get_by_text("Open the calculator with v =").count() >= 1
+    _publish(screenshot(page, "verify-free"), "verify-free")
+
+
+def test_in_practice_page(page):
+    goto(page, "practice")
+    assert page.get_by_role("link", name="arXiv:2302.01318").count() == 1
+    screenshot(page, "in-practice")

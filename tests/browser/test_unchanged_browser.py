@@ -1,0 +1,45 @@
+"""The p-versus-q widget in a real browser: presets, keyboard and mouse move q, and everything follows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.widgets import pq
+from specsim import unchanged
+from tests.browser.conftest import act, drag, goto, metrics, plot_trace, press_key, screenshot, slider_value
+
+
+def _weights(page) -> list[int]:
+    return [int(slider_value(page, f"q weight of {label}")) for label in pq.LABELS]
+
+
+def _check(page) -> np.ndarray:
+    """Metrics and the first two charts agree with the weights the sliders show; return q."""
+    q = unchanged.normalise(_weights(page))
+    kept = unchanged.accepted_mass(pq.TARGET_P, q)
+    shown = metrics(page)
+    assert shown[:2] == [f"{kept:.3f}", f"{1 - kept:.3f}"]
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3 && "
+                           "Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g._fullData)")
+    drawn_q = plot_trace(page, 0, "draft q")["y"]
+    assert drawn_q == pytest.approx(list(q), abs=1e-12)
+    parts = plot_trace(page, 1, "kept proposal: min(p, q)")["y"]
+    assert parts == pytest.approx(list(np.minimum(pq.TARGET_P, q)), abs=1e-12)
+    return q
+
+
+def test_presets_keyboard_and_mouse_move_q(page):
+    goto(page, "unchanged")
+    _check(page)
+    act(page, lambda: page.get_by_role("button", name="draft agrees (q = p)").click())
+    assert _weights(page) == list(pq.PRESETS["draft agrees (q = p)"])
+    assert metrics(page)[:2] == ["1.000", "0.000"]
+    press_key(page, f"q weight of {pq.LABELS[0]}", "ArrowRight", 3)
+    assert _weights(page)[0] == pq.PRESETS["draft agrees (q = p)"][0] + 3
+    _check(page)
+    drag(page, f"q weight of {pq.LABELS[4]}", 1.0)
+    assert _weights(page)[4] == 100
+    q = _check(page)
+    assert q[4] > pq.TARGET_P[4]  # now the draft over-proposes the last token, and a rejection is possible
+    screenshot(page, "why-unchanged")

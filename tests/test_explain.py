@@ -1,0 +1,70 @@
+"""Why a run was as fast as it was: the loop budget, its three losses, and the figure."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app.figures.why import loop_cost_figure
+from specsim import analytics
+from specsim.explain import LoopBudget, budget_sentence, decider_sentence, slowdown_sentence
+
+
+def budget(alpha=0.23, k=5, c=0.15, v=2.3):
+    return LoopBudget(k=k, alpha=alpha, draft_cost=c, verify_cost=v,
+                      tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)))
+
+
+@pytest.mark.parametrize("alpha,k,c,v", [(0.23, 5, 0.15, 2.3), (0.8, 4, 0.05, 1.1), (0.0, 3, 0.3, 1.0),
+                                         (0.95, 8, 0.0, 1.6)])
+def test_losses_multiply_to_the_gap_from_the_ideal(alpha, k, c, v):
+    b = budget(alpha, k, c, v)
+    assert b.speedup == pytest.approx(float(analytics.speedup(alpha, k, c, v)))
+    assert math.prod(b.losses().values()) == pytest.approx((k + 1) / b.speedup)
+    assert all(loss >= 1 - 1e-12 for loss in b.losses().values())
+
+
+def test_each_factor_can_decide():
+    assert budget(alpha=0.23, c=0.05, v=1.2).decider() == "acceptance"
+    assert budget(alpha=0.9, k=3, c=0.05, v=3.0).decider() == "verification"
+    assert budget(alpha=0.9, k=3, c=1.0, v=1.0).decider() == "drafting"
+    assert "kept 23%" in decider_sentence(budget(alpha=0.23, c=0.05, v=1.2))
+    assert "checking up to 4 tokens" in decider_sentence(budget(alpha=0.9, k=3, c=0.05, v=3.0))
+    assert "3.0 draft passes" in decider_sentence(budget(alpha=0.9, k=3, c=1.0, v=1.0))
+
+
+def test_projection_only_changes_v():
+    b = budget(v=2.3)
+    assert b.projected_speedup == pytest.approx(float(analytics.speedup(0.23, 5, 0.15, 1.0)))
+    assert b.projected_speedup > b.speedup
+
+
+def test_slowdown_is_explained_only_when_slower():
+    slow, fast = budget(), budget(alpha=0.8, k=4, c=0.05, v=1.1)
+    assert slow.speedup < 1 and fast.speedup > 1
+    text = slowdown_sentence(slow)
+    assert text is not None and f"{slow.cost:.2f}" in text and f"{slow.tokens_per_loop:.2f}" in text
+    assert slowdown_sentence(fast) is None
+    assert "slower" in budget_sentence(slow) and "faster" in budget_sentence(fast)
+
+
+def test_figure_shows_the_three_bars_with_computed_lengths():
+    b = budget()
+    fig = loop_cost_figure(b)
+    plain, draft, verify = fig.data
+    assert plain.x[0] == pytest.approx(b.tokens_per_loop)
+    assert draft.x[1] == pytest.approx(b.drafting) and verify.x[1] == pytest.approx(b.verify_cost)
+    assert verify.x[2] == 1.0  # the projection
+    assert f"{b.speedup:.2f}×" in [a.text for a in fig.layout.annotations]
+
+
+def test_bookkeeping_is_a_fourth_factor_and_can_decide():
+    b = LoopBudget(k=4, alpha=0.9, draft_cost=0.02, verify_cost=1.05,
+                   tokens_per_loop=float(analytics.tokens_per_loop(0.9, 4)), other=1.5, plain_other=0.05)
+    assert math.prod(b.losses().values()) == pytest.approx((4 + 1) / b.speedup)
+    assert b.speedup == pytest.approx(b.tokens_per_loop * 1.05 / (0.08 + 1.05 + 1.5))
+    assert b.decider() == "bookkeeping" and "between the passes" in decider_sentence(b)
+    fig = loop_cost_figure(b)
+    assert fig.data[-1].name.startswith("bookkeeping") and fig.data[-1].x[1] == pytest.approx(1.5)
+    assert len(loop_cost_figure(budget()).data) == 3  # none to show

@@ -1,0 +1,57 @@
+"""Domains, vocabulary coverage and the "In practice" page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app import state
+from specsim import defaults, domains
+from tests.conftest import open_page
+from tests.live_traces import hand_trace, one_torch_thread
+
+_threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+
+def test_pool_counts_checked_guesses_only():
+    r = domains.pool("x", [hand_trace(), hand_trace()])
+    assert (r.accepted, r.checked, r.tokens, r.loops) == (16, 20, 20, 8)
+    assert r.alpha == pytest.approx(0.8) and r.tokens_per_loop == pytest.approx(2.5)
+
+
+def test_domain_prompts_come_from_the_held_out_set_and_echo():
+    prompts = domains.domain_prompts(2)
+    assert list(prompts) == ["code", "prose", "echo"] and all(len(v) == 2 for v in prompts.values())
+
+
+def test_vocab_coverage_of_the_default_draft(tmp_path):
+    cov = domains.vocab_coverage(Path(defaults.DEFAULT_DRAFT), [1, 2, 10**6])
+    assert cov is not None and cov.draft_vocab < cov.target_vocab
+    assert cov.covered_in_text == pytest.approx(2 / 3)  # ids 1 and 2 are special tokens every draft keeps
+    assert domains.vocab_coverage(tmp_path) is None
+
+
+def test_page_opens_with_references_and_the_tokenizer_section():
+    at = open_page("in_practice.py")
+    assert not at.exception and not at.error
+    text = " ".join(m.value for m in at.markdown)
+    for needle in ("arXiv:2302.01318", "arXiv:2211.17192", "vLLM", "llama.cpp", "TensorRT-LLM", "token ids"):
+        assert needle in text
+    import inspect
+
+    from specsim.engine import speculative_generate
+    assert f"is {len(inspect.getsource(speculative_generate).splitlines())} lines" in text
+
+
+def test_one_click_measures_every_domain(monkeypatch):
+    short = {"code": ["Write a Python function that adds two numbers."], "prose": ["Describe the sea at dawn."],
+             "echo": [domains.ECHO_PROMPTS[0]]}
+    monkeypatch.setattr(domains, "domain_prompts", lambda per_domain=2: short)
+    at = open_page("in_practice.py", timeout=600)
+    at.button(key=state.DOMAIN_BUTTON).click().run()
+    assert not at.exception and not at.error
+    results = at.session_state[state.DOMAIN_RESULTS]
+    assert [r.domain for r in results] == ["code", "prose", "echo"]
+    assert all(r.loops > 0 and 0 <= r.alpha <= 1 for r in results)
+    assert any(f"{results[0].accepted} of {results[0].checked}" in m.value for m in at.markdown)

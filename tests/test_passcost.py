@@ -1,0 +1,59 @@
+"""v(n) on this machine: the curve's reading (flat part, slope, roofline fit), the batch model, a real measurement."""
+
+from __future__ import annotations
+
+import pytest
+
+from specsim import analytics, passcost
+from specsim.passcost import VerifyCurve
+from tests.live_traces import one_torch_thread
+
+_threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+
+def gpu_like(ridge=6.0, ns=(1, 2, 3, 4, 5, 6, 8, 12, 16)):
+    """A made-up curve that follows the roofline exactly: flat to n = R, then n / R."""
+    return VerifyCurve(ns=ns, seconds=tuple(0.01 * max(1.0, n / ridge) for n in ns), context=10, repeats=1)
+
+
+def test_a_roofline_curve_is_read_back():
+    curve = gpu_like()
+    assert curve.v[0] == 1.0 and curve.v_at(8) == pytest.approx(8 / 6)
+    assert curve.flat_until() == 6
+    assert curve.ridge() == pytest.approx(6.0)
+    assert curve.slope() == pytest.approx(1 / 6)
+
+
+def test_no_flat_part():
+    curve = VerifyCurve(ns=(1, 2, 4), seconds=(0.01, 0.015, 0.02), context=10, repeats=1)
+    assert curve.flat_until() == 1 and curve.v_at(3) == pytest.approx(1.75)
+
+
+def test_batch_model_limits():
+    # a batch far below R: verification stays free, the calculator's speedup with v = 1
+    assert passcost.batched_verify_cost(1, 4, ridge=256) == 1.0
+    assert passcost.batched_speedup(0.7, 4, 0.13, 1, 256) == pytest.approx(float(analytics.speedup(0.7, 4, 0.13)))
+    # a batch far above R: every pass is compute-bound, so a pass over K + 1 tokens costs K + 1 plain passes
+    assert passcost.batched_verify_cost(1024, 4, ridge=16) == pytest.approx(5.0)
+    gains = [passcost.batched_speedup(0.7, 4, 0.13, b, 64) for b in (1, 8, 32, 128)]
+    assert gains == sorted(gains, reverse=True) and gains[-1] < 1 < gains[0]
+
+
+def test_a_measurement_of_the_bundled_target_reads_as_a_curve(bundled_target):
+    costs = passcost.measure_pass_costs(bundled_target, ns=(1, 2, 4), repeats=2, warmup=1)
+    curve = VerifyCurve.of(costs, context=40, device="cpu", threads=1)
+    assert curve.ns == (1, 2, 4) and all(s > 0 for s in curve.seconds)
+    assert curve.v[0] == 1.0 and curve.v_at(4) == pytest.approx(costs.v(4)) and curve.dtype == costs.dtype
+
+
+def test_figures_plot_the_curve_and_the_model():
+    from app.figures.passcost import batch_figure, verify_curve_figure
+
+    curve = gpu_like()
+    fig = verify_curve_figure(curve.ns, curve.v, curve.flat_until(), curve.ridge())
+    measured = next(t for t in fig.data if t.name == "measured v(n)")
+    assert list(measured.y) == pytest.approx(list(curve.v))
+    batches = (1, 4, 16)
+    ys = [passcost.batched_speedup(0.7, 4, 0.13, b, 8) for b in batches]
+    fig = batch_figure(batches, {"R = 8": ys}, 4)
+    assert list(fig.data[0].y) == ys and list(fig.layout.xaxis.tickvals) == list(batches)

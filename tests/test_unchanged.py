@@ -1,0 +1,96 @@
+"""The proof that speculative sampling keeps the target's distribution, checked exactly and by sampling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from specsim import unchanged as u
+
+P = np.array([0.45, 0.25, 0.15, 0.10, 0.05])
+
+
+def random_pairs(n=30, size=6, seed=3):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        p, q = rng.dirichlet(np.ones(size) * 0.7), rng.dirichlet(np.ones(size) * 0.7)
+        yield p, q
+
+
+@pytest.mark.parametrize("p,q", list(random_pairs()))
+def test_kept_plus_resampled_is_exactly_p(p, q):
+    kept, resampled = u.output_distribution(p, q)
+    np.testing.assert_allclose(kept + resampled, p, atol=1e-12)
+    # the identity the proof rests on
+    assert np.maximum(0, p - q).sum() == pytest.approx(1 - u.accepted_mass(p, q))
+
+
+def test_a_wrong_rule_is_caught():
+    """Resampling from p instead of the residual double-counts the kept mass: the output is not p."""
+    p, q = P, np.array([0.05, 0.10, 0.15, 0.25, 0.45])
+    kept = np.minimum(p, q)
+    wrong = kept + (1 - kept.sum()) * p
+    assert not np.allclose(wrong, p)
+
+
+def test_q_equal_p_accepts_everything():
+    assert u.accepted_mass(P, P) == pytest.approx(1.0)
+    assert u.residual(P, P) is None
+    np.testing.assert_allclose(u.acceptance_chance(P, P), 1.0)
+
+
+def test_greedy_is_the_one_hot_limit():
+    p = np.array([0.0, 1.0, 0.0])
+    same, other = np.array([0.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0])
+    assert u.acceptance_chance(p, same)[1] == 1.0 and u.acceptance_chance(p, other)[0] == 0.0
+    np.testing.assert_array_equal(u.residual(p, other), p)  # a rejection lands on the target's argmax
+
+
+def test_token_the_draft_never_proposes():
+    chance = u.acceptance_chance(P, [0.5, 0.5, 0, 0, 0])
+    assert math.isnan(chance[2]) and chance[0] == pytest.approx(0.9)
+
+
+def test_sampled_outputs_follow_p_and_a_biased_sampler_fails():
+    q = np.array([0.05, 0.10, 0.15, 0.25, 0.45])
+    draws = u.speculative_draws(P, q, 10_000, seed=7)
+    counts = np.bincount(draws, minlength=len(P))
+    good = u.chi_square(counts, P)
+    assert good.dof == 4 and good.p_value > 0.001
+    # the draft's own samples, never corrected: the test must reject them
+    raw = np.bincount(np.random.default_rng(7).choice(5, 10_000, p=q), minlength=5)
+    assert u.chi_square(raw, P).p_value < 1e-6
+
+
+def test_chi_square_p_values_match_known_quantiles():
+    # chi-square survival at the 5 % critical values for 1, 4 and 5 degrees of freedom
+    for dof, critical in ((1, 3.841459), (4, 9.487729), (5, 11.070498)):
+        assert u.chi2_survival_gamma(dof / 2, critical / 2) == pytest.approx(0.05, abs=1e-6)
+    # even dof has a closed form: exp(-x/2) Σ (x/2)^i / i!
+    x = 2.7
+    closed = math.exp(-x / 2) * sum((x / 2) ** i / math.factorial(i) for i in range(2))
+    assert u.chi2_survival_gamma(2.0, x / 2) == pytest.approx(closed)
+
+
+def test_normalise_refuses_bad_weights():
+    with pytest.raises(ValueError):
+        u.normalise([0, 0])
+    with pytest.raises(ValueError):
+        u.normalise([1, -1])
+    np.testing.assert_allclose(u.normalise([1, 3]), [0.25, 0.75])
+
+
+def test_figures_draw_the_computed_parts():
+    from app.figures import unchanged as figs
+
+    labels = ["a", "b", "c", "d", "e"]
+    q = np.array([0.05, 0.10, 0.15, 0.25, 0.45])
+    parts = figs.output_parts_figure(labels, P, q)
+    kept, after = parts.data[0].y, parts.data[1].y
+    np.testing.assert_allclose(np.asarray(kept) + np.asarray(after), P, atol=1e-12)
+    bars = figs.pq_figure(labels, P, q)
+    assert f"{u.accepted_mass(P, q):.3f}" in bars.layout.title.text
+    rows = figs.acceptance_rows(labels, P, q)
+    assert rows[4]["kept with chance min(1, p/q)"] == f"{0.05 / 0.45:.3f}"

@@ -1,0 +1,54 @@
+"""AppTest for "Is verification free here?": before measuring, after a measurement, and the calculator feed."""
+
+from __future__ import annotations
+
+from app import state
+from specsim.passcost import VerifyCurve
+from tests.conftest import ROOT, open_page
+
+CURVE = VerifyCurve(ns=(1, 2, 3, 4, 6, 8), seconds=(0.010, 0.0102, 0.0104, 0.013, 0.019, 0.025), context=20,
+                    repeats=3, dtype="float32", device="cpu", threads=1)
+
+
+def test_page_opens_before_any_measurement():
+    at = open_page("verify_free.py")
+    assert not at.exception and not at.error
+    assert any("Press the button" in i.value for i in at.info)
+    assert "The batch-size caveat (a model)" in [h.value for h in at.subheader]
+
+
+def _with_curve():
+    at = open_page(None)
+    at.session_state[state.VERIFY_CURVE] = CURVE
+    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    assert not at.exception
+    return at
+
+
+def test_a_measured_curve_is_explained_and_linked_to_the_calculator():
+    at = _with_curve()
+    text = " ".join(m.value for m in at.markdown)
+    assert f"n ≤ {CURVE.flat_until()}" in text
+    k = at.slider(key="verify_k").value
+    v = CURVE.v_at(k + 1)
+    assert f"v = {v:.2f}" in text and f"v={round(v, 2):.2f}" in text  # shown and in the calculator link
+    at.slider(key="verify_k").set_value(5).run()
+    assert f"v = {CURVE.v_at(6):.2f}" in " ".join(m.value for m in at.markdown)
+
+
+def test_calculator_offers_the_measured_v():
+    at = open_page(None)
+    at.session_state[state.VERIFY_CURVE] = CURVE
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    k = at.session_state[state.CALC_K]
+    at.button(key="calc_use_measured_v").click().run()
+    assert not at.exception
+    assert at.session_state[state.CALC_VERIFY_COST] == round(CURVE.v_at(k + 1), 2)
+
+
+def test_measure_button_runs_the_real_measurement():
+    at = open_page("verify_free.py", timeout=600)
+    at.button(key=state.VERIFY_BUTTON).click().run()
+    assert not at.exception and not at.error
+    curve = at.session_state[state.VERIFY_CURVE]
+    assert curve is not None and curve.ns[0] == 1 and len(curve.seconds) == len(curve.ns)

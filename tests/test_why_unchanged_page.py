@@ -1,0 +1,62 @@
+"""AppTest for the why-the-output-is-unchanged page: numbers follow the sliders and presets."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app import state
+from app.widgets import pq
+from specsim import unchanged
+from tests.conftest import open_page
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _expected(weights) -> str:
+    return f"{unchanged.accepted_mass(pq.TARGET_P, unchanged.normalise(weights)):.3f}"
+
+
+def test_page_opens_with_the_default_draft():
+    at = open_page("why_unchanged.py")
+    assert not at.exception and not at.error
+    weights = state.DEFAULTS[state.PQ_WEIGHTS]
+    assert _metrics(at)["chance a guess is kept, Σ min(p, q)"] == _expected(weights)
+    assert "The proof in three lines" in [h.value for h in at.subheader]
+    assert any("χ²" in m.value and "4 degrees of freedom" in m.value for m in at.markdown)
+
+
+def test_presets_and_sliders_change_q():
+    at = open_page("why_unchanged.py")
+    at.button(key="pq_preset_draft agrees (q = p)").click().run()
+    assert _metrics(at)["chance a guess is kept, Σ min(p, q)"] == "1.000"
+    assert _metrics(at)["chance of a rejection, 1 − Σ min(p, q)"] == "0.000"
+    at.slider(key=state.pq_slider_key(1)).set_value(90).run()
+    weights = (45, 90, 15, 10, 5)
+    assert at.session_state[state.PQ_WEIGHTS] == weights
+    assert _metrics(at)["chance a guess is kept, Σ min(p, q)"] == _expected(weights)
+    table = at.dataframe[0].value
+    q = unchanged.normalise(weights)
+    assert list(table["draft q"]) == [round(float(x), 3) for x in q]
+
+
+def test_a_draft_that_proposes_nothing_is_refused_with_a_message():
+    at = open_page("why_unchanged.py")
+    for i in range(len(pq.LABELS)):
+        at.slider(key=state.pq_slider_key(i)).set_value(0)
+    at.run()
+    assert not at.exception
+    assert any("positive weight" in e.value for e in at.error)
+
+
+def test_sampled_check_uses_the_seed():
+    at = open_page("why_unchanged.py")
+    first = next(m.value for m in at.markdown if "χ²" in m.value)
+    at.number_input(key=state.PQ_SEED).set_value(5).run()
+    second = next(m.value for m in at.markdown if "χ²" in m.value)
+    assert first != second
+    draws = unchanged.speculative_draws(pq.TARGET_P, unchanged.normalise(at.session_state[state.PQ_WEIGHTS]),
+                                        10_000, seed=5)
+    stat = unchanged.chi_square(np.bincount(draws, minlength=5), pq.TARGET_P).statistic
+    assert f"χ² = {stat:.2f}" in second
