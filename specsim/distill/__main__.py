@@ -69,6 +69,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dtype", default="float32", help="speed: the target's dtype (float32 or bfloat16)")
     ap.add_argument("--init", type=Path, default=None, help="train: continue from this saved draft folder")
     ap.add_argument("--lr", type=float, default=None, help="train: peak learning rate (default by kind)")
+    ap.add_argument("--grow", action="store_true", help="train: take in new data shards while training")
     ap.add_argument("--autocast", action="store_true", help="train: bfloat16 autocast (faster on CPUs with bf16)")
     ap.add_argument("--unroll", type=int, default=2,
                     help="train (EAGLE-style): steps on the draft's own predicted features (training-time test)")

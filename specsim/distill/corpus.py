@@ -240,7 +240,7 @@ class RoundPlan:
     follow_share: float = 0.25
     greedy_share: float = 0.8
     max_new: int = 160
-    seed_max_new: int = 64
+    seed_max_new: int = 96
     seed_temperature: float = 0.8
     batch: int = 64
 

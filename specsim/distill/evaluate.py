@@ -198,15 +198,17 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
     from specsim.distill.draft_model import load_draft
     from specsim.models import load_bundled_target
 
-    target = load_bundled_target("cpu", "float32")
+    target = load_bundled_target("cpu")  # the app's default dtype on the CPU
+    dtype = str(target.dtype).removeprefix("torch.")
     items = heldout_set(target.model, target.tokenizer, budget["eval_len"], budget["eval_prompts"],
-                        root / "eval" / f"heldout-{budget['eval_len']}-{budget['eval_prompts']}.pt")
+                        root / "eval" / f"heldout-{budget['eval_len']}-{budget['eval_prompts']}-{dtype}.pt")
     folders = [Path(f) for f in args.drafts] if args.drafts else sorted((root / "drafts").glob("*/"))
     for folder in folders:
         draft, _ = load_draft(folder)
         res = evaluate(draft, items, args.k)
         res["cost"] = draft_cost(draft, target.model)
         res["draft"] = folder.name
+        res["target_dtype"] = dtype
         (root / "eval").mkdir(parents=True, exist_ok=True)
         (root / "eval" / f"{folder.name}.json").write_text(json.dumps(res, indent=1))
         o = res["overall"]

@@ -63,7 +63,7 @@ def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
     target = load_bundled_target("cpu", args.target_dtype)
     if args.stage == "gen":
         plan = C.RoundPlan(seeds=budget["gen_seeds"], direct=budget["gen_direct"], max_new=budget["gen_max_new"],
-                           seed_max_new=min(64, 2 * budget["gen_max_new"]), batch=args.gen_batch)
+                           seed_max_new=min(96, 2 * budget["gen_max_new"]), batch=args.gen_batch)
         minutes = args.minutes if args.minutes is not None else 24 * 60
         stats = C.run(target.model, target.tokenizer, corpus, target_tokens=args.tokens or budget["gen_tokens"],
                       minutes=minutes, plan=plan, seed=args.seed, max_shards=args.max_shards,

@@ -134,7 +134,7 @@ def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0, unroll: int 
     reg = F.smooth_l1_loss(h[fmask].float(), target_next[fmask]) if fmask.any() else h.sum() * 0
     tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
     loss = tok + 0.5 * reg
-    logs = {"tok": float(tok), "reg": float(reg), "n": n}
+    logs = {"tok": float(tok.detach()), "reg": float(reg.detach()), "n": n}
     # Training-time test: further steps on its own guesses, input t carrying the feature predicted at t - 1
     # by the step before (so step j learns to continue from j - 1 guesses of its own).
     for j in range(2, unroll + 1):
@@ -143,7 +143,7 @@ def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0, unroll: int 
         tok_j, _ = token_loss(lambda b, t, h=h: draft.logits(h[b, t]), batch, kl)
         reg_j = F.smooth_l1_loss(h[fmask].float(), target_next[fmask]) if fmask.any() else h.sum() * 0
         loss = loss + 0.5 ** (j - 1) * (tok_j + 0.5 * reg_j)
-        logs[f"tok{j}"] = float(tok_j)
+        logs[f"tok{j}"] = float(tok_j.detach())
     return loss, logs
 
 
@@ -203,6 +203,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     random.Random(args.seed).shuffle(items)
     n_val = max(1, min(48, len(items) // 20))
     val, train_items = items[:n_val], items[n_val:] or items[:n_val]
+    seen = {f.name for f in (root / "data").glob("*.pt")}
     noise = 0.0
     if args.kind == "eagle":
         noise = 0.1 * float(torch.cat([it["feats"][:64].float() for it in train_items[:64]]).std())
@@ -224,6 +225,15 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
             break
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, (step + 1) / 20) * 0.5 * (1 + math.cos(math.pi * frac))
+        if getattr(args, "grow", False) and step % 50 == 0 and step:  # data still being generated: take it in
+            fresh = sorted(f for f in (root / "data").glob("*.pt") if f.name not in seen)
+            for f in fresh:
+                seen.add(f.name)
+                recs = select_records(torch.load(f, weights_only=False), getattr(args, "records", "all"))
+                train_items += [prepare(r, draft.to_small, unk) for r in recs]
+                records += recs
+            if fresh:
+                tqdm.write(f"step {step}: {len(fresh)} new shard(s), {len(train_items)} training records")
         chunk = rng.sample(train_items, min(args.batch, len(train_items)))
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=getattr(args, "autocast", False)):
             loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), args.kl, noise,
