@@ -389,3 +389,21 @@ def agreement(model, tokenizer, texts: list[str], max_new: int) -> dict:
         agree += n
         total += max(len(single), len(b["answer"]))
     return {"prompts": len(ids), "identical": same / len(ids), "tokens_before_first_difference": agree / total}
+
+
+def burst(model, tokenizer, texts: list[str], max_new: int) -> dict:
+    """Answer ``texts`` in one batch (greedy, fast attention); tokens, wall and CPU seconds.
+
+    On a shared machine the wall clock says how busy the others were; CPU seconds over threads is what
+    an idle machine would take (``tokens_per_s_idle``).
+    """
+    ids = [chat_ids(tokenizer, t) for t in texts]
+    gen = torch.Generator().manual_seed(0)
+    with fast_attention(model):
+        wall, cpu = time.perf_counter(), time.process_time()
+        res = generate(model, ids, [0.0] * len(ids), max_new, tokenizer.eos_token_id, gen)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    n = sum(len(r["answer"]) for r in res)
+    threads = torch.get_num_threads()
+    return {"rows": len(ids), "tokens": n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "threads": threads,
+            "tokens_per_s_wall": round(n / wall, 1), "tokens_per_s_idle": round(n * threads / cpu, 1)}

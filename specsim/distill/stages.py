@@ -54,7 +54,8 @@ def run_data(args: Namespace, budget: dict, root: Path) -> None:
 
 
 def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
-    """``gen``: grow the token corpus; ``featurize``: records from it; ``agree``: batched vs single greedy."""
+    """``gen``: grow the token corpus; ``featurize``: records from it; ``agree``: batched vs single greedy,
+    and the throughput of one batch."""
     from specsim.defaults import CORPUS_DIR
     from specsim.distill import corpus as C
     from specsim.models import load_bundled_target
@@ -77,6 +78,8 @@ def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
         rng = random.Random(args.seed)
         texts = [t for _, t in I.direct_prompts(rng, 6)] + [s.text for s in I.seed_requests(rng, 6)]
         print("agree:", json.dumps(C.agreement(target.model, target.tokenizer, texts, budget["gen_max_new"])))
+        burst = [t for _, t in I.direct_prompts(rng, args.gen_batch)]
+        print("burst:", json.dumps(C.burst(target.model, target.tokenizer, burst, budget["gen_max_new"])))
 
 
 def run_train(args: Namespace, budget: dict, root: Path) -> None:
