@@ -253,6 +253,6 @@ def _settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: Sampli
     return Settings(
         k=k, max_new_tokens=max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed,
         drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
-        device=str(target.device),
+        device=str(target.device), invariant=target.invariant,
     )
 

@@ -61,8 +61,35 @@ def default_device() -> str:
 
 
 def default_dtype(device: str) -> torch.dtype:
-    """bfloat16 on CUDA; float32 on the CPU, where greedy identity is exact."""
-    return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    """bfloat16 on CUDA and on CPUs with native bfloat16 arithmetic (AVX512-BF16 or AMX); float32 elsewhere."""
+    from specsim.invariant import cpu_supports_bf16
+
+    return torch.bfloat16 if device.startswith("cuda") or cpu_supports_bf16() else torch.float32
+
+
+def dtype_reason(device: str, dtype: torch.dtype, invariant: bool) -> str:
+    """One sentence for the UI and the CLI: which dtype runs, why, and what it means for greedy identity."""
+    from specsim.invariant import cpu_supports_bf16
+
+    name = str(dtype).removeprefix("torch.")
+    if device.startswith("cuda"):
+        return f"{name} on CUDA: the GPU's native fast dtype."
+    if invariant:
+        native = "it has native bfloat16 arithmetic" if cpu_supports_bf16() else "emulated: this CPU lacks native bf16"
+        return (f"{name} on this CPU ({native}), with the position-invariant decode path: "
+                "a position's logits are bitwise the same alone or inside a verification pass, so greedy "
+                "speculative output is guaranteed to equal plain decoding.")
+    if dtype == torch.float32:
+        why = "chosen by hand" if cpu_supports_bf16() else "this CPU has no native bfloat16 arithmetic"
+        return (f"float32 on this CPU ({why}). Its matrix kernels change their summation order with the number "
+                "of rows, so greedy identity with plain decoding is usual but not guaranteed.")
+    return (f"{name} on this CPU without the position-invariant path: greedy identity with plain decoding is not "
+            "guaranteed.")
+
+
+def wants_invariant(device: str, dtype: torch.dtype) -> bool:
+    """The invariant decode path is for bfloat16 on the CPU; CUDA and float32 keep their usual kernels."""
+    return not device.startswith("cuda") and dtype == torch.bfloat16
 
 
 def parse_dtype(name: str | torch.dtype | None, device: str) -> torch.dtype:
@@ -87,6 +114,30 @@ class LoadedModel:
     device: str
     dtype: torch.dtype
     load_time_s: float
+    invariant: bool = False  # the position-invariant decode path is on (specsim.invariant)
+    invariant_changes: tuple[str, ...] = ()
+
+    @property
+    def dtype_reason(self) -> str:
+        return dtype_reason(self.device, self.dtype, self.invariant)
+
+
+def _finish(model: torch.nn.Module, device: str, dtype: torch.dtype, invariant: bool | None,
+            progress: Progress) -> tuple[torch.nn.Module, bool, tuple[str, ...]]:
+    """Move to the device, switch to eval, and turn on the invariant path where it belongs."""
+    from specsim.invariant import make_position_invariant
+
+    model = model.to(device).eval()
+    if invariant is None:
+        invariant = wants_invariant(device, dtype)
+    changes: tuple[str, ...] = ()
+    if invariant:
+        progress(0.9, "Switching to the position-invariant decode path")
+        try:
+            changes = tuple(make_position_invariant(model))
+        except RuntimeError:  # a layer shape with no invariant split on this machine: keep the usual kernels
+            invariant = False
+    return model, invariant, changes
 
 
 def _bundled_cache() -> Path:
@@ -123,9 +174,13 @@ def _load_bundled_from_cache(folder: Path, dtype: torch.dtype):
 
 
 def load_bundled_target(
-    device: str | None = None, dtype: str | torch.dtype | None = None, progress: Progress = _no_progress
+    device: str | None = None, dtype: str | torch.dtype | None = None, progress: Progress = _no_progress,
+    invariant: bool | None = None,
 ) -> LoadedModel:
-    """Load SmolLM2-135M-Instruct from the bundled GGUF, or from the converted cache when present."""
+    """Load SmolLM2-135M-Instruct from the bundled GGUF, or from the converted cache when present.
+
+    ``invariant``: use the position-invariant decode path (default: bfloat16 on the CPU).
+    """
     device = device or default_device()
     torch_dtype = parse_dtype(dtype, device)
     start = time.perf_counter()
@@ -151,9 +206,10 @@ def load_bundled_target(
         except OSError:
             pass  # a read-only home only costs the next process the conversion again
         model = model.to(torch_dtype)
-    model = model.to(device).eval()
+    model, invariant, changes = _finish(model, device, torch_dtype, invariant, progress)
     progress(1.0, "Ready")
-    return LoadedModel(model, tokenizer, BUNDLED_NAME, device, torch_dtype, time.perf_counter() - start)
+    return LoadedModel(model, tokenizer, BUNDLED_NAME, device, torch_dtype, time.perf_counter() - start,
+                       invariant, changes)
 
 
 # ---- any Hugging Face causal LM ------------------------------------------------------------------
@@ -230,7 +286,7 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 def load_model(
     name_or_path: str, device: str | None = None, dtype: str | torch.dtype | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = _no_progress, invariant: bool | None = None,
 ) -> LoadedModel:
     """Load a causal LM by hub id or local directory (or ``"bundled"`` for the offline target).
 
@@ -238,7 +294,7 @@ def load_model(
     :class:`ModelUnavailable` naming every place tried when none works.
     """
     if name_or_path in BUNDLED_ALIASES:
-        return load_bundled_target(device, dtype, progress)
+        return load_bundled_target(device, dtype, progress, invariant)
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     device = device or default_device()
@@ -267,9 +323,10 @@ def load_model(
         if offline:
             errors.append("Hugging Face hub: not reachable (offline)")
         raise ModelUnavailable(f"Could not load {name_or_path!r}. Tried: " + "; ".join(errors) + ".")
-    model = model.to(device).eval()
+    model, invariant, changes = _finish(model, device, torch_dtype, invariant, progress)
     progress(1.0, "Ready")
-    return LoadedModel(model, tokenizer, name_or_path, device, torch_dtype, time.perf_counter() - start)
+    return LoadedModel(model, tokenizer, name_or_path, device, torch_dtype, time.perf_counter() - start,
+                       invariant, changes)
 
 
 def shared_vocab_size(draft_tokenizer, target_tokenizer) -> int:

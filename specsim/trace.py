@@ -103,6 +103,7 @@ class Settings:
     draft: str = ""
     dtype: str = "float32"
     device: str = "cpu"
+    invariant: bool = False  # the target ran the position-invariant decode path (specsim.invariant)
 
 
 @dataclass(frozen=True)

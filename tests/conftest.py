@@ -49,6 +49,24 @@ def bundled_target():
     return load_bundled_target(device="cpu", dtype="float32")
 
 
+@pytest.fixture(scope="session")
+def default_target():
+    """The bundled target as the app runs it on this machine: bfloat16 with the position-invariant decode path
+    where the CPU has native bfloat16 arithmetic (float32 elsewhere)."""
+    from specsim.models import load_bundled_target
+
+    return load_bundled_target(device="cpu")
+
+
+@pytest.fixture(scope="session")
+def bf16_targets():
+    """The bundled target in bfloat16 twice: with the position-invariant decode path and without it."""
+    from specsim.models import load_bundled_target
+
+    return (load_bundled_target(device="cpu", dtype="bfloat16", invariant=True),
+            load_bundled_target(device="cpu", dtype="bfloat16", invariant=False))
+
+
 def pytest_collection_modifyitems(config, items):
     """Run the real-browser tests first.
 

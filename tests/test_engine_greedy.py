@@ -1,4 +1,5 @@
-"""Greedy speculative decoding returns exactly the target's own greedy tokens (float32, CPU)."""
+"""Greedy speculative decoding returns exactly the target's own greedy tokens, with the target the app runs
+(bfloat16 and the position-invariant decode path on a CPU with native bfloat16; float32 elsewhere)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from specsim.prompts import builtin_prompts
 from tests.tiny_models import tiny_llama
 
 N_NEW = 12
-KS = (1, 2, 4, 8)
+KS = (1, 2, 4, 8, 16)
 PROMPTS = builtin_prompts(5)
 
 
@@ -21,14 +22,14 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def prompts_and_references(bundled_target):
+def prompts_and_references(default_target):
     """Each prompt's ids and the target's plain greedy continuation."""
     with torch.inference_mode():
         torch.set_num_threads(1)
         cases = []
         for text in PROMPTS:
-            ids = format_prompt(bundled_target.tokenizer, text)
-            cases.append((ids, plain_generate(bundled_target, ids, N_NEW).generated_ids))
+            ids = format_prompt(default_target.tokenizer, text)
+            cases.append((ids, plain_generate(default_target, ids, N_NEW).generated_ids))
     return cases
 
 
@@ -51,26 +52,26 @@ def make_drafter(kind: str, target):
 
 
 @pytest.mark.parametrize("kind", ["self", "tiny", "reduced", "early_exit", "prompt_lookup"])
-def test_greedy_identity(bundled_target, prompts_and_references, kind):
-    drafter = make_drafter(kind, bundled_target)
+def test_greedy_identity(default_target, prompts_and_references, kind):
+    drafter = make_drafter(kind, default_target)
     for ids, reference in prompts_and_references:
         for k in KS:
-            trace = speculative_generate(bundled_target, drafter, ids, k, N_NEW)
-            assert trace.generated_ids == reference, (kind, k, bundled_target.tokenizer.decode(ids))
+            trace = speculative_generate(default_target, drafter, ids, k, N_NEW)
+            assert trace.generated_ids == reference, (kind, k, default_target.tokenizer.decode(ids))
 
 
-def test_self_draft_accepts_everything(bundled_target, prompts_and_references):
+def test_self_draft_accepts_everything(default_target, prompts_and_references):
     ids, reference = prompts_and_references[0]
-    trace = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 4, N_NEW)
+    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 4, N_NEW)
     assert trace.acceptance_rate == 1.0
     assert [it.extra_kind for it in trace.iterations][:-1] == ["bonus"] * (len(trace.iterations) - 1)
     assert trace.generated_ids == reference
 
 
-def test_trace_records_every_iteration(bundled_target, prompts_and_references):
+def test_trace_records_every_iteration(default_target, prompts_and_references):
     ids, reference = prompts_and_references[1]
     seen = []
-    trace = speculative_generate(bundled_target, EarlyExitDrafter(bundled_target.model, 3), ids, 3, N_NEW,
+    trace = speculative_generate(default_target, EarlyExitDrafter(default_target.model, 3), ids, 3, N_NEW,
                                  on_iteration=seen.append)
     assert tuple(seen) == trace.iterations
     emitted = [t for it in trace.iterations for t in it.emitted]
@@ -86,47 +87,50 @@ def test_trace_records_every_iteration(bundled_target, prompts_and_references):
     assert type(trace).from_json(trace.to_json()) == trace
 
 
-def test_k_larger_than_budget(bundled_target, prompts_and_references):
+def test_k_larger_than_budget(default_target, prompts_and_references):
     ids, reference = prompts_and_references[2]
-    trace = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 8, 3)
+    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 3)
     assert trace.generated_ids == reference[:3] and trace.stop_reason == "max_new_tokens"
     assert sum(it.k for it in trace.iterations) <= 2  # never drafts tokens it cannot use
 
 
-def test_eos_ends_the_run(bundled_target):
-    ids = format_prompt(bundled_target.tokenizer, "Answer with one word: is water wet?")
-    plain = plain_generate(bundled_target, ids, 40)
-    spec = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 8, 40)
+def test_eos_ends_the_run(default_target):
+    ids = format_prompt(default_target.tokenizer, "Answer with one word: is water wet?")
+    plain = plain_generate(default_target, ids, 40)
+    spec = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 40)
     assert plain.stop_reason == spec.stop_reason == "eos"
-    assert spec.generated_ids == plain.generated_ids and spec.generated_ids[-1] == bundled_target.tokenizer.eos_token_id
+    assert spec.generated_ids == plain.generated_ids and spec.generated_ids[-1] == default_target.tokenizer.eos_token_id
 
 
-def test_cancel(bundled_target, prompts_and_references):
+def test_cancel(default_target, prompts_and_references):
     ids, _ = prompts_and_references[0]
     calls = []
-    trace = speculative_generate(bundled_target, PromptLookupDrafter(), ids, 4, N_NEW,
+    trace = speculative_generate(default_target, PromptLookupDrafter(), ids, 4, N_NEW,
                                  should_stop=lambda: len(calls) >= 2, on_iteration=calls.append)
     assert trace.stop_reason == "cancelled" and len(trace.iterations) == 2
-    plain = plain_generate(bundled_target, ids, N_NEW, should_stop=lambda: True)
+    plain = plain_generate(default_target, ids, N_NEW, should_stop=lambda: True)
     assert plain.stop_reason == "cancelled" and plain.generated_ids == ()
 
 
-def test_temperature_zero_has_no_nan(bundled_target, prompts_and_references):
+def test_temperature_zero_has_no_nan(default_target, prompts_and_references):
     ids, reference = prompts_and_references[3]
-    trace = speculative_generate(bundled_target, make_drafter("self", bundled_target), ids, 4, 8, temperature=0.0)
+    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 4, 8, temperature=0.0)
     numbers = [v for it in trace.iterations for s in it.slots for v in (s.p, s.q, s.accept_prob)]
     assert numbers and all(v == v for v in numbers) and trace.generated_ids == reference[:8]
 
 
 @pytest.mark.parametrize("bad", [dict(k=0), dict(max_new_tokens=0), dict(prompt_ids=[])])
-def test_bad_arguments(bundled_target, bad):
+def test_bad_arguments(default_target, bad):
     args = dict(prompt_ids=[1, 2, 3], k=2, max_new_tokens=4) | bad
     with pytest.raises(ValueError):
-        speculative_generate(bundled_target, PromptLookupDrafter(), **args)
+        speculative_generate(default_target, PromptLookupDrafter(), **args)
 
 
 @pytest.mark.parametrize("kind", ["early_exit", "prompt_lookup", "tiny"])
 def test_agrees_with_transformers_assisted_generation(bundled_target, prompts_and_references, kind):
+    """Our loop against transformers' own implementation of the algorithm, in float32: transformers prefills
+    the whole prompt (the fast path) where our decoders leave its last token to the first decode pass, so in
+    bfloat16 the two disagree on numerics, not on the algorithm."""
     drafter = make_drafter(kind, bundled_target)
     assistant = getattr(drafter, "model", None)
     for ids, _ in prompts_and_references[2:4]:

@@ -1,0 +1,179 @@
+"""A position-invariant target: a position's logits do not depend on how many positions share the pass.
+
+Greedy speculative decoding promises the target's own tokens. That holds only if the logits the target
+gives position i inside one verification pass over K + 1 tokens are *bitwise* the logits it gives the
+same position when plain decoding computes it alone. Floating-point addition is not associative, so
+any reduction whose order depends on the number of rows in the pass breaks the promise: an argmax
+that sits on a near-tie can flip ("Defeating Nondeterminism in LLM Inference", Thinking Machines,
+2025; vLLM's batch-invariant mode).
+
+On this CPU (measured, see README "Bit-exact verification"):
+
+- bfloat16 ``F.linear`` is row-invariant for every projection of SmolLM2-135M except the MLP's down
+  projection (1536 -> 576), whose kernel changes its reduction split when more than 5 rows share a
+  call. :class:`ChunkedLinear` sums that product over fixed 768-column chunks instead, so the split no
+  longer depends on the row count;
+- scaled-dot-product attention picks other kernels (and reduction orders) for one query and for many.
+  :func:`invariant_attention` computes each query row with reductions whose order is fixed by the
+  row's own key length, in float32, and is plugged in through transformers' attention interface.
+
+Prefill (many prompt positions at once) keeps the fast SDPA path: plain and speculative decoding share
+the same prefill, so only the decode-phase passes (1 to ``MAX_INVARIANT_QUERIES`` new tokens) need to
+agree with each other.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ATTENTION_NAME = "specsim_invariant"
+MAX_INVARIANT_QUERIES = 17
+"""Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path."""
+
+DOWN_CHUNK = 768
+"""Column chunk of the down projection: a reduction split that does not change with the row count."""
+
+
+def cpu_supports_bf16() -> bool:
+    """Whether this CPU has native bfloat16 arithmetic (AVX512-BF16 or AMX), where bf16 is the fast dtype."""
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+
+
+class ChunkedLinear(nn.Module):
+    """``x @ W.T (+ b)`` summed over fixed column chunks of W, in float32, so each row's result is
+    computed the same way whatever the number of rows."""
+
+    def __init__(self, linear: nn.Linear, chunk: int = DOWN_CHUNK) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.chunk = chunk
+        self.weight = linear.weight  # kept as one parameter, so the state dict is unchanged
+        self.bias = linear.bias
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        total = None
+        for start in range(0, self.in_features, self.chunk):
+            part = F.linear(x[..., start:start + self.chunk], self.weight[:, start:start + self.chunk]).float()
+            total = part if total is None else total + part
+        if self.bias is not None:
+            total = total + self.bias.float()
+        return total.to(x.dtype)
+
+
+def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                        attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
+                        **kwargs) -> tuple[torch.Tensor, None]:
+    """Causal attention whose result for each query row does not depend on how many rows are computed.
+
+    query: (batch, heads, n, d); key, value: (batch, kv_heads, L, d), the last n keys being the new
+    positions. Returns (batch, n, heads, d) like every transformers attention function.
+    """
+    n = query.shape[2]
+    if n > MAX_INVARIANT_QUERIES:  # prefill: the fast path, shared by every decoder
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
+                                      **kwargs)
+    batch, heads, _, dim = query.shape
+    kv_heads, length = key.shape[1], key.shape[2]
+    groups = heads // kv_heads
+    scale = scaling if scaling is not None else dim ** -0.5
+    q = query.float().reshape(batch, kv_heads, groups, n, dim)
+    k, v = key.float(), value.float()
+    if _masks_only_the_future(attention_mask, n, length):
+        rows = [_attend(q[:, :, :, i], k[:, :, :length - n + i + 1], v[:, :, :length - n + i + 1], scale)
+                for i in range(n)]  # row i sees keys 0 .. length - n + i, exactly as when it is decoded alone
+        out = torch.stack(rows, dim=3)
+    else:  # padding or a tree mask: each row attends to exactly its visible keys, gathered in order
+        out = q.new_empty(batch, kv_heads, groups, n, dim)
+        for b in range(batch):
+            for i in range(n):
+                visible = attention_mask[b, 0, i].nonzero().squeeze(-1) if attention_mask.dtype == torch.bool \
+                    else (attention_mask[b, 0, i] == 0).nonzero().squeeze(-1)
+                out[b, :, :, i] = _attend(q[b:b + 1, :, :, i], k[b:b + 1, :, visible], v[b:b + 1, :, visible],
+                                          scale)[0]
+    return out.reshape(batch, heads, n, dim).transpose(1, 2).to(query.dtype).contiguous(), None
+
+
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """softmax(q k^T * scale) v for one query row per head group, in float32: (b, kvh, g, d)."""
+    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * scale, dim=-1), v)
+
+
+def _masks_only_the_future(attention_mask: torch.Tensor | None, n: int, length: int) -> bool:
+    """Whether the mask hides nothing but the causal future (so slicing each row's keys is enough)."""
+    if attention_mask is None:
+        return True
+    allowed = attention_mask if attention_mask.dtype == torch.bool else attention_mask == 0
+    rows = torch.arange(n, device=allowed.device)[:, None] + (length - n)
+    past = torch.arange(length, device=allowed.device)[None, :] <= rows  # (n, length)
+    return bool(torch.all(allowed[..., -n:, :] | ~past))
+
+
+def _rows_invariant(layer: nn.Module, in_features: int, dtype: torch.dtype, device: str | torch.device,
+                    max_rows: int = MAX_INVARIANT_QUERIES) -> bool:
+    """Whether every row of ``layer(x[:m])`` equals ``layer(x[i:i+1])`` for m = 2 .. max_rows, with one
+    thread and with the current number of threads (a kernel may split its work by thread count)."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(max_rows, in_features, generator=generator).to(device=device, dtype=dtype)
+    threads = torch.get_num_threads()
+    try:
+        for count in sorted({1, threads}):
+            torch.set_num_threads(count)
+            with torch.inference_mode():
+                alone = torch.cat([layer(x[i:i + 1]) for i in range(max_rows)])
+                if not all(torch.equal(layer(x[:m]), alone[:m]) for m in range(2, max_rows + 1)):
+                    return False
+        return True
+    finally:
+        torch.set_num_threads(threads)
+
+
+_VERDICTS: dict[tuple, int | None] = {}
+"""Probe results per (in, out, dtype, device): the chunk a linear of that shape needs (None: none)."""
+
+
+def make_position_invariant(model: nn.Module) -> list[str]:
+    """Switch a transformers causal LM to the invariant decode path, in place; return what was changed.
+
+    Attention goes through :func:`invariant_attention`. Each distinct linear shape is probed on this
+    machine, and a linear whose rows are not invariant is replaced by a :class:`ChunkedLinear` with the
+    first chunk that makes it so.
+    """
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    AttentionInterface.register(ATTENTION_NAME, invariant_attention)
+    AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)
+    model.set_attn_implementation(ATTENTION_NAME)
+    changed = [f"attention: {ATTENTION_NAME}"]
+    for name, module in list(model.named_modules()):
+        for child_name, child in list(module.named_children()):
+            if type(child) is not nn.Linear:
+                continue
+            shape = (child.in_features, child.out_features)
+            probe = (*shape, child.weight.dtype, str(child.weight.device))
+            if probe not in _VERDICTS:
+                _VERDICTS[probe] = _pick_chunk(child)
+            chunk = _VERDICTS[probe]
+            if chunk is not None:
+                setattr(module, child_name, ChunkedLinear(child, chunk))
+                changed.append(f"{name}.{child_name}: {shape[0]}->{shape[1]} summed over {chunk}-column chunks")
+    return changed
+
+
+def _pick_chunk(linear: nn.Linear) -> int | None:
+    device, dtype = linear.weight.device, linear.weight.dtype
+    if _rows_invariant(linear, linear.in_features, dtype, device):
+        return None
+    for chunk in (DOWN_CHUNK, 512, 384, 256, 128):
+        if chunk < linear.in_features and _rows_invariant(ChunkedLinear(linear, chunk), linear.in_features,
+                                                          dtype, device):
+            return chunk
+    raise RuntimeError(f"no row-invariant split found for a {linear.in_features}->{linear.out_features} linear")
