@@ -219,13 +219,18 @@ def shards(folder: Path) -> list[Path]:
 def corpus_stats(folder: Path) -> dict:
     """Sequences, answer tokens and all tokens over every shard in ``folder``."""
     seqs = answer = total = 0
+    worst = {"max_heldout_overlap": 0.0}
     for f in shards(folder):
         with np.load(f) as z:
             n = len(z["prompt_len"])
             seqs += n
             total += int(z["offsets"][-1])
             answer += int(z["offsets"][-1]) - int(z["prompt_len"].sum())
-    return {"shards": len(shards(folder)), "sequences": seqs, "answer_tokens": answer, "tokens": total}
+            meta = json.loads(str(z["meta"]))
+        if meta.get("max_heldout_overlap", 0.0) > worst["max_heldout_overlap"]:
+            worst = {k: meta[k] for k in ("max_heldout_overlap", "max_overlap_heldout_id", "max_overlap_prompt")}
+    return {"shards": len(shards(folder)), "sequences": seqs, "answer_tokens": answer, "tokens": total,
+            "bytes": sum(f.stat().st_size for f in shards(folder)), **worst}
 
 
 # ---- one round ---------------------------------------------------------------------------------------
@@ -407,3 +412,23 @@ def burst(model, tokenizer, texts: list[str], max_new: int) -> dict:
     threads = torch.get_num_threads()
     return {"rows": len(ids), "tokens": n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "threads": threads,
             "tokens_per_s_wall": round(n / wall, 1), "tokens_per_s_idle": round(n * threads / cpu, 1)}
+
+
+@torch.inference_mode()
+def label_agreement(model, records: list[dict], chunk: int = 16) -> dict:
+    """How often a record's stored top-1 label is the argmax ``model`` gives when it decodes the same text
+    the way the app does: the prompt prefilled, then the answer fed ``chunk`` tokens per pass."""
+    same = total = 0
+    for r in records:
+        tokens, p = r["tokens"].long(), r["prompt_len"]
+        out = model(input_ids=tokens[None, :p], use_cache=True)
+        cache, preds = out.past_key_values, [out.logits[0, -1].argmax()]
+        for s in range(p, len(tokens) - 1, chunk):
+            out = model(input_ids=tokens[None, s : min(s + chunk, len(tokens) - 1)], past_key_values=cache,
+                        use_cache=True)
+            cache = out.past_key_values
+            preds.extend(out.logits[0].argmax(-1))
+        preds = torch.stack(preds)
+        same += int((preds == r["topk_ids"][:, 0].long()).sum())
+        total += len(preds)
+    return {"records": len(records), "positions": total, "same_top1": same / max(total, 1)}

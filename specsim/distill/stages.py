@@ -56,6 +56,8 @@ def run_data(args: Namespace, budget: dict, root: Path) -> None:
 def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
     """``gen``: grow the token corpus; ``featurize``: records from it; ``agree``: batched vs single greedy,
     and the throughput of one batch."""
+    import torch
+
     from specsim.defaults import CORPUS_DIR
     from specsim.distill import corpus as C
     from specsim.models import load_bundled_target
@@ -78,6 +80,10 @@ def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
         rng = random.Random(args.seed)
         texts = [t for _, t in I.direct_prompts(rng, 6)] + [s.text for s in I.seed_requests(rng, 6)]
         print("agree:", json.dumps(C.agreement(target.model, target.tokenizer, texts, budget["gen_max_new"])))
+        recs = sorted((root / "data").glob("corpus-*.pt"))
+        if recs:
+            sample = torch.load(recs[-1], weights_only=False)[::12]
+            print("labels:", json.dumps(C.label_agreement(target.model, sample)))
         burst = [t for _, t in I.direct_prompts(rng, args.gen_batch)]
         print("burst:", json.dumps(C.burst(target.model, target.tokenizer, burst, budget["gen_max_new"])))
 
