@@ -20,6 +20,9 @@ the EAGLE-style head, picked by held-out acceptance (README, "The offline draft"
 CLASSIC_DRAFT = str(DRAFTS / "standalone-L2-W256-v8k")
 """The classic standalone draft model (the form the lesson teaches), trained by the same recipe."""
 
+CORPUS_DIR = str(REPO_ROOT / "data" / "corpus")
+"""The target's answers as token ids (``python -m specsim.distill gen``): what the drafts are trained on."""
+
 DEFAULT_EARLY_EXIT_LAYERS = 15
 """How many of the target's layers the early-exit drafter runs."""
 

@@ -224,3 +224,95 @@ def test_eagle_drafter_runs_with_a_bfloat16_target(folder):
     ids = format_prompt(target.tokenizer, P.load_heldout()[7]["prompt"])
     reference = plain_generate(target, ids, 12).generated_ids
     assert speculative_generate(target, drafter, ids, 3, 12).generated_ids == reference
+
+
+# --- the token corpus (issue 15) -----------------------------------------------------------------
+
+
+def test_heldout_prompts_are_rejected_by_ngram_overlap():
+    from specsim.distill import instruct as I
+
+    for h in P.load_heldout():
+        ok, share, hid = I.clear_of_heldout(h["prompt"])
+        assert not ok and share == 1.0 and hid == h["id"]
+    reworded = "Could you write a short story about a lighthouse keeper who finds a message in a bottle?"
+    assert not I.clear_of_heldout(reworded)[0]
+    rng = random.Random(0)
+    kept = [t for _, t in I.direct_prompts(rng, 200) if I.clear_of_heldout(t)[0]]
+    assert len(kept) >= 190
+
+
+def test_self_instruct_seeds_are_varied():
+    from specsim.distill import instruct as I
+
+    seeds = I.seed_requests(random.Random(0), 400)
+    assert len({s.text for s in seeds}) >= 360  # kinds x domains x personas x forms: few repeats
+    assert {s.kind for s in seeds} == set(I.SEED_KINDS) | {"passage"}
+    passage = next(s for s in seeds if s.kind == "passage")
+    text = "Rivers carry water from the hills to the sea. Along the way they shape valleys and feed farmland."
+    prompt = I.prompt_from_seed(passage, text, random.Random(1))
+    assert prompt.endswith(text) and prompt.split("\n")[0] in I.REWRITES
+
+
+def test_batched_greedy_generation_agrees_with_one_sequence_at_a_time(bundled_target):
+    from specsim.distill import corpus as C
+
+    texts = ["Name three colours of the rainbow.", "Write a haiku about winter mornings in a small town."]
+    res = C.agreement(bundled_target.model, bundled_target.tokenizer, texts, 12)
+    assert res == {"prompts": 2, "identical": 1.0, "tokens_before_first_difference": 1.0}
+
+
+def _tiny_plan():
+    from specsim.distill import corpus as C
+
+    return C.RoundPlan(seeds=3, direct=3, max_new=10, seed_max_new=24, batch=4, follow_share=0.5)
+
+
+def test_corpus_run_is_resumable_and_stores_uint16_ids(tmp_path, bundled_target):
+    import numpy as np
+
+    from specsim.distill import corpus as C
+
+    model, tok = bundled_target.model, bundled_target.tokenizer
+    out = tmp_path / "corpus"
+    first = C.run(model, tok, out, target_tokens=10**6, minutes=10, plan=_tiny_plan(), max_shards=1, log=lambda s: None)
+    assert first["shards"] == 1 and first["answer_tokens"] > 0
+    shard0 = (out / "shard-00000.npz").read_bytes()
+    (out / "shard-00001.tmp").write_bytes(b"half a shard from a killed run")
+    second = C.run(model, tok, out, target_tokens=10**6, minutes=10, plan=_tiny_plan(), max_shards=2,
+                   log=lambda s: None)
+    assert second["shards"] == 2 and second["answer_tokens"] > first["answer_tokens"]
+    assert (out / "shard-00000.npz").read_bytes() == shard0  # a restart never rewrites a finished shard
+    with np.load(out / "shard-00001.npz") as z:
+        assert z["tokens"].dtype == np.uint16
+    rows = C.read_shard(out / "shard-00001.npz")
+    assert len(rows) == C.shard_meta(out / "shard-00001.npz")["rows"]
+    for r in rows:
+        text = tok.decode(r["tokens"][: r["prompt_len"]].tolist())
+        assert text.endswith("<|im_start|>assistant\n") and len(r["tokens"]) > r["prompt_len"]
+    # the target-written prompts were answered in the same round
+    assert {r["kind"].split("-")[0] for r in rows} >= {"seed", "self"} or any(r["kind"] != "seed" for r in rows)
+    # a third run with the token goal already met adds nothing
+    assert C.run(model, tok, out, target_tokens=1, minutes=10, plan=_tiny_plan(), log=lambda s: None) == second
+
+
+def test_records_from_the_generator_match_a_teacher_forced_pass(tmp_path, bundled_target):
+    from specsim.distill import corpus as C
+
+    model, tok = bundled_target.model, bundled_target.tokenizer
+    out, rec_dir = tmp_path / "corpus", tmp_path / "records"
+    C.run(model, tok, out, target_tokens=10**6, minutes=10, plan=_tiny_plan(), max_shards=1, records=rec_dir,
+          log=lambda s: None)
+    live = torch.load(rec_dir / "corpus-00000.pt", weights_only=False)
+    again = {tuple(r["tokens"].tolist()): r for r in C.records_from_shard(model, out / "shard-00000.npz")}
+    assert len(live) == len(again)
+    for r in live:
+        twin = again[tuple(r["tokens"].tolist())]
+        n = len(r["tokens"]) - r["prompt_len"]
+        assert r["feats"].shape == twin["feats"].shape == (len(r["tokens"]) - 1, model.config.hidden_size)
+        assert r["topk_ids"].shape == twin["topk_ids"].shape == (n, 32)
+        assert torch.allclose(r["feats"].float(), twin["feats"].float(), atol=0.05)
+        # the stored top-1 is the argmax the teacher-forced pass finds at the same answer positions
+        assert (r["topk_ids"][:, 0] == twin["topk_ids"][:, 0]).float().mean() >= 0.9
+        if r["temperature"] == 0:  # greedy answers: each token is the target's top-1
+            assert r["tokens"][r["prompt_len"]:].tolist() == r["topk_ids"][:, 0].tolist()

@@ -1,6 +1,8 @@
 """``python -m specsim.distill``: build the data, train the drafts, evaluate them.
 
-Stages: ``data`` (the target answers training prompts), ``train`` (one draft kind), ``eval`` (greedy
+Stages: ``gen`` (the token corpus under ``data/corpus``: batched, resumable, self-instruct prompts; see
+corpus.py), ``featurize`` (training records recomputed from the corpus), ``data`` (the older recipe: the
+target answers template prompts, records with features), ``train`` (one draft kind), ``eval`` (greedy
 acceptance on the held-out prompts), ``all`` (the three in order), ``speed`` (end to end through the
 engine, against prompt lookup and early exit). ``--budget tiny`` makes every stage
 a few seconds long, for tests.
@@ -22,9 +24,11 @@ from pathlib import Path  # noqa: E402
 BUDGETS = {
     # prompts (templates, stdlib, self-prompts), answer length, batch, minutes of generation,
     # training steps, held-out prompts and continuation length for eval
-    "tiny": dict(n_template=6, n_stdlib=2, n_family=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=10.0, steps=8,
+    "tiny": dict(gen_tokens=300, gen_seeds=4, gen_direct=4, gen_max_new=12,
+                 n_template=6, n_stdlib=2, n_family=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=10.0, steps=8,
                  eval_prompts=3, eval_len=12, min_count=1, speed_prompts=2, speed_len=8),
-    "full": dict(n_template=2220, n_stdlib=600, n_family=784, n_self=400, n_forced=400, max_new=96, batch=48,
+    "full": dict(gen_tokens=3_000_000, gen_seeds=64, gen_direct=48, gen_max_new=160,
+                 n_template=2220, n_stdlib=600, n_family=784, n_self=400, n_forced=400, max_new=96, batch=48,
                  minutes=25.0, steps=3000,
                  eval_prompts=0, eval_len=64, min_count=2, speed_prompts=4, speed_len=48),
 }
@@ -38,7 +42,7 @@ def default_root() -> Path:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m specsim.distill", description=__doc__.split("\n")[0])
-    ap.add_argument("stage", choices=["data", "train", "eval", "all", "speed"])
+    ap.add_argument("stage", choices=["gen", "featurize", "agree", "data", "train", "eval", "all", "speed"])
     ap.add_argument("--budget", choices=sorted(BUDGETS), default="full")
     ap.add_argument("--root", type=Path, default=None, help="working folder (default ~/.cache/specsim/distill)")
     ap.add_argument("--seed", type=int, default=0)
@@ -46,6 +50,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--shard", default="0/1", help="i/n: generate only the i-th of n slices of the prompts")
     ap.add_argument("--minutes", type=float, default=None, help="time budget of the stage")
     ap.add_argument("--forced-only", action="store_true", help="data: only the teacher-forced documentation records")
+    ap.add_argument("--corpus", type=Path, default=None, help="gen: the token shards (default data/corpus)")
+    ap.add_argument("--tokens", type=int, default=None, help="gen: stop at this many answer tokens in the corpus")
+    ap.add_argument("--gen-batch", type=int, default=64, help="gen: sequences per batched pass")
+    ap.add_argument("--max-shards", type=int, default=None, help="gen: stop before this shard number")
+    ap.add_argument("--with-records", action="store_true",
+                    help="gen: also write training records (features, top-k) to ROOT/data from the same passes")
+    ap.add_argument("--target-dtype", default="bfloat16", help="gen/featurize: the target's dtype")
     ap.add_argument("--kind", choices=["standalone", "eagle"], default="standalone")
     ap.add_argument("--name", default=None, help="draft name (folder under ROOT/drafts)")
     ap.add_argument("--layers", type=int, default=2)
@@ -58,6 +69,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dtype", default="float32", help="speed: the target's dtype (float32 or bfloat16)")
     ap.add_argument("--init", type=Path, default=None, help="train: continue from this saved draft folder")
     ap.add_argument("--lr", type=float, default=None, help="train: peak learning rate (default by kind)")
+    ap.add_argument("--grow", action="store_true", help="train: take in new data shards while training")
+    ap.add_argument("--autocast", action="store_true", help="train: bfloat16 autocast (faster on CPUs with bf16)")
+    ap.add_argument("--unroll", type=int, default=2,
+                    help="train (EAGLE-style): steps on the draft's own predicted features (training-time test)")
     ap.add_argument("--kl", type=float, default=0.7, help="weight of the top-k KL term (rest: hard-label CE)")
     ap.add_argument("--drafts", nargs="*", default=None, help="draft folders to evaluate")
     ap.add_argument("--k", type=int, default=5, help="draft chain length in eval")
@@ -73,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     budget = BUDGETS[args.budget]
     root = args.root or default_root()
     root.mkdir(parents=True, exist_ok=True)
+    if args.stage in ("gen", "featurize", "agree"):
+        from specsim.distill.stages import run_corpus
+
+        run_corpus(args, budget, root)
     if args.stage in ("data", "all"):
         from specsim.distill.stages import run_data
 

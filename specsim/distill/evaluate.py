@@ -56,7 +56,7 @@ def heldout_set(target, tokenizer, n_new: int, limit: int = 0, cache: Path | Non
         while n_ok < len(tokens) and int(pred[n_ok - 1]) == int(tokens[n_ok]):
             n_ok += 1
         out.append({"id": p["id"], "domain": p["domain"], "tokens": tokens[:n_ok], "prompt_len": r["prompt_len"],
-                    "feats": h[: n_ok - 1].clone()})
+                    "feats": h[: n_ok - 1].float().clone()})
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         torch.save(out, cache)
@@ -86,6 +86,7 @@ def chains_eagle(draft, item: dict, k: int) -> list[tuple[int, int]]:
     tokens, p, feats = item["tokens"], item["prompt_len"], item["feats"]
     n = len(tokens) - p
     # Inputs t = 0..L-2: (f_t, x_{t+1}); the output at t proposes x_{t+2}.
+    feats = feats.to(draft.embed.weight.dtype)
     h, logits, cache = draft(feats[None], tokens[None, 1 : len(feats) + 1], use_cache=True)
     out = []
     for i in range(n):
@@ -173,7 +174,7 @@ def draft_cost(draft, target, context: int = 160) -> dict:
             out = draft(input_ids=x, past_key_values=c or DynamicCache(), use_cache=True, logits_to_keep=1)
             return out.past_key_values
     else:
-        feats = torch.randn(1, context, draft.config.hidden_size)
+        feats = torch.randn(1, context, draft.config.hidden_size, dtype=draft.embed.weight.dtype)
 
         def draft_fwd(x, c):
             f = feats[:, : x.shape[1]]
@@ -198,15 +199,17 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
     from specsim.distill.draft_model import load_draft
     from specsim.models import load_bundled_target
 
-    target = load_bundled_target("cpu", "float32")
+    target = load_bundled_target("cpu")  # the app's default dtype on the CPU
+    dtype = str(target.dtype).removeprefix("torch.")
     items = heldout_set(target.model, target.tokenizer, budget["eval_len"], budget["eval_prompts"],
-                        root / "eval" / f"heldout-{budget['eval_len']}-{budget['eval_prompts']}.pt")
+                        root / "eval" / f"heldout-{budget['eval_len']}-{budget['eval_prompts']}-{dtype}.pt")
     folders = [Path(f) for f in args.drafts] if args.drafts else sorted((root / "drafts").glob("*/"))
     for folder in folders:
-        draft, _ = load_draft(folder)
+        draft, _ = load_draft(folder, dtype=target.dtype)  # the draft runs in the target's dtype, as in the app
         res = evaluate(draft, items, args.k)
         res["cost"] = draft_cost(draft, target.model)
         res["draft"] = folder.name
+        res["target_dtype"] = dtype
         (root / "eval").mkdir(parents=True, exist_ok=True)
         (root / "eval" / f"{folder.name}.json").write_text(json.dumps(res, indent=1))
         o = res["overall"]

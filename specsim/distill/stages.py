@@ -53,6 +53,41 @@ def run_data(args: Namespace, budget: dict, root: Path) -> None:
     print("data:", info)
 
 
+def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
+    """``gen``: grow the token corpus; ``featurize``: records from it; ``agree``: batched vs single greedy,
+    and the throughput of one batch."""
+    import torch
+
+    from specsim.defaults import CORPUS_DIR
+    from specsim.distill import corpus as C
+    from specsim.models import load_bundled_target
+
+    corpus = args.corpus or Path(CORPUS_DIR)
+    target = load_bundled_target("cpu", args.target_dtype)
+    if args.stage == "gen":
+        plan = C.RoundPlan(seeds=budget["gen_seeds"], direct=budget["gen_direct"], max_new=budget["gen_max_new"],
+                           seed_max_new=min(96, 2 * budget["gen_max_new"]), batch=args.gen_batch)
+        minutes = args.minutes if args.minutes is not None else 24 * 60
+        stats = C.run(target.model, target.tokenizer, corpus, target_tokens=args.tokens or budget["gen_tokens"],
+                      minutes=minutes, plan=plan, seed=args.seed, max_shards=args.max_shards,
+                      records=root / "data" if args.with_records else None)
+        print("gen:", json.dumps(stats), flush=True)
+    elif args.stage == "featurize":
+        print("featurize:", C.featurize(target.model, corpus, root / "data"), "shards")
+    else:
+        from specsim.distill import instruct as I
+
+        rng = random.Random(args.seed)
+        texts = [t for _, t in I.direct_prompts(rng, 6)] + [s.text for s in I.seed_requests(rng, 6)]
+        print("agree:", json.dumps(C.agreement(target.model, target.tokenizer, texts, budget["gen_max_new"])))
+        recs = sorted((root / "data").glob("corpus-*.pt"))
+        if recs:
+            sample = torch.load(recs[-1], weights_only=False)[::12]
+            print("labels:", json.dumps(C.label_agreement(target.model, sample)))
+        burst = [t for _, t in I.direct_prompts(rng, args.gen_batch)]
+        print("burst:", json.dumps(C.burst(target.model, target.tokenizer, burst, budget["gen_max_new"])))
+
+
 def run_train(args: Namespace, budget: dict, root: Path) -> None:
     from specsim.distill import train as T
 

@@ -7,7 +7,8 @@ Loss on every answer token (prompt tokens are context only):
 where p_topk is the target's top-k distribution restricted to the draft's vocabulary and renormalised
 (cross-entropy with soft labels equals KL(p || q) up to a constant). The EAGLE-style draft also
 regresses the target's next hidden state (smooth L1), gets noise on its input features, and is unrolled
-a second step on its own predicted features, so it learns to continue from its own guesses.
+``--unroll`` steps on its own predicted features (training-time test, default 2), so it learns to
+continue from its own guesses. ``--autocast`` runs the passes in bfloat16.
 
 Training is time-budgeted: the cosine schedule runs over whichever ends first, the steps or the minutes;
 the checkpoint with the best validation top-1 agreement is the one kept.
@@ -120,7 +121,7 @@ def token_loss(logits, batch: dict, kl: float) -> tuple[torch.Tensor, int]:
     return kl * soft + (1 - kl) * hard_ce, int(len(b_idx))
 
 
-def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0) -> tuple[torch.Tensor, dict]:
+def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0, unroll: int = 2) -> tuple[torch.Tensor, dict]:
     if draft.kind == "standalone":
         h = draft.hidden(batch["tok"][:, :-1])
         loss, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
@@ -130,15 +131,20 @@ def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0) -> tuple[tor
     noisy = feats + noise * torch.randn_like(feats) if noise > 0 else feats
     h, _, _ = draft(noisy, nxt, with_logits=False)
     target_next = torch.cat([feats[:, 1:], feats[:, -1:]], dim=1)
-    reg = F.smooth_l1_loss(h[fmask], target_next[fmask]) if fmask.any() else h.sum() * 0
+    reg = F.smooth_l1_loss(h[fmask].float(), target_next[fmask]) if fmask.any() else h.sum() * 0
     tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
-    # Second step on its own guesses: input t now carries the feature predicted at t - 1.
-    own = torch.cat([feats[:, :1], h[:, :-1]], dim=1)
-    h2, _, _ = draft(own, nxt, with_logits=False)
-    tok2, _ = token_loss(lambda b, t: draft.logits(h2[b, t]), batch, kl)
-    reg2 = F.smooth_l1_loss(h2[fmask], target_next[fmask]) if fmask.any() else h2.sum() * 0
-    loss = tok + 0.5 * tok2 + 0.5 * (reg + 0.5 * reg2)
-    return loss, {"tok": float(tok), "tok2": float(tok2), "reg": float(reg), "n": n}
+    loss = tok + 0.5 * reg
+    logs = {"tok": float(tok.detach()), "reg": float(reg.detach()), "n": n}
+    # Training-time test: further steps on its own guesses, input t carrying the feature predicted at t - 1
+    # by the step before (so step j learns to continue from j - 1 guesses of its own).
+    for j in range(2, unroll + 1):
+        own = torch.cat([feats[:, :1], h[:, :-1].float()], dim=1)
+        h, _, _ = draft(own, nxt, with_logits=False)
+        tok_j, _ = token_loss(lambda b, t, h=h: draft.logits(h[b, t]), batch, kl)
+        reg_j = F.smooth_l1_loss(h[fmask].float(), target_next[fmask]) if fmask.any() else h.sum() * 0
+        loss = loss + 0.5 ** (j - 1) * (tok_j + 0.5 * reg_j)
+        logs[f"tok{j}"] = float(tok_j.detach())
+    return loss, logs
 
 
 @torch.no_grad()
@@ -197,6 +203,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     random.Random(args.seed).shuffle(items)
     n_val = max(1, min(48, len(items) // 20))
     val, train_items = items[:n_val], items[n_val:] or items[:n_val]
+    seen = {f.name for f in (root / "data").glob("*.pt")}
     noise = 0.0
     if args.kind == "eagle":
         noise = 0.1 * float(torch.cat([it["feats"][:64].float() for it in train_items[:64]]).std())
@@ -218,8 +225,19 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
             break
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, (step + 1) / 20) * 0.5 * (1 + math.cos(math.pi * frac))
+        if getattr(args, "grow", False) and step % 50 == 0 and step:  # data still being generated: take it in
+            fresh = sorted(f for f in (root / "data").glob("*.pt") if f.name not in seen)
+            for f in fresh:
+                seen.add(f.name)
+                recs = select_records(torch.load(f, weights_only=False), getattr(args, "records", "all"))
+                train_items += [prepare(r, draft.to_small, unk) for r in recs]
+                records += recs
+            if fresh:
+                tqdm.write(f"step {step}: {len(fresh)} new shard(s), {len(train_items)} training records")
         chunk = rng.sample(train_items, min(args.batch, len(train_items)))
-        loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), args.kl, noise)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=getattr(args, "autocast", False)):
+            loss, logs = forward_loss(draft, collate(chunk, args.kind, unk), args.kl, noise,
+                                      getattr(args, "unroll", 2))
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

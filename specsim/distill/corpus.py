@@ -1,0 +1,434 @@
+"""The token corpus: the target's answers to many prompts, as compressed uint16 token ids in shards.
+
+``python -m specsim.distill gen`` runs *rounds*. Each round, seeded by its shard number, (1) asks the target
+to write prompts (self-instruct seeds, sampled at T = 0.8), (2) answers those and some direct prompts
+(word problems, code, task families; mostly greedy), (3) answers a follow-up turn on a share of the
+conversations (multi-turn chat). Everything the target wrote in the round goes into one shard:
+
+    DIR/shard-00000.npz   tokens uint16 (every sequence, prompt then answer, concatenated), offsets int64,
+                          prompt_len int32, temperature float16, kind (str), meta (json)
+
+A shard appears atomically (written to a temporary name, then renamed), so a killed run keeps every
+finished shard, and a restarted run goes on from the next shard number. Generation is batched with left
+padding, an attention mask and a KV cache; finished rows leave the batch; attention is
+:func:`gqa_attention` (eager arithmetic without the per-head copies). Hidden states are not stored:
+:func:`records_from_shard` recomputes them with one teacher-forced pass (``featurize``). For speed the
+generator can also write those training records as it goes (``--records``), from the same passes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from specsim.distill import instruct as I
+from specsim.distill.data import chat_ids
+
+SHARD_GLOB = "shard-*.npz"
+
+
+def gqa_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """Eager attention without copying each key/value head for its query group (``repeat_kv``).
+
+    The same arithmetic as transformers' eager attention (bit-identical in tests), about twice as fast as
+    PyTorch's CPU SDPA kernel for one-token decoding steps over a batch, where SDPA dominates the step.
+    """
+    b, h, q, d = query.shape
+    hk = key.shape[1]
+    g = h // hk
+    scores = torch.matmul(query.reshape(b, hk, g * q, d), key.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        t = scores.shape[-1]
+        scores = (scores.view(b, hk, g, q, t) + attention_mask[:, :, None, :, :t]).view(b, hk, g * q, t)
+    weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    out = torch.matmul(weights, value).view(b, h, q, d)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def _register_gqa() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+
+    AttentionInterface.register("specsim_gqa", gqa_attention)
+    AttentionMaskInterface.register("specsim_gqa", eager_mask)  # the additive float mask eager uses
+
+
+@contextmanager
+def fast_attention(model):
+    """Run ``model`` with :func:`gqa_attention` inside the block, its own attention again after."""
+    _register_gqa()
+    before = model.config._attn_implementation
+    model.set_attn_implementation("specsim_gqa")
+    try:
+        yield model
+    finally:
+        model.set_attn_implementation(before)
+
+
+@dataclass
+class Row:
+    """One sequence to answer: its chat messages, sampling temperature and kind."""
+
+    messages: list[dict]
+    temperature: float
+    kind: str
+    seed: I.Seed | None = None
+    answer: list[int] = field(default_factory=list)
+    prompt_ids: list[int] = field(default_factory=list)
+    feats: torch.Tensor | None = None
+    topk: tuple[torch.Tensor, torch.Tensor] | None = None
+
+
+def conversation_ids(tokenizer, messages: list[dict]) -> list[int]:
+    """Token ids of a conversation with the assistant turn opened (the chat template)."""
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+
+@torch.inference_mode()
+def generate(model, prompts: list[list[int]], temperatures: list[float], max_new: int, eos_id: int,
+             gen: torch.Generator, top_k: int = 0, pad_id: int = 0, on_step=None) -> list[dict]:
+    """Answer a batch (left padding, mask, KV cache); temperature 0 is greedy. Finished rows leave the batch.
+
+    Returns per prompt ``{"answer": [ids]}``, plus with ``top_k > 0`` the target's last hidden states at
+    every position that has a next token (``feats``, float16) and its top-k log-probs at every answer
+    position (``topk_ids``, ``topk_logp``): the training record, from the same passes. ``on_step(n)`` is
+    told how many tokens each step wrote (for a progress bar).
+    """
+    b = len(prompts)
+    width = max(len(p) for p in prompts)
+    ids = torch.full((b, width), pad_id, dtype=torch.long)
+    mask = torch.zeros((b, width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p):] = torch.tensor(p)
+        mask[i, width - len(p):] = 1
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    temps = torch.tensor(temperatures, dtype=torch.float32)
+    out = model.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+    cache, h = out.past_key_values, out.last_hidden_state[:, -1]
+    keep = top_k > 0
+    feats = [[out.last_hidden_state[i, width - len(p):].half()] if keep else [] for i, p in enumerate(prompts)]
+    answers: list[list[int]] = [[] for _ in range(b)]
+    tk_ids: list[list[torch.Tensor]] = [[] for _ in range(b)]
+    tk_logp: list[list[torch.Tensor]] = [[] for _ in range(b)]
+    alive = torch.arange(b)  # original row of each batch row
+    for step in range(max_new):
+        logits = model.lm_head(h).float()
+        nxt = logits.argmax(-1)
+        if bool((temps[alive] > 0).any()):
+            t = temps[alive].clamp(min=1e-3)[:, None]
+            sampled = torch.multinomial(torch.softmax(logits / t, dim=-1), 1, generator=gen).squeeze(-1)
+            nxt = torch.where(temps[alive] > 0, sampled, nxt)
+        if keep:
+            top = torch.log_softmax(logits, dim=-1).topk(top_k, dim=-1)
+        finished = (nxt == eos_id) | (step + 1 == max_new)
+        for j, i in enumerate(alive.tolist()):
+            answers[i].append(int(nxt[j]))
+            if keep:
+                tk_ids[i].append(top.indices[j].int())
+                tk_logp[i].append(top.values[j].half())
+        if on_step is not None:
+            on_step(len(alive))
+        if bool(finished.all()):
+            break
+        if bool(finished.any()):
+            stay = (~finished).nonzero().flatten()
+            cache.batch_select_indices(stay)
+            alive, nxt, mask, pos = alive[stay], nxt[stay], mask[stay], pos[stay]
+        mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long)], dim=1)
+        pos = pos[:, -1:] + 1
+        out = model.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=pos, past_key_values=cache,
+                          use_cache=True)
+        cache, h = out.past_key_values, out.last_hidden_state[:, -1]
+        if keep:
+            for j, i in enumerate(alive.tolist()):
+                feats[i].append(h[j : j + 1].half())
+    results = []
+    for i, p in enumerate(prompts):
+        r = {"answer": answers[i]}
+        if keep:
+            n = len(answers[i])
+            r["feats"] = torch.cat(feats[i])[: len(p) + n - 1].clone()
+            r["topk_ids"], r["topk_logp"] = torch.stack(tk_ids[i]), torch.stack(tk_logp[i])
+        results.append(r)
+    return results
+
+
+def answer_rows(model, tokenizer, rows: list[Row], *, batch: int, max_new: int, gen: torch.Generator,
+                top_k: int, on_step=None) -> None:
+    """Fill in ``answer`` (and the record parts) of every row; batches are formed by prompt length."""
+    for r in rows:
+        r.prompt_ids = conversation_ids(tokenizer, r.messages)
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i].prompt_ids))
+    for s in range(0, len(order), batch):
+        chunk = [rows[i] for i in order[s : s + batch]]
+        res = generate(model, [r.prompt_ids for r in chunk], [r.temperature for r in chunk], max_new,
+                       tokenizer.eos_token_id, gen, top_k, on_step=on_step)
+        for r, out in zip(chunk, res, strict=True):
+            r.answer = out["answer"]
+            if top_k:
+                r.feats, r.topk = out["feats"], (out["topk_ids"], out["topk_logp"])
+
+
+# ---- shards ------------------------------------------------------------------------------------------
+
+
+def write_shard(path: Path, rows: list[Row], meta: dict) -> None:
+    """One compressed shard of token ids, written atomically."""
+    seqs = [r.prompt_ids + r.answer for r in rows]
+    offsets = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
+    tokens = np.fromiter((t for s in seqs for t in s), dtype=np.uint16, count=int(offsets[-1]))
+    buf = io.BytesIO()
+    np.savez_compressed(buf, tokens=tokens, offsets=offsets,
+                        prompt_len=np.array([len(r.prompt_ids) for r in rows], dtype=np.int32),
+                        temperature=np.array([r.temperature for r in rows], dtype=np.float16),
+                        kind=np.array([r.kind for r in rows]), meta=np.array(json.dumps(meta)))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+
+
+def read_shard(path: Path) -> list[dict]:
+    """``[{"tokens": int32 tensor, "prompt_len", "temperature", "kind"}, ...]`` of one shard."""
+    with np.load(path) as z:
+        tokens, offsets = z["tokens"].astype(np.int32), z["offsets"]
+        return [{"tokens": torch.from_numpy(tokens[offsets[i] : offsets[i + 1]].copy()),
+                 "prompt_len": int(z["prompt_len"][i]), "temperature": float(z["temperature"][i]),
+                 "kind": str(z["kind"][i])} for i in range(len(offsets) - 1)]
+
+
+def shard_meta(path: Path) -> dict:
+    with np.load(path) as z:
+        return json.loads(str(z["meta"]))
+
+
+def shards(folder: Path) -> list[Path]:
+    return sorted(folder.glob(SHARD_GLOB))
+
+
+def corpus_stats(folder: Path) -> dict:
+    """Sequences, answer tokens and all tokens over every shard in ``folder``."""
+    seqs = answer = total = 0
+    worst = {"max_heldout_overlap": 0.0}
+    for f in shards(folder):
+        with np.load(f) as z:
+            n = len(z["prompt_len"])
+            seqs += n
+            total += int(z["offsets"][-1])
+            answer += int(z["offsets"][-1]) - int(z["prompt_len"].sum())
+            meta = json.loads(str(z["meta"]))
+        if meta.get("max_heldout_overlap", 0.0) > worst["max_heldout_overlap"]:
+            worst = {k: meta[k] for k in ("max_heldout_overlap", "max_overlap_heldout_id", "max_overlap_prompt")}
+    return {"shards": len(shards(folder)), "sequences": seqs, "answer_tokens": answer, "tokens": total,
+            "bytes": sum(f.stat().st_size for f in shards(folder)), **worst}
+
+
+# ---- one round ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class RoundPlan:
+    """How many rows of each step one round (one shard) has."""
+
+    seeds: int = 64
+    direct: int = 48
+    follow_share: float = 0.25
+    greedy_share: float = 0.8
+    max_new: int = 160
+    seed_max_new: int = 96
+    seed_temperature: float = 0.8
+    batch: int = 64
+
+
+def run_round(model, tokenizer, index: int, plan: RoundPlan, base_seed: int, top_k: int = 0,
+              on_step=None) -> tuple[list[Row], dict]:
+    """The rows of shard ``index`` (seeded by it) and the round's report."""
+    rng = random.Random(base_seed * 1_000_003 + index)
+    gen = torch.Generator().manual_seed(base_seed * 1_000_003 + index)
+
+    def temp() -> float:
+        return 0.0 if rng.random() < plan.greedy_share else rng.choice([0.7, 0.85, 1.0])
+
+    seeds = [Row([{"role": "user", "content": s.text}], plan.seed_temperature, f"seed-{s.kind}", seed=s)
+             for s in I.seed_requests(rng, plan.seeds)]
+    answer_rows(model, tokenizer, seeds, batch=plan.batch, max_new=plan.seed_max_new, gen=gen, top_k=top_k,
+                on_step=on_step)
+    texts: list[tuple[str, str]] = []
+    for r in seeds:
+        if not r.answer or r.answer[-1] != tokenizer.eos_token_id:
+            continue  # cut off by the length limit: not a whole prompt
+        text = I.prompt_from_seed(r.seed, tokenizer.decode(r.answer, skip_special_tokens=True), rng)
+        if text:
+            texts.append(("self-" + r.seed.kind, text))
+    texts += I.direct_prompts(rng, plan.direct)
+    kept, dropped, worst = [], 0, (0.0, "", "")
+    for kind, text in texts:
+        ok, share, hid = I.clear_of_heldout(text)
+        if not ok:
+            dropped += 1
+        else:
+            kept.append((kind, text))
+            if share > worst[0]:
+                worst = (share, hid, text)
+    answers = [Row([{"role": "user", "content": t}], temp(), k) for k, t in kept]
+    answer_rows(model, tokenizer, answers, batch=plan.batch, max_new=plan.max_new, gen=gen, top_k=top_k,
+                on_step=on_step)
+    follow = []
+    for r in answers:
+        if rng.random() < plan.follow_share and r.answer and r.answer[-1] == tokenizer.eos_token_id:
+            reply = tokenizer.decode(r.answer, skip_special_tokens=True).strip()
+            msgs = r.messages + [{"role": "assistant", "content": reply},
+                                 {"role": "user", "content": rng.choice(I.FOLLOW_UPS)}]
+            follow.append(Row(msgs, temp(), "followup"))
+    answer_rows(model, tokenizer, follow, batch=plan.batch, max_new=plan.max_new, gen=gen, top_k=top_k,
+                on_step=on_step)
+    rows = seeds + answers + follow
+    report = {"shard": index, "seed": base_seed, "rows": len(rows), "dropped_near_heldout": dropped,
+              "max_heldout_overlap": round(worst[0], 3), "max_overlap_heldout_id": worst[1],
+              "max_overlap_prompt": worst[2][:200], "answer_tokens": sum(len(r.answer) for r in rows),
+              "plan": plan.__dict__}
+    return rows, report
+
+
+def to_record(r: Row) -> dict:
+    """A training record (the format of :mod:`specsim.distill.data`) of a row generated with ``top_k``."""
+    return {"tokens": torch.tensor(r.prompt_ids + r.answer, dtype=torch.int32), "prompt_len": len(r.prompt_ids),
+            "feats": r.feats, "topk_ids": r.topk[0], "topk_logp": r.topk[1], "temperature": r.temperature,
+            "kind": r.kind}
+
+
+def run(model, tokenizer, out: Path, *, target_tokens: int, minutes: float, plan: RoundPlan, seed: int = 0,
+        records: Path | None = None, max_shards: int | None = None, log=print) -> dict:
+    """Add shards to ``out`` until ``target_tokens`` answer tokens are there (or time / shard count ends)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if records is not None:
+        records.mkdir(parents=True, exist_ok=True)
+    done = corpus_stats(out)
+    start = time.time()
+    bar = tqdm(total=target_tokens, initial=min(done["answer_tokens"], target_tokens), unit="tok", smoothing=0.05,
+               desc="answer tokens", mininterval=5)
+    made = 0
+    index = max((int(f.stem.split("-")[1]) + 1 for f in shards(out)), default=0)
+    while done["answer_tokens"] + made < target_tokens and time.time() - start < 60 * minutes:
+        if max_shards is not None and index >= max_shards:
+            break
+        t0 = time.time()
+        with fast_attention(model):
+            rows, report = run_round(model, tokenizer, index, plan, seed, top_k=32 if records else 0,
+                                     on_step=bar.update)
+        report["seconds"] = round(time.time() - t0, 1)
+        report["answer_tokens_per_s"] = round(report["answer_tokens"] / max(report["seconds"], 1e-9), 1)
+        if records is not None:  # the records first: a shard on disk always has its records
+            tmp = records / f"corpus-{index:05d}.tmp"
+            torch.save([to_record(r) for r in rows], tmp)
+            os.replace(tmp, records / f"corpus-{index:05d}.pt")
+        write_shard(out / f"shard-{index:05d}.npz", rows, report)
+        made += report["answer_tokens"]
+        log(json.dumps({k: v for k, v in report.items() if k != "plan"}))
+        index += 1
+    bar.close()
+    return corpus_stats(out)
+
+
+# ---- recomputing the training records ---------------------------------------------------------------
+
+
+@torch.inference_mode()
+def records_from_shard(model, path: Path, top_k: int = 32, batch: int = 16) -> list[dict]:
+    """Training records of one shard: one right-padded teacher-forced pass gives features and top-k."""
+    seqs = read_shard(path)
+    out = []
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]["tokens"]))
+    for s in range(0, len(order), batch):
+        chunk = [seqs[i] for i in order[s : s + batch]]
+        width = max(len(c["tokens"]) for c in chunk)
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        for i, c in enumerate(chunk):
+            ids[i, : len(c["tokens"])] = c["tokens"]
+        h = model.model(input_ids=ids).last_hidden_state  # right padding: earlier positions are unaffected
+        for i, c in enumerate(chunk):
+            n, p = len(c["tokens"]), c["prompt_len"]
+            top = torch.log_softmax(model.lm_head(h[i, p - 1 : n - 1]).float(), dim=-1).topk(top_k, dim=-1)
+            out.append({**c, "feats": h[i, : n - 1].half().clone(), "topk_ids": top.indices.int(),
+                        "topk_logp": top.values.half()})
+    return out
+
+
+def featurize(model, corpus: Path, records: Path) -> int:
+    """Write the training records of every shard that has none yet; returns how many shards were done."""
+    records.mkdir(parents=True, exist_ok=True)
+    todo = [f for f in shards(corpus) if not (records / f"corpus-{f.stem.split('-')[1]}.pt").exists()]
+    for f in tqdm(todo, desc="featurize", unit="shard"):
+        target = records / f"corpus-{f.stem.split('-')[1]}.pt"
+        torch.save(records_from_shard(model, f), target.with_suffix(".tmp"))
+        os.replace(target.with_suffix(".tmp"), target)
+    return len(todo)
+
+
+def agreement(model, tokenizer, texts: list[str], max_new: int) -> dict:
+    """Batched greedy generation against one sequence at a time, on the same prompts.
+
+    Returns the share of prompts whose answers are identical and the share of tokens before the first
+    difference (a bfloat16 pass over a padded batch can round a near-tie differently).
+    """
+    ids = [chat_ids(tokenizer, t) for t in texts]
+    gen = torch.Generator().manual_seed(0)
+    with fast_attention(model):
+        batched = generate(model, ids, [0.0] * len(ids), max_new, tokenizer.eos_token_id, gen)
+    same = agree = total = 0
+    for p, b in zip(ids, batched, strict=True):  # one at a time, through the model's own attention
+        single = generate(model, [p], [0.0], max_new, tokenizer.eos_token_id, gen)[0]["answer"]
+        same += single == b["answer"]
+        n = next((i for i, (x, y) in enumerate(zip(single, b["answer"], strict=False)) if x != y),
+                 min(len(single), len(b["answer"])))
+        agree += n
+        total += max(len(single), len(b["answer"]))
+    return {"prompts": len(ids), "identical": same / len(ids), "tokens_before_first_difference": agree / total}
+
+
+def burst(model, tokenizer, texts: list[str], max_new: int) -> dict:
+    """Answer ``texts`` in one batch (greedy, fast attention); tokens, wall and CPU seconds.
+
+    On a shared machine the wall clock says how busy the others were; CPU seconds over threads is what
+    an idle machine would take (``tokens_per_s_idle``).
+    """
+    ids = [chat_ids(tokenizer, t) for t in texts]
+    gen = torch.Generator().manual_seed(0)
+    with fast_attention(model):
+        wall, cpu = time.perf_counter(), time.process_time()
+        res = generate(model, ids, [0.0] * len(ids), max_new, tokenizer.eos_token_id, gen)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    n = sum(len(r["answer"]) for r in res)
+    threads = torch.get_num_threads()
+    return {"rows": len(ids), "tokens": n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "threads": threads,
+            "tokens_per_s_wall": round(n / wall, 1), "tokens_per_s_idle": round(n * threads / cpu, 1)}
+
+
+@torch.inference_mode()
+def label_agreement(model, records: list[dict], chunk: int = 16) -> dict:
+    """How often a record's stored top-1 label is the argmax ``model`` gives when it decodes the same text
+    the way the app does: the prompt prefilled, then the answer fed ``chunk`` tokens per pass."""
+    same = total = 0
+    for r in records:
+        tokens, p = r["tokens"].long(), r["prompt_len"]
+        out = model(input_ids=tokens[None, :p], use_cache=True)
+        cache, preds = out.past_key_values, [out.logits[0, -1].argmax()]
+        for s in range(p, len(tokens) - 1, chunk):
+            out = model(input_ids=tokens[None, s : min(s + chunk, len(tokens) - 1)], past_key_values=cache,
+                        use_cache=True)
+            cache = out.past_key_values
+            preds.extend(out.logits[0].argmax(-1))
+        preds = torch.stack(preds)
+        same += int((preds == r["topk_ids"][:, 0].long()).sum())
+        total += len(preds)
+    return {"records": len(records), "positions": total, "same_top1": same / max(total, 1)}
