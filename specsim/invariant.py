@@ -17,6 +17,11 @@ On this CPU (measured, see README "Bit-exact verification"):
   :func:`invariant_attention` computes each query row with reductions whose order is fixed by the
   row's own key length, in float32, and is plugged in through transformers' attention interface.
 
+Why a loop over rows: batching the rows into one float32 matmul (the M = rows x groups product), padding
+key lengths to shared buckets, or an elementwise score with a length-dependent softmax sum all broke bitwise
+equality on this CPU; cumulative-sum reductions kept it but cost more than the loop. The loop costs one small
+attention per new position and layer (v(5) about 1.2 here).
+
 Prefill (many prompt positions at once) keeps the fast SDPA path: plain and speculative decoding share
 the same prefill, so only the decode-phase passes (1 to ``MAX_INVARIANT_QUERIES`` new tokens) need to
 agree with each other.
