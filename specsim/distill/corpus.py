@@ -32,7 +32,7 @@ import torch
 from tqdm import tqdm
 
 from specsim.distill import instruct as I
-from specsim.distill.data import chat_ids
+from specsim.distill.data import chat_ids, left_pad
 
 SHARD_GLOB = "shard-*.npz"
 
@@ -106,13 +106,8 @@ def generate(model, prompts: list[list[int]], temperatures: list[float], max_new
     told how many tokens each step wrote (for a progress bar).
     """
     b = len(prompts)
-    width = max(len(p) for p in prompts)
-    ids = torch.full((b, width), pad_id, dtype=torch.long)
-    mask = torch.zeros((b, width), dtype=torch.long)
-    for i, p in enumerate(prompts):
-        ids[i, width - len(p):] = torch.tensor(p)
-        mask[i, width - len(p):] = 1
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    ids, mask, pos = left_pad(prompts, pad_id)
+    width = ids.shape[1]
     temps = torch.tensor(temperatures, dtype=torch.float32)
     out = model.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
     cache, h = out.past_key_values, out.last_hidden_state[:, -1]

@@ -32,18 +32,24 @@ def chat_ids(tokenizer, text: str) -> list[int]:
     return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
 
 
+def left_pad(prompts: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Prompts right-aligned in one batch: (input ids, attention mask, position ids)."""
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p):] = torch.tensor(p)
+        mask[i, width - len(p):] = 1
+    return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0)
+
+
 @torch.inference_mode()
 def generate_batch(model, prompt_ids: list[list[int]], temperatures: list[float], max_new: int, top_k: int,
                    eos_id: int, gen: torch.Generator, pad_id: int = 0) -> list[dict]:
     """Answer a batch of prompts; temperature 0 means greedy. Returns one record per prompt."""
     b = len(prompt_ids)
-    width = max(len(p) for p in prompt_ids)
-    ids = torch.full((b, width), pad_id, dtype=torch.long)
-    mask = torch.zeros((b, width), dtype=torch.long)
-    for i, p in enumerate(prompt_ids):
-        ids[i, width - len(p):] = torch.tensor(p)
-        mask[i, width - len(p):] = 1
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    ids, mask, pos = left_pad(prompt_ids, pad_id)
+    width = ids.shape[1]
     temps = torch.tensor(temperatures, dtype=torch.float32)
     out = model.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
     cache, h = out.past_key_values, out.last_hidden_state[:, -1]
