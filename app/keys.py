@@ -46,6 +46,7 @@ LIVE_PLAYING = "live_playing"
 LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
 LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
+LIVE_RECORDING = "live_recording"  # name of the shipped recording on screen before a run (specsim.recorded)
 # Run settings (widget keys; the URL mirrors them)
 LIVE_PAIR = "live_pair"
 LIVE_CUSTOM_TARGET = "live_custom_target"
@@ -87,6 +88,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_SPEED: 2.0,
     LIVE_LAST_TICK: None,
     LIVE_SLOT: 1,
+    LIVE_RECORDING: "win_run",
     LIVE_URL_READ: False,
     LIVE_PAIR: "bundled",
     LIVE_CUSTOM_TARGET: "",
@@ -152,7 +154,7 @@ DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP:
 # ---- teaching panels (issue 14) ----------------------------------------------------------------------
 LIVE_AUTORUN = "live_autorun"  # True for one script run after "run an example where it wins" was clicked
 LIVE_WIN_BUTTON = "live_win_example"
-VERIFY_CURVE = "verify_curve"  # specsim.measure.VerifyCurve measured on this machine, or None
+VERIFY_CURVE = "verify_curve"  # specsim.passcost.VerifyCurve measured on this machine, or None
 VERIFY_BUTTON = "verify_measure"
 VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
 DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None

@@ -4,14 +4,13 @@
     python -m specsim.bench --k 1 2 4 --prompts 2 --max-new-tokens 24
     python -m specsim.bench --heldout 14 --k 2 3 4 --draft assets/drafts/A assets/drafts/B --dtype bfloat16
 
-Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, measured
-speedup, the calculator's prediction from the measured alpha, draft cost and verification cost,
-engine efficiency (measured / predicted), transformers' assisted generation (constant K, no
-confidence threshold) in tokens/s end to end, our end-to-end tokens/s over theirs, and whether all
-three produced identical tokens (greedy). Each speculative run is timed next to its own plain run,
-so slow drifts in machine load hit both alike. "cost model" is tokens per loop / (K·c + v) from median
-pass times (:mod:`specsim.fairtime`); "fair" is the median wall-clock speedup when it agrees with the
-cost model, and the cost model marked * when the machine was too busy to time fairly.
+Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, the measured
+wall-clock speedup, the cost model's speedup (:mod:`specsim.costmodel`: tokens per loop / (K·c + v + o)
+from median pass times), "fair" (the median wall-clock speedup when it agrees with the cost model, else
+the cost model marked *), transformers' assisted generation (constant K, no confidence threshold) in
+tokens/s end to end, our end-to-end tokens/s over theirs, and whether all three produced identical
+tokens (greedy). Each speculative run is timed next to its own plain run, so slow drifts in machine
+load hit both alike.
 
 ``--heldout N`` runs N prompts of the held-out set (``assets/prompts/heldout.json``, spread over its
 domains) instead of the built-in ones, and adds, for each drafter at its best K, the acceptance per
@@ -28,6 +27,7 @@ import torch
 
 from specsim import fairtime
 from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
+from specsim.costmodel import cost_model
 from specsim.defaults import (
     BENCH_MAX_NEW_TOKENS,
     DEFAULT_DRAFT,
@@ -38,14 +38,12 @@ from specsim.defaults import (
 )
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
-from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.prompts import builtin_prompts, heldout_items
 from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
 
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
-           "predicted", "efficiency",
            "HF tok/s", "ours/HF", "identical")
 
 
@@ -66,16 +64,15 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
             hf_ids, seconds = hf_assisted_generate(target, ids, k, max_new_tokens, assistant)
             hf_time += seconds
             identical &= tuple(hf_ids) == plain[-1].generated_ids
-    m = measure(spec, plain)
+    m = cost_model(spec, plain)
     fair = fairtime.fair_speedup(list(zip(spec, plain, strict=True)))
     n_tokens = sum(t.n_generated for t in spec)
     return {
         "drafter": label or drafter.kind, "K": k,
         "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
-        "alpha": m.alpha, "tok/loop": m.tokens_per_pass, "speedup": m.speedup,
-        "cost model": fair.model, "fair": f"{fair.headline:.2f}{'' if fair.agrees else '*'}",
-        "predicted": m.predicted_speedup,
-        "efficiency": m.efficiency, "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
+        "alpha": m.alpha, "tok/loop": m.tokens_per_loop, "speedup": m.wall_clock_speedup,
+        "cost model": m.speedup, "fair": f"{fair.headline:.2f}{'' if fair.agrees else '*'}",
+        "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
         "ours/HF": hf_time / ours_e2e if with_hf else float("nan"), "identical": "yes" if identical else "NO",
         "c": m.draft_cost, "v": m.verify_cost, "traces": spec,
     }
@@ -191,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"drafter: {drafter.name}", flush=True)
         for k in args.k:
             rows.append(bench_row(target, drafter, k, prompts, args.max_new_tokens, not args.no_hf, label))
-            print(f"  K={k}: {rows[-1]['spec tok/s']:.1f} tok/s, efficiency {rows[-1]['efficiency']:.2f}", flush=True)
+            print(f"  K={k}: {rows[-1]['spec tok/s']:.1f} tok/s, cost model {rows[-1]['cost model']:.2f}x", flush=True)
     print()
     print(format_table(rows))
     print(f"\n* the wall clock and the cost model disagreed by more than {fairtime.TOLERANCE:.0%}: the machine was too "

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from specsim import analytics
-from specsim.measure import Measured, measure
+from specsim.costmodel import CostModel, cost_model
 from specsim.trace import Iteration, Settings, Trace
 
 Role = Literal["prompt", "output", "accepted", "rejected", "unchecked", "extra"]
@@ -145,13 +144,9 @@ def kept_counts(trace: Trace) -> list[int]:
     return counts
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
 @dataclass(frozen=True)
 class RunStats:
-    """Measured figures of a speculative run against the plain run of the same prompt."""
+    """What a speculative run did, and its cost model against the plain run of the same prompt."""
 
     k: int
     iterations: int
@@ -160,23 +155,11 @@ class RunStats:
     kept_share: tuple[float | None, ...]  # Trace.kept_share_by_position()
     kept_counts: tuple[int, ...]
     tokens_per_pass: float  # Trace.tokens_per_pass
-    mean_draft_pass_s: float  # drafting time per proposed token
-    mean_verify_pass_s: float
-    spec_tokens_per_s: float
-    mean_plain_pass_s: float | None = None
-    measured: Measured | None = None  # costs, speedup, prediction and efficiency against the plain run
-
-    @property
-    def calculator_speedup(self) -> float | None:
-        """What the calculator shows at this run's (alpha, K, c, v): every loop taken to propose K tokens."""
-        if not self.measured:
-            return None
-        return float(analytics.speedup(self.alpha, self.k, self.measured.draft_cost, self.measured.verify_cost))
+    costs: CostModel | None = None  # c, v, o and the speedups; None without a finished plain baseline
 
 
 def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
-    """Statistics of ``spec``; the cost ratios and speedups need the ``plain`` baseline."""
-    drafting = sum(it.draft_time_s for it in spec.iterations)
+    """Statistics of ``spec``; the cost model needs the ``plain`` baseline."""
     comparable = plain is not None and plain.passes and spec.iterations and plain.decode_time_s > 0 \
         and spec.decode_time_s > 0
     return RunStats(
@@ -187,11 +170,7 @@ def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
         kept_share=tuple(spec.kept_share_by_position()),
         kept_counts=tuple(kept_counts(spec)),
         tokens_per_pass=spec.tokens_per_pass,
-        mean_draft_pass_s=drafting / spec.n_proposed if spec.n_proposed else 0.0,
-        mean_verify_pass_s=_mean([it.verify_time_s for it in spec.iterations]),
-        spec_tokens_per_s=spec.tokens_per_s,
-        mean_plain_pass_s=_mean([p.time_s for p in plain.passes]) if comparable else None,
-        measured=measure([spec], [plain]) if comparable else None,
+        costs=cost_model([spec], [plain]) if comparable else None,
     )
 
 

@@ -15,6 +15,7 @@ import sys
 import torch
 
 from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
+from specsim.costmodel import cost_model
 from specsim.defaults import (
     DEFAULT_DRAFT,
     DEFAULT_DRAFTER,
@@ -28,7 +29,6 @@ from specsim.defaults import (
     SEED_MIN,
 )
 from specsim.engine import plain_generate, speculative_generate
-from specsim.measure import measure
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.trace import Trace
 
@@ -56,19 +56,20 @@ def legend(colour: bool) -> str:
 
 
 def statistics(spec: Trace, plain: Trace) -> list[str]:
-    m = measure([spec], [plain])
+    m = cost_model([spec], [plain])
     same = "identical" if spec.generated_ids == plain.generated_ids else "different (sampling)"
     settings = spec.settings
     return [
         f"drafter            {settings.draft}  (K = {settings.k}, {settings.dtype} on {settings.device})",
         f"acceptance rate    {m.alpha:.3f}   ({spec.n_accepted} kept of {spec.n_checked} checked, "
         f"{spec.n_proposed} proposed)",
-        f"tokens per loop    {m.tokens_per_pass:.2f}   over {len(spec.iterations)} loops",
+        f"tokens per loop    {m.tokens_per_loop:.2f}   over {len(spec.iterations)} loops",
         f"speculative        {m.spec_tokens_per_s:.1f} tokens/s   ({spec.n_generated} tokens)",
         f"plain decoding     {m.plain_tokens_per_s:.1f} tokens/s   ({plain.n_generated} tokens, {same})",
-        f"speedup            {m.speedup:.2f}x measured, {m.predicted_speedup:.2f}x predicted from the measured "
-        f"alpha, draft cost c = {m.draft_cost:.3f} and verify cost = {m.verify_cost:.2f} target passes",
-    ]
+        f"speedup            {m.wall_clock_speedup:.2f}x on the wall clock, {m.speedup:.2f}x from the cost model "
+        f"t / (K c + v + o) with median pass times: c = {m.draft_cost:.3f}, v = {m.verify_cost:.2f}, "
+        f"o = {m.other_cost:.2f} target passes",
+    ] + ([f"noise              {m.noise}: the wall clock is noise, not a result"] if m.noise else [])
 
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import specsim.run as run
-from specsim import analytics
-from specsim.measure import measure
+from specsim.costmodel import cost_model
 from specsim.trace import Iteration, Pass, Settings, Slot, TokenProb, Trace, acceptance_given_reached
 
 
@@ -55,18 +54,20 @@ def _iteration(k: int, n_accepted: int, draft_s: float, verify_s: float) -> Iter
                      emitted=tuple([5] * n_accepted + [6]))
 
 
-def test_measure_matches_the_closed_form_for_constant_k():
+def test_cost_model_matches_the_closed_form_for_constant_k():
     iterations = (_iteration(4, 2, 0.01, 0.12), _iteration(4, 4, 0.01, 0.12), _iteration(4, 0, 0.01, 0.12))
     n = sum(len(it.emitted) for it in iterations)
     spec = Trace("speculative", Settings(4, n), "", (1,), tuple([5] * n), "", total_time_s=0.5,
                  iterations=iterations)
     plain = Trace("plain", Settings(0, 10), "", (1,), tuple([5] * 10), "", total_time_s=1.0,
                   passes=tuple(Pass(5, "x", 0.1) for _ in range(10)))
-    m = measure([spec], [plain])
+    m = cost_model([spec], [plain])
     assert m.alpha == pytest.approx(6 / 8)  # 2 + 4 + 0 kept of 3 + 4 + 1 checked
     assert m.draft_cost == pytest.approx(0.1) and m.verify_cost == pytest.approx(1.2)
-    assert m.predicted_speedup == pytest.approx(analytics.speedup(6 / 8, 4, 0.1, 1.2))
-    assert m.speedup == pytest.approx((n / 0.5) / 10.0)
+    assert m.tokens_per_loop == pytest.approx(n / 3)
+    assert m.other_cost == pytest.approx((0.5 - 3 * (0.04 + 0.12)) / 3 / 0.1)
+    assert m.speedup == pytest.approx((n / 3) / (4 * 0.1 + 1.2 + m.other_cost))
+    assert m.wall_clock_speedup == pytest.approx((n / 0.5) / 10.0)
 
 
 def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
@@ -78,7 +79,7 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
     out = capsys.readouterr().out
     assert code == 0
     lines = out.splitlines()
-    header = next(i for i, line in enumerate(lines) if "efficiency" in line and "HF tok/s" in line)
+    header = next(i for i, line in enumerate(lines) if "cost model" in line and "HF tok/s" in line)
     row = lines[header + 2].split()  # after the rule line
     assert row[:2] == ["prompt_lookup", "2"] and row[-1] == "yes"
     fair = row[bench.COLUMNS.index("fair")]  # one word per cell in a row

@@ -1,4 +1,4 @@
-"""Why a run was as fast as it was: the loop budget, its three losses, and the figure."""
+"""Why a run was as fast as it was: the cost model's losses, the sentences, and the figure."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import pytest
 
 from app.figures.why import loop_cost_figure
 from specsim import analytics
-from specsim.explain import LoopBudget, budget_sentence, decider_sentence, slowdown_sentence
+from specsim.costmodel import CostModel
+from specsim.explain import budget_sentence, decider_sentence, slowdown_sentence
 
 
-def budget(alpha=0.23, k=5, c=0.15, v=2.3):
-    return LoopBudget(k=k, alpha=alpha, draft_cost=c, verify_cost=v,
-                      tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)))
+def budget(alpha=0.23, k=5, c=0.15, v=2.3, other=0.0, k_max=None):
+    return CostModel(k_max=k_max or k, k=k, alpha=alpha, tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)),
+                     plain_pass_s=0.01, draft_cost=c, verify_cost=v, verify_cost_raw=v, other_cost=other,
+                     plain_tokens_per_s=1.0, spec_tokens_per_s=1.0)
 
 
 @pytest.mark.parametrize("alpha,k,c,v", [(0.23, 5, 0.15, 2.3), (0.8, 4, 0.05, 1.1), (0.0, 3, 0.3, 1.0),
@@ -44,7 +46,7 @@ def test_slowdown_is_explained_only_when_slower():
     slow, fast = budget(), budget(alpha=0.8, k=4, c=0.05, v=1.1)
     assert slow.speedup < 1 and fast.speedup > 1
     text = slowdown_sentence(slow)
-    assert text is not None and f"{slow.cost:.2f}" in text and f"{slow.tokens_per_loop:.2f}" in text
+    assert text is not None and f"{slow.loop_cost:.2f}" in text and f"{slow.tokens_per_loop:.2f}" in text
     assert slowdown_sentence(fast) is None
     assert "slower" in budget_sentence(slow) and "faster" in budget_sentence(fast)
 
@@ -60,11 +62,21 @@ def test_figure_shows_the_three_bars_with_computed_lengths():
 
 
 def test_bookkeeping_is_a_fourth_factor_and_can_decide():
-    b = LoopBudget(k=4, alpha=0.9, draft_cost=0.02, verify_cost=1.05,
-                   tokens_per_loop=float(analytics.tokens_per_loop(0.9, 4)), other=1.5, plain_other=0.05)
+    b = budget(alpha=0.9, k=4, c=0.02, v=1.05, other=1.5)
     assert math.prod(b.losses().values()) == pytest.approx((4 + 1) / b.speedup)
-    assert b.speedup == pytest.approx(b.tokens_per_loop * 1.05 / (0.08 + 1.05 + 1.5))
+    assert b.speedup == pytest.approx(b.tokens_per_loop / (0.08 + 1.05 + 1.5))
     assert b.decider() == "bookkeeping" and "between the passes" in decider_sentence(b)
     fig = loop_cost_figure(b)
     assert fig.data[-1].name.startswith("bookkeeping") and fig.data[-1].x[1] == pytest.approx(1.5)
     assert len(loop_cost_figure(budget()).data) == 3  # none to show
+
+
+def test_a_lookup_that_sometimes_finds_nothing_is_judged_out_of_its_k():
+    # prompt lookup at K = 3 proposing 1.4 tokens per loop on average: at most K + 1 = 4, not 2 (issue 23)
+    b = budget(alpha=0.2, k=1.4, c=0.0, v=1.0, k_max=3)
+    assert "out of at most 4" in decider_sentence(b)
+
+
+def test_slowdown_names_bookkeeping_when_it_is_a_reason():
+    b = budget(alpha=0.1, k=2, c=0.01, v=1.0, other=0.4)
+    assert "bookkeeping between passes adds 0.40" in slowdown_sentence(b)

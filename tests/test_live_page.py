@@ -6,6 +6,8 @@ then jumping, and the timer rule itself is tested in test_live_widgets.py.
 """
 
 import math
+import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -60,16 +62,35 @@ def test_numbers_shown_are_the_traces(ran):
     fair = fairtime.fair_speedup([(spec, plain)])
     assert shown["speedup vs plain decoding"] == live_view.fmt_x(fair.headline)
     assert fair.headline <= spec.n_generated / len(spec.iterations)  # never above tokens per target pass
-    # the prediction, worked out here from the raw timings: c and v in plain passes, then E[j+1] / (K c + v)
+    # the cost model, worked out here from the raw timings with medians: t / (K·c + v + o)
     its, k = spec.iterations, spec.settings.k
-    plain_pass = sum(p.time_s for p in plain.passes) / len(plain.passes)
-    c = sum(it.draft_time_s for it in its) / sum(it.k for it in its) / plain_pass
-    v = sum(it.verify_time_s for it in its) / len(its) / plain_pass
+    base = statistics.median(p.time_s for p in plain.passes[1:])
+    c = statistics.median(it.draft_time_s / it.k for it in its if it.k) / base
+    by_size = {}
+    for it in its:
+        by_size.setdefault(it.k, []).append(it.verify_time_s)
+    v = sum(max(1.0, statistics.median(by_size[it.k]) / base) for it in its) / len(its)
+    o = max(0.0, spec.decode_time_s - sum(it.draft_time_s + it.verify_time_s for it in its)) / len(its) / base
+    t = spec.n_generated / len(its)
+    k_mean = sum(it.k for it in its) / len(its)
+    assert shown["cost model"] == live_view.fmt_x(t / (k_mean * c + v + o))
     a = sum(it.n_accepted for it in its) / sum(s.status != "unchecked" for it in its for s in it.slots)
-    tokens = sum(a**i for i in range(k + 1))
-    assert shown["calculator's prediction"] == live_view.fmt_x(tokens / (k * c + v))
     link = next(m.value for m in ran.markdown if "Open the calculator" in m.value)
     assert f"k={k}&alpha={math.floor(100 * a + 0.5)}&c={math.floor(100 * c + 0.5) / 100:.2f}" in link
+
+
+def test_one_value_for_c_v_and_the_prediction(ran):
+    """Every c, v and predicted speedup on the page has one value (issue 21)."""
+    texts = [m.value for m in ran.markdown] + [str(t.value) for t in ran.table] + [m.value for m in ran.caption]
+    texts += [str(getattr(el, "proto", "")) for el in ran.get("arrow_table")]
+    joined = "\n".join(texts)
+    for name in ("c", "v"):
+        values = set(re.findall(rf"\b{name} = (\d+\.\d+)", joined))
+        assert len({round(float(x), 2) for x in values}) <= 1, (name, values)
+    predicted = set(re.findall(r"predicts [^=]*= (\d+\.\d+)×", joined))
+    predicted |= set(re.findall(r"gives (\d+\.\d+)×", joined)) - {f"{float(p):.2f}" for p in []}
+    shown = {m.label: m.value for m in ran.metric}
+    assert predicted <= {shown["cost model"].rstrip("×")}, predicted
 
 
 def test_identity_shown_in_greedy_mode(ran):

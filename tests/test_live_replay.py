@@ -2,7 +2,7 @@
 
 import pytest
 
-from specsim import analytics, replay
+from specsim import replay
 from specsim.trace import Trace
 from tests.live_traces import VOCAB, hand_plain, hand_trace
 
@@ -65,19 +65,16 @@ def test_run_stats_against_hand_counts():
     assert stats.kept_counts == (1, 0, 1, 2)  # kept 2, 0, 3, 3
     assert stats.kept_share == pytest.approx((0.75, 0.75, 0.5))
     assert stats.tokens_per_pass == 2.5
-    m = stats.measured
+    m = stats.costs
     assert m.draft_cost == pytest.approx(0.25)  # 2 ms / 8 ms
     assert m.verify_cost == pytest.approx(1.25)  # 10 ms / 8 ms
-    assert stats.calculator_speedup == pytest.approx((1 + 0.8 + 0.64 + 0.512) / (3 * 0.25 + 1.25))
-    assert stats.calculator_speedup == pytest.approx(analytics.speedup(0.8, 3, 0.25, 1.25))
-    assert m.predicted_speedup == pytest.approx(stats.calculator_speedup)  # every loop proposed K = 3
-    assert m.speedup == pytest.approx((10 / 0.08) / (10 / 0.1))
-    assert m.efficiency == pytest.approx(m.speedup / m.predicted_speedup)
+    assert m.speedup == pytest.approx(2.5 / (3 * 0.25 + 1.25 + 0.5))  # t / (K·c + v + o)
+    assert m.wall_clock_speedup == pytest.approx((10 / 0.08) / (10 / 0.1))
 
 
 def test_run_stats_without_a_baseline_leaves_costs_unknown():
     stats = replay.run_stats(hand_trace())
-    assert stats.measured is None and stats.calculator_speedup is None
+    assert stats.costs is None
     assert stats.alpha == pytest.approx(0.8)
 
 
