@@ -21,12 +21,6 @@ MAX_ID_CHARS = 200
 DRAFTERS = {"model": "a draft model", "prompt_lookup": "prompt lookup (no second model)",
             "early_exit": "early exit (the target's first layers)"}
 
-EXAMPLES: dict[str, str] = {
-    "Prose": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
-    "Code": "Write a Python function that returns the n-th Fibonacci number.",
-    "Repeats its input": ("Repeat this sentence exactly, three times: The quick brown fox jumps over the lazy "
-                          "dog near the quiet river bank."),
-}
 
 
 @dataclass(frozen=True)

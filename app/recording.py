@@ -1,13 +1,42 @@
-"""The live page's shipped recording, read once per server process."""
+"""The live page's shipped recordings, read once per server process."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from specsim import recorded
+from app import state
+from specsim import fairtime, recorded
 
 
 @st.cache_resource(show_spinner=False)
-def default_run() -> recorded.RecordedRun | None:
-    """The recording of the default example in assets/live/, or None when it is missing or unreadable."""
-    return recorded.load()
+def shipped_runs() -> dict[str, recorded.RecordedRun]:
+    """The recordings in assets/live/ that load, by recipe name, in the order of ``recorded.RECIPES``."""
+    runs = {r.name: recorded.load(r.path) for r in recorded.RECIPES}
+    return {name: run for name, run in runs.items() if run is not None}
+
+
+def choice_label(name: str, run: recorded.RecordedRun) -> str:
+    """The recipe's title with the run's fair speedup, computed from its trace."""
+    title = next(r.title for r in recorded.RECIPES if r.name == name)
+    fair = fairtime.fair_speedup([(run.spec, run.plain)])
+    return f"{title}: {fair.headline:.2f}×"
+
+
+def _restart_replay() -> None:
+    state.keep([state.LIVE_RECORDING])
+    state.put(state.LIVE_STEP, 0)
+    state.put(state.LIVE_PLAYING, False)
+
+
+def pick_shipped() -> recorded.RecordedRun | None:
+    """Offer the shipped recordings (the winning one first) and return the one picked, or None if none load."""
+    runs = shipped_runs()
+    if not runs:
+        return None
+    if state.get(state.LIVE_RECORDING) not in runs:
+        state.put(state.LIVE_RECORDING, next(iter(runs)))
+    st.info("Pick a prompt (or an example) and press Run: the bundled models run offline on this machine. Until "
+            "then, step through one of two real runs recorded on a machine like this one.")
+    name = st.radio("Recorded run", list(runs), format_func=lambda n: choice_label(n, runs[n]),
+                    key=state.bound(state.LIVE_RECORDING), on_change=_restart_replay)
+    return runs[name]

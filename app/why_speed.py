@@ -7,21 +7,18 @@ import streamlit as st
 
 from app import state
 from app.figures.why import loop_cost_figure
-from app.live_params import EXAMPLES
 from specsim import explain, fairtime
+from specsim.costmodel import CostModel, cost_model
+from specsim.prompts import EXAMPLES
 from specsim.trace import Trace
 
 WIN_EXAMPLE = "Repeats its input"  # prompt lookup copies the prompt: the technique's easiest win
 WIN_DRAFTER = "prompt_lookup"
 
 
-def budget(spec: Trace, plain: Trace) -> tuple[explain.LoopBudget, fairtime.FairSpeedup]:
-    """The run's average loop (median pass costs) and its fair speedup."""
-    costs = fairtime.loop_costs([spec], [plain])
-    b = explain.LoopBudget(k=costs.k, alpha=spec.acceptance_rate, draft_cost=costs.draft_cost,
-                           verify_cost=costs.verify_cost, tokens_per_loop=costs.tokens_per_loop,
-                           other=costs.other_cost)
-    return b, fairtime.fair_speedup([(spec, plain)])
+def budget(spec: Trace, plain: Trace) -> tuple[CostModel, fairtime.FairSpeedup]:
+    """The run's cost model (median pass costs) and its fair speedup."""
+    return cost_model([spec], [plain]), fairtime.fair_speedup([(spec, plain)])
 
 
 def _use_win_example() -> None:
@@ -52,7 +49,7 @@ def panel(spec: Trace, plain: Trace | None) -> None:
     (st.success if fair.agrees else st.warning)(fair.sentence())
     st.caption(
         f"Projection, not a measurement: on a memory-bound accelerator (a GPU serving one request), scoring "
-        f"{explain.most_proposals(b.k) + 1} tokens in one pass costs about what scoring one does, so v ≈ 1. With "
+        f"{b.k_max + 1} tokens in one pass costs about what scoring one does, so v ≈ 1. With "
         f"this run's acceptance and draft cost that would give {b.projected_speedup:.2f}×. On this CPU a pass over "
         f"several tokens costs {b.verify_cost:.2f} one-token passes, because a CPU runs short of arithmetic sooner.")
     why_slow = explain.slowdown_sentence(b)

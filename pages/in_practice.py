@@ -50,7 +50,7 @@ st.markdown(
     "cut text into the same tokens with the same ids; ideally the two share one tokenizer and vocabulary. Two "
     "models with different tokenizers can still be paired, but every guess must then be turned back into text "
     "and re-tokenised for the target, which costs time and breaks the one-guess-one-position check.")
-shipped = recording.default_run()
+shipped = recording.shipped_runs().get("prose_run")  # the default draft's recording
 coverage = domains.vocab_coverage(Path(defaults.DEFAULT_DRAFT), shipped.spec.generated_ids if shipped else ())
 if coverage is not None:
     text = (f"The bundled default draft shares the target's tokenizer but only proposes from "
@@ -58,8 +58,8 @@ if coverage is not None:
             "keeps its output layer small. A token outside that set has q = 0: the draft can never guess it, so "
             "it only ever arrives as the target's own +1 token.")
     if coverage.covered_in_text is not None:
-        text += (f" In the recorded default run, {coverage.covered_in_text:.0%} of the tokens the target wrote lie "
-                 "inside the draft's set.")
+        text += (f" In the recorded prose run of the default draft, {coverage.covered_in_text:.0%} of the tokens "
+                 "the target wrote lie inside the draft's set.")
     st.markdown(text)
 
 st.subheader("Where it runs today")

@@ -26,19 +26,17 @@ notice = state.get(state.LIVE_NOTICE)
 if notice:
     getattr(st, notice[0])(notice[1])
 spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
-shipped = None if spec is not None else recording.default_run()
+shipped = None if spec is not None else recording.pick_shipped()
 if shipped is not None:
     spec, plain = shipped.spec, shipped.plain
-    st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine. "
-            "Until then, step through a recorded run of the default example below.")
     st.caption(shipped.label())
 if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
     st.caption(live_view.describe(spec))
-    why_speed.panel(spec, plain)
     st.subheader("Step through the run")
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
+    why_speed.panel(spec, plain)
     st.subheader("The whole run")
     live_view.run_view(spec, plain)
     live_view.export_button(spec, plain)

@@ -23,6 +23,15 @@ BUILTIN_PROMPTS: tuple[tuple[str, str], ...] = (
 )
 
 
+EXAMPLES: dict[str, str] = {
+    "Prose": "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    "Code": "Write a Python function that returns the n-th Fibonacci number.",
+    "Repeats its input": ("Repeat the following text word for word: The lighthouse keeper climbed the stairs every "
+                          "evening, lit the great lamp, and watched the ships pass safely by the rocks."),
+}
+"""The live page's example prompts, by button label."""
+
+
 def builtin_prompts(n: int | None = None) -> list[str]:
     """The first n built-in prompts (all when n is None), cycling through the kinds above."""
     texts = [text for _, text in BUILTIN_PROMPTS]

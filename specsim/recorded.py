@@ -1,8 +1,11 @@
-"""The recorded run the live page opens on, so a learner can step through a real run before any model loads.
+"""The recorded runs the live page opens on, so a learner steps through real runs before any model loads.
 
-``python -m app.record_default`` runs the live page's default example (bundled target, default drafter,
-default prompt, K, temperature and length) through :func:`record`, warm-up first, speculative then
-plain, and writes both traces with a label (machine, dtype, date) to ``assets/live/default_run.json``.
+Two recordings (:data:`RECIPES`): one where speculative decoding wins on a CPU (prompt lookup on a
+prompt that asks for its own words back) and one where it does not (the default draft on free prose).
+``python -m app.record_default`` runs each through :func:`record`, warm-up first, speculative then
+plain, and writes both traces with a label (CPU, threads, dtype, date) to ``assets/live/<name>.json``.
+A recording whose plain baseline is noisy (:func:`specsim.costmodel.baseline_noise`) is refused and
+run again: a page never opens on a speedup that is noise.
 """
 
 from __future__ import annotations
@@ -13,10 +16,44 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from specsim.paths import RECORDED_RUN
+from specsim.costmodel import baseline_noise, plain_pass_times
+from specsim.defaults import DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
+from specsim.paths import RECORDINGS
+from specsim.prompts import EXAMPLES
 from specsim.trace import Trace
 
-ASSET = RECORDED_RUN
+
+@dataclass(frozen=True)
+class Recipe:
+    """What one shipped recording runs."""
+
+    name: str  # file stem under assets/live/
+    title: str  # what the learner picks
+    drafter: str
+    draft: str
+    example: str  # key of specsim.prompts.EXAMPLES
+    k: int = DEFAULT_K
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+
+    @property
+    def path(self) -> Path:
+        return RECORDINGS / f"{self.name}.json"
+
+    @property
+    def prompt(self) -> str:
+        return EXAMPLES[self.example]
+
+
+RECIPES: tuple[Recipe, ...] = (
+    Recipe("win_run", "Text that repeats its input, drafted by prompt lookup", "prompt_lookup", "",
+           "Repeats its input"),
+    Recipe("prose_run", "Free prose, drafted by the default draft model", DEFAULT_DRAFTER, DEFAULT_DRAFT, "Prose"),
+)
+"""The winning run first: a learner meets the technique working before its limits."""
+
+
+class NoisyBaseline(RuntimeError):
+    """Every attempt at a recording had a noisy plain baseline."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +69,7 @@ class RecordedRun:
 
     def label(self) -> str:
         return (f"Recorded on {self.date} on {self.machine} ({self.threads} thread{'s' if self.threads != 1 else ''}), "
-                f"{self.dtype}: a real run of the default example, replayed from assets/live/.")
+                f"{self.dtype}: a real run, replayed from assets/live/.")
 
     def to_json(self) -> str:
         return json.dumps({"spec": json.loads(self.spec.to_json()), "plain": json.loads(self.plain.to_json()),
@@ -46,8 +83,8 @@ class RecordedRun:
                    machine=data["machine"], dtype=data["dtype"], date=data["date"], threads=int(data["threads"]))
 
 
-def load(path: Path = ASSET) -> RecordedRun | None:
-    """The shipped recording, or None when it is missing or unreadable (the page then just waits for Run)."""
+def load(path: Path) -> RecordedRun | None:
+    """A shipped recording, or None when it is missing or unreadable (the page then just waits for Run)."""
     try:
         return RecordedRun.from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
@@ -65,9 +102,11 @@ def machine_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def record(prompt: str, k: int, max_new_tokens: int, drafter_kind: str, draft: str, dtype: str = "auto",
-           threads: int = 1) -> RecordedRun:
-    """Run the example once for real (after a warm-up) and label it."""
+def record(recipe: Recipe, dtype: str = "auto", threads: int = 1, attempts: int = 5, log=print) -> RecordedRun:
+    """Run the recipe for real (after a warm-up) until its plain baseline is steady, and label it.
+
+    Raises :class:`NoisyBaseline` when ``attempts`` runs in a row had a noisy baseline.
+    """
     import torch
 
     from specsim.build import build_drafter
@@ -76,16 +115,24 @@ def record(prompt: str, k: int, max_new_tokens: int, drafter_kind: str, draft: s
 
     torch.set_num_threads(threads)
     target = load_bundled_target(device="cpu", dtype=dtype)
-    drafter = build_drafter(drafter_kind, target, draft)
-    ids = format_prompt(target.tokenizer, prompt)
-    speculative_generate(target, drafter, ids, k, 2)  # warm-up, untimed
+    drafter = build_drafter(recipe.drafter, target, recipe.draft)
+    ids = format_prompt(target.tokenizer, recipe.prompt)
+    speculative_generate(target, drafter, ids, recipe.k, 2)  # warm-up, untimed
     plain_generate(target, ids, 2)
-    spec = speculative_generate(target, drafter, ids, k, max_new_tokens)
-    plain = plain_generate(target, ids, spec.n_generated)
-    return RecordedRun(spec=spec, plain=plain, machine=machine_name(), dtype=str(target.dtype).removeprefix("torch."),
-                       date=datetime.date.today().isoformat(), threads=torch.get_num_threads())
+    reasons = []
+    for _ in range(attempts):
+        spec = speculative_generate(target, drafter, ids, recipe.k, recipe.max_new_tokens)
+        plain = plain_generate(target, ids, spec.n_generated)
+        reason = baseline_noise(plain_pass_times([plain]))
+        if reason is None:
+            return RecordedRun(spec=spec, plain=plain, machine=machine_name(),
+                               dtype=str(target.dtype).removeprefix("torch."),
+                               date=datetime.date.today().isoformat(), threads=torch.get_num_threads())
+        log(f"{recipe.name}: refused, the plain baseline was noisy ({reason}); recording again")
+        reasons.append(reason)
+    raise NoisyBaseline(f"{recipe.name}: {attempts} attempts, every plain baseline noisy; last: {reasons[-1]}")
 
 
-def write(run: RecordedRun, out: Path = ASSET) -> None:
+def write(run: RecordedRun, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(run.to_json(), encoding="utf-8")

@@ -1,28 +1,48 @@
-"""The recorded default run: it is real, labelled, matches the live page's defaults, and opens the page."""
+"""The shipped recordings: real, labelled, steady baselines, the winning run first, and they open the page."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
+import pytest
+
 from app import state
+from app.recording import choice_label
 from app.widgets.tokens import md_plain
-from specsim import defaults, recorded, replay
+from specsim import costmodel, fairtime, recorded, replay
+from specsim.prompts import EXAMPLES
+from specsim.trace import Pass
 from tests.conftest import open_page
 
+RUNS = {r.name: recorded.load(r.path) for r in recorded.RECIPES}
 
-def test_shipped_recording_is_the_default_example():
-    run = recorded.load()
+
+@pytest.mark.parametrize("recipe", recorded.RECIPES, ids=lambda r: r.name)
+def test_each_recording_is_its_recipe_with_a_steady_baseline(recipe):
+    run = RUNS[recipe.name]
     assert run is not None
     s = run.spec.settings
-    assert run.spec.prompt.find(state.DEFAULTS[state.LIVE_PROMPT]) >= 0
-    assert s.k == state.DEFAULTS[state.LIVE_K] and s.temperature == state.DEFAULTS[state.LIVE_TEMPERATURE]
-    assert defaults.DEFAULT_DRAFT.split("/")[-1] in s.draft or s.drafter in defaults.DEFAULT_DRAFT
+    assert run.spec.prompt.find(EXAMPLES[recipe.example]) >= 0
+    assert s.k == recipe.k and s.temperature == 0.0
+    assert s.drafter == recipe.drafter or Path(recipe.draft).name in (s.draft or "")
     assert run.spec.n_generated == run.plain.n_generated
     assert replay.identity(run.spec, run.plain).identical  # greedy, so the recording shows the promise kept
+    assert costmodel.baseline_noise(costmodel.plain_pass_times([run.plain])) is None
+    assert fairtime.fair_speedup([(run.spec, run.plain)]).agrees  # wall clock and cost model tell one story
     label = run.label()
-    assert run.machine in label and run.dtype in label and run.date in label
+    assert run.machine in label and run.dtype in label and run.date in label and f"{run.threads} thread" in label
+
+
+def test_the_first_recording_wins_and_the_second_does_worse():
+    first, second = (RUNS[r.name] for r in recorded.RECIPES)
+    win = fairtime.fair_speedup([(first.spec, first.plain)]).headline
+    other = fairtime.fair_speedup([(second.spec, second.plain)]).headline
+    assert win > 1.3 and other < win
 
 
 def test_round_trip_and_missing_file(tmp_path):
-    run = recorded.load()
+    run = RUNS["win_run"]
     recorded.write(run, tmp_path / "r.json")
     again = recorded.load(tmp_path / "r.json")
     assert again == run
@@ -31,13 +51,51 @@ def test_round_trip_and_missing_file(tmp_path):
     assert recorded.load(tmp_path / "bad.json") is None
 
 
-def test_live_page_opens_on_the_recording_and_steps_without_a_model():
+def test_the_recorder_refuses_a_noisy_baseline(monkeypatch):
+    """record() runs again while the plain baseline is noisy, and gives up with a clear error."""
+    run = RUNS["win_run"]
+    noisy = dataclasses.replace(run.plain, passes=tuple(
+        dataclasses.replace(p, time_s=p.time_s * (0.5 if i % 3 == 0 else 1.0)) for i, p in enumerate(run.plain.passes)))
+    assert costmodel.baseline_noise(costmodel.plain_pass_times([noisy])) is not None
+    import specsim.engine as engine
+    import specsim.models as models
+
+    plains = iter([noisy, run.plain])
+    monkeypatch.setattr(models, "load_bundled_target", lambda **k: type("T", (), {"tokenizer": None,
+                                                                                 "dtype": "torch.bfloat16"})())
+    monkeypatch.setattr(models, "format_prompt", lambda tok, text: [1, 2])
+    monkeypatch.setattr("specsim.build.build_drafter", lambda *a: None)
+    monkeypatch.setattr(engine, "speculative_generate", lambda *a: run.spec)
+    monkeypatch.setattr(engine, "plain_generate", lambda t, ids, n: next(plains) if n > 2 else run.plain)
+    refused = []
+    again = recorded.record(recorded.RECIPES[0], threads=1, log=refused.append)
+    assert again.plain == run.plain and len(refused) == 1 and "noisy" in refused[0]
+    monkeypatch.setattr(engine, "plain_generate", lambda t, ids, n: noisy)
+    with pytest.raises(recorded.NoisyBaseline):
+        recorded.record(recorded.RECIPES[0], threads=1, attempts=2, log=refused.append)
+    assert Pass  # the trace types the test edits
+
+
+def test_live_page_opens_on_the_winning_recording_and_steps_without_a_model():
     at = open_page("live.py")
-    assert not at.exception
-    run = recorded.load()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    run = RUNS["win_run"]
     assert any(run.label() == c.value for c in at.caption)
     assert md_plain(replay.narrate(run.spec, 0)) in [i.value for i in at.info]
     at.button(key="live_forward").click().run()
     assert md_plain(replay.narrate(run.spec, 1)) in [i.value for i in at.info]
     assert at.session_state[state.LIVE_TRACE] is None  # nothing was run
-    assert "Why this speed" in [h.value for h in at.subheader]
+    headings = [h.value for h in at.subheader]
+    assert headings.index("Step through the run") < headings.index("Why this speed")  # the run, then the why
+
+
+def test_switching_to_the_prose_recording_restarts_the_replay():
+    at = open_page("live.py")
+    at.button(key="live_forward").click().run()
+    radio = at.radio(key=state.widget_key(state.LIVE_RECORDING))
+    assert radio.options == [choice_label(n, RUNS[n]) for n in RUNS]
+    radio.set_value("prose_run").run()
+    run = RUNS["prose_run"]
+    assert any(run.label() == c.value for c in at.caption)
+    assert md_plain(replay.narrate(run.spec, 0)) in [i.value for i in at.info]
+    assert not at.exception and not at.warning

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from app import live_run, state, why_speed
-from app.live_params import EXAMPLES
 from specsim import explain
+from specsim.prompts import EXAMPLES
 from tests.conftest import ROOT, open_page
 from tests.live_traces import hand_plain, hand_trace, iteration, slot
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from app import live_params, state
-from app.live_params import DRAFTERS, EXAMPLES, LiveSettings
+from app.live_params import DRAFTERS, LiveSettings
+from specsim.prompts import EXAMPLES
 
 
 def apply_url(pairs: Mapping[str, str]) -> None:

@@ -22,7 +22,7 @@ def _publish(shot: Path, name: str) -> None:
 
 def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
     goto(page, "live")
-    run = recorded.load()
+    run = recorded.load(recorded.RECIPES[0].path)
     assert replay.narrate(run.spec, 0) in alerts(page)  # the browser shows the text as typed
     assert page.get_by_text(run.label()).count() == 1
     click(page, "Forward ▶")
