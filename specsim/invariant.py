@@ -33,6 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from specsim import fused_attention
+
 ATTENTION_NAME = "specsim_invariant"
 MAX_INVARIANT_QUERIES = 17
 """Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path."""
@@ -90,6 +92,12 @@ def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tenso
     groups = heads // kv_heads
     scale = scaling if scaling is not None else dim ** -0.5
     q = query.float().reshape(batch, kv_heads, groups, n, dim) * scale  # scaling q is elementwise: invariant
+    if fused_attention.kernel() is not None:  # the same guarantee, one C++ call per layer
+        allowed = None
+        if not _masks_only_the_future(attention_mask, n, length):
+            allowed = (attention_mask if attention_mask.dtype == torch.bool else attention_mask == 0)[:, 0]
+        out = fused_attention.attend(q.contiguous(), key.float().transpose(-1, -2).contiguous(), value.float(), allowed)
+        return out.reshape(batch, heads, n, dim).transpose(1, 2).to(query.dtype).contiguous(), None
     keys_t, v = key.float().transpose(-1, -2), value.float()  # (b, kvh, d, L), (b, kvh, L, d)
     if _masks_only_the_future(attention_mask, n, length):
         rows = [_attend(q[:, :, :, i], keys_t[..., :length - n + i + 1], v[:, :, :length - n + i + 1])
@@ -123,25 +131,18 @@ def _masks_only_the_future(attention_mask: torch.Tensor | None, n: int, length: 
 
 def _rows_invariant(layer: nn.Module, in_features: int, dtype: torch.dtype, device: str | torch.device,
                     max_rows: int = MAX_INVARIANT_QUERIES) -> bool:
-    """Whether every row of ``layer(x[:m])`` equals ``layer(x[i:i+1])`` for m = 2 .. max_rows, with one
-    thread and with the current number of threads (a kernel may split its work by thread count)."""
+    """Whether every row of ``layer(x[:m])`` equals ``layer(x[i:i+1])`` for m = 2 .. max_rows, at the
+    current thread count (a kernel may split its work by thread count, so verdicts are kept per count;
+    the probe never changes the process's thread count, which other users of a server share)."""
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(max_rows, in_features, generator=generator).to(device=device, dtype=dtype)
-    threads = torch.get_num_threads()
-    try:
-        for count in sorted({1, threads}):
-            torch.set_num_threads(count)
-            with torch.inference_mode():
-                alone = torch.cat([layer(x[i:i + 1]) for i in range(max_rows)])
-                if not all(torch.equal(layer(x[:m]), alone[:m]) for m in range(2, max_rows + 1)):
-                    return False
-        return True
-    finally:
-        torch.set_num_threads(threads)
+    with torch.inference_mode():
+        alone = torch.cat([layer(x[i:i + 1]) for i in range(max_rows)])
+        return all(torch.equal(layer(x[:m]), alone[:m]) for m in range(2, max_rows + 1))
 
 
 _VERDICTS: dict[tuple, int | None] = {}
-"""Probe results per (in, out, dtype, device): the chunk a linear of that shape needs (None: none)."""
+"""Probe results per (in, out, dtype, device, threads): the chunk a linear of that shape needs (None: none)."""
 
 
 def make_position_invariant(model: nn.Module) -> list[str]:
@@ -174,7 +175,7 @@ def make_position_invariant(model: nn.Module) -> list[str]:
             if type(child) is not nn.Linear:
                 continue
             shape = (child.in_features, child.out_features)
-            probe = (*shape, child.weight.dtype, str(child.weight.device))
+            probe = (*shape, child.weight.dtype, str(child.weight.device), torch.get_num_threads())
             if probe not in _VERDICTS:
                 _VERDICTS[probe] = _pick_chunk(child)
             chunk = _VERDICTS[probe]

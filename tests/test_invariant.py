@@ -6,6 +6,7 @@ import pytest
 import torch
 from transformers import DynamicCache
 
+from specsim import fused_attention
 from specsim.drafters import crop_cache
 from specsim.invariant import MAX_INVARIANT_QUERIES, ChunkedLinear, invariant_attention
 from specsim.models import format_prompt
@@ -42,11 +43,69 @@ def _mismatches(target, texts, ns=NS) -> tuple[int, int]:
     return bad, total
 
 
-def test_every_position_is_bitwise_equal_alone_and_in_a_pass(bf16_targets):
+@pytest.fixture(params=["fused", "python"])
+def attention_path(request, monkeypatch):
+    """Run a test with the fused C++ kernel and again with the Python loop over rows."""
+    if request.param == "fused" and fused_attention.kernel() is None:
+        pytest.fail(f"the fused kernel did not build here: {fused_attention.status()}")
+    monkeypatch.setattr(fused_attention, "ENABLED", request.param == "fused")
+    return request.param
+
+
+def test_every_position_is_bitwise_equal_alone_and_in_a_pass(bf16_targets, attention_path):
     invariant, _ = bf16_targets
     assert invariant.invariant and len(PROMPTS) >= 20
-    bad, total = _mismatches(invariant, PROMPTS)
-    assert total == len(PROMPTS) * sum(NS) and bad == 0, f"{bad} of {total} positions differ"
+    texts = PROMPTS if attention_path == "fused" else PROMPTS[:5]  # the default path gets every prompt
+    bad, total = _mismatches(invariant, texts)
+    assert total == len(texts) * sum(NS) and bad == 0, f"{bad} of {total} positions differ"
+
+
+def test_fused_kernel_rows_do_not_depend_on_their_neighbours():
+    """Kernel level: causal rows among n, and tree rows with gaps in their visible keys, against each row alone."""
+    assert fused_attention.kernel() is not None, fused_attention.status()
+    gen = torch.Generator().manual_seed(1)
+    b, h, g, d, length = 1, 3, 3, 64, 40
+    keys, values = torch.randn(b, h, length, d, generator=gen), torch.randn(b, h, length, d, generator=gen)
+    for n in (1, 2, 5, 17):
+        q = torch.randn(b, h, g, n, d, generator=gen)
+        out = fused_attention.attend(q, keys.transpose(-1, -2).contiguous(), values, None)
+        for i in range(n):
+            seen = length - n + i + 1
+            alone = fused_attention.attend(q[:, :, :, i:i + 1].contiguous(),
+                                           keys[:, :, :seen].transpose(-1, -2).contiguous(),
+                                           values[:, :, :seen].contiguous(), None)
+            assert torch.equal(alone[:, :, :, 0], out[:, :, :, i])
+    # a tree: row i sees the shared prefix and its own ancestors, scattered among the other nodes
+    n, prefix = 6, length - 6
+    parents = [-1, 0, 0, 1, 2, 3]
+    allowed = torch.zeros(b, n, length, dtype=torch.bool)
+    allowed[:, :, :prefix] = True
+    for i in range(n):
+        node = i
+        while node >= 0:
+            allowed[:, i, prefix + node] = True
+            node = parents[node]
+    q = torch.randn(b, h, g, n, d, generator=gen)
+    out = fused_attention.attend(q, keys.transpose(-1, -2).contiguous(), values, allowed)
+    for i in range(n):
+        visible = allowed[0, i].nonzero().squeeze(-1)  # the same keys, packed together, as a chain decodes them
+        alone = fused_attention.attend(q[:, :, :, i:i + 1].contiguous(),
+                                       keys[:, :, visible].transpose(-1, -2).contiguous(),
+                                       values[:, :, visible].contiguous(), None)
+        assert torch.equal(alone[:, :, :, 0], out[:, :, :, i])
+
+
+def test_the_probe_leaves_the_thread_count_alone(monkeypatch):
+    """A server's users share one thread count: probing a model must never change it (issue 20)."""
+    from specsim import invariant
+
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
+    monkeypatch.setattr(invariant, "_VERDICTS", {})
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32)).to(torch.bfloat16)
+    invariant.make_position_invariant_linears(model) if hasattr(invariant, "make_position_invariant_linears") \
+        else invariant._pick_chunk(model[0])
+    assert calls == []
 
 
 def test_without_the_invariant_path_positions_differ(bf16_targets):
@@ -69,7 +128,7 @@ def test_chunked_linear_computes_the_same_product():
     torch.testing.assert_close(ChunkedLinear(linear, 768)(x), linear(x), rtol=1e-5, atol=1e-5)
 
 
-def test_invariant_attention_is_causal_attention():
+def test_invariant_attention_is_causal_attention(attention_path):
     """Against a plain float32 reference: GQA, a KV cache of earlier positions, and a padding mask."""
     torch.manual_seed(0)
     batch, heads, kv_heads, n, past, dim = 2, 6, 2, 5, 7, 16
