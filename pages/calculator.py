@@ -65,7 +65,7 @@ st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_p
 
 calc_derivation.section(s)  # after the four charts the browser tests read by position
 
-st.subheader("Why it is safe to switch on")
+st.subheader("What a useless draft costs")
 st.markdown(useless_draft_sentence(s))
 
 write_url(s)

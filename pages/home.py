@@ -44,8 +44,10 @@ st.page_link(str(ROOT / "pages" / "sequence_quiz.py"), label="Try it: order the 
 st.success(
     "**Key insight: the loop yields j + 1, never zero.** Even when the target turns down the very first "
     "proposal, its verification pass has already worked out the right token for that slot, so the loop "
-    "still moves one token forward. A draft that is always wrong costs you its drafting time and nothing "
-    "more, which is why the technique is safe to switch on."
+    "still moves one token forward. A draft that is always wrong therefore costs K·c + (v − 1) target passes "
+    "per loop: its K draft passes at c each, plus whatever a pass over K + 1 tokens costs beyond a plain pass "
+    "(v − 1). Where that check is as cheap as a plain pass (v = 1, as the lesson assumes), the loss is the "
+    "drafting time alone, a small and bounded downside, which is why the technique is safe to switch on."
 )
 
 st.subheader("Three facts that make it work")
