@@ -8,6 +8,8 @@ from app.figures.calculator import iteration_figure
 from app.layout import ROOT, all_pages
 from specsim.published import CHEN_2023, LEVIATHAN_2023
 
+LOOP_K, LOOP_KEPT = 4, 2  # the loop drawn on this page: K guesses, the first LOOP_KEPT of them kept
+
 st.title("Speculative decoding: the idea")
 st.markdown(
     "Picture a careful author dictating a book to a quick assistant who knows their style. Rather than wait "
@@ -26,7 +28,8 @@ st.markdown(
 st.subheader("The loop, in four steps")
 st.markdown(
     "1. **Draft.** The small model proposes the next K tokens, one after another, each pass cheap.\n"
-    "2. **Verify.** The target scores all K proposed positions in a single forward pass.\n"
+    "2. **Verify.** The target scores the K proposed positions, and the one just after them, K + 1 positions "
+    "in all, in a single forward pass.\n"
     "3. **Accept.** Reading left to right, the target keeps proposals while it agrees with them and stops at "
     "the first disagreement. Call the number kept j.\n"
     "4. **Add one.** That same pass already tells the target which token belongs at position j + 1, so it "
@@ -35,10 +38,11 @@ st.markdown(
     "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
 )
-st.plotly_chart(iteration_figure(4, 2.0), key=state.HOME_LOOP_CHART)
-st.caption("One loop with K = 4: the draft proposes t+1 … t+4 one after another, the target checks all four in one "
-           "pass, keeps the first two (✓), rejects the third (✗) and puts its own token there (purple +1). The "
-           "fourth guess is never checked. Three tokens for one target pass.")
+st.plotly_chart(iteration_figure(LOOP_K, LOOP_KEPT), key=state.HOME_LOOP_CHART)
+st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} one after another, and the target checks "
+           f"them all in one pass. It keeps the first {LOOP_KEPT} (✓), rejects t+{LOOP_KEPT + 1} (✗) and puts its "
+           f"own token there (purple +1). The rest, from t+{LOOP_KEPT + 2} on, is never checked (grey). "
+           f"{LOOP_KEPT + 1} tokens for one target pass.")
 st.page_link(str(ROOT / "pages" / "sequence_quiz.py"), label="Try it: order the steps of one round",
              icon=":material/swap_vert:")
 st.success(

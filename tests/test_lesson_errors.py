@@ -33,3 +33,37 @@ def test_home_key_insight_states_the_general_cost_of_a_useless_draft():
     insight = next(s.value for s in at.success if "Key insight" in s.value)
     assert "K·c + (v − 1)" in insight and "v = 1" in insight
     assert "drafting time and nothing more" not in insight
+
+
+# ---- the loop figure: only the first rejection is red, the slots after it grey (as on the live page) -------
+
+
+@pytest.mark.parametrize(("k", "prefix"), [(4, 2.0), (6, 0.0), (3, 3.0), (5, 1.2)])
+def test_loop_figure_draws_never_checked_slots_grey(k, prefix):
+    from app import palette
+    from app.figures.calculator import expected_kept_slots, iteration_figure
+
+    fig = iteration_figure(k, prefix)
+    kept = expected_kept_slots(prefix, k)
+    colour_of = {}
+    for t in fig.data:
+        if t.y is not None and len(t.y) and all(y == 1 for y in t.y):  # the verdict row
+            for x in t.x:
+                colour_of[x] = t.marker.color
+    assert [colour_of[x] for x in range(1, k + 1)] == (
+        [palette.KEPT] * kept + [palette.REJECTED] * min(1, k - kept) + [palette.MUTED] * max(0, k - kept - 1))
+
+
+def test_home_caption_says_the_grey_slots_were_never_checked():
+    caption = " ".join(c.value for c in open_page().caption)
+    assert "never checked (grey)" in caption
+
+
+# ---- the verification pass scores K + 1 positions ------------------------------------------------------
+
+
+def test_home_verify_step_scores_k_plus_one_positions():
+    at = open_page()
+    steps = next(m.value for m in at.markdown if "**Verify.**" in m.value)
+    verify = steps.split("**Verify.**")[1].split("\n")[0]
+    assert "K + 1 positions" in verify and "all K proposed positions" not in verify
