@@ -67,3 +67,34 @@ def test_home_verify_step_scores_k_plus_one_positions():
     steps = next(m.value for m in at.markdown if "**Verify.**" in m.value)
     verify = steps.split("**Verify.**")[1].split("\n")[0]
     assert "K + 1 positions" in verify and "all K proposed positions" not in verify
+
+
+# ---- live alternatives: on an exact probability tie the token the target chose comes first ------------------
+
+
+def _tied_iteration(kept_first_in_record: bool):
+    """Slot t+1 kept ' the' (id 10) at p = 0.214, tied exactly with ' a' (id 14), as bfloat16 ties happen."""
+    from dataclasses import replace
+
+    from tests.live_traces import hand_trace, tp
+
+    it = hand_trace().iterations[0]
+    tie = (tp(10, 0.214), tp(14, 0.214)) if kept_first_in_record else (tp(14, 0.214), tp(10, 0.214))
+    slots = list(it.slots)
+    slots[0] = replace(slots[0], p=0.214, target_top=(*tie, tp(19, 0.1)),
+                       draft_top=(tp(22, 0.4), tp(10, 0.4)))  # the draft's proposal ties too, recorded second
+    return replace(it, slots=tuple(slots))
+
+
+@pytest.mark.parametrize("kept_first_in_record", [True, False])
+def test_alternatives_put_the_kept_token_first_on_a_tie(kept_first_in_record):
+    from app import palette
+    from app.figures import live
+
+    it = _tied_iteration(kept_first_in_record)
+    f = live.alternatives_figure(it, 1)
+    target, draft = f.data
+    assert f.layout.yaxis.ticktext[:2] == ("␣the", "␣a")
+    assert target.marker.color[0] == palette.KEPT
+    assert f.layout.yaxis2.ticktext[0] == "␣the"  # the draft's own proposal first among its tied tokens
+    assert list(target.x) == sorted(target.x, reverse=True)

@@ -15,8 +15,20 @@ from specsim.trace import Iteration, TokenProb, Trace
 # One colour per role, shared with the token chips.
 
 
-def _ranked(top: Sequence[TokenProb], n: int) -> list[TokenProb]:
-    return sorted(top, key=lambda t: t.prob, reverse=True)[:n]
+def _ranked(top: Sequence[TokenProb], n: int, first: int | None = None) -> list[TokenProb]:
+    """The ``n`` most likely tokens, most likely first; on an exact tie the token ``first`` (the one the model
+    chose, e.g. the kept token) comes before the others, so the bar order agrees with the verdict."""
+    return sorted(top, key=lambda t: (-t.prob, t.token_id != first))[:n]
+
+
+def _target_choice(it: Iteration, position: int) -> int | None:
+    """The token the target settled on at slot t+``position``: the kept proposal, or its own +1 token where
+    that lands; None for a slot it never gave a verdict on."""
+    if position <= it.n_accepted:
+        return it.slots[position - 1].token_id
+    if position == it.n_accepted + 1:
+        return it.extra.token_id
+    return None
 
 
 def _bars(top: list[TokenProb], highlight: dict[int, str], name: str) -> go.Bar:
@@ -45,8 +57,8 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     slot = it.slots[position - 1] if position <= it.k else None
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
                         subplot_titles=("target p (verification pass)", "draft q (proposal)"))
-    target_top = _ranked(slot.target_top if slot else it.extra_target_top, n)
-    draft_top = _ranked(slot.draft_top, n) if slot else []
+    target_top = _ranked(slot.target_top if slot else it.extra_target_top, n, _target_choice(it, position))
+    draft_top = _ranked(slot.draft_top, n, slot.token_id) if slot else []
     highlight = {}
     if slot is not None:
         highlight[slot.token_id] = {"accepted": KEPT, "rejected": REJECTED}.get(slot.status, DRAFT)
@@ -73,7 +85,7 @@ def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
     if it.residual is None:
         raise ValueError("this iteration has no residual distribution (greedy mode, or nothing was rejected)")
     rejected = it.slots[it.n_accepted]
-    top = _ranked(it.residual.top, n)
+    top = _ranked(it.residual.top, n, it.extra.token_id)
     target_p = {t.token_id: t.prob for t in rejected.target_top}
     labels = [visible(t.text) for t in top]
     fig = go.Figure()
