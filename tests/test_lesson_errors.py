@@ -98,3 +98,22 @@ def test_alternatives_put_the_kept_token_first_on_a_tie(kept_first_in_record):
     assert target.marker.color[0] == palette.KEPT
     assert f.layout.yaxis2.ticktext[0] == "␣the"  # the draft's own proposal first among its tied tokens
     assert list(target.x) == sorted(target.x, reverse=True)
+
+
+# ---- the variants page names the dtype the bundled target really loads in --------------------------------
+
+
+@pytest.mark.parametrize("forced", [None, "float16"])
+def test_variants_page_states_the_dtype_it_loads(monkeypatch, forced):
+    import torch
+
+    import specsim.models
+
+    if forced is not None:  # a dtype the page never spells: it can only come from the loader's default
+        monkeypatch.setattr(specsim.models, "default_dtype", lambda device: getattr(torch, forced))
+    expected = str(specsim.models.parse_dtype(None, specsim.models.default_device())).removeprefix("torch.")
+    at = open_page("variants.py")
+    intro = next(m.value for m in at.markdown if "SmolLM2-135M-Instruct" in m.value)
+    assert f"SmolLM2-135M-Instruct, {expected}, greedy" in intro
+    for other in {"float32", "bfloat16", "float16"} - {expected}:
+        assert f", {other}," not in intro

@@ -40,7 +40,7 @@ def _heads_or_none():
 
 def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANTS) -> PageData | None:
     """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
-    bar = st.progress(0.0, text="Loading the bundled target (SmolLM2-135M-Instruct, float32)")
+    bar = st.progress(0.0, text=f"Loading the bundled target (SmolLM2-135M-Instruct, {loaders.bundled_dtype_name()})")
     try:
         target = loaders.bundled_target()
         comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, variants, _heads_or_none(),
