@@ -117,3 +117,33 @@ def test_variants_page_states_the_dtype_it_loads(monkeypatch, forced):
     assert f"SmolLM2-135M-Instruct, {expected}, greedy" in intro
     for other in {"float32", "bfloat16", "float16"} - {expected}:
         assert f", {other}," not in intro
+
+
+# ---- the variants guide names the form the live page really runs by default ------------------------------
+
+
+def test_variant_guide_names_the_live_default_once_and_rightly():
+    import json
+    from pathlib import Path
+
+    from app.widgets import variant_guide
+    from specsim import defaults
+
+    kind = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text(encoding="utf-8"))["kind"]
+    expected = {"eagle": "EAGLE", "standalone": "Draft model"}[kind] if defaults.DEFAULT_DRAFTER == "model" else None
+    claims = [(heading, text) for heading, text, _ in variant_guide.GUIDE
+              if "live page's default" in heading or "live page runs this form" in text]
+    assert len(claims) == 1 and expected is not None and claims[0][0].startswith(expected)
+    draft_model_text = next(text for heading, text, _ in variant_guide.GUIDE if heading.startswith("Draft model"))
+    assert ("live page runs this form" in draft_model_text) == (kind == "standalone")
+
+
+@pytest.mark.parametrize("form", ["standalone", "eagle", "prompt_lookup", "early_exit"])
+def test_variant_guide_moves_the_claim_with_the_default(form):
+    from app.widgets import variant_guide
+
+    entries = variant_guide.guide_entries(form)
+    marked = [heading for heading, _, _ in entries if heading.endswith(variant_guide.LIVE_DEFAULT)]
+    assert len(marked) == 1
+    said = [heading for heading, text, _ in entries if "live page runs this form" in text]
+    assert said == (marked if form == "standalone" else [])
