@@ -147,3 +147,25 @@ def test_variant_guide_moves_the_claim_with_the_default(form):
     assert len(marked) == 1
     said = [heading for heading, text, _ in entries if "live page runs this form" in text]
     assert said == (marked if form == "standalone" else [])
+
+
+# ---- verify page, batch chart: the B label sits at B on the log axis, and the lines are in the legend -------
+
+
+@pytest.mark.parametrize("current", [1, 4, 64, 256])
+def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(current):
+    import math
+
+    from app.figures.passcost import batch_figure
+    from specsim import passcost
+
+    batches = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    fig = batch_figure(batches, {"R = 256": [passcost.batched_speedup(0.7, 4, 0.13, b, 256) for b in batches]},
+                       current)
+    assert fig.layout.xaxis.type == "log"
+    label = next(a for a in fig.layout.annotations if a.text == f"B = {current}")
+    assert label.x == pytest.approx(math.log10(current))  # plotly places log-axis annotations at log10(x)
+    named = {t.name: t for t in fig.data if t.showlegend is not False}
+    line = next(t for name, t in named.items() if name.endswith(f"B = {current}"))
+    assert set(line.x) == {current}
+    assert "plain decoding (1×)" in named
