@@ -169,3 +169,44 @@ def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(curr
     line = next(t for name, t in named.items() if name.endswith(f"B = {current}"))
     assert set(line.x) == {current}
     assert "plain decoding (1×)" in named
+
+
+# ---- the papers' own speedups, where the app cites the papers --------------------------------------------
+
+PAPER_FIGURES = {  # what the papers report, checked against specsim.published
+    "LEVIATHAN_SPEEDUP": ("2–3×", "T5-XXL"), "CHEN_SPEEDUP": ("2–2.5×", "Chinchilla 70B"),
+    "FU_SPEEDUP": ("up to 1.8×", "Fu et al., 2024"), "MEDUSA_1_SPEEDUP": ("over 2.2×", "Medusa-1"),
+}
+
+
+def test_published_speedups_are_the_papers_figures():
+    from specsim import published
+
+    for name, (figure, where) in PAPER_FIGURES.items():
+        speedup = getattr(published, name)
+        assert speedup.figure == figure and where in speedup.claim
+
+
+def test_home_states_the_papers_speedups():
+    from specsim import published
+
+    text = " ".join(m.value for m in open_page().markdown)
+    assert f"{published.LEVIATHAN_SPEEDUP.figure} on **T5-XXL**" in text
+    assert f"{published.CHEN_SPEEDUP.figure} faster" in text and "Chinchilla 70B" in text
+    assert published.FU_SPEEDUP.claim in text and published.MEDUSA_1_SPEEDUP.claim in text
+    assert "a similar gain" not in text
+
+
+def test_variants_table_states_the_papers_speedups():
+    from specsim import published
+
+    at = open_page("variants.py")
+    table = at.dataframe[0].value
+    claims = dict(zip(table["variant"], table["claimed speedup (papers)"], strict=True))
+    from specsim.variants.compare import LABELS
+
+    for key, speedups in published.SPEEDUPS.items():
+        for s in speedups:
+            assert s.claim in claims[LABELS[key]]
+    assert published.LEVIATHAN_SPEEDUP.figure in claims[LABELS["draft_model"]]
+    assert published.CHEN_SPEEDUP.figure in claims[LABELS["draft_model"]]
