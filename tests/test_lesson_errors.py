@@ -210,3 +210,73 @@ def test_variants_table_states_the_papers_speedups():
             assert s.claim in claims[LABELS[key]]
     assert published.LEVIATHAN_SPEEDUP.figure in claims[LABELS["draft_model"]]
     assert published.CHEN_SPEEDUP.figure in claims[LABELS["draft_model"]]
+
+
+# ---- the knowledge quiz -------------------------------------------------------------------------------
+
+
+def _quiz():
+    from specsim import quiz
+
+    return {q.id: q for q in quiz.load_knowledge()}
+
+
+def _text(q) -> str:
+    return " ".join([q.prompt, q.explanation, *q.options])
+
+
+def test_identity_question_does_not_credit_float32():
+    """The app's own check (README, tests/test_invariant.py): stock float32 logits differ between a one-token and
+    an n-token pass at every position; the position-invariant bfloat16 path differs at none."""
+    import torch
+
+    from specsim import models
+
+    q = _quiz()["greedy-lossless"]
+    assert "best checked in float32" not in _text(q)
+    assert "position-invariant" in q.explanation and "torch.equal" in q.explanation
+    float32_options = [i for i, o in enumerate(q.options) if "float32" in o]
+    assert float32_options and q.answer not in float32_options  # "only in float32" is a distractor
+    assert "not guaranteed" in models.dtype_reason("cpu", torch.float32, invariant=False)
+    assert "is guaranteed" in models.dtype_reason("cpu", torch.bfloat16, invariant=True)
+
+
+def test_useless_draft_question_gives_the_general_cost():
+    q = _quiz()["useless-draft"]
+    inputs = q.numeric.inputs
+    assert "K·c + (v − 1)" in q.explanation and "v = 1" in q.explanation
+    assert f"{analytics.useless_draft_loss(inputs['k'], inputs['draft_cost']):.2f}" in q.explanation
+    assert "drafting time and nothing else" not in q.explanation
+    assert "slower only by the drafting time" not in q.correct_option
+
+
+def test_lookahead_question_describes_jacobi_over_the_whole_window():
+    q = _quiz()["variant-lookahead"]
+    assert "only the tokens that failed" not in q.correct_option and "only the failed" not in q.explanation
+    assert "n-gram" in q.correct_option and "n-gram" in q.explanation
+    assert "all of them in parallel" in q.explanation
+    assert q.options.index(next(o for o in q.options if "only the guesses that failed" in o)) != q.answer
+
+
+def test_domain_question_does_not_claim_code_is_accepted_most():
+    """The app's own domain measurement does not rank code first, so the quiz must not either."""
+    q = _quiz()["domain"]
+    assert "code" not in q.correct_option.lower()
+    assert "highest acceptance rate" not in q.prompt
+    assert "your real traffic" in q.correct_option
+
+
+def test_leviathan_et_al_is_2023_everywhere():
+    import re
+
+    from specsim import published
+    from tests.conftest import ROOT
+
+    assert published.LEVIATHAN_2023.year == 2023 and "2023" in published.LEVIATHAN_2023.citation
+    texts = {q.id: _text(q) for q in _quiz().values()}
+    for folder in ("pages", "app", "specsim"):
+        for path in (ROOT / folder).rglob("*.py"):
+            texts[str(path)] = path.read_text(encoding="utf-8")
+    wrong = [where for where, text in texts.items() if re.search(r"Leviathan[^()\n]{0,40}\(?2022", text)]
+    assert not wrong
+    assert "Leviathan et al., 2023" in _quiz()["sampling-rule"].explanation
