@@ -201,7 +201,7 @@ def test_variants_table_states_the_papers_speedups():
     from specsim import published
 
     at = open_page("variants.py")
-    table = at.dataframe[0].value
+    table = at.table[0].value
     claims = dict(zip(table["variant"], table["claimed speedup (papers)"], strict=True))
     from specsim.variants.compare import LABELS
 
@@ -280,3 +280,45 @@ def test_leviathan_et_al_is_2023_everywhere():
     wrong = [where for where, text in texts.items() if re.search(r"Leviathan[^()\n]{0,40}\(?2022", text)]
     assert not wrong
     assert "Leviathan et al., 2023" in _quiz()["sampling-rule"].explanation
+
+
+# ---- readability of the figures ---------------------------------------------------------------------------
+
+
+def test_timeline_legend_sits_above_the_plot_clear_of_the_x_ticks():
+    from app.figures.live import timeline_figure
+    from tests.live_traces import hand_plain, hand_trace
+
+    f = timeline_figure(hand_trace(), hand_plain())
+    legend = f.layout.legend
+    assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y >= 1.0
+    assert f.layout.margin.t >= 90  # room for the title and the legend above the bars
+
+
+def test_bar_labels_stay_level_and_small_bars_carry_none():
+    from app.figures import live, why
+    from specsim.explain import LoopBudget
+    from tests.live_traces import hand_trace
+
+    tiny = LoopBudget(k=4, alpha=0.7, draft_cost=0.005, verify_cost=1.2,
+                      tokens_per_loop=float(analytics.tokens_per_loop(0.7, 4)))
+    fig = why.loop_cost_figure(tiny)
+    draft = next(t for t in fig.data if t.name.endswith("(K·c)"))
+    assert list(draft.text) == ["", "", ""]  # 0.02 passes: too short a bar for "draft 0.02"
+    assert fig.layout.uniformtext.mode == "hide"
+    for t in fig.data:
+        if t.text is not None:
+            assert t.textangle == 0
+    wide = why.loop_cost_figure(LoopBudget(k=4, alpha=0.7, draft_cost=0.3, verify_cost=1.2,
+                                           tokens_per_loop=float(analytics.tokens_per_loop(0.7, 4))))
+    assert next(t for t in wide.data if t.name.endswith("(K·c)")).text[1] == "draft 1.20"
+    alternatives = live.alternatives_figure(hand_trace().iterations[0], 3)
+    assert all(t.textangle == 0 for t in alternatives.data)
+
+
+def test_bar_label_fits_or_is_left_out():
+    from app.figures.why import bar_label
+
+    assert bar_label("draft 0.52", 0.52, 3.0) == "draft 0.52"
+    assert bar_label("draft 0.02", 0.02, 3.0) == ""
+    assert bar_label("x", 0.0, 0.0) == ""

@@ -40,7 +40,8 @@ def _bars(top: list[TokenProb], highlight: dict[int, str], name: str) -> go.Bar:
         name=name,
         marker_color=[highlight.get(t.token_id, MUTED) for t in top],
         text=[f"{t.prob:.3f}" for t in top],
-        textposition="auto",
+        textposition="auto",  # inside a long bar, just past a short one
+        textangle=0,  # never turned to squeeze into a short bar
         hovertemplate=[f"{visible(t.text)!s}: %{{x:.4f}}<extra>{name}</extra>" for t in top],
         showlegend=False,
     )
@@ -182,7 +183,8 @@ def timeline_figure(spec: Trace | None, plain: Trace | None) -> go.Figure:
                     marker_color=TIMELINE_COLORS[kind], marker_line_width=0.5, marker_line_color="white",
                     hovertext=d["text"], hoverinfo="text")
     fig.update_layout(title="Where the time goes: every forward pass on one clock", barmode="overlay",
-                      xaxis_title="time since the run started (ms)", height=260, legend=dict(orientation="h"),
-                      yaxis=dict(categoryorder="array", categoryarray=["plain", "speculative"]),
-                      margin=dict(t=60, l=10, r=10, b=40))
+                      xaxis_title="time since the run started (ms)", height=300,
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),  # above the plot,
+                      yaxis=dict(categoryorder="array", categoryarray=["plain", "speculative"]),  # clear of the ticks
+                      margin=dict(t=100, l=10, r=10, b=50))
     return fig

@@ -72,8 +72,8 @@ def guide() -> None:
             if figure is not None:
                 st.plotly_chart(figure(), key=f"{state.VARIANT_GUIDE_CHART}{i}")
     st.subheader("The lesson's table")
-    st.dataframe([{"variant": cmp.LABELS[key], "extra cost": cost, "note": note,
-                   "claimed speedup (papers)": claim or "none given"}
-                  for key, (cost, note, claim) in cmp.LESSON_TABLE.items()], hide_index=True, width="stretch")
+    st.table([{"variant": cmp.LABELS[key], "extra cost": cost, "note": note,  # a table wraps its long cells
+               "claimed speedup (papers)": claim or "none given"}
+              for key, (cost, note, claim) in cmp.LESSON_TABLE.items()], hide_index=True)
     st.caption("These are the lesson's and the papers' claims. Press the button below to measure every variant "
                "here, next to plain decoding, on the same prompt.")
