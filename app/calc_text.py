@@ -81,13 +81,21 @@ def ceiling_sentence(s: CalcSettings) -> str:
 
 
 def useless_draft_sentence(s: CalcSettings) -> str:
-    """What a draft that is never right costs: the drafting time, nothing more."""
+    """What a draft that is never right costs: K·c + (v − 1) per loop, the drafting time alone only at v = 1."""
     worst = analytics.speedup(0.0, s.k, s.draft_cost, s.verify_cost)
-    return (
-        f"If the draft were never right (α = 0), each loop would still deliver one correct token from the target, "
-        f"for {fmt(analytics.cost_per_loop(s.k, s.draft_cost, s.verify_cost))} target passes: {fmt(worst)}× "
-        "the plain speed. The loss is the drafting time and nothing else."
-    )
+    cost = analytics.cost_per_loop(s.k, s.draft_cost, s.verify_cost)
+    loss = analytics.useless_draft_loss(s.k, s.draft_cost, s.verify_cost)
+    drafting = s.k * s.draft_cost
+    head = (f"If the draft were never right (α = 0), each loop would still deliver one correct token from the "
+            f"target, for {fmt(cost)} target passes where plain decoding pays 1: {fmt(worst)}× the plain speed. ")
+    if fmt(s.verify_cost) == fmt(1.0):
+        return head + (f"With v = {fmt(s.verify_cost)} the check itself costs no more than a plain pass, so the "
+                       f"loss is only the drafting time, K·c = {s.k} × {fmt(s.draft_cost)} = {fmt(loss)} target "
+                       "passes per loop. That small, bounded downside is what makes the technique safe to switch on.")
+    return head + (f"Here checking K + 1 = {s.k + 1} tokens costs v = {fmt(s.verify_cost)} plain passes, so the loss "
+                   f"is the drafting time K·c = {fmt(drafting)} plus the verification's excess v − 1 = "
+                   f"{fmt(s.verify_cost - 1.0)}: K·c + (v − 1) = {fmt(loss)} target passes per loop. Only at v = 1 "
+                   "is the drafting time the whole cost; the dearer verification is, the more a bad draft loses.")
 
 
 def heatmap_sentence(s: CalcSettings) -> str:

@@ -84,6 +84,11 @@ def bundled_target() -> LoadedModel:
     return _with_bar("Loading the bundled target", _bundled().get)
 
 
+def bundled_dtype_name() -> str:
+    """The dtype :func:`bundled_target` loads the target in on this machine (the loader's default), e.g. "bfloat16"."""
+    return str(models.parse_dtype(None, models.default_device())).removeprefix("torch.")
+
+
 def model_by_id(name: str) -> LoadedModel:
     """A causal LM by hub id or local folder; raises ModelUnavailable with a readable message."""
     name = name.strip()
@@ -117,7 +122,7 @@ def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
     return target, build.build_drafter(settings.drafter, target, early_exit_layers=layers)
 
 
-__all__ = ["ModelUnavailable", "bundled_target", "draft_model", "load_pair", "model_by_id"]
+__all__ = ["ModelUnavailable", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair", "model_by_id"]
 
 
 @st.cache_resource(show_spinner=False)

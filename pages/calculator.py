@@ -39,7 +39,9 @@ st.caption(
     f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
     f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
     "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
-    "so a loop always yields j + 1 tokens and never zero. When every guess is kept, the +1 lands after the last."
+    "so a loop always yields j + 1 tokens and never zero. The grey guesses after it are never checked: they "
+    "came after a rejection, so they are discarded without a verdict. When every guess is kept, the +1 lands "
+    "after the last."
 )
 
 st.subheader("The K trade-off")
@@ -65,7 +67,7 @@ st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_p
 
 calc_derivation.section(s)  # after the four charts the browser tests read by position
 
-st.subheader("Why it is safe to switch on")
+st.subheader("What a useless draft costs")
 st.markdown(useless_draft_sentence(s))
 
 write_url(s)

@@ -6,7 +6,16 @@ from app import state
 from app.calc_text import fmt
 from app.figures.calculator import iteration_figure
 from app.layout import ROOT, all_pages
-from specsim.published import CHEN_2023, LEVIATHAN_2023
+from specsim.published import (
+    CHEN_2023,
+    CHEN_SPEEDUP,
+    FU_SPEEDUP,
+    LEVIATHAN_2023,
+    LEVIATHAN_SPEEDUP,
+    MEDUSA_1_SPEEDUP,
+)
+
+LOOP_K, LOOP_KEPT = 4, 2  # the loop drawn on this page: K guesses, the first LOOP_KEPT of them kept
 
 st.title("Speculative decoding: the idea")
 st.markdown(
@@ -26,7 +35,8 @@ st.markdown(
 st.subheader("The loop, in four steps")
 st.markdown(
     "1. **Draft.** The small model proposes the next K tokens, one after another, each pass cheap.\n"
-    "2. **Verify.** The target scores all K proposed positions in a single forward pass.\n"
+    "2. **Verify.** The target scores the K proposed positions, and the one just after them, K + 1 positions "
+    "in all, in a single forward pass.\n"
     "3. **Accept.** Reading left to right, the target keeps proposals while it agrees with them and stops at "
     "the first disagreement. Call the number kept j.\n"
     "4. **Add one.** That same pass already tells the target which token belongs at position j + 1, so it "
@@ -35,17 +45,20 @@ st.markdown(
     "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
 )
-st.plotly_chart(iteration_figure(4, 2.0), key=state.HOME_LOOP_CHART)
-st.caption("One loop with K = 4: the draft proposes t+1 … t+4 one after another, the target checks all four in one "
-           "pass, keeps the first two (✓), rejects the third (✗) and puts its own token there (purple +1). The "
-           "fourth guess is never checked. Three tokens for one target pass.")
+st.plotly_chart(iteration_figure(LOOP_K, LOOP_KEPT), key=state.HOME_LOOP_CHART)
+st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} one after another, and the target checks "
+           f"them all in one pass. It keeps the first {LOOP_KEPT} (✓), rejects t+{LOOP_KEPT + 1} (✗) and puts its "
+           f"own token there (purple +1). The rest, from t+{LOOP_KEPT + 2} on, is never checked (grey). "
+           f"{LOOP_KEPT + 1} tokens for one target pass.")
 st.page_link(str(ROOT / "pages" / "sequence_quiz.py"), label="Try it: order the steps of one round",
              icon=":material/swap_vert:")
 st.success(
     "**Key insight: the loop yields j + 1, never zero.** Even when the target turns down the very first "
     "proposal, its verification pass has already worked out the right token for that slot, so the loop "
-    "still moves one token forward. A draft that is always wrong costs you its drafting time and nothing "
-    "more, which is why the technique is safe to switch on."
+    "still moves one token forward. A draft that is always wrong therefore costs K·c + (v − 1) target passes "
+    "per loop: its K draft passes at c each, plus whatever a pass over K + 1 tokens costs beyond a plain pass "
+    "(v − 1). Where that check is as cheap as a plain pass (v = 1, as the lesson assumes), the loss is the "
+    "drafting time alone, a small and bounded downside, which is why the technique is safe to switch on."
 )
 
 st.subheader("Three facts that make it work")
@@ -62,12 +75,14 @@ st.markdown(
 st.subheader("What the papers measured")
 speed_ratio = CHEN_2023.target_ms_per_token / CHEN_2023.draft_ms_per_token
 st.markdown(
-    f"Chen et al. (2023) drafted for **{CHEN_2023.target}** with {CHEN_2023.draft}. A draft token took "
+    f"Chen et al. ({CHEN_2023.year}) drafted for **{CHEN_2023.target}** with {CHEN_2023.draft}. A draft token took "
     f"{CHEN_2023.draft_ms_per_token} ms against {CHEN_2023.target_ms_per_token} ms for the target, about "
-    f"{speed_ratio:.1f}× quicker, and the {CHEN_2023.note}. In the calculator's terms the draft cost is "
-    f"c = {CHEN_2023.draft_ms_per_token} / {CHEN_2023.target_ms_per_token} = {fmt(CHEN_2023.draft_cost)} "
-    f"of a target pass, which is its default. {LEVIATHAN_2023.citation.split(',')[0]} reported "
-    f"{LEVIATHAN_2023.note} for **{LEVIATHAN_2023.target}**."
+    f"{speed_ratio:.1f}× quicker, and decoding as a whole ran {CHEN_SPEEDUP.figure} faster: the {CHEN_2023.note}. "
+    f"In the calculator's terms the draft cost is c = {CHEN_2023.draft_ms_per_token} / "
+    f"{CHEN_2023.target_ms_per_token} = {fmt(CHEN_2023.draft_cost)} of a target pass, which is its default. "
+    f"Leviathan et al. ({LEVIATHAN_2023.year}) measured {LEVIATHAN_SPEEDUP.figure} on **{LEVIATHAN_2023.target}**, "
+    f"drafting with {LEVIATHAN_2023.draft}. The variants report their own figures: {FU_SPEEDUP.claim} for "
+    f"lookahead decoding, and {MEDUSA_1_SPEEDUP.claim}."
 )
 
 st.subheader("Where to go next")

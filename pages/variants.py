@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import state
+from app import loaders, state
 from app.widgets import variant_guide
 from app.widgets import variants as ui
 from specsim.variants import compare as cmp
@@ -13,8 +13,8 @@ st.markdown(
     "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
     "separates the variants: a second small model, text copied from the prompt, the target guessing ahead of "
     "itself, or extra heads bolted onto the target. Below, each one runs on the bundled target "
-    "(SmolLM2-135M-Instruct, float32, greedy) on the same prompt, and is timed against plain decoding: warmed up "
-    "first, then in interleaved rounds, and cross-checked against the cost model.")
+    f"(SmolLM2-135M-Instruct, {loaders.bundled_dtype_name()}, greedy) on the same prompt, and is timed against plain "
+    "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model.")
 
 variant_guide.guide()
 

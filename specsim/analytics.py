@@ -61,6 +61,16 @@ def wasted_draft_tokens(alpha: ArrayLike, k: ArrayLike) -> float | np.ndarray:
     return _out(np.asarray(k, dtype=float) - np.asarray(expected_accepted_prefix(alpha, k)))
 
 
+def useless_draft_loss(k: ArrayLike, draft_cost: ArrayLike, verify_cost: ArrayLike = 1.0) -> float | np.ndarray:
+    """What a draft that is never right (alpha = 0) costs per loop, in target passes: K c + (v - 1).
+
+    Such a loop still yields one token (the target's own) for K c + v passes, where plain decoding pays
+    one. At v = 1 the loss is the drafting time K c alone; a verification pass dearer than a plain one
+    adds its excess v - 1.
+    """
+    return _out(np.asarray(cost_per_loop(k, draft_cost, verify_cost)) - 1.0)
+
+
 def optimal_k(
     alpha: float, draft_cost: float, verify_cost: float = 1.0, k_min: int = K_MIN, k_max: int = K_MAX
 ) -> int:

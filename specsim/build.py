@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -20,6 +21,18 @@ def usable_device(name: str) -> bool:
     except (RuntimeError, ValueError):
         return False
     return device.type == "cpu" or (device.type == "cuda" and torch.cuda.is_available())
+
+
+def draft_form(drafter: str, draft: str = "") -> str:
+    """Which form of drafting a drafter setting runs: for the model drafter "eagle" or "standalone" (a distilled
+    folder says which in its draft.json; any other model is a standalone draft), else the drafter kind itself."""
+    if drafter != "model":
+        return drafter
+    try:
+        kind = json.loads((Path(draft) / "draft.json").read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    return "eagle" if kind == "eagle" else "standalone"
 
 
 def load_draft_model(draft: str, target: LoadedModel) -> Drafter:

@@ -144,8 +144,8 @@ def kernel():
                     from torch.utils.cpp_extension import load_inline
 
                     module = load_inline(extension_name(), cpp_sources=SOURCE, functions=["attend"],
-                                         extra_cflags=["-O3", "-march=native", "-fno-math-errno"], build_directory=build_dir(),
-                                         verbose=False)
+                                         extra_cflags=["-O3", "-march=native", "-fno-math-errno"],
+                                         build_directory=build_dir(), verbose=False)
                     _STATE["kernel"], _STATE["why"] = module.attend, None
                 except Exception as error:  # noqa: BLE001 - no compiler, no headers: fall back and say so
                     from specsim.models import brief_error

@@ -15,6 +15,7 @@ class PublishedSetup:
     draft_ms_per_token: float | None = None
     target_ms_per_token: float | None = None
     note: str = ""
+    year: int | None = None
 
     @property
     def draft_cost(self) -> float | None:
@@ -31,10 +32,49 @@ CHEN_2023 = PublishedSetup(
     draft_ms_per_token=1.8,
     target_ms_per_token=14.1,
     note="overall response latency more than halved, with no loss of quality",
+    year=2023,
 )
 LEVIATHAN_2023 = PublishedSetup(
-    citation="Leviathan et al., Fast Inference from Transformers via Speculative Decoding",
+    citation="Leviathan et al., 2023, Fast Inference from Transformers via Speculative Decoding (ICML 2023)",
     target="T5-XXL",
     draft="smaller T5 models",
-    note="a similar gain",
+    year=2023,  # ICML 2023 (the arXiv preprint is from November 2022)
 )
+
+
+@dataclass(frozen=True)
+class PublishedSpeedup:
+    """A speedup over plain decoding as a paper (or a vendor) reported it: ``low`` to ``high`` times faster."""
+
+    source: str  # who reported it, as cited: "Leviathan et al., 2023"
+    low: float
+    high: float
+    setting: str  # what it was measured on
+    qualifier: str = ""  # "up to", "over" or "about", as the source words it
+
+    @property
+    def figure(self) -> str:
+        """The speedup as the source states it, e.g. "2–3×" or "up to 1.8×"."""
+        span = f"{self.low:g}×" if self.low == self.high else f"{self.low:g}–{self.high:g}×"
+        return f"{self.qualifier} {span}".strip()
+
+    @property
+    def claim(self) -> str:
+        """The figure with its setting and source, e.g. "2–3× on T5-XXL (Leviathan et al., 2023)"."""
+        return f"{self.figure} on {self.setting} ({self.source})"
+
+
+LEVIATHAN_SPEEDUP = PublishedSpeedup(f"Leviathan et al., {LEVIATHAN_2023.year}", 2.0, 3.0, "T5-XXL")
+CHEN_SPEEDUP = PublishedSpeedup(f"Chen et al., {CHEN_2023.year}", 2.0, 2.5, "Chinchilla 70B")
+YANG_SPEEDUP = PublishedSpeedup("Yang et al., 2023", 2.0, 2.0, "outputs that overlap their context", "about")
+FU_SPEEDUP = PublishedSpeedup("Fu et al., 2024", 1.8, 1.8, "MT-Bench", "up to")
+MEDUSA_1_SPEEDUP = PublishedSpeedup("Cai et al., 2024", 2.2, 2.2, "Vicuna chat models with Medusa-1", "over")
+NVIDIA_MEDUSA_SPEEDUP = PublishedSpeedup("NVIDIA, as the lesson quotes it", 1.9, 1.9, "Llama 3.1 with Medusa heads",
+                                         "up to")
+
+SPEEDUPS = {  # variant key (as in specsim.variants.compare) -> what the papers and vendors reported
+    "draft_model": (LEVIATHAN_SPEEDUP, CHEN_SPEEDUP),
+    "prompt_lookup": (YANG_SPEEDUP,),
+    "lookahead": (FU_SPEEDUP,),
+    "medusa_tree": (MEDUSA_1_SPEEDUP, NVIDIA_MEDUSA_SPEEDUP),
+}

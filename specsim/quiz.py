@@ -7,6 +7,8 @@ Everything is a pure function: an attempt is a value, and answering returns a ne
 Numeric questions never type their figures. They store the inputs (``{"alpha": 0.7, "k": 4}``)
 and the quantity asked for (``"tokens_per_loop"``); every figure in the prompt, the options and
 the explanation is a ``str.format`` template filled from :mod:`specsim.analytics` at load time.
+Every question may also quote the papers' figures from :mod:`specsim.published` by name
+(``{chen.draft_ms_per_token}``, ``{leviathan.year}``, ``{fu_speedup.figure}``; see :data:`PUBLISHED`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from specsim import analytics
+from specsim import analytics, published
 from specsim.paths import QUIZ
 
 QUIZ_DIR = QUIZ  # sequence.json and knowledge.json
@@ -37,7 +39,17 @@ QUANTITIES = {
         "speedup",
         "wasted_draft_tokens",
         "optimal_k",
+        "useless_draft_loss",
     )
+}
+
+
+#: The papers' figures every question may quote, by name.
+PUBLISHED = {
+    "chen": published.CHEN_2023, "leviathan": published.LEVIATHAN_2023,
+    "chen_speedup": published.CHEN_SPEEDUP, "leviathan_speedup": published.LEVIATHAN_SPEEDUP,
+    "yang_speedup": published.YANG_SPEEDUP, "fu_speedup": published.FU_SPEEDUP,
+    "medusa_1_speedup": published.MEDUSA_1_SPEEDUP, "nvidia_medusa_speedup": published.NVIDIA_MEDUSA_SPEEDUP,
 }
 
 
@@ -120,13 +132,14 @@ def numeric_namespace(inputs: Mapping[str, float]) -> dict[str, float]:
             names[name] = func(**{p.name: inputs[p.name] for p in params if p.name in inputs})
     if "alpha" in inputs and "k" in inputs:
         names["alpha_times_k"] = inputs["alpha"] * inputs["k"]  # the tempting wrong answer: no prefix rule
+    names["k_min"], names["k_max"] = analytics.K_MIN, analytics.K_MAX  # the range optimal_k searches
     return names
 
 
-def _fill(template: str, names: Mapping[str, float], where: str) -> str:
+def _fill(template: str, names: Mapping[str, Any], where: str) -> str:
     try:
         return template.format(**names)
-    except (KeyError, ValueError, IndexError) as exc:
+    except (KeyError, ValueError, IndexError, AttributeError) as exc:
         raise QuizDataError(f"{where}: template {template!r} cannot be filled ({exc!r})") from exc
 
 
@@ -142,6 +155,7 @@ def parse_question(raw: Mapping[str, Any], where: str = "question") -> Question:
     answer = raw.get("answer")
     _require(isinstance(answer, int) and 0 <= answer < len(options), where, "'answer' must index one of the options")
     numeric = None
+    names: dict[str, Any] = dict(PUBLISHED)
     if "numeric" in raw:
         spec = raw["numeric"]
         _require(isinstance(spec, Mapping), where, "'numeric' must be an object")
@@ -149,13 +163,12 @@ def parse_question(raw: Mapping[str, Any], where: str = "question") -> Question:
         _require(quantity in QUANTITIES, where, f"unknown quantity {quantity!r}; known: {sorted(QUANTITIES)}")
         _require(isinstance(inputs, Mapping) and inputs, where, "'numeric.inputs' must be a non-empty object")
         _require(isinstance(decimals, int) and decimals >= 0, where, "'numeric.decimals' must be a whole number")
-        names = numeric_namespace(inputs)
-        _require(quantity in names, where, f"the inputs {sorted(inputs)} do not determine {quantity!r}")
-        names["answer"] = names[quantity]
-        numeric = NumericAnswer(quantity, dict(inputs), decimals, float(names[quantity]))
-        prompt, explanation = _fill(prompt, names, where), _fill(explanation, names, where)
-        options = [_fill(o, names, where) for o in options]
-    options = tuple(o.strip() for o in options)
+        computed = numeric_namespace(inputs)
+        _require(quantity in computed, where, f"the inputs {sorted(inputs)} do not determine {quantity!r}")
+        names.update(computed, answer=computed[quantity])
+        numeric = NumericAnswer(quantity, dict(inputs), decimals, float(computed[quantity]))
+    prompt, explanation = _fill(prompt, names, where), _fill(explanation, names, where)
+    options = tuple(_fill(o, names, where).strip() for o in options)
     _require(len(set(options)) == len(options), where, "options must be distinct")
     return Question(qid, str(raw.get("topic", "")), prompt, options, answer, explanation, numeric)
 

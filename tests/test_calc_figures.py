@@ -30,7 +30,8 @@ def test_iteration_picture_keeps_the_rounded_expected_prefix_and_puts_plus_one_o
     assert list(trace(fig, "draft proposals").x) == list(range(1, k + 1))
     assert list(trace(fig, "draft proposals").text) == [f"t+{i}" for i in range(1, k + 1)]
     assert list(trace(fig, "kept").x) == list(range(1, kept + 1))
-    assert list(trace(fig, "rejected").x) == list(range(kept + 1, k + 1))
+    assert list(trace(fig, "rejected").x) == list(range(kept + 1, min(kept + 1, k) + 1))
+    assert list(trace(fig, "never checked").x) == list(range(kept + 2, k + 1))
     assert set(trace(fig, "kept").text) <= {"✓"} and set(trace(fig, "rejected").text) <= {"✗"}
     assert list(trace(fig, "+1 from the target").x) == [kept + 1]
     target = trace(fig, "target pass")
@@ -39,7 +40,8 @@ def test_iteration_picture_keeps_the_rounded_expected_prefix_and_puts_plus_one_o
 
 def test_iteration_picture_for_the_lesson_example_keeps_two():
     fig = figs.iteration_figure(4, analytics.expected_accepted_prefix(0.7, 4))
-    assert list(trace(fig, "kept").x) == [1, 2] and list(trace(fig, "rejected").x) == [3, 4]
+    assert list(trace(fig, "kept").x) == [1, 2] and list(trace(fig, "rejected").x) == [3]
+    assert list(trace(fig, "never checked").x) == [4]
     assert list(trace(fig, "+1 from the target").x) == [3]
 
 

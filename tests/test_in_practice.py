@@ -38,10 +38,24 @@ def test_page_opens_with_references_and_the_tokenizer_section():
     text = " ".join(m.value for m in at.markdown)
     for needle in ("arXiv:2302.01318", "arXiv:2211.17192", "vLLM", "llama.cpp", "TensorRT-LLM", "token ids"):
         assert needle in text
+
+
+def test_the_line_count_is_the_step_plus_the_loop_driver_not_the_wrapper():
+    """The loop that runs is engine.verify + engine.SpeculativeStep (the step) and loop.decode_loop (the driver);
+    speculative_generate only wires them together."""
     import inspect
 
-    from specsim.engine import speculative_generate
-    assert f"is {len(inspect.getsource(speculative_generate).splitlines())} lines" in text
+    from specsim import engine, loop
+
+    def lines(obj) -> int:
+        return len(inspect.getsource(obj).splitlines())
+
+    step, driver = lines(engine.verify) + lines(engine.SpeculativeStep), lines(loop.decode_loop)
+    text = " ".join(m.value for m in open_page("in_practice.py").markdown)
+    assert f"loop is {step + driver} lines" in text
+    assert f"({step} lines:" in text and f"({driver} lines," in text
+    assert "`verify`" in text and "`SpeculativeStep`" in text and "`decode_loop`" in text
+    assert f"is {lines(engine.speculative_generate)} lines" not in text
 
 
 def test_one_click_measures_every_domain(monkeypatch):

@@ -37,8 +37,9 @@ def iteration_figure(k: int, expected_prefix: float) -> go.Figure:
     """One draft-verify loop for K proposals, with the expected number of kept slots.
 
     Rows, top to bottom: the draft's K sequential proposals, the target's single parallel pass over
-    all of them, its verdict (✓ kept, ✗ rejected), and the output: the kept tokens plus the target's
-    own token (purple +1) on the first rejected slot, or after the last slot when all are kept.
+    all of them, its verdict (✓ kept, ✗ the first rejection, grey · never checked, as on the live page),
+    and the output: the kept tokens plus the target's own token (purple +1) on the first rejected slot,
+    or after the last slot when all are kept.
     """
     kept = expected_kept_slots(expected_prefix, k)
     slots = list(range(1, k + 1))
@@ -57,10 +58,16 @@ def iteration_figure(k: int, expected_prefix: float) -> go.Figure:
         marker={"symbol": "square", "size": 38, "color": KEPT}, textfont={"color": "white", "size": 18},
         hovertemplate="slot %{x}: the target agrees, kept<extra></extra>",
     ))
+    rejected, unchecked = slots[kept:kept + 1], slots[kept + 1:]
     fig.add_trace(go.Scatter(
-        name="rejected", x=slots[kept:], y=[1] * (k - kept), mode="markers+text", text=["✗"] * (k - kept),
+        name="rejected", x=rejected, y=[1] * len(rejected), mode="markers+text", text=["✗"] * len(rejected),
         marker={"symbol": "square", "size": 38, "color": REJECTED}, textfont={"color": "white", "size": 18},
-        hovertemplate="slot %{x}: rejected or after a rejection, thrown away<extra></extra>",
+        hovertemplate="slot %{x}: the target disagrees, rejected<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        name="never checked", x=unchecked, y=[1] * len(unchecked), mode="markers+text", text=["·"] * len(unchecked),
+        marker={"symbol": "square", "size": 38, "color": MUTED}, textfont={"color": "white", "size": 18},
+        hovertemplate="slot %{x}: after the first rejection, never checked and thrown away<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
         name="output", x=slots[:kept], y=[0] * kept, mode="markers+text", text=[f"t+{i}" for i in slots[:kept]],

@@ -15,8 +15,20 @@ from specsim.trace import Iteration, TokenProb, Trace
 # One colour per role, shared with the token chips.
 
 
-def _ranked(top: Sequence[TokenProb], n: int) -> list[TokenProb]:
-    return sorted(top, key=lambda t: t.prob, reverse=True)[:n]
+def _ranked(top: Sequence[TokenProb], n: int, first: int | None = None) -> list[TokenProb]:
+    """The ``n`` most likely tokens, most likely first; on an exact tie the token ``first`` (the one the model
+    chose, e.g. the kept token) comes before the others, so the bar order agrees with the verdict."""
+    return sorted(top, key=lambda t: (-t.prob, t.token_id != first))[:n]
+
+
+def _target_choice(it: Iteration, position: int) -> int | None:
+    """The token the target settled on at slot t+``position``: the kept proposal, or its own +1 token where
+    that lands; None for a slot it never gave a verdict on."""
+    if position <= it.n_accepted:
+        return it.slots[position - 1].token_id
+    if position == it.n_accepted + 1:
+        return it.extra.token_id
+    return None
 
 
 def _bars(top: list[TokenProb], highlight: dict[int, str], name: str) -> go.Bar:
@@ -28,7 +40,8 @@ def _bars(top: list[TokenProb], highlight: dict[int, str], name: str) -> go.Bar:
         name=name,
         marker_color=[highlight.get(t.token_id, MUTED) for t in top],
         text=[f"{t.prob:.3f}" for t in top],
-        textposition="auto",
+        textposition="auto",  # inside a long bar, just past a short one
+        textangle=0,  # never turned to squeeze into a short bar
         hovertemplate=[f"{visible(t.text)!s}: %{{x:.4f}}<extra>{name}</extra>" for t in top],
         showlegend=False,
     )
@@ -45,8 +58,8 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     slot = it.slots[position - 1] if position <= it.k else None
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
                         subplot_titles=("target p (verification pass)", "draft q (proposal)"))
-    target_top = _ranked(slot.target_top if slot else it.extra_target_top, n)
-    draft_top = _ranked(slot.draft_top, n) if slot else []
+    target_top = _ranked(slot.target_top if slot else it.extra_target_top, n, _target_choice(it, position))
+    draft_top = _ranked(slot.draft_top, n, slot.token_id) if slot else []
     highlight = {}
     if slot is not None:
         highlight[slot.token_id] = {"accepted": KEPT, "rejected": REJECTED}.get(slot.status, DRAFT)
@@ -73,7 +86,7 @@ def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
     if it.residual is None:
         raise ValueError("this iteration has no residual distribution (greedy mode, or nothing was rejected)")
     rejected = it.slots[it.n_accepted]
-    top = _ranked(it.residual.top, n)
+    top = _ranked(it.residual.top, n, it.extra.token_id)
     target_p = {t.token_id: t.prob for t in rejected.target_top}
     labels = [visible(t.text) for t in top]
     fig = go.Figure()
@@ -170,7 +183,8 @@ def timeline_figure(spec: Trace | None, plain: Trace | None) -> go.Figure:
                     marker_color=TIMELINE_COLORS[kind], marker_line_width=0.5, marker_line_color="white",
                     hovertext=d["text"], hoverinfo="text")
     fig.update_layout(title="Where the time goes: every forward pass on one clock", barmode="overlay",
-                      xaxis_title="time since the run started (ms)", height=260, legend=dict(orientation="h"),
-                      yaxis=dict(categoryorder="array", categoryarray=["plain", "speculative"]),
-                      margin=dict(t=60, l=10, r=10, b=40))
+                      xaxis_title="time since the run started (ms)", height=300,
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),  # above the plot,
+                      yaxis=dict(categoryorder="array", categoryarray=["plain", "speculative"]),  # clear of the ticks
+                      margin=dict(t=100, l=10, r=10, b=50))
     return fig

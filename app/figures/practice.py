@@ -16,9 +16,10 @@ def domain_figure(results: Sequence[DomainResult]) -> go.Figure:
     names = [r.domain for r in results]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("acceptance α (kept ÷ checked)", "tokens per loop"))
     fig.add_bar(x=names, y=[r.alpha for r in results], marker_color=DRAFT, row=1, col=1, name="α",
-                text=[f"{r.alpha:.0%}" for r in results], textposition="outside")
+                text=[f"{r.alpha:.0%}" for r in results], textposition="outside", textangle=0)
     fig.add_bar(x=names, y=[r.tokens_per_loop for r in results], marker_color=TARGET, row=1, col=2,
-                name="tokens per loop", text=[f"{r.tokens_per_loop:.2f}" for r in results], textposition="outside")
+                name="tokens per loop", text=[f"{r.tokens_per_loop:.2f}" for r in results], textposition="outside",
+                textangle=0)
     fig.update_yaxes(range=[0, 1.1], row=1, col=1)
     fig.update_layout(height=340, showlegend=False, margin={"l": 10, "r": 10, "t": 50, "b": 40},
                       title="Same draft and target, different kinds of text")

@@ -14,10 +14,10 @@ def comparison_chart(labels: Sequence[str], tokens_per_pass: Sequence[float], sp
     """Two bar panels: tokens per target pass, and measured speedup against plain decoding (1 = plain)."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Tokens per target pass", "Measured speedup vs plain"))
     fig.add_bar(x=list(labels), y=list(tokens_per_pass), marker_color=TARGET, row=1, col=1,
-                text=[f"{v:.2f}" for v in tokens_per_pass], textposition="outside", name="tokens per pass")
+                text=[f"{v:.2f}" for v in tokens_per_pass], textposition="outside", textangle=0, name="tokens per pass")
     colours = [KEPT if s >= 1 else REJECTED for s in speedup]
     fig.add_bar(x=list(labels), y=list(speedup), marker_color=colours, row=1, col=2,
-                text=[f"{v:.2f}x" for v in speedup], textposition="outside", name="speedup")
+                text=[f"{v:.2f}x" for v in speedup], textposition="outside", textangle=0, name="speedup")
     for col in (1, 2):
         fig.add_hline(y=1.0, line_dash="dot", line_color=MUTED, row=1, col=col)
     fig.update_layout(showlegend=False, height=420, margin=dict(t=50, b=10, l=10, r=10))

@@ -40,7 +40,7 @@ def _heads_or_none():
 
 def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANTS) -> PageData | None:
     """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
-    bar = st.progress(0.0, text="Loading the bundled target (SmolLM2-135M-Instruct, float32)")
+    bar = st.progress(0.0, text=f"Loading the bundled target (SmolLM2-135M-Instruct, {loaders.bundled_dtype_name()})")
     try:
         target = loaders.bundled_target()
         comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, variants, _heads_or_none(),
@@ -87,13 +87,13 @@ def results_table(comparison: cmp.Comparison) -> None:
 
 
 def lesson_table(comparison: cmp.Comparison) -> None:
-    st.dataframe(cmp.lesson_rows(cmp.summarise([comparison])), hide_index=True, width="stretch")
+    st.table(cmp.lesson_rows(cmp.summarise([comparison])), hide_index=True)  # wraps the long notes and claims
     if HELDOUT_RESULTS.exists():
         try:
             saved = json.loads(HELDOUT_RESULTS.read_text(encoding="utf-8"))
             st.caption(f"On the held-out prompt set ({saved['prompts']} prompts, {saved['max_new_tokens']} tokens "
                        f"each, measured by `python -m specsim.variants.compare --heldout {saved['prompts']}`):")
-            st.dataframe(cmp.lesson_rows(saved["rows"]), hide_index=True, width="stretch")
+            st.table(cmp.lesson_rows(saved["rows"]), hide_index=True)
         except (ValueError, KeyError) as error:
             st.warning(f"The saved held-out results could not be read: {error}")
 
