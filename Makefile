@@ -21,7 +21,9 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@
 
+# The first run on a machine measures it once (decode path, v(n), the default draft's best K; cached).
 run: $(VENV)/.runtime
+	$(BIN)/python -m specsim.machine
 	$(BIN)/streamlit run app/main.py --server.address localhost --server.port $(PORT)
 
 lint: $(VENV)/.dev

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsim import defaults
+from specsim import defaults, machine
 
 
 def widget_key(key: str) -> str:
@@ -95,7 +95,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_CUSTOM_DRAFT: "",
     LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
     LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
-    LIVE_K: defaults.DEFAULT_K,
+    LIVE_K: machine.default_k()[0],  # the best K measured on this machine, else the lesson's K
     LIVE_TEMPERATURE: 0.0,
     LIVE_MAX_NEW: defaults.DEFAULT_MAX_NEW_TOKENS,
     LIVE_SEED: str(defaults.SEED_MIN),  # the seed box's text (app.live_params.seed_from_text)

@@ -8,8 +8,9 @@ import streamlit as st
 from app import loaders, recording, state
 from app.figures.practice import domain_figure
 from specsim import defaults, domains
-from specsim.engine import SpeculativeStep, verify
+from specsim.engine import SpeculativeStep
 from specsim.loop import decode_loop
+from specsim.verify import verify
 
 MAX_NEW = 24
 

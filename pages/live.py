@@ -5,6 +5,7 @@ import streamlit as st
 from app import live_pairs, live_run, live_view, recording, state, why_speed
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
+from specsim import machine
 
 st.title("Live decoding")
 st.caption(
@@ -16,6 +17,7 @@ st.caption(
 pairs = live_pairs.choices()
 apply_url(pairs)
 settings = controls(pairs)
+st.caption(machine.default_k()[1])
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
 if st.button("Run", type="primary", key=state.LIVE_RUN_BUTTON) or why_speed.take_autorun():

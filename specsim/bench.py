@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from specsim import fairtime
+from specsim import fairtime, machine
 from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
 from specsim.costmodel import cost_model
 from specsim.defaults import (
@@ -133,6 +133,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
     parser.add_argument("--no-passes", action="store_true",
                         help="skip the v(n) table and the float32 / default-dtype plain decoding speeds")
+    parser.add_argument("--machine", action="store_true",
+                        help="measure this machine's settings (decode path, v(n), best K) if not cached; print them")
     parser.add_argument("--heldout", type=int, default=0, metavar="N",
                         help="use N prompts of the held-out set instead of the built-in ones")
     args = parser.parse_args(argv)
@@ -201,9 +203,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def pass_cost_report(target, args: argparse.Namespace) -> str:
-    """v(n) for n = 1..17 in the active dtype, and plain decoding speed in float32 and in the active dtype."""
+    """This machine's measured settings (when measured), v(n) for n = 1..17 in the active dtype, and plain
+    decoding speed in float32 and in the active dtype."""
+    profile = machine.load_or_measure(log=lambda _: None) if args.machine else machine.cached()
+    lines = ["settings measured on this machine (python -m specsim.machine):\n" + machine.format_profile(profile)
+             if profile else "settings: this machine has not been measured (add --machine)"]
     costs = measure_pass_costs(target)
-    lines = ["one target pass over n new tokens (median of 7 after 2 warm-ups, n interleaved):",
+    lines += ["one target pass over n new tokens (median of 7 after 2 warm-ups, n interleaved):",
              format_pass_costs([costs])]
     speeds = {str(target.dtype).removeprefix("torch."): plain_tokens_per_s(target)}
     if target.dtype != torch.float32:

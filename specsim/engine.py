@@ -17,14 +17,13 @@ the first input of the next verification pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import torch
 from transformers import DynamicCache
 
 from specsim.clock import now
-from specsim.drafters import Drafter, Proposal, crop_cache
+from specsim.drafters import Drafter, crop_cache
 from specsim.loop import (
     Checked,
     check_request,
@@ -36,65 +35,13 @@ from specsim.loop import (
     run_settings,
 )
 from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig, acceptance_probability, residual_distribution, sample, uniform, warp
+from specsim.sampling import SamplingConfig, sample, warp
 from specsim.trace import Iteration, Pass, Trace
 from specsim.trace_build import TokenNamer
+from specsim.verify import verify
 
-__all__ = ["Verdict", "verify", "SpeculativeStep", "speculative_generate", "plain_generate", "eos_token_ids",
+__all__ = ["SpeculativeStep", "speculative_generate", "plain_generate", "eos_token_ids",
            "prefill"]
-
-
-@dataclass
-class Verdict:
-    """The outcome of checking one proposal run (steps 3-4)."""
-
-    n_accepted: int = 0
-    extra: int = -1  # the target's own +1 token
-    extra_kind: str = "bonus"  # "correction" (greedy), "resample" (sampling) or "bonus"
-    accept_probs: list[float] = field(default_factory=list)  # min(1, p/q) per slot (greedy: 1 or 0)
-    draws: list[float | None] = field(default_factory=list)  # the uniform numbers drawn (greedy: None)
-    residual: torch.Tensor | None = None  # norm(max(0, p - q)) at the rejected slot (sampling)
-    residual_mass: float = 0.0
-    ended: bool = False  # an accepted proposal was end-of-text: nothing after it was checked, no +1 token
-
-
-def verify(
-    draft_tokens: list[int], proposal: Proposal, target_probs: torch.Tensor, sampling: SamplingConfig,
-    generator: torch.Generator | None, eos: Collection[int] = (),
-) -> Verdict:
-    """Steps 3-4: keep the longest accepted prefix of the proposals, then choose the +1 token.
-
-    ``target_probs[i]`` is the target's distribution at draft slot i; row K is the bonus position.
-    An accepted proposal in ``eos`` ends the text: later proposals are neither checked nor counted.
-    """
-    verdict = Verdict()
-    for i, token in enumerate(draft_tokens):
-        if sampling.greedy:
-            verdict.accept_probs.append(1.0 if int(torch.argmax(target_probs[i])) == token else 0.0)
-        else:
-            verdict.accept_probs.append(acceptance_probability(float(target_probs[i, token]), proposal.q[i]))
-    for token, accept_prob in zip(draft_tokens, verdict.accept_probs, strict=True):
-        draw = None if sampling.greedy else uniform(generator)
-        verdict.draws.append(draw)
-        if not (accept_prob == 1.0 if draw is None else draw < accept_prob):
-            break  # the first rejection ends the run; later slots stay unchecked
-        verdict.n_accepted += 1
-        if token in eos:
-            verdict.ended = True
-            break
-
-    p = target_probs[verdict.n_accepted]
-    if verdict.ended:  # the text is over: the +1 token is recorded (the target's top choice), never emitted
-        verdict.extra = int(torch.argmax(p))
-    elif verdict.n_accepted == len(draft_tokens):  # every proposal kept: a bonus token from p
-        verdict.extra = int(torch.argmax(p)) if sampling.greedy else sample(p, generator)
-    elif sampling.greedy:  # the target's own choice replaces the rejected proposal
-        verdict.extra, verdict.extra_kind = int(torch.argmax(p)), "correction"
-    else:  # resample from what p has and q lacks: norm(max(0, p - q))
-        q = proposal.q_probs[verdict.n_accepted].to(p.device)
-        verdict.residual, verdict.residual_mass = residual_distribution(p, q)
-        verdict.extra, verdict.extra_kind = sample(verdict.residual, generator), "resample"
-    return verdict
 
 
 class SpeculativeStep:

@@ -29,6 +29,8 @@ agree with each other.
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -37,7 +39,10 @@ from specsim import fused_attention
 
 ATTENTION_NAME = "specsim_invariant"
 MAX_INVARIANT_QUERIES = 17
-"""Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path."""
+"""Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path. Larger
+ones exist only as token trees (the variants page, which reports identity as observed, never as
+guaranteed); they run on stock kernels with a warning. Probed here: bfloat16 linears stop being
+row-invariant somewhere between 18 and 64 rows, so the limit is the linears', not the attention's."""
 
 DOWN_CHUNK = 768
 """Column chunk of the down projection: a reduction split that does not change with the row count."""
@@ -83,6 +88,8 @@ def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tenso
     """
     n = query.shape[2]
     if n > MAX_INVARIANT_QUERIES:  # prefill: the fast path, shared by every decoder
+        if key.shape[2] > n:  # a decode pass this large (a big token tree) is not covered: say so, once per size
+            _warn_stock_pass(n)
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
         return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
@@ -112,6 +119,17 @@ def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tenso
                 out[b, :, :, i] = _attend(q[b:b + 1, :, :, i], keys_t[b:b + 1, ..., visible],
                                           v[b:b + 1, :, visible])[0]
     return out.reshape(batch, heads, n, dim).transpose(1, 2).to(query.dtype).contiguous(), None
+
+
+_WARNED: set[int] = set()
+
+
+def _warn_stock_pass(n: int) -> None:
+    if n not in _WARNED:
+        _WARNED.add(n)
+        warnings.warn(f"a decode pass over {n} new tokens exceeds the position-invariant path's "
+                      f"{MAX_INVARIANT_QUERIES} and ran on stock kernels: its logits may differ from one-token "
+                      "passes", stacklevel=3)
 
 
 def _attend(q: torch.Tensor, keys_t: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

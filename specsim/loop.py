@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import torch
 from transformers import DynamicCache
@@ -25,9 +25,7 @@ from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Pass, Settings, Trace
 from specsim.trace_build import TokenNamer, build_iteration
-
-if TYPE_CHECKING:
-    from specsim.engine import Verdict
+from specsim.verify import Verdict
 
 
 @dataclass

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 
 from specsim.drafters import Proposal
 from specsim.sampling import top_tokens
 from specsim.trace import Iteration, Residual, Slot, TokenProb
-
-if TYPE_CHECKING:
-    from specsim.engine import Verdict
+from specsim.verify import Verdict
 
 
 class TokenNamer:

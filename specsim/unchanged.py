@@ -12,7 +12,9 @@ because Σ max(0, p − q) = 1 − Σ min(p, q) (both sides are the mass where p
 decoding is the limit T → 0: p and q become one-hot, min(1, p/q) is 1 when the two argmaxes agree
 and 0 otherwise, and the residual is the target's argmax.
 
-Plain numpy over a handful of tokens, so the page, its tests and its chi-square check share one rule.
+Numpy over a handful of tokens for the page's pictures, but the rule itself is the engine's:
+:func:`acceptance_chance` and :func:`residual` call :func:`specsim.sampling.acceptance_probability` and
+:func:`specsim.sampling.residual_distribution`, so the page's chi-square check tests the rule that runs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from numpy.typing import ArrayLike
+from scipy import stats
+
+from specsim.sampling import acceptance_probability, residual_distribution
 
 
 def normalise(weights: ArrayLike) -> np.ndarray:
@@ -36,10 +42,9 @@ def normalise(weights: ArrayLike) -> np.ndarray:
 
 
 def acceptance_chance(p: ArrayLike, q: ArrayLike) -> np.ndarray:
-    """min(1, p(x)/q(x)) for each token; NaN where q(x) = 0 (the draft never proposes it)."""
+    """The engine's min(1, p(x)/q(x)) for each token; NaN where q(x) = 0 (the draft never proposes it)."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(q > 0, np.minimum(1.0, p / np.where(q > 0, q, 1.0)), np.nan)
+    return np.array([acceptance_probability(pi, qi) if qi > 0 else np.nan for pi, qi in zip(p, q, strict=True)])
 
 
 def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
@@ -48,10 +53,10 @@ def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
 
 
 def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray | None:
-    """norm(max(0, p − q)), or None when p ≤ q everywhere (then a rejection never happens)."""
-    positive = np.maximum(0.0, np.asarray(p, dtype=float) - np.asarray(q, dtype=float))
-    mass = positive.sum()
-    return positive / mass if mass > 1e-12 else None
+    """The engine's norm(max(0, p − q)), or None when p ≤ q everywhere (then a rejection never happens)."""
+    dist, mass = residual_distribution(torch.as_tensor(np.asarray(p, dtype=float)),
+                                       torch.as_tensor(np.asarray(q, dtype=float)))
+    return dist.numpy() if mass > 0 else None
 
 
 def output_distribution(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -81,39 +86,6 @@ def draft_draws(q: ArrayLike, n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).choice(len(np.asarray(q)), size=n, p=np.asarray(q, dtype=float))
 
 
-def chi2_survival_gamma(a: float, x: float) -> float:
-    """Q(a, x) = Γ(a, x) / Γ(a): series below a + 1, continued fraction above (Numerical Recipes 6.2)."""
-    if x <= 0:
-        return 1.0
-    log_front = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1:
-        term = total = 1.0 / a
-        ap = a
-        for _ in range(1000):
-            ap += 1
-            term *= x / ap
-            total += term
-            if abs(term) < abs(total) * 1e-15:
-                break
-        return max(0.0, 1.0 - total * math.exp(log_front))
-    tiny = 1e-300
-    b, c, d = x + 1 - a, 1 / tiny, 1 / (x + 1 - a)
-    h = d
-    for i in range(1, 1000):
-        an = -i * (i - a)
-        b += 2
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1 / d
-        step = d * c
-        h *= step
-        if abs(step - 1) < 1e-15:
-            break
-    return math.exp(log_front) * h
-
-
 @dataclass(frozen=True)
 class ChiSquare:
     """Pearson's goodness-of-fit test of observed counts against expected probabilities."""
@@ -133,4 +105,4 @@ def chi_square(counts: ArrayLike, probs: ArrayLike) -> ChiSquare:
     expected = n * probs[used]
     stat = float(((counts[used] - expected) ** 2 / expected).sum())
     dof = int(used.sum()) - 1
-    return ChiSquare(stat, dof, chi2_survival_gamma(dof / 2, stat / 2) if dof > 0 else 1.0)
+    return ChiSquare(stat, dof, float(stats.chi2.sf(stat, dof)) if dof > 0 else 1.0)

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import specsim.engine as engine
+import specsim.verify as verify_rule
 from specsim.drafters import ModelDrafter, PromptLookupDrafter, Proposal
 from specsim.sampling import SamplingConfig, residual_distribution
 from tests.stats import chi_square_z
@@ -51,7 +52,7 @@ def first_token_counts(n: int, q: torch.Tensor = Q) -> Counter:
     for _ in range(n):
         x = int(torch.multinomial(q, 1, generator=generator))
         proposal = Proposal(tokens=[x], q=[float(q[x])], q_probs=[q])
-        verdict = engine.verify([x], proposal, target_probs, sampling, generator)
+        verdict = verify_rule.verify([x], proposal, target_probs, sampling, generator)
         counts[x if verdict.n_accepted else verdict.extra] += 1
     return counts
 
@@ -65,9 +66,9 @@ def test_rule_reproduces_p():
 @pytest.mark.parametrize("wrong", ["always_accept", "resample_from_p"])
 def test_rule_check_catches_a_wrong_rule(monkeypatch, wrong):
     if wrong == "always_accept":
-        monkeypatch.setattr(engine, "acceptance_probability", always_accept)
+        monkeypatch.setattr(verify_rule, "acceptance_probability", always_accept)
     else:
-        monkeypatch.setattr(engine, "residual_distribution", resample_from_p)
+        monkeypatch.setattr(verify_rule, "residual_distribution", resample_from_p)
     n = 5000
     assert chi_square_z(first_token_counts(n), dict(enumerate(P.tolist())), n) > Z_FAIL
 
@@ -145,9 +146,9 @@ def test_prompt_lookup_sampling_matches_target(tiny_pair):
 def test_whole_run_check_catches_a_wrong_rule(tiny_pair, monkeypatch, wrong):
     target, draft = tiny_pair
     if wrong == "always_accept":
-        monkeypatch.setattr(engine, "acceptance_probability", always_accept)
+        monkeypatch.setattr(verify_rule, "acceptance_probability", always_accept)
     else:
-        monkeypatch.setattr(engine, "residual_distribution", resample_from_p)
+        monkeypatch.setattr(verify_rule, "residual_distribution", resample_from_p)
     samples = run_many(target, ModelDrafter(draft), 500, k=2, temperature=1.0)
     assert worst_z(samples, exact_distributions(target, 1.0)) > Z_FAIL
 

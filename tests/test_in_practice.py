@@ -41,16 +41,16 @@ def test_page_opens_with_references_and_the_tokenizer_section():
 
 
 def test_the_line_count_is_the_step_plus_the_loop_driver_not_the_wrapper():
-    """The loop that runs is engine.verify + engine.SpeculativeStep (the step) and loop.decode_loop (the driver);
+    """The loop that runs is verify.verify + engine.SpeculativeStep (the step) and loop.decode_loop (the driver);
     speculative_generate only wires them together."""
     import inspect
 
-    from specsim import engine, loop
+    from specsim import engine, loop, verify
 
     def lines(obj) -> int:
         return len(inspect.getsource(obj).splitlines())
 
-    step, driver = lines(engine.verify) + lines(engine.SpeculativeStep), lines(loop.decode_loop)
+    step, driver = lines(verify.verify) + lines(engine.SpeculativeStep), lines(loop.decode_loop)
     text = " ".join(m.value for m in open_page("in_practice.py").markdown)
     assert f"loop is {step + driver} lines" in text
     assert f"({step} lines:" in text and f"({driver} lines," in text

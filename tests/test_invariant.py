@@ -169,3 +169,20 @@ def test_a_long_pass_on_top_of_a_cache_stays_causal(bf16_targets):
             outs.append(target.model(input_ids=torch.tensor([rest]), past_key_values=cache, use_cache=True).logits)
     agree = (outs[0].argmax(-1) == outs[1].argmax(-1)).float().mean()
     assert agree >= 0.9  # two bfloat16 kernel paths may split a near-tie; a missing mask would not come close
+
+
+def test_without_the_kernel_the_reason_says_which_path_runs(default_target, monkeypatch):
+    """No compiler: the invariant path falls back to the Python loop, and the one-line reason says so."""
+    if not default_target.invariant:
+        pytest.skip("the default target here does not use the invariant path")
+    assert "fused C++ attention kernel" in default_target.dtype_reason
+    monkeypatch.setattr(fused_attention, "ENABLED", False)
+    assert "Python loop over rows" in default_target.dtype_reason
+
+
+def test_a_run_larger_than_the_invariant_passes_is_not_called_guaranteed():
+    from specsim.replay import identity_guarantee
+    from specsim.trace import Settings
+
+    assert identity_guarantee(Settings(16, 8, dtype="bfloat16", invariant=True)).startswith("Guaranteed")
+    assert identity_guarantee(Settings(MAX_INVARIANT_QUERIES, 8, dtype="bfloat16", invariant=True)).startswith("Not")

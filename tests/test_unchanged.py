@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from specsim import unchanged as u
 
@@ -65,13 +66,32 @@ def test_sampled_outputs_follow_p_and_a_biased_sampler_fails():
 
 
 def test_chi_square_p_values_match_known_quantiles():
-    # chi-square survival at the 5 % critical values for 1, 4 and 5 degrees of freedom
-    for dof, critical in ((1, 3.841459), (4, 9.487729), (5, 11.070498)):
-        assert u.chi2_survival_gamma(dof / 2, critical / 2) == pytest.approx(0.05, abs=1e-6)
-    # even dof has a closed form: exp(-x/2) Σ (x/2)^i / i!
-    x = 2.7
-    closed = math.exp(-x / 2) * sum((x / 2) ** i / math.factorial(i) for i in range(2))
-    assert u.chi2_survival_gamma(2.0, x / 2) == pytest.approx(closed)
+    # chi-square survival at the 5 % critical values for 1 and 4 degrees of freedom, through chi_square itself
+    for dof, critical in ((1, 3.841459), (4, 9.487729)):
+        probs = np.full(dof + 1, 1.0 / (dof + 1))
+        n = 1000 * (dof + 1)
+        # observed counts whose statistic is exactly the critical value: shift one cell up, one down
+        d = math.sqrt(critical * 1000 / 2)
+        counts = np.full(dof + 1, 1000.0)
+        counts[0] += d
+        counts[1] -= d
+        result = u.chi_square(counts, probs)
+        assert counts.sum() == pytest.approx(n)
+        assert result.statistic == pytest.approx(critical) and result.p_value == pytest.approx(0.05, abs=1e-6)
+
+
+def test_the_page_uses_the_engines_rule():
+    """One acceptance rule: the page's numbers come from specsim.sampling, edge cases included."""
+    from specsim import sampling
+
+    p, q = np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.25, 0.25, 0.0, 0.5])
+    chance = u.acceptance_chance(p, q)
+    assert chance[:2].tolist() == [sampling.acceptance_probability(a, b) for a, b in ((0.5, 0.25), (0.3, 0.25))]
+    assert math.isnan(chance[2])  # q = 0: never proposed
+    r = u.residual(p, q)
+    expected, mass = sampling.residual_distribution(torch.tensor(p), torch.tensor(q))
+    assert mass > 0 and np.allclose(r, expected.numpy())
+    assert u.residual(p, p) is None  # no mass where p exceeds q: a rejection never happens
 
 
 def test_normalise_refuses_bad_weights():

@@ -21,8 +21,8 @@ import torch
 from transformers import DynamicCache
 
 from specsim.drafters import Proposal, crop_cache
-from specsim.engine import Verdict, verify
 from specsim.sampling import SamplingConfig, warp
+from specsim.verify import Verdict, verify
 
 GREEDY = SamplingConfig()
 
