@@ -106,3 +106,23 @@ def prefix_limit(alpha: ArrayLike) -> float | np.ndarray:
     near_one = np.isclose(a, 1.0, rtol=0.0, atol=1e-12)
     safe = np.where(near_one, 0.5, a)
     return _out(np.where(near_one, np.inf, safe / (1.0 - safe)))
+
+
+def alpha_for_speedup(speedup_: float, k: int, draft_cost: float, verify_cost: float = 1.0) -> float | None:
+    """The acceptance rate α at which speedup(α, K, c, v) equals ``speedup_``: the lesson's maths run backwards.
+
+    tokens per loop is increasing in α, from 1 (α = 0) to K + 1 (α = 1), so the answer is unique where it
+    exists; None when the reported speedup lies outside what any α can give at this K, c and v.
+    Bisection to 1e-12: exact enough for two decimals, with no division near α = 1.
+    """
+    tokens = speedup_ * float(cost_per_loop(k, draft_cost, verify_cost))
+    if not 1.0 - 1e-12 <= tokens <= k + 1.0 + 1e-12:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if float(tokens_per_loop(mid, k)) < tokens:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

@@ -78,3 +78,20 @@ SPEEDUPS = {  # variant key (as in specsim.variants.compare) -> what the papers 
     "lookahead": (FU_SPEEDUP,),
     "medusa_tree": (MEDUSA_1_SPEEDUP, NVIDIA_MEDUSA_SPEEDUP),
 }
+
+
+
+@dataclass(frozen=True)
+class ReportedRun:
+    """A speedup a paper measured on one task, with the K it drafted: enough to back-solve α."""
+
+    source: str
+    task: str
+    k: int
+    speedup: float
+
+
+CHEN_XSUM = ReportedRun(f"Chen et al., {CHEN_2023.year}", "XSum (summarisation)", 4, 1.92)
+CHEN_HUMANEVAL = ReportedRun(f"Chen et al., {CHEN_2023.year}", "HumanEval (code)", 4, 2.46)
+REPORTED_RUNS = (CHEN_XSUM, CHEN_HUMANEVAL)
+"""Chen et al. (2023, table 1): speculative sampling with K = 4 on Chinchilla 70B, c = 1.8 / 14.1 ms."""

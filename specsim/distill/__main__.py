@@ -57,6 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--with-records", action="store_true",
                     help="gen: also write training records (features, top-k) to ROOT/data from the same passes")
     ap.add_argument("--target-dtype", default="bfloat16", help="gen/featurize: the target's dtype")
+    ap.add_argument("--device", default="cpu", help="gen/featurize: cpu, or cuda for a GPU (batch 256-1024 there)")
     ap.add_argument("--kind", choices=["standalone", "eagle"], default="standalone")
     ap.add_argument("--name", default=None, help="draft name (folder under ROOT/drafts)")
     ap.add_argument("--layers", type=int, default=2)

@@ -106,9 +106,10 @@ def generate(model, prompts: list[list[int]], temperatures: list[float], max_new
     told how many tokens each step wrote (for a progress bar).
     """
     b = len(prompts)
-    ids, mask, pos = left_pad(prompts, pad_id)
+    dev = model.device
+    ids, mask, pos = (t.to(dev) for t in left_pad(prompts, pad_id))
     width = ids.shape[1]
-    temps = torch.tensor(temperatures, dtype=torch.float32)
+    temps = torch.tensor(temperatures, dtype=torch.float32, device=dev)
     out = model.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
     cache, h = out.past_key_values, out.last_hidden_state[:, -1]
     keep = top_k > 0
@@ -116,7 +117,7 @@ def generate(model, prompts: list[list[int]], temperatures: list[float], max_new
     answers: list[list[int]] = [[] for _ in range(b)]
     tk_ids: list[list[torch.Tensor]] = [[] for _ in range(b)]
     tk_logp: list[list[torch.Tensor]] = [[] for _ in range(b)]
-    alive = torch.arange(b)  # original row of each batch row
+    alive = torch.arange(b, device=dev)  # original row of each batch row
     for step in range(max_new):
         logits = model.lm_head(h).float()
         nxt = logits.argmax(-1)
@@ -127,8 +128,8 @@ def generate(model, prompts: list[list[int]], temperatures: list[float], max_new
         if keep:
             top = torch.log_softmax(logits, dim=-1).topk(top_k, dim=-1)
         finished = (nxt == eos_id) | (step + 1 == max_new)
-        for j, i in enumerate(alive.tolist()):
-            answers[i].append(int(nxt[j]))
+        for j, (i, token) in enumerate(zip(alive.tolist(), nxt.tolist(), strict=True)):  # one copy, not one per row
+            answers[i].append(token)
             if keep:
                 tk_ids[i].append(top.indices[j].int())
                 tk_logp[i].append(top.values[j].half())
@@ -140,7 +141,7 @@ def generate(model, prompts: list[list[int]], temperatures: list[float], max_new
             stay = (~finished).nonzero().flatten()
             cache.batch_select_indices(stay)
             alive, nxt, mask, pos = alive[stay], nxt[stay], mask[stay], pos[stay]
-        mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long)], dim=1)
+        mask = torch.cat([mask, torch.ones((len(alive), 1), dtype=torch.long, device=dev)], dim=1)
         pos = pos[:, -1:] + 1
         out = model.model(input_ids=nxt[:, None], attention_mask=mask, position_ids=pos, past_key_values=cache,
                           use_cache=True)
@@ -153,8 +154,8 @@ def generate(model, prompts: list[list[int]], temperatures: list[float], max_new
         r = {"answer": answers[i]}
         if keep:
             n = len(answers[i])
-            r["feats"] = torch.cat(feats[i])[: len(p) + n - 1].clone()
-            r["topk_ids"], r["topk_logp"] = torch.stack(tk_ids[i]), torch.stack(tk_logp[i])
+            r["feats"] = torch.cat(feats[i])[: len(p) + n - 1].cpu().clone()
+            r["topk_ids"], r["topk_logp"] = torch.stack(tk_ids[i]).cpu(), torch.stack(tk_logp[i]).cpu()
         results.append(r)
     return results
 
@@ -249,7 +250,7 @@ def run_round(model, tokenizer, index: int, plan: RoundPlan, base_seed: int, top
               on_step=None) -> tuple[list[Row], dict]:
     """The rows of shard ``index`` (seeded by it) and the round's report."""
     rng = random.Random(base_seed * 1_000_003 + index)
-    gen = torch.Generator().manual_seed(base_seed * 1_000_003 + index)
+    gen = torch.Generator(device=model.device).manual_seed(base_seed * 1_000_003 + index)
 
     def temp() -> float:
         return 0.0 if rng.random() < plan.greedy_share else rng.choice([0.7, 0.85, 1.0])

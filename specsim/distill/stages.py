@@ -63,7 +63,7 @@ def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
     from specsim.models import load_bundled_target
 
     corpus = args.corpus or Path(CORPUS_DIR)
-    target = load_bundled_target("cpu", args.target_dtype)
+    target = load_bundled_target(args.device, args.target_dtype, invariant=False)  # stock kernels: data, not identity
     if args.stage == "gen":
         plan = C.RoundPlan(seeds=budget["gen_seeds"], direct=budget["gen_direct"], max_new=budget["gen_max_new"],
                            seed_max_new=min(96, 2 * budget["gen_max_new"]), batch=args.gen_batch)

@@ -1,0 +1,44 @@
+"""The calculator run backwards (α from a reported speedup) and the distribution of j."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.figures.calculator import prefix_distribution_figure
+from specsim import analytics, published
+
+
+@pytest.mark.parametrize("alpha,k,c,v", [(0.0, 4, 0.13, 1.0), (0.7, 4, 0.13, 1.0), (0.95, 8, 0.05, 1.3),
+                                         (0.3, 1, 0.2, 1.1), (1.0, 3, 0.1, 1.0)])
+def test_back_solving_inverts_the_closed_form(alpha, k, c, v):
+    s = float(analytics.speedup(alpha, k, c, v))
+    assert analytics.alpha_for_speedup(s, k, c, v) == pytest.approx(alpha, abs=1e-6)
+
+
+def test_out_of_reach_speedups_have_no_alpha():
+    ceiling = float(analytics.speedup(1.0, 4, 0.13))
+    assert analytics.alpha_for_speedup(ceiling * 1.01, 4, 0.13) is None
+    assert analytics.alpha_for_speedup(0.5, 4, 0.13) is None  # below what α = 0 gives (1 / 1.52)
+
+
+def test_chens_reported_speedups_give_the_lessons_acceptance_rates():
+    """XSum about 1.92x gives α ≈ 0.73 and HumanEval about 2.46x α ≈ 0.85 at K = 4, c = 1.8/14.1: the
+    lesson's 70 % and "code is higher" out of published data. c as the calculator's slider holds it (0.13)."""
+    c = round(published.CHEN_2023.draft_cost, 2)
+    xsum = analytics.alpha_for_speedup(published.CHEN_XSUM.speedup, published.CHEN_XSUM.k, c)
+    code = analytics.alpha_for_speedup(published.CHEN_HUMANEVAL.speedup, published.CHEN_HUMANEVAL.k, c)
+    assert round(xsum, 2) == 0.73 and round(code, 2) == 0.85
+
+
+def test_the_distribution_of_j_at_the_lessons_example():
+    """At α = 70 %, K = 4: 30 % of loops keep nothing and 24 % keep all four (α^4)."""
+    probs = analytics.prefix_distribution(0.7, 4)
+    assert probs.sum() == pytest.approx(1.0)
+    assert round(probs[0], 2) == 0.30 and round(probs[4], 2) == 0.24
+    fig = prefix_distribution_figure(0.7, 4)
+    bars = fig.data[0]
+    assert list(bars.x) == [0, 1, 2, 3, 4] and np.allclose(bars.y, probs)
+    assert bars.text[0] == "30%" and bars.text[4] == "24%"
+    mean = float(analytics.expected_accepted_prefix(0.7, 4))
+    assert fig.layout.shapes[0].x0 == pytest.approx(mean) and f"{mean:.2f}" in fig.layout.annotations[0].text
