@@ -32,6 +32,7 @@ PAGES: dict[str, list[PageSpec]] = {
     "Test yourself": [
         PageSpec("sequence_quiz.py", "Order one round", icon=":material/swap_vert:", url_path="sequence"),
         PageSpec("knowledge_quiz.py", "Knowledge check", icon=":material/quiz:", url_path="quiz"),
+        PageSpec("interview.py", "Interview questions", icon=":material/record_voice_over:", url_path="interview"),
     ],
 }
 

@@ -95,6 +95,7 @@ blurbs = {
     "why_unchanged.py": "Why the target's acceptance rule leaves the output distribution exactly as it was.",
     "verify_free.py": "Measure whether checking several tokens costs one pass on this machine, and what batching does.",
     "knowledge_quiz.py": "Check what stuck.",
+    "interview.py": "Open questions of the kind asked in interviews, with worked answers.",
 }
 for page in all_pages():
     if page.script in blurbs:
