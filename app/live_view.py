@@ -162,7 +162,7 @@ def export_button(spec: Trace, plain: Trace | None) -> None:
     """Download the speculative trace (and the plain one) as JSON."""
     left, right = st.columns(2)
     left.download_button("Download the trace (JSON)", spec.to_json(), file_name="specsim-trace.json",
-                         mime="application/json", key=state.LIVE_EXPORT_BUTTON)
+                         mime="application/json", key=state.LIVE_EXPORT_BUTTON, on_click="ignore")
     if plain is not None:
         right.download_button("Download the plain run (JSON)", plain.to_json(), file_name="specsim-plain.json",
-                              mime="application/json", key=state.LIVE_EXPORT_PLAIN_BUTTON)
+                              mime="application/json", key=state.LIVE_EXPORT_PLAIN_BUTTON, on_click="ignore")
