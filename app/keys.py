@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specsim import defaults, machine
+from specsim import defaults, machine, published
 
 
 def widget_key(key: str) -> str:
@@ -32,6 +32,8 @@ CALC_ITERATION_CHART = "calc_iteration"
 CALC_SWEEP_CHART = "calc_sweep"
 CALC_WASTE_CHART = "calc_waste"
 CALC_HEATMAP_CHART = "calc_heatmap"
+CALC_PREFIX_CHART = "calc_prefix_distribution"
+CALC_REPORTED_SPEEDUP = "calc_reported_speedup"  # the speedup a paper reported, for back-solving α
 
 # ---- live decoding (pages/live.py) -------------------------------------------------------------
 # The recorded runs: generation writes them once, every playback control only reads them.
@@ -77,6 +79,7 @@ LIVE_EXPORT_PLAIN_BUTTON = "live_export_plain"
 
 DEFAULTS: dict[str, Any] = {
     CALC_K: defaults.DEFAULT_K,
+    CALC_REPORTED_SPEEDUP: published.CHEN_XSUM.speedup,  # a paper's figure to start from
     CALC_ALPHA_PCT: defaults.CALC_ALPHA_PCT,
     CALC_DRAFT_COST: defaults.CALC_DRAFT_COST,
     LIVE_TRACE: None,

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import calc_derivation, state
+from app import backsolve, calc_derivation, state
 from app.calc_text import (
     CalcNumbers,
     best_k_sentence,
@@ -44,6 +44,9 @@ st.caption(
     "after the last."
 )
 
+st.plotly_chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
+st.caption(backsolve.distribution_sentence(s.alpha, s.k))
+
 st.subheader("The K trade-off")
 st.markdown(
     "A longer draft means fewer target passes per token, but only if the guesses are kept. The target accepts "
@@ -69,5 +72,7 @@ calc_derivation.section(s)  # after the four charts the browser tests read by po
 
 st.subheader("What a useless draft costs")
 st.markdown(useless_draft_sentence(s))
+
+backsolve.section(s)
 
 write_url(s)

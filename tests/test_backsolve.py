@@ -42,3 +42,19 @@ def test_the_distribution_of_j_at_the_lessons_example():
     assert bars.text[0] == "30%" and bars.text[4] == "24%"
     mean = float(analytics.expected_accepted_prefix(0.7, 4))
     assert fig.layout.shapes[0].x0 == pytest.approx(mean) and f"{mean:.2f}" in fig.layout.annotations[0].text
+
+
+def test_the_calculator_back_solves_a_typed_speedup_and_chens_runs():
+    from app import state
+    from tests.conftest import open_page
+
+    at = open_page("calculator.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "XSum (summarisation): 1.92× at K = 4 gives α = 73%" in text
+    assert "HumanEval (code): 2.46× at K = 4 gives α = 85%" in text
+    box = at.number_input(key=state.widget_key(state.CALC_REPORTED_SPEEDUP))
+    box.set_value(9.5).run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "a speedup of 9.50× means out of reach" in text
+    assert any(c.value.startswith("A loop keeps j of its 4 guesses: none with chance 30%") for c in at.caption)
