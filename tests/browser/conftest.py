@@ -208,11 +208,13 @@ def expected_metrics(k: int, alpha_pct: int, c: float, v: float = 1.0) -> list[s
     ]
 
 
-def plot_trace(page, chart: int, name: str) -> dict:
-    """x and y of one trace of the ``chart``-th plotly chart, as plotly drew it in the page."""
+def plot_trace(page, chart: int | None, name: str) -> dict:
+    """x and y of one trace of the ``chart``-th plotly chart (None: the first chart that has a trace called
+    ``name``), as plotly drew it in the page."""
     return page.evaluate(
         """([i, name]) => {
-            const gd = document.querySelectorAll('.js-plotly-plot')[i];
+            const gds = Array.from(document.querySelectorAll('.js-plotly-plot'));
+            const gd = i === null ? gds.find(g => g._fullData && g._fullData.some(d => d.name === name)) : gds[i];
             const t = gd._fullData.find(d => d.name === name);
             return {x: Array.from(t.x), y: Array.from(t.y)};
         }""",
@@ -236,10 +238,10 @@ def wait_charts_drawn(page, k: int, alpha_pct: int) -> None:
     """Plotly loads and draws after the script run ends: wait until all four charts show (K, α)."""
     page.wait_for_function(
         """([k, a]) => {
-            const gds = document.querySelectorAll('.js-plotly-plot');
-            if (gds.length < 4 || Array.from(gds).some(g => !g._fullData)) return false;
-            const find = (g, n) => g._fullData.find(d => d.name === n);
-            const drafts = find(gds[0], 'draft proposals'), now = find(gds[3], 'current settings');
+            const gds = Array.from(document.querySelectorAll('.js-plotly-plot'));
+            if (gds.length < 4 || gds.some(g => !g._fullData)) return false;
+            const find = n => gds.map(g => g._fullData.find(d => d.name === n)).find(t => t);
+            const drafts = find('draft proposals'), now = find('current settings');
             return drafts && now && drafts.x.length === k && now.x[0] === k && now.y[0] === a;
         }""",
         arg=[k, alpha_pct], timeout=30_000,
@@ -251,12 +253,12 @@ def check_page_matches_sliders(page) -> tuple[int, int, float]:
     k, alpha_pct, c = settings(page)
     wait_charts_drawn(page, k, alpha_pct)
     assert metrics(page) == expected_metrics(k, alpha_pct, c)
-    one_loop = plot_trace(page, 0, "draft proposals")
+    one_loop = plot_trace(page, None, "draft proposals")
     assert one_loop["x"] == list(range(1, k + 1))
-    sweep = plot_trace(page, 1, "speedup")
+    sweep = plot_trace(page, None, "speedup")
     ks = sweep["x"]
     assert sweep["y"] == pytest.approx([analytics.speedup(alpha_pct / 100, kk, c) for kk in ks], abs=1e-12)
-    current = plot_trace(page, 3, "current settings")
+    current = plot_trace(page, None, "current settings")
     assert (current["x"], current["y"]) == ([k], [alpha_pct])
     query = parse_qs(urlparse(page.url).query)
     assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [f"{c:.2f}"])
