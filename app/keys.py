@@ -49,6 +49,9 @@ LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
 LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
 LIVE_RECORDING = "live_recording"  # name of the shipped recording on screen before a run (specsim.recorded)
+GUESS_LOOPS = "guess_loops"  # Be the draft: {recording key: [specsim.guess.GuessLoop, ...]} of this session
+GUESS_PICK = "guess_pick_"  # + slot number: the learner's pick for that slot
+GUESS_CHECK_BUTTON, GUESS_RESET_BUTTON = "guess_check", "guess_reset"
 # Run settings (widget keys; the URL mirrors them)
 LIVE_PAIR = "live_pair"
 LIVE_CUSTOM_TARGET = "live_custom_target"
@@ -92,6 +95,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_LAST_TICK: None,
     LIVE_SLOT: 1,
     LIVE_RECORDING: "win_run",
+    GUESS_LOOPS: dict,
     LIVE_URL_READ: False,
     LIVE_PAIR: "bundled",
     LIVE_CUSTOM_TARGET: "",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import live_pairs, live_run, live_view, recording, state, why_speed
+from app import be_the_draft, live_pairs, live_run, live_view, recording, state, why_speed
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
 from specsim import machine
@@ -39,6 +39,7 @@ else:
     st.subheader("Step through the run")
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
     why_speed.panel(spec, plain)
+    be_the_draft.section(spec, plain)
     st.subheader("The whole run")
     live_view.run_view(spec, plain)
     live_view.export_button(spec, plain)

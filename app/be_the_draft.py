@@ -1,0 +1,103 @@
+"""Be the draft: the learner guesses the next K tokens of a recorded greedy run, and the target judges them.
+
+The rule and the score are :mod:`specsim.guess`; this module only lays out the picks and the verdicts.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import state
+from app.widgets.tokens import md_plain
+from specsim import costmodel, guess, replay
+from specsim.trace import Trace
+
+NO_GUESS = "(stop here)"
+
+
+def _key(spec: Trace) -> str:
+    return f"{spec.prompt[-40:]}|{spec.settings.drafter}|{spec.n_generated}"
+
+
+def _loops(spec: Trace) -> list[guess.GuessLoop]:
+    return state.get(state.GUESS_LOOPS).setdefault(_key(spec), [])
+
+
+def _check(spec: Trace, picks: list[int]) -> None:
+    loops = _loops(spec)
+    start = sum(g.tokens for g in loops)
+    loops.append(guess.check(list(spec.generated_ids), start, picks))
+    for i in range(1, spec.settings.k + 1):
+        st.session_state.pop(f"{state.GUESS_PICK}{i}", None)
+
+
+def _reset(spec: Trace) -> None:
+    state.get(state.GUESS_LOOPS)[_key(spec)] = []
+
+
+def verdict_line(loop: guess.GuessLoop, texts: list[str], tops: list) -> str:
+    """One loop as the target judged it: ✓ kept guesses, ✗ the first wrong one, · never checked, +1 its own."""
+    def name(i: int, token: int) -> str:
+        at = loop.start + i
+        return next((replay.visible(t.text) for t in tops[at] if t.token_id == token), "?") if at < len(tops) else "?"
+
+    parts = []
+    for i, token in enumerate(loop.guesses):
+        if i < loop.kept:
+            parts.append(f"✓ {name(i, token)}")
+        elif i == loop.kept:
+            parts.append(f"✗ {name(i, token)} (the target wrote {replay.visible(texts[loop.start + i])})")
+        else:
+            parts.append(f"· {name(i, token)} (never checked)")
+    if loop.extra is not None:
+        parts.append(f"+1 {replay.visible(texts[loop.start + loop.kept])}")
+    return "  ".join(parts)
+
+
+def section(spec: Trace, plain: Trace) -> None:
+    """The game, for a greedy recording with its plain baseline."""
+    st.subheader("Be the draft")
+    if not replay.is_greedy(spec) or plain is None or not spec.iterations:
+        st.caption("Be the draft needs a finished greedy run (temperature 0): then the target's choices are known.")
+        return
+    k = spec.settings.k
+    tokens, texts = list(spec.generated_ids), replay.spec_token_texts(spec)
+    tops = guess.target_tops(spec)
+    loops = _loops(spec)
+    start = sum(g.tokens for g in loops)
+    st.markdown(
+        f"Guess the next {k} tokens yourself, as the draft model would: pick each from the target's five favourites. "
+        "The target then checks them all at once, keeps your longest correct prefix (✓), rejects the first wrong "
+        "guess (✗) and adds its own next token (+1). Greedy decoding makes this exact: the target's choices are the "
+        "tokens of the recorded run.")
+    for loop in loops:
+        st.markdown(md_plain(verdict_line(loop, texts, tops)))
+    if start < len(tokens):
+        st.markdown("**Text so far:** " + md_plain("".join(texts[:start]) or "(nothing yet)"))
+        cols = st.columns(k)
+        picks: list[int] = []
+        stopped = False
+        for i in range(k):
+            pos = start + i
+            options = [NO_GUESS] + ([t.token_id for t in tops[pos]] if pos < len(tops) else [])
+            names = {t.token_id: replay.visible(t.text) for t in tops[pos]} if pos < len(tops) else {}
+            choice = cols[i].selectbox(f"guess t+{i + 1}", options, key=f"{state.GUESS_PICK}{i + 1}",
+                                       format_func=lambda o, names=names: o if o == NO_GUESS else names[o])
+            stopped = stopped or choice == NO_GUESS  # guesses after a "stop" are not sent
+            if not stopped:
+                picks.append(int(choice))
+        st.button("Check my guesses", key=state.GUESS_CHECK_BUTTON, on_click=_check, args=(spec, picks),
+                  disabled=not picks, type="primary")
+    else:
+        st.success("You drafted the whole recorded text.")
+    if loops:
+        score = guess.score(loops)
+        costs = costmodel.cost_model([spec], [plain])
+        cols = st.columns(3)
+        cols[0].metric("your acceptance α", f"{score.alpha:.0%}", help=f"{score.kept} kept of {score.checked} checked")
+        cols[1].metric("your tokens per loop", f"{score.tokens_per_loop:.2f}")
+        cols[2].metric("your speedup", f"{score.speedup(costs):.2f}×",
+                       help="at this recording's measured c, v and o: tokens per loop ÷ (K·c + v + o)")
+        st.caption(f"The real draft on the same text: α = {costs.alpha:.0%}, {costs.tokens_per_loop:.2f} tokens per "
+                   f"loop, {costs.speedup:.2f}× from the same cost model.")
+        st.button("Start again", key=state.GUESS_RESET_BUTTON, on_click=_reset, args=(spec,))
