@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import be_the_draft, live_pairs, live_run, live_view, recording, state, why_speed
+from app import be_the_draft, glossary, live_pairs, live_run, live_view, recording, state, why_speed
 from app.widgets import playback
 from app.widgets.live_controls import apply_url, controls, write_url
 from specsim import machine
@@ -14,6 +14,7 @@ st.caption(
     "the recording. The address bar keeps your settings."
 )
 
+glossary.expander()
 pairs = live_pairs.choices()
 apply_url(pairs)
 settings = controls(pairs)

@@ -1,0 +1,52 @@
+"""The live page's glossary: every term its first screen uses, in a sentence, with the page that teaches it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app.layout import ROOT, all_pages
+
+
+@dataclass(frozen=True)
+class Term:
+    term: str
+    meaning: str
+    page: str  # url path of the page that teaches it
+
+
+TERMS: tuple[Term, ...] = (
+    Term("draft, target", "The small, fast model that guesses tokens, and the large model whose output you want; "
+         "the target checks the draft's guesses.", "home"),
+    Term("K", "How many tokens the draft proposes per loop.", "calculator"),
+    Term("acceptance α", "The share of checked guesses the target keeps.", "calculator"),
+    Term("+1 token", "The token the target adds itself after every check: a correction, or a bonus after a "
+         "fully kept draft. It is why a loop never yields zero tokens.", "home"),
+    Term("prefill", "The first target pass over the whole prompt, before decoding starts; both decoders share it, "
+         "so speedups here leave it out.", "verify"),
+    Term("c, v, o", "The cost model's prices in one-token target passes: c for one draft guess, v for one "
+         "verification pass over K + 1 tokens, o for the bookkeeping between passes.", "calculator"),
+    Term("cost model", "speedup = tokens per loop ÷ (K·c + v + o), with c, v and o from median pass times: the "
+         "figure a busy machine hardly moves, checked against the wall clock.", "calculator"),
+    Term("closed form", "The formula for the expected tokens per loop, (1 − α^(K+1)) / (1 − α), if every guess is "
+         "kept independently with chance α.", "calculator"),
+    Term("memory-bound", "A pass whose time goes into reading the weights, not into arithmetic; then scoring K + 1 "
+         "tokens costs about what scoring one does (v ≈ 1).", "verify"),
+    Term("position-invariant", "Kernels whose result for a position does not depend on how many positions share "
+         "the pass, so greedy speculative output is bit-for-bit plain decoding's.", "unchanged"),
+    Term("EAGLE", "A draft head that reads the target's own hidden states instead of being a separate model; the "
+         "live page's default draft is one.", "variants"),
+    Term("prompt lookup", "A drafter with no model at all: it copies the tokens that followed the latest n-gram the "
+         "last time it appeared in the prompt or output.", "variants"),
+)
+
+
+def expander() -> None:
+    """The glossary, folded, each term linked to where it is taught."""
+    pages = {p.url_path: p for p in all_pages()}
+    with st.expander("Terms used on this page"):
+        for t in TERMS:
+            page = pages[t.page]
+            st.markdown(f"**{t.term}**: {t.meaning}")
+            st.page_link(str(ROOT / "pages" / page.script), label=f"taught in {page.title}", icon=page.icon)
