@@ -58,13 +58,14 @@ def keep(keys: Iterable[str]) -> None:
 
 
 def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
-    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone."""
-    names = list(names)
-    have = {name: st.query_params.get(name) for name in names if name in st.query_params}
-    if have == dict(wanted):
-        return
-    for name in names:
-        if name in wanted:
-            st.query_params[name] = wanted[name]
-        elif name in st.query_params:
-            del st.query_params[name]
+    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone.
+
+    The browser adds a history entry for every change of the address, so the page's parameters go in
+    one update, and none at all when the address already says the same.
+    """
+    names = set(names)
+    current = {key: st.query_params.get_all(key) for key in st.query_params}
+    target = {key: values for key, values in current.items() if key not in names}
+    target.update({name: [value] for name, value in wanted.items()})
+    if target != current:
+        st.query_params.from_dict(target)

@@ -130,3 +130,37 @@ def test_derivation_plugs_in_the_current_settings():
     assert "independently" in " ".join(m.value for m in at.markdown)
     share = kept_share_figure(a, k).data[-2].y  # the bold line of the chosen α
     assert list(share) == sorted(share, reverse=True) and share[0] == pytest.approx(a)
+
+
+# ---- issue 23 --------------------------------------------------------------------------------------------
+@pytest.fixture
+def url_writes(monkeypatch):
+    """How many times a script run told the browser about a new query string (each one is a history entry)."""
+    from streamlit.runtime.state.query_params import QueryParams
+
+    sent = [0]
+    original = QueryParams._send_query_param_msg
+
+    def counting(self):
+        sent[0] += 1
+        return original(self)
+
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg", counting)
+    return sent
+
+
+def test_arriving_from_another_page_writes_the_url_once_and_a_rerun_not_at_all(url_writes):
+    """Issue 23 (1): every `st.query_params[name] =` pushed a browser history entry, so leaving /live for the
+    calculator took four Back presses; the calculator now writes its three parameters in one update."""
+    at = open_page("live.py", query={"k": "3", "prompt": "hello"})
+    url_writes[0] = 0
+    at.query_params.clear()  # as the browser does on a page switch
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    assert not at.exception
+    assert at.query_params["k"] == "4" and at.query_params["alpha"] == "70" and at.query_params["c"] == "0.13"
+    assert url_writes[0] == 1
+    url_writes[0] = 0
+    at.run()  # nothing changed: nothing written
+    assert url_writes[0] == 0
+    at.slider[K].set_value(9).run()
+    assert url_writes[0] == 1 and at.query_params["k"] == "9"

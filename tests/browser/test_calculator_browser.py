@@ -9,17 +9,22 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import urlparse
 
 from specsim import analytics
 from tests.browser.conftest import (
     ALPHA_LABEL,
     C_LABEL,
+    IDLE,
     K_LABEL,
+    act,
     alerts,
     check_page_matches_sliders,
     drag,
     goto,
+    live_url,
     metrics,
+    nav,
     press_key,
     screenshot,
     settings,
@@ -64,6 +69,38 @@ def test_a_shared_link_opens_with_its_settings(page):
     check_page_matches_sliders(page)
     assert not alerts(page) or all("URL parameter" not in a for a in alerts(page))
 
+
+
+def _history(page) -> int:
+    return page.evaluate("history.length")
+
+
+def _back_until(page, path: str, most: int) -> int:
+    """Press Back until the address is ``path`` (at most ``most`` presses); return how many it took."""
+    for presses in range(1, most + 1):
+        page.go_back()
+        page.wait_for_function(IDLE, timeout=60_000)
+        page.wait_for_timeout(300)  # a page that rewrites its address after a Back does so now
+        if urlparse(page.url).path == path:
+            return presses
+    raise AssertionError(f"still at {page.url} after {most} presses of Back")
+
+
+def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(page):
+    """Issue 23 (1): leaving /live for the calculator added four history entries (the page switch, then one
+    per `st.query_params[...] =`). Now: the switch, and one entry with all of the page's settings."""
+    goto(page, live_url(n=3, k=2))
+    before = _history(page)
+    act(page, lambda: nav(page, "Speedup calculator").click())
+    check_page_matches_sliders(page)
+    assert _history(page) - before <= 2
+    before = _history(page)
+    act(page, lambda: nav(page, "Order one round").click())
+    page.get_by_text("pieces left to place").wait_for()
+    assert _history(page) - before <= 2
+    assert _back_until(page, "/calculator", 2) <= 2
+    check_page_matches_sliders(page)
+    assert _back_until(page, "/live", 2) <= 2
 
 
 def test_screenshots_of_the_calculator(page):
