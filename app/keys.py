@@ -26,7 +26,7 @@ CALC_K = "calc_k"
 CALC_ALPHA_PCT = "calc_alpha_pct"
 CALC_DRAFT_COST = "calc_draft_cost"
 CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
-CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
+CALC_URL_VISIT = "calc_url_visit"  # the page visit (PAGE_VISIT) in which the calculator last read the URL
 # Charts (Streamlit needs a unique key per element)
 CALC_ITERATION_CHART = "calc_iteration"
 CALC_SWEEP_CHART = "calc_sweep"
@@ -100,8 +100,13 @@ DEFAULTS: dict[str, Any] = {
     LIVE_MAX_NEW: defaults.DEFAULT_MAX_NEW_TOKENS,
     LIVE_SEED: str(defaults.SEED_MIN),  # the seed box's text (app.live_params.seed_from_text)
     CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
-    CALC_URL_LAST: None,
+    CALC_URL_VISIT: None,
 }
+
+# ---- navigation ------------------------------------------------------------------------------------
+PAGE = "page"  # url path of the page the latest script run showed
+PAGE_VISIT = "page_visit"  # counts page visits: a new one starts when another page runs than the run before
+DEFAULTS.update({PAGE: None, PAGE_VISIT: 0})
 
 # ---- quiz (issue 5) ------------------------------------------------------------------------------
 # Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not

@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.keys import *  # noqa: F403  (every key constant, so pages write state.LIVE_K)
-from app.keys import DEFAULTS, widget_key
+from app.keys import DEFAULTS, PAGE, PAGE_VISIT, widget_key
 
 
 def init() -> None:
@@ -55,6 +56,27 @@ def keep(keys: Iterable[str]) -> None:
         wkey = widget_key(key)
         if wkey in st.session_state:
             put(key, st.session_state[wkey])
+
+
+def note_page(page: str) -> None:
+    """Record which page this script run shows; another page than the run before starts a new visit."""
+    if get(PAGE) != page:
+        put(PAGE, page)
+        put(PAGE_VISIT, get(PAGE_VISIT) + 1)
+
+
+def read_url_now(key: str) -> bool:
+    """Whether a page should read its settings from the address in this run: once per visit, and again when
+    the browser's Back or Forward buttons brought the address. ``key`` remembers the visit it was read in.
+
+    Later runs leave the widgets alone: a rerun sent right after a key press can still carry the address
+    from before the previous run rewrote it, and reading that would snap the widgets back.
+    """
+    ctx = get_script_run_ctx()
+    if get(key) == get(PAGE_VISIT) and not (ctx is not None and ctx.is_history_navigation):
+        return False
+    put(key, get(PAGE_VISIT))
+    return True
 
 
 def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:

@@ -164,3 +164,27 @@ def test_arriving_from_another_page_writes_the_url_once_and_a_rerun_not_at_all(u
     assert url_writes[0] == 0
     at.slider[K].set_value(9).run()
     assert url_writes[0] == 1 and at.query_params["k"] == "9"
+
+
+def test_a_stale_url_in_a_later_run_does_not_snap_the_sliders_back():
+    """Issue 23 (2): a rerun sent by a quick second key press can carry the address from before the first
+    press was written; the calculator then reset every slider to that old URL. The URL is read when the page
+    is opened; after that the sliders win."""
+    at = open_page("calculator.py")
+    at.slider[K].set_value(9).run()
+    assert at.query_params["k"] == "9"
+    at.query_params["k"] = "4"  # the rerun of the next key press still carries the old address
+    at.slider[ALPHA].set_value(60).run()
+    assert not at.exception
+    assert [s.value for s in at.slider] == [9, 60, 0.13]
+    assert shown(at) == expected(9, 60, 0.13)
+    assert at.query_params["k"] == "9" and at.query_params["alpha"] == "60"
+
+
+def test_a_link_is_read_again_when_the_page_is_opened_again():
+    at = open_page("calculator.py")
+    at.slider[K].set_value(9).run()
+    at.switch_page(str(ROOT / "pages" / "home.py")).run()
+    at.query_params["k"] = "3"  # a link to the calculator, followed from another page
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    assert at.slider[K].value == 3 and shown(at) == expected(3, 70, 0.13)

@@ -21,13 +21,15 @@ def _store(settings: CalcSettings) -> None:
 
 
 def apply_url() -> None:
-    """Load settings from the URL when it carries calculator parameters we did not write ourselves.
+    """Load settings from the URL when the page is opened (and after Back or Forward); the sliders win after.
 
     Rejected parameters fall back to their defaults with a warning that names them; values off a
     slider's step are rounded with a note.
     """
+    if not state.read_url_now(state.CALC_URL_VISIT):
+        return
     query = urlstate.ours(st.query_params.to_dict())
-    if not query or query == state.get(state.CALC_URL_LAST):
+    if not query:
         return
     result = urlstate.parse_query(query)
     _store(result.settings)
@@ -79,6 +81,4 @@ def controls() -> CalcSettings:
 
 def write_url(settings: CalcSettings) -> None:
     """Put ``settings`` in the address bar, touching only the calculator's own parameters."""
-    wanted = urlstate.to_query(settings)
-    state.write_query(urlstate.NAMES, wanted)
-    state.put(state.CALC_URL_LAST, wanted)
+    state.write_query(urlstate.NAMES, urlstate.to_query(settings))

@@ -28,6 +28,7 @@ from tests.browser.conftest import (
     press_key,
     screenshot,
     settings,
+    slider,
     svg_signature,
 )
 
@@ -101,6 +102,22 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     assert _back_until(page, "/calculator", 2) <= 2
     check_page_matches_sliders(page)
     assert _back_until(page, "/live", 2) <= 2
+
+
+def test_quick_key_presses_never_snap_the_sliders_back(page):
+    """Issue 23 (2): a burst of arrow keys sometimes reset the sliders to an older URL while the address bar
+    kept the moved values."""
+    goto(page, "calculator")
+    start = settings(page)
+    thumb = slider(page, K_LABEL).locator("input[type='range']")
+    for burst in range(3):
+        thumb.focus()
+        for _ in range(4):
+            page.keyboard.press("ArrowRight" if burst != 1 else "ArrowLeft", delay=15)
+        page.wait_for_timeout(1500)
+        page.wait_for_function(IDLE, timeout=60_000)
+    k, alpha_pct, c = check_page_matches_sliders(page)  # sliders, numbers, charts and URL agree
+    assert (k, alpha_pct, c) == (start[0] + 4, start[1], start[2])
 
 
 def test_screenshots_of_the_calculator(page):
