@@ -27,6 +27,7 @@ CALC_ALPHA_PCT = "calc_alpha_pct"
 CALC_DRAFT_COST = "calc_draft_cost"
 CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
 CALC_URL_VISIT = "calc_url_visit"  # the page visit (PAGE_VISIT) in which the calculator last read the URL
+CALC_V_NOTICE = "calc_v_notice"  # why the v box shows another value than was typed into it, or None
 # Charts (Streamlit needs a unique key per element)
 CALC_ITERATION_CHART = "calc_iteration"
 CALC_SWEEP_CHART = "calc_sweep"
@@ -101,6 +102,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_SEED: str(defaults.SEED_MIN),  # the seed box's text (app.live_params.seed_from_text)
     CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
     CALC_URL_VISIT: None,
+    CALC_V_NOTICE: None,
 }
 
 # ---- navigation ------------------------------------------------------------------------------------

@@ -188,3 +188,19 @@ def test_a_link_is_read_again_when_the_page_is_opened_again():
     at.query_params["k"] = "3"  # a link to the calculator, followed from another page
     at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
     assert at.slider[K].value == 3 and shown(at) == expected(3, 70, 0.13)
+
+
+@pytest.mark.parametrize(("typed", "used"), [(0.5, 1.0), (10.5, 10.0), (-3.0, 1.0)])
+def test_a_typed_v_out_of_range_is_replaced_by_the_value_used_and_says_why(typed, used):
+    """Issue 23 (4): the browser kept 0.5 in the box (a red outline, the reason in a tooltip) while every
+    number used 1.00. Now the box shows the value used and a message says why."""
+    at = open_page("calculator.py")
+    at.number_input[0].set_value(typed).run()
+    assert not at.exception
+    assert at.number_input[0].value == used
+    assert shown(at) == expected(4, 70, 0.13, used)
+    notes = [w.value for w in at.warning]
+    assert len(notes) == 1 and f"{typed:g}" in notes[0] and f"{used:.2f}" in notes[0] and "from 1 to 10" in notes[0]
+    assert at.query_params.get("v") == (None if used == 1.0 else f"{used:.2f}")
+    at.number_input[0].set_value(1.5).run()  # a good value right after: the note goes
+    assert not at.warning and shown(at) == expected(4, 70, 0.13, 1.5)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 from specsim import analytics
 from tests.browser.conftest import (
@@ -21,6 +21,7 @@ from tests.browser.conftest import (
     alerts,
     check_page_matches_sliders,
     drag,
+    expected_metrics,
     goto,
     live_url,
     metrics,
@@ -118,6 +119,22 @@ def test_quick_key_presses_never_snap_the_sliders_back(page):
         page.wait_for_function(IDLE, timeout=60_000)
     k, alpha_pct, c = check_page_matches_sliders(page)  # sliders, numbers, charts and URL agree
     assert (k, alpha_pct, c) == (start[0] + 4, start[1], start[2])
+
+
+def test_a_v_typed_out_of_range_is_replaced_by_the_value_used_with_a_message(page):
+    """Issue 23 (4): the box kept 0.5 with a red outline while every number used 1.00."""
+    goto(page, "calculator")
+    page.get_by_text("Calibrate with measured costs").click()
+    box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
+    act(page, lambda: (box.fill("0.5"), box.press("Tab")))
+    message = " ".join(alerts(page))
+    assert "0.5" in message and "1.00" in message, alerts(page)
+    assert box.input_value() == "1.00"
+    assert metrics(page) == expected_metrics(*settings(page), v=1.0)
+    act(page, lambda: (box.fill("10.5"), box.press("Tab")))
+    assert "10.5" in " ".join(alerts(page)) and box.input_value() == "10.00"
+    assert metrics(page) == expected_metrics(*settings(page), v=10.0)
+    assert parse_qs(urlparse(page.url).query)["v"] == ["10.00"]
 
 
 def test_screenshots_of_the_calculator(page):
