@@ -153,8 +153,11 @@ VAR_RESULTS = "var_results"  # {(prompt label, max_new): VariantsPageData}: each
 VAR_RUN_BUTTON = "var_run"
 VAR_LOOKUP_BUTTON = "var_lookup_all"
 VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
+VAR_RUNNING = "var_running"  # (prompt label, max_new) of the run in progress; a stopped run leaves it behind
+VAR_NOTICE = "var_notice"  # what the page says about the last run (a cancel), shown until the next run
 
-DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
+DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1, VAR_RUNNING: None,
+                 VAR_NOTICE: None})
 
 
 
