@@ -102,36 +102,58 @@ def _read_text(field: str, name: str, raw: str, pairs: Sequence[str], default: s
     return Reading(raw) if ok else refused(name, raw, expected, repr(default))
 
 
-def to_query(settings: LiveSettings) -> dict[str, str]:
-    """Query parameters that reproduce ``settings`` (custom ids only for a custom pair)."""
+def to_query(settings: LiveSettings, current: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Query parameters that reproduce ``settings`` (custom ids only for a custom pair).
+
+    A value :func:`validate` refuses is never written: its parameter keeps the value the address carries now
+    (``current``) when that one reads without a notice, and is left out otherwise.
+    """
+    refused, current = problems(settings), current or {}
     query = {}
     for field, (name, _) in FIELDS.items():
         value = getattr(settings, field)
         if field in ("target", "draft") and settings.pair != "custom":
             continue
+        if field in refused:
+            if name in current and _reads_cleanly(field, current[name]):
+                query[name] = current[name]
+            continue
         query[name] = number_text(value) if isinstance(value, float) else str(value)
     return query
 
 
-def validate(settings: LiveSettings) -> list[str]:
-    """Problems that stop a run, each a sentence for the user (empty when the settings are fine)."""
-    problems = []
+def _reads_cleanly(field: str, raw: str) -> bool:
+    """Whether a URL value for ``field`` would be taken as it stands (no refusal, no rounding)."""
+    name, default = FIELDS[field][0], getattr(LiveSettings(), field)
+    reading = read_number(NUMBERS[field], raw, default) if field in NUMBERS \
+        else _read_text(field, name, raw, (), default)
+    return reading.problem is None and reading.adjustment is None
+
+
+def problems(settings: LiveSettings) -> dict[str, str]:
+    """What stops a run, by the field at fault, each a sentence for the user (empty when the settings are fine)."""
+    found = {}
     if not settings.prompt.strip():
-        problems.append("The prompt is empty: type something for the models to continue, or pick an example.")
+        found["prompt"] = "The prompt is empty: type something for the models to continue, or pick an example."
     elif len(settings.prompt) > MAX_PROMPT_CHARS:
-        problems.append(f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
-                        "Shorten it and press Run again.")
+        found["prompt"] = (f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
+                           "Shorten it and press Run again.")
     for field, number in NUMBERS.items():
         value = getattr(settings, field)
         if not number.accepts(value):
-            problems.append(f"{number.name} must be {number.describe()}, not {value!r}.")
+            found[field] = f"{number.name} must be {number.describe()}, not {value!r}."
     if settings.drafter not in DRAFTERS:
-        problems.append(f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}.")
+        found["drafter"] = f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}."
     if settings.pair == "custom" and not settings.target.strip():
-        problems.append("A custom pair needs a target id (a hub id such as owner/name, or a local folder).")
+        found["target"] = "A custom pair needs a target id (a hub id such as owner/name, or a local folder)."
     if settings.pair == "custom" and settings.drafter == "model" and not settings.draft.strip():
-        problems.append("The draft-model drafter needs a draft id too (a hub id or a local folder).")
-    return problems
+        found["draft"] = "The draft-model drafter needs a draft id too (a hub id or a local folder)."
+    return found
+
+
+def validate(settings: LiveSettings) -> list[str]:
+    """Problems that stop a run, each a sentence for the user (empty when the settings are fine)."""
+    return list(problems(settings).values())
 
 
 @dataclass(frozen=True)

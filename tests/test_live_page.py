@@ -264,14 +264,17 @@ def test_a_tiny_temperature_is_shown_run_and_linked_as_typed():
 
 
 def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
-    """Issue 12, defect 4: 9007199254740993 is neither run nor linked as seed 0."""
+    """Issue 12, defect 4: 9007199254740993 is neither run nor linked as seed 0. Issue 23 (7): nor is it written
+    into the link; the link keeps the last seed the page could run."""
     at = _set_form(open_page("live.py", timeout=600), n=3)
+    at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("42").run()
+    assert at.query_params["seed"] == "42"
     at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("9007199254740993")
     at.button(key="live_run").click().run()
     assert any("seed must be a whole number from 0 to 2147483647" in e.value for e in at.error)
     assert at.session_state[state.LIVE_TRACE] is None
     assert at.text_input(key=state.widget_key(state.LIVE_SEED)).value == "9007199254740993"
-    assert at.query_params["seed"] != "0"
+    assert at.query_params["seed"] == "42"
 
 
 def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path):
@@ -299,3 +302,18 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
 
     target, _ = loaders.load_pair(LiveSettings(pair="custom", target=" bundled ", drafter="prompt_lookup"))
     assert target is loaders.bundled_target()
+
+
+# ---- issue 23 --------------------------------------------------------------------------------------------
+def test_a_refused_temperature_is_not_written_to_the_url():
+    """Issue 23 (7)."""
+    at = open_page("live.py")
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(0.7).run()
+    assert at.query_params["t"] == "0.7"
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(2.0001).run()
+    assert not at.exception
+    assert at.query_params["t"] == "0.7"
+    at.button(key="live_run").click().run()
+    assert any("t must be a number from 0 to 2, not 2.0001" in e.value for e in at.error)
+    assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 2.0001  # kept for the user
+    assert at.query_params["t"] == "0.7"

@@ -122,3 +122,16 @@ def test_the_recorded_run_names_the_temperature_it_ran():
     trace = hand_trace(greedy=False)
     trace = replace(trace, settings=replace(trace.settings, temperature=0.123456789))
     assert "temperature 0.123456789," in describe(trace)
+
+
+def test_a_refused_value_is_not_written_to_the_url():
+    """Issue 23 (7): a temperature of 2.0001 was refused at Run but written into the address all the same.
+    A refused value keeps the address's last acceptable value, or leaves the parameter out."""
+    before = lp.to_query(lp.LiveSettings(temperature=0.7, k=5))
+    typed = lp.LiveSettings(temperature=2.0001, k="abc", max_new_tokens=0, seed="-1", prompt=" ")
+    query = lp.to_query(typed, before)
+    assert (query["t"], query["k"], query["n"], query["seed"], query["prompt"]) == (
+        "0.7", "5", before["n"], before["seed"], before["prompt"])
+    assert not {"t", "k", "n", "seed", "prompt"} & set(lp.to_query(typed))
+    assert "t" not in lp.to_query(typed, {"t": "5"})  # an unacceptable value in the address is not kept either
+    assert lp.to_query(lp.LiveSettings(temperature=2.0), before)["t"] == "2"

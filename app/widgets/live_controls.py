@@ -84,5 +84,8 @@ def current() -> LiveSettings:
 
 
 def write_url(settings: LiveSettings) -> None:
-    """Put ``settings`` in the address bar, touching only the live page's own parameters."""
-    state.write_query([name for name, _ in live_params.FIELDS.values()], live_params.to_query(settings))
+    """Put ``settings`` in the address bar, touching only the live page's own parameters; a refused value
+    leaves its parameter as the address has it."""
+    names = [name for name, _ in live_params.FIELDS.values()]
+    current = {name: st.query_params[name] for name in names if name in st.query_params}
+    state.write_query(names, live_params.to_query(settings, current))
