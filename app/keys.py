@@ -96,10 +96,10 @@ DEFAULTS: dict[str, Any] = {
     LIVE_CUSTOM_DRAFT: "",
     LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
     LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
-    LIVE_K: defaults.DEFAULT_K,
+    LIVE_K: str(defaults.DEFAULT_K),  # K, max new tokens and the seed are typed as text (app.live_params.from_text)
     LIVE_TEMPERATURE: 0.0,
-    LIVE_MAX_NEW: defaults.DEFAULT_MAX_NEW_TOKENS,
-    LIVE_SEED: str(defaults.SEED_MIN),  # the seed box's text (app.live_params.seed_from_text)
+    LIVE_MAX_NEW: str(defaults.DEFAULT_MAX_NEW_TOKENS),
+    LIVE_SEED: str(defaults.SEED_MIN),
     CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
     CALC_URL_VISIT: None,
     CALC_V_NOTICE: None,

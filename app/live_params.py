@@ -32,10 +32,10 @@ class LiveSettings:
     draft: str = ""
     drafter: str = keys.DEFAULTS[keys.LIVE_DRAFTER]
     prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
-    k: int = keys.DEFAULTS[keys.LIVE_K]
+    k: int | str = defaults.DEFAULT_K  # a box's text when it is not a whole number in range (validate() says so)
     temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
-    max_new_tokens: int = keys.DEFAULTS[keys.LIVE_MAX_NEW]
-    seed: int | str = defaults.SEED_MIN  # the seed box's text when it is not a whole number (validate() says so)
+    max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
+    seed: int | str = defaults.SEED_MIN
 
 
 # field -> (URL name, session-state key)
@@ -58,14 +58,18 @@ NUMBERS: dict[str, Number] = {  # field -> its range and step
 }
 
 
-def seed_from_text(text: object) -> int | str:
-    """The seed box holds text, so any number typed stays on screen: a whole number in range becomes the seed,
-    anything else is kept as typed and refused by :func:`validate` with the allowed range."""
+TEXT_BOXES = ("k", "max_new_tokens", "seed")
+"""Whole numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
+and turns letters into 0 (issue 23), so the page would refuse a number the user never typed."""
+
+
+def from_text(field: str, text: object) -> int | str:
+    """A whole-number box holds text, so whatever was typed stays on screen: a whole number in range becomes the
+    value, anything else is kept as typed and refused by :func:`validate`, which names it and the allowed range."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
-    text = str(text)
-    seed = NUMBERS["seed"]
-    if WHOLE_NUMBER.fullmatch(text) and seed.lo <= int(text) <= seed.hi:
+    text, number = str(text), NUMBERS[field]
+    if WHOLE_NUMBER.fullmatch(text) and number.lo <= int(text) <= number.hi:
         return int(text)
     return text
 

@@ -28,8 +28,8 @@ N_NEW = 10
 def _set_form(at, prompt=PROMPT, k=3, n=N_NEW, drafter="prompt_lookup", temperature=0.0):
     at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(prompt)
     at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value(drafter)
-    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(k)
-    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(n)
+    at.text_input(key=state.widget_key(state.LIVE_K)).set_value(str(k))
+    at.text_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(str(n))
     at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(temperature)
     return at
 
@@ -175,14 +175,14 @@ def test_settings_survive_a_visit_to_another_page():
     at.switch_page(str(ROOT / "pages" / "live.py")).run()
     assert not at.exception
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "kept across pages"
-    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 5
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == "5"
 
 
 def test_a_bad_link_falls_back_with_a_notice():
     at = open_page("live.py", query={"k": "99", "t": "0.5", "prompt": "from a link"})
     assert not at.exception
     assert any("`k`" in w.value for w in at.warning)
-    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
     assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 0.5
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "from a link"
 
@@ -242,7 +242,7 @@ def test_a_second_run_replaces_the_output_boxes():
     first, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
     assert _output_boxes(at) == {"speculative output": first.text, "plain output": plain.text}
     at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("Name three colours of the rainbow.")
-    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(4)
+    at.text_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value("4")
     at.button(key="live_run").click().run()
     second, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
     assert second.text != first.text
@@ -317,3 +317,16 @@ def test_a_refused_temperature_is_not_written_to_the_url():
     assert any("t must be a number from 0 to 2, not 2.0001" in e.value for e in at.error)
     assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 2.0001  # kept for the user
     assert at.query_params["t"] == "0.7"
+
+
+@pytest.mark.parametrize(("box", "name"), [(state.LIVE_K, "k"), (state.LIVE_MAX_NEW, "n")])
+def test_letters_typed_into_k_or_max_new_tokens_are_named_and_kept(box, name):
+    """Issue 23 (8): the boxes were number boxes, so letters reached the page as 0 and the message named 0."""
+    at = open_page("live.py")
+    at.text_input(key=state.widget_key(box)).set_value("abc").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any(f"{name} must be a whole number" in e and "not 'abc'" in e for e in errors), errors
+    assert at.text_input(key=state.widget_key(box)).value == "abc"
+    assert at.query_params[name] != "abc" and at.session_state[state.LIVE_TRACE] is None

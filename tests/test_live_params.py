@@ -35,7 +35,7 @@ def test_a_temperature_that_underflows_to_zero_is_refused_not_made_greedy():
                                        ("4.0", None)])
 def test_the_seed_box_text_becomes_a_seed_or_a_message(text, seed):
     """Issue 12, defect 4: a seed out of range is refused with the range, never replaced by another."""
-    value = lp.seed_from_text(text)
+    value = lp.from_text("seed", text)
     if seed is None:
         assert value == text
         problems = lp.validate(lp.LiveSettings(seed=value))
@@ -135,3 +135,15 @@ def test_a_refused_value_is_not_written_to_the_url():
     assert not {"t", "k", "n", "seed", "prompt"} & set(lp.to_query(typed))
     assert "t" not in lp.to_query(typed, {"t": "5"})  # an unacceptable value in the address is not kept either
     assert lp.to_query(lp.LiveSettings(temperature=2.0), before)["t"] == "2"
+
+
+@pytest.mark.parametrize("field,text", [("k", "abc"), ("k", "4.5"), ("k", ""), ("max_new_tokens", "ten"),
+                                        ("max_new_tokens", "1e2")])
+def test_text_typed_into_a_whole_number_box_is_named_in_the_message(field, text):
+    """Issue 23 (8): letters typed into K or Max new tokens became 0, and the message then named 0."""
+    value = lp.from_text(field, text)
+    assert value == text
+    name = lp.NUMBERS[field].name
+    assert lp.validate(lp.LiveSettings(**{field: value})) == [
+        f"{name} must be {lp.NUMBERS[field].describe()}, not {text!r}."]
+    assert lp.from_text(field, " 7 ") == 7
