@@ -105,7 +105,8 @@ LIVE_FORM = [
     _form("form-seed-exponent", "seed must be a whole number from 0 to 2147483647", seed="1e23"),
 ]
 
-# The custom model pair on the live page; "{tmp}" is the test's temporary folder.
+# The custom model pair on the live page; "{tmp}" is the test's temporary folder (an allowed model folder there).
+NOT_ALLOWED = "must be a Hugging Face hub id (owner/name) or a folder inside the folders this server loads models from"
 LIVE_MODELS = [
     Bad("models-unknown-hub-id", "live models", {"target": "no-such-org/no-such-model", "draft": "{draft}"},
         "Could not load 'no-such-org/no-such-model'"),
@@ -116,6 +117,12 @@ LIVE_MODELS = [
     Bad("models-ids-empty", "live models", {"target": "   ", "draft": ""}, "A custom pair needs a target id"),
     Bad("models-tokenizers-differ", "live models", {"target": "{target}", "draft": "{other_draft}"},
         "tokenizers differ"),
+    # Issue 23: a server file or folder outside the allowed model folders, one message whatever it is
+    Bad("models-server-file", "live models", {"target": "/etc/passwd", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-server-folder", "live models", {"target": "/etc", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-server-missing", "live models", {"target": "/no/such/folder", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-climbs-out", "live models", {"target": "{tmp}/../../../../etc", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-draft-server-file", "live models", {"target": "{target}", "draft": "/etc/shadow"}, NOT_ALLOWED),
 ]
 
 

@@ -124,6 +124,7 @@ def test_a_non_latin_prompt_runs_and_matches_plain_decoding():
 # ---- live page, custom model pairs ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, str]:
+    from app.live_pairs import MODEL_DIRS_ENV
     from tests.local_models import tiny_pair
 
     root = tmp_path_factory.mktemp("models")
@@ -131,7 +132,23 @@ def folders(tmp_path_factory) -> dict[str, str]:
     _, other = tiny_pair(root, same_tokenizer=False)
     (root / "junk").mkdir()
     (root / "junk" / "config.json").write_text("{not json")
-    return {"tmp": str(root), "target": str(target), "draft": str(draft), "other_draft": str(other)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(MODEL_DIRS_ENV, str(root))  # a folder the server is told to load models from
+        yield {"tmp": str(root), "target": str(target), "draft": str(draft), "other_draft": str(other)}
+
+
+def test_a_server_path_gets_one_message_whether_it_exists_or_not(folders):
+    """Issue 23 (9): `target=/etc/passwd` told the user whether the file existed and how it parsed."""
+    seen = set()
+    for target in ("/etc/passwd", "/etc", "/no/such/folder", "/etc/hostname", "/proc/self/environ"):
+        at = _good_live_page()
+        _custom(at, target, folders["draft"])
+        at.button(key="live_run").click().run()
+        assert not at.exception
+        seen.add(tuple(e.value for e in at.error))
+    assert len(seen) == 1, seen
+    (message,) = seen.pop()
+    assert "Hugging Face cache:" not in message and "passwd" not in message and "exist" not in message
 
 
 def _custom(at, target: str, draft: str) -> None:

@@ -139,7 +139,10 @@ def test_out_of_range_k_shows_a_message():
     assert not at.exception and any("k must be" in e.value for e in at.error)
 
 
-def test_unavailable_model_shows_a_message(tmp_path):
+def test_unavailable_model_shows_a_message(tmp_path, monkeypatch):
+    from app.live_pairs import MODEL_DIRS_ENV
+
+    monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))  # a folder this server loads models from
     at = _set_form(open_page("live.py"))
     at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
     # a folder with no model in it
@@ -277,13 +280,17 @@ def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
     assert at.query_params["seed"] == "42"
 
 
-def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path):
+def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path,
+                                                                                                   monkeypatch):
     """Issue 12: `bundled` as a custom target is the same loaded model (no second copy); a damaged
     distilled draft gets a message about its files, not advice about the prompt (defect 5)."""
     import shutil
 
     from app import loaders
+    from app.live_pairs import MODEL_DIRS_ENV
     from specsim import defaults
+
+    monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))
 
     draft = tmp_path / "draft"
     shutil.copytree(defaults.DEFAULT_DRAFT, draft)
