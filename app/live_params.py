@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from app import keys, urlstate
+from app import keys, urlcodec, urlstate
 from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
 from app.urlstate import CalcSettings
 from specsim import defaults
@@ -50,6 +50,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "max_new_tokens": ("n", keys.LIVE_MAX_NEW),
     "seed": ("seed", keys.LIVE_SEED),
 }
+NAMES: tuple[str, ...] = tuple(name for name, _ in FIELDS.values())
 NUMBERS: dict[str, Number] = {  # field -> its range and step
     "k": Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True),
     "temperature": Number("t", 0.0, defaults.TEMPERATURE_MAX, 2, exact=True),  # the page, run and link agree
@@ -75,7 +76,9 @@ def from_text(field: str, text: object) -> int | str:
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
-    """Settings from the URL, and a notice for every parameter that was refused or rounded."""
+    """Settings from the URL (a name in other letter case, ``K``, read as ours), and a notice for every parameter
+    that was refused or rounded."""
+    query = urlcodec.ours(query, NAMES)
     values: dict[str, object] = {}
     notices: list[str] = []
     defaults = LiveSettings()

@@ -80,14 +80,15 @@ def read_url_now(key: str) -> bool:
 
 
 def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
-    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone.
+    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone
+    (another spelling of one of ``names``, such as ``K`` for ``k``, is the page's too and goes).
 
     The browser adds a history entry for every change of the address, so the page's parameters go in
     one update, and none at all when the address already says the same.
     """
-    names = set(names)
+    names = {name.lower() for name in names}
     current = {key: st.query_params.get_all(key) for key in st.query_params}
-    target = {key: values for key, values in current.items() if key not in names}
+    target = {key: values for key, values in current.items() if key.lower() not in names}
     target.update({name: [value] for name, value in wanted.items()})
     if target != current:
         st.query_params.from_dict(target)

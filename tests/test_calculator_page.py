@@ -204,3 +204,11 @@ def test_a_typed_v_out_of_range_is_replaced_by_the_value_used_and_says_why(typed
     assert at.query_params.get("v") == (None if used == 1.0 else f"{used:.2f}")
     at.number_input[0].set_value(1.5).run()  # a good value right after: the note goes
     assert not at.warning and shown(at) == expected(4, 70, 0.13, 1.5)
+
+
+def test_a_wrong_case_parameter_is_read_and_the_url_is_written_in_lower_case():
+    """Issue 23 (a): `K=9` was silently ignored."""
+    at = open_page("calculator.py", query={"K": "9", "Alpha": "55"})
+    assert not at.exception and not at.warning
+    assert [s.value for s in at.slider] == [9, 55, 0.13]
+    assert at.query_params == {"k": "9", "alpha": "55", "c": "0.13"}

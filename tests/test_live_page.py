@@ -337,3 +337,13 @@ def test_letters_typed_into_k_or_max_new_tokens_are_named_and_kept(box, name):
     assert any(f"{name} must be a whole number" in e and "not 'abc'" in e for e in errors), errors
     assert at.text_input(key=state.widget_key(box)).value == "abc"
     assert at.query_params[name] != "abc" and at.session_state[state.LIVE_TRACE] is None
+
+
+def test_a_wrong_case_link_is_read_and_rewritten_in_lower_case():
+    """Issue 23 (a)."""
+    at = open_page("live.py", query={"K": "5", "Prompt": "hello there", "DRAFTER": "prompt_lookup"})
+    assert not at.exception and not at.warning
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == "5"
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "hello there"
+    assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == "prompt_lookup"
+    assert at.query_params["k"] == "5" and not {"K", "Prompt", "DRAFTER"} & set(at.query_params)

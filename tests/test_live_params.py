@@ -147,3 +147,9 @@ def test_text_typed_into_a_whole_number_box_is_named_in_the_message(field, text)
     assert lp.validate(lp.LiveSettings(**{field: value})) == [
         f"{name} must be {lp.NUMBERS[field].describe()}, not {text!r}."]
     assert lp.from_text(field, " 7 ") == 7
+
+
+def test_wrong_case_names_are_read_too():
+    """Issue 23 (a)."""
+    settings, notices = lp.parse_query({"K": "7", "PROMPT": "hi there", "T": "0.5"}, PAIRS)
+    assert (settings.k, settings.prompt, settings.temperature) == (7, "hi there", 0.5) and notices == []

@@ -307,3 +307,11 @@ def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
     labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
     assert labels[1] == f"2. {TEXT[c[2]]}" and labels[3] == f"4. {TEXT[c[4]]}" and labels[0].startswith("1. Empty")
     assert at.query_params["order"] == "43210.-2-4-.0"
+
+
+def test_a_wrong_case_progress_parameter_is_read():
+    """Issue 23 (a)."""
+    at = open_page("sequence_quiz.py", query={"Order": "43210.-2-4-.0"})
+    assert not at.exception and not at.warning
+    assert at.session_state[state.SEQ_ATTEMPT].slots[1] == SEQ.correct_order[2]
+    assert at.query_params == {"order": "43210.-2-4-.0"}

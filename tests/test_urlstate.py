@@ -167,3 +167,13 @@ def test_the_readme_states_the_ranges_the_calculator_accepts():
             assert f"rounded to {10 ** -param.decimals:.{param.decimals}f}" in accepted
         default = getattr(DEFAULT, param.field)
         assert rows[param.name][3].split(" ")[0] == param.format(default)
+
+
+def test_wrong_case_names_are_read_as_ours_and_an_exact_name_wins():
+    """Issue 23 (a): `K=9` was ignored without a word."""
+    from app.urlstate import ours
+
+    assert parse_query({"K": "9", "ALPHA": "55", "C": "0.2", "V": "1.5"}).settings == CalcSettings(9, 55, 0.2, 1.5)
+    assert ours({"K": "9", "Alpha": ["3", "5"], "other": "x"}) == {"k": "9", "alpha": "5"}
+    assert ours({"K": "9", "k": "6"}) == {"k": "6"}
+    assert parse_query({"K": "99"}).problems and "`k`" in parse_query({"K": "99"}).problems[0]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from app import live_params, state
+from app import live_params, state, urlcodec
 from app.live_params import DRAFTERS, LiveSettings
 from specsim.prompts import EXAMPLES
 
@@ -20,8 +20,7 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     if state.get(state.LIVE_URL_READ):
         return
     state.put(state.LIVE_URL_READ, True)
-    query = {name: st.query_params.get_all(name) for name, _ in live_params.FIELDS.values()
-             if name in st.query_params}
+    query = urlcodec.ours({key: st.query_params.get_all(key) for key in st.query_params}, live_params.NAMES)
     if not query:
         return
     settings, notices = live_params.parse_query(query, list(pairs))
@@ -86,6 +85,5 @@ def current() -> LiveSettings:
 def write_url(settings: LiveSettings) -> None:
     """Put ``settings`` in the address bar, touching only the live page's own parameters; a refused value
     leaves its parameter as the address has it."""
-    names = [name for name, _ in live_params.FIELDS.values()]
-    current = {name: st.query_params[name] for name in names if name in st.query_params}
-    state.write_query(names, live_params.to_query(settings, current))
+    current = urlcodec.ours(st.query_params.to_dict(), live_params.NAMES)
+    state.write_query(live_params.NAMES, live_params.to_query(settings, current))
