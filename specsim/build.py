@@ -55,6 +55,11 @@ def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None)
     return ModelDrafter(loaded.model, name=loaded.name)
 
 
+def prompt_lookup_drafter(target: LoadedModel) -> PromptLookupDrafter:
+    """Prompt lookup that never matches or copies the target tokenizer's special (chat-template) tokens."""
+    return PromptLookupDrafter(special_ids=getattr(target.tokenizer, "all_special_ids", ()))
+
+
 def build_drafter(
     kind: str, target: LoadedModel, draft: str = "", early_exit_layers: int = DEFAULT_EARLY_EXIT_LAYERS,
 ) -> Drafter:
@@ -64,7 +69,7 @@ def build_drafter(
             raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
         return load_draft_model(draft, target)
     if kind == "prompt_lookup":
-        return PromptLookupDrafter()
+        return prompt_lookup_drafter(target)
     if kind == "early_exit":
         return EarlyExitDrafter(target.model, early_exit_layers)
     raise ValueError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")
