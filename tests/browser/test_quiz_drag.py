@@ -61,6 +61,8 @@ def test_the_numbers_sit_on_your_order_and_a_link_with_gaps_keeps_its_slot_numbe
     assert answer == ['"2. "', '"4. "'], answer
     page.get_by_text("Reset and reshuffle").click()
     page.get_by_text("5 pieces left to place").wait_for(timeout=15_000)
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # the remounted list only
     seq = quiz.load_sequence()
     frame = page.frame_locator("iframe[title*='sortable']")
     for piece in seq.pieces[:2]:
