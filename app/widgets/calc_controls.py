@@ -87,7 +87,7 @@ def controls() -> CalcSettings:
         # no min or max on the box: the browser would keep an out-of-range value on screen, unused and unexplained
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
                             step=0.05, format="%.2f", key=state.bound(state.CALC_VERIFY_COST), on_change=_typed_v,
-                            help=f"{v_.describe()}")
+                            help=v_.describe())
         notice = state.get(state.CALC_V_NOTICE)
         if notice:
             st.warning(notice, icon="⚠️")
