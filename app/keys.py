@@ -26,7 +26,8 @@ CALC_K = "calc_k"
 CALC_ALPHA_PCT = "calc_alpha_pct"
 CALC_DRAFT_COST = "calc_draft_cost"
 CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
-CALC_URL_LAST = "calc_url_last"  # the calculator's query parameters as last written to the URL
+CALC_URL_VISIT = "calc_url_visit"  # the page visit (PAGE_VISIT) in which the calculator last read the URL
+CALC_V_NOTICE = "calc_v_notice"  # why the v box shows another value than was typed into it, or None
 # Charts (Streamlit needs a unique key per element)
 CALC_ITERATION_CHART = "calc_iteration"
 CALC_SWEEP_CHART = "calc_sweep"
@@ -102,13 +103,19 @@ DEFAULTS: dict[str, Any] = {
     LIVE_CUSTOM_DRAFT: "",
     LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
     LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
-    LIVE_K: machine.default_k()[0],  # the best K measured on this machine, else the lesson's K
+    LIVE_K: str(machine.default_k()[0]),  # the best K measured here, else the lesson's; typed as text (from_text)
     LIVE_TEMPERATURE: 0.0,
-    LIVE_MAX_NEW: defaults.DEFAULT_MAX_NEW_TOKENS,
-    LIVE_SEED: str(defaults.SEED_MIN),  # the seed box's text (app.live_params.seed_from_text)
+    LIVE_MAX_NEW: str(defaults.DEFAULT_MAX_NEW_TOKENS),
+    LIVE_SEED: str(defaults.SEED_MIN),
     CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
-    CALC_URL_LAST: None,
+    CALC_URL_VISIT: None,
+    CALC_V_NOTICE: None,
 }
+
+# ---- navigation ------------------------------------------------------------------------------------
+PAGE = "page"  # url path of the page the latest script run showed
+PAGE_VISIT = "page_visit"  # counts page visits: a new one starts when another page runs than the run before
+DEFAULTS.update({PAGE: None, PAGE_VISIT: 0})
 
 # ---- quiz (issue 5) ------------------------------------------------------------------------------
 # Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
@@ -153,8 +160,11 @@ VAR_RESULTS = "var_results"  # {(prompt label, max_new): VariantsPageData}: each
 VAR_RUN_BUTTON = "var_run"
 VAR_LOOKUP_BUTTON = "var_lookup_all"
 VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
+VAR_RUNNING = "var_running"  # (prompt label, max_new) of the run in progress; a stopped run leaves it behind
+VAR_NOTICE = "var_notice"  # what the page says about the last run (a cancel), shown until the next run
 
-DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1})
+DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1, VAR_RUNNING: None,
+                 VAR_NOTICE: None})
 
 
 

@@ -1,20 +1,65 @@
 """Which models the live page runs: the bundled target (offline), hub presets, or custom ids.
 
-Turns the page's settings into model ids and drafter settings (pure, no Streamlit);
+Turns the page's settings into model sources and drafter settings (no Streamlit);
 :func:`app.loaders.load_pair` loads them. An unknown pair raises
 :class:`~specsim.models.ModelUnavailable` with a message for the user.
+
+A custom id is typed by whoever uses the page, on a server: a hub id (``owner/name``) is loaded from the
+hub and never looked up on this machine's disk, and a local folder only inside the folders the server
+allows (:func:`allowed_roots`). Any other path gets one message, the same whether it exists, is a file
+or a folder, so the page tells nothing about the server's file system.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 from app.live_params import LiveSettings
-from specsim import defaults, models
+from specsim import defaults, models, paths
 from specsim.models import LoadedModel, ModelUnavailable
 
 BUNDLED = "bundled"
 CUSTOM = "custom"
+MODEL_DIRS_ENV = "SPECSIM_MODEL_DIRS"
+"""More folders custom models may be loaded from, separated by ``os.pathsep``."""
+NOT_ALLOWED = ("The {side} must be a Hugging Face hub id (owner/name) or a folder inside the folders this server "
+               "loads models from: the project folder, the specsim cache, the Hugging Face cache, or a folder listed "
+               f"in {MODEL_DIRS_ENV} when the server was started. Other paths are not opened.")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A model to load: a hub id (``local`` False: never read from this machine's disk), or a folder's real path."""
+
+    name: str
+    local: bool
+
+
+def allowed_roots() -> list[Path]:
+    """The folders custom models may come from: the project, the specsim cache, the Hugging Face cache, and
+    every folder in ``$SPECSIM_MODEL_DIRS``; each with its links resolved."""
+    from huggingface_hub import constants
+
+    roots = [paths.REPO_ROOT, models.cache_dir(), Path(constants.HF_HUB_CACHE)]
+    roots += [Path(p) for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]
+    return [Path(os.path.realpath(root)) for root in roots]
+
+
+def source(name: str, side: str) -> Source:
+    """Where to load the custom ``side`` ("target" or "draft") named ``name`` from; ModelUnavailable when the
+    server may not open it."""
+    name = name.strip()
+    path = Path(os.path.expanduser(name) if name == "~" or name.startswith("~/") else name)
+    real = Path(os.path.realpath(paths.resolve(path)))  # relative to the project, links resolved, .. gone
+    inside = any(real.is_relative_to(root) for root in allowed_roots())
+    if models.is_hub_id(name):  # a local folder only when an allowed one has that name
+        return Source(str(real), local=True) if inside and real.is_dir() else Source(name, local=False)
+    if inside:
+        return Source(str(real), local=True)
+    raise ModelUnavailable(NOT_ALLOWED.format(side=side))
 
 
 def _slug(label: str) -> str:
@@ -34,27 +79,27 @@ def choices() -> dict[str, str]:
     return out
 
 
-def target_id(settings: LiveSettings) -> str | None:
-    """The target's hub id or folder for the settings; None for the bundled target."""
+def target(settings: LiveSettings) -> Source | None:
+    """Where the target comes from for the settings; None for the bundled target."""
     if settings.pair == BUNDLED:
         return None
     if settings.pair == CUSTOM:
         if settings.target.strip() in models.BUNDLED_ALIASES:  # the one bundled copy, not a second load
             return None
-        return settings.target
+        return source(settings.target, "target")
     presets = _presets()
     if settings.pair not in presets:
         raise ModelUnavailable(f"Unknown model pair {settings.pair!r}.")
-    return presets[settings.pair][0]
+    return Source(presets[settings.pair][0], local=False)
 
 
-def draft_id(settings: LiveSettings) -> str | None:
-    """The draft model's hub id or folder for the settings (None: none ships for this pair)."""
+def draft(settings: LiveSettings) -> Source | None:
+    """Where the draft model comes from for the settings (None: none ships for this pair, or none was typed)."""
     if settings.pair == CUSTOM:
-        return settings.draft
+        return source(settings.draft, "draft") if settings.draft.strip() else None
     if settings.pair == BUNDLED:
-        return defaults.DEFAULT_DRAFT or None
-    return _presets()[settings.pair][1]
+        return Source(defaults.DEFAULT_DRAFT, local=True) if defaults.DEFAULT_DRAFT else None
+    return Source(_presets()[settings.pair][1], local=False)
 
 
 def early_exit_layers(settings: LiveSettings, target: LoadedModel) -> int:

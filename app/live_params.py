@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from app import keys, urlstate
+from app import keys, urlcodec, urlstate
 from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
 from app.urlstate import CalcSettings
 from specsim import defaults
@@ -32,10 +32,10 @@ class LiveSettings:
     draft: str = ""
     drafter: str = keys.DEFAULTS[keys.LIVE_DRAFTER]
     prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
-    k: int = keys.DEFAULTS[keys.LIVE_K]
+    k: int | str = defaults.DEFAULT_K  # a box's text when it is not a whole number in range (validate() says so)
     temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
-    max_new_tokens: int = keys.DEFAULTS[keys.LIVE_MAX_NEW]
-    seed: int | str = defaults.SEED_MIN  # the seed box's text when it is not a whole number (validate() says so)
+    max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
+    seed: int | str = defaults.SEED_MIN
 
 
 # field -> (URL name, session-state key)
@@ -50,6 +50,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "max_new_tokens": ("n", keys.LIVE_MAX_NEW),
     "seed": ("seed", keys.LIVE_SEED),
 }
+NAMES: tuple[str, ...] = tuple(name for name, _ in FIELDS.values())
 NUMBERS: dict[str, Number] = {  # field -> its range and step
     "k": Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True),
     "temperature": Number("t", 0.0, defaults.TEMPERATURE_MAX, 2, exact=True),  # the page, run and link agree
@@ -58,20 +59,26 @@ NUMBERS: dict[str, Number] = {  # field -> its range and step
 }
 
 
-def seed_from_text(text: object) -> int | str:
-    """The seed box holds text, so any number typed stays on screen: a whole number in range becomes the seed,
-    anything else is kept as typed and refused by :func:`validate` with the allowed range."""
+TEXT_BOXES = ("k", "max_new_tokens", "seed")
+"""Whole numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
+and turns letters into 0 (issue 23), so the page would refuse a number the user never typed."""
+
+
+def from_text(field: str, text: object) -> int | str:
+    """A whole-number box holds text, so whatever was typed stays on screen: a whole number in range becomes the
+    value, anything else is kept as typed and refused by :func:`validate`, which names it and the allowed range."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
-    text = str(text)
-    seed = NUMBERS["seed"]
-    if WHOLE_NUMBER.fullmatch(text) and seed.lo <= int(text) <= seed.hi:
+    text, number = str(text), NUMBERS[field]
+    if WHOLE_NUMBER.fullmatch(text) and number.lo <= int(text) <= number.hi:
         return int(text)
     return text
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
-    """Settings from the URL, and a notice for every parameter that was refused or rounded."""
+    """Settings from the URL (a name in other letter case, ``K``, read as ours), and a notice for every parameter
+    that was refused or rounded."""
+    query = urlcodec.ours(query, NAMES)
     values: dict[str, object] = {}
     notices: list[str] = []
     defaults = LiveSettings()
@@ -102,36 +109,58 @@ def _read_text(field: str, name: str, raw: str, pairs: Sequence[str], default: s
     return Reading(raw) if ok else refused(name, raw, expected, repr(default))
 
 
-def to_query(settings: LiveSettings) -> dict[str, str]:
-    """Query parameters that reproduce ``settings`` (custom ids only for a custom pair)."""
+def to_query(settings: LiveSettings, current: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Query parameters that reproduce ``settings`` (custom ids only for a custom pair).
+
+    A value :func:`validate` refuses is never written: its parameter keeps the value the address carries now
+    (``current``) when that one reads without a notice, and is left out otherwise.
+    """
+    refused, current = problems(settings), current or {}
     query = {}
     for field, (name, _) in FIELDS.items():
         value = getattr(settings, field)
         if field in ("target", "draft") and settings.pair != "custom":
             continue
+        if field in refused:
+            if name in current and _reads_cleanly(field, current[name]):
+                query[name] = current[name]
+            continue
         query[name] = number_text(value) if isinstance(value, float) else str(value)
     return query
 
 
-def validate(settings: LiveSettings) -> list[str]:
-    """Problems that stop a run, each a sentence for the user (empty when the settings are fine)."""
-    problems = []
+def _reads_cleanly(field: str, raw: str) -> bool:
+    """Whether a URL value for ``field`` would be taken as it stands (no refusal, no rounding)."""
+    name, default = FIELDS[field][0], getattr(LiveSettings(), field)
+    reading = read_number(NUMBERS[field], raw, default) if field in NUMBERS \
+        else _read_text(field, name, raw, (), default)
+    return reading.problem is None and reading.adjustment is None
+
+
+def problems(settings: LiveSettings) -> dict[str, str]:
+    """What stops a run, by the field at fault, each a sentence for the user (empty when the settings are fine)."""
+    found = {}
     if not settings.prompt.strip():
-        problems.append("The prompt is empty: type something for the models to continue, or pick an example.")
+        found["prompt"] = "The prompt is empty: type something for the models to continue, or pick an example."
     elif len(settings.prompt) > MAX_PROMPT_CHARS:
-        problems.append(f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
-                        "Shorten it and press Run again.")
+        found["prompt"] = (f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
+                           "Shorten it and press Run again.")
     for field, number in NUMBERS.items():
         value = getattr(settings, field)
         if not number.accepts(value):
-            problems.append(f"{number.name} must be {number.describe()}, not {value!r}.")
+            found[field] = f"{number.name} must be {number.describe()}, not {value!r}."
     if settings.drafter not in DRAFTERS:
-        problems.append(f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}.")
+        found["drafter"] = f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}."
     if settings.pair == "custom" and not settings.target.strip():
-        problems.append("A custom pair needs a target id (a hub id such as owner/name, or a local folder).")
+        found["target"] = "A custom pair needs a target id (a hub id such as owner/name, or a local folder)."
     if settings.pair == "custom" and settings.drafter == "model" and not settings.draft.strip():
-        problems.append("The draft-model drafter needs a draft id too (a hub id or a local folder).")
-    return problems
+        found["draft"] = "The draft-model drafter needs a draft id too (a hub id or a local folder)."
+    return found
+
+
+def validate(settings: LiveSettings) -> list[str]:
+    """Problems that stop a run, each a sentence for the user (empty when the settings are fine)."""
+    return list(problems(settings).values())
 
 
 @dataclass(frozen=True)

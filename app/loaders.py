@@ -56,14 +56,15 @@ def _bundled() -> _Once[LoadedModel]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _by_id(name: str) -> _Once[LoadedModel]:
-    return _Once(lambda progress: models.load_model(name, progress=progress))
+def _by_id(name: str, local: bool | None) -> _Once[LoadedModel]:
+    return _Once(lambda progress: models.load_model(name, progress=progress, local=local))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _draft(name: str, target_name: str, device: str, dtype: str, _target: LoadedModel) -> _Once[ModelDrafter]:
+def _draft(name: str, local: bool | None, target_name: str, device: str, dtype: str,
+           _target: LoadedModel) -> _Once[ModelDrafter]:
     """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
-    return _Once(lambda _progress: build.load_draft_model(name, _target))
+    return _Once(lambda _progress: build.load_draft_model(name, _target, local=local))
 
 
 def _with_bar(label: str, load: Callable[[Progress], LoadedModel]) -> LoadedModel:
@@ -89,35 +90,37 @@ def bundled_dtype_name() -> str:
     return str(models.parse_dtype(None, models.default_device())).removeprefix("torch.")
 
 
-def model_by_id(name: str) -> LoadedModel:
-    """A causal LM by hub id or local folder; raises ModelUnavailable with a readable message."""
+def model_by_id(name: str, local: bool | None = None) -> LoadedModel:
+    """A causal LM by hub id or local folder (``local`` as for :func:`specsim.models.load_model`); raises
+    ModelUnavailable with a readable message."""
     name = name.strip()
     if not name:
         raise ModelUnavailable("No model id given: type a hub id (owner/name) or a local folder.")
-    return _with_bar(f"Loading {name}", _by_id(name).get)
+    return _with_bar(f"Loading {name}", _by_id(name, local).get)
 
 
-def draft_model(name: str, target: LoadedModel) -> ModelDrafter:
+def draft_model(name: str, target: LoadedModel, local: bool | None = None) -> ModelDrafter:
     """A fresh :class:`ModelDrafter` around a draft model loaded once per process for this target.
 
     Drafters keep per-run state (their KV cache), so every run gets its own shallow copy; the
     weights are shared. ``start()`` gives the copy a cache of its own.
     """
-    holder = _draft(name.strip(), target.name, str(target.device), str(target.dtype), target)
+    holder = _draft(name.strip(), local, target.name, str(target.device), str(target.dtype), target)
     with st.spinner(f"Loading the draft model {name}…"):
         return copy.copy(holder.get(lambda _fraction, _message: None))
 
 
 def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
-    """(target, drafter) for the live page's settings; loads what is not loaded yet."""
-    name = live_pairs.target_id(settings)
-    target = bundled_target() if name is None else model_by_id(name)
+    """(target, drafter) for the live page's settings; loads what is not loaded yet. A custom path the server
+    may not open raises ModelUnavailable before anything is read (app.live_pairs)."""
+    where = live_pairs.target(settings)
+    draft = live_pairs.draft(settings) if settings.drafter == "model" else None
+    target = bundled_target() if where is None else model_by_id(where.name, where.local)
     if settings.drafter == "model":
-        draft = live_pairs.draft_id(settings)
         if not draft:
             raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or "
                                    "early exit as the drafter, or a hub pair when online.")
-        return target, draft_model(draft, target)
+        return target, draft_model(draft.name, target, draft.local)
     layers = live_pairs.early_exit_layers(settings, target) if settings.drafter == "early_exit" else 0
     return target, build.build_drafter(settings.drafter, target, early_exit_layers=layers)
 

@@ -26,4 +26,5 @@ nav = st.navigation(
         for section, pages in PAGES.items()
     }
 )
+state.note_page(nav.url_path)
 nav.run()

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from app import state
+from app.urlcodec import ours
 from specsim.quiz import KnowledgeAttempt, Question, SequenceAttempt
 
 KNOWLEDGE_PARAM = "kq"
@@ -91,15 +93,16 @@ def decode_sequence(text: str, correct_order: Sequence[str]) -> SequenceAttempt 
 
 # ---- the address bar ------------------------------------------------------------------------------
 def restore(param: str, decode) -> object | None:
-    """The attempt in the URL parameter ``param`` (via ``decode``), or None; a bad value gets a note."""
-    if param not in st.query_params:
+    """The attempt in the URL parameter ``param`` (any letter case, via ``decode``), or None; a bad value gets
+    a note."""
+    found = ours(st.query_params.to_dict(), [param])
+    if param not in found:
         return None
-    attempt = decode(st.query_params[param])
+    attempt = decode(found[param])
     if attempt is None:
         st.warning("The progress saved in this page's address could not be read; a new attempt starts.")
     return attempt
 
 
 def remember(param: str, text: str) -> None:
-    if st.query_params.get(param) != text:
-        st.query_params[param] = text
+    state.write_query([param], {param: text})

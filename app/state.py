@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.keys import *  # noqa: F403  (every key constant, so pages write state.LIVE_K)
-from app.keys import DEFAULTS, widget_key
+from app.keys import DEFAULTS, PAGE, PAGE_VISIT, widget_key
 
 
 def init() -> None:
@@ -57,14 +58,37 @@ def keep(keys: Iterable[str]) -> None:
             put(key, st.session_state[wkey])
 
 
+def note_page(page: str) -> None:
+    """Record which page this script run shows; another page than the run before starts a new visit."""
+    if get(PAGE) != page:
+        put(PAGE, page)
+        put(PAGE_VISIT, get(PAGE_VISIT) + 1)
+
+
+def read_url_now(key: str) -> bool:
+    """Whether a page should read its settings from the address in this run: once per visit, and again when
+    the browser's Back or Forward buttons brought the address. ``key`` remembers the visit it was read in.
+
+    Later runs leave the widgets alone: a rerun sent right after a key press can still carry the address
+    from before the previous run rewrote it, and reading that would snap the widgets back.
+    """
+    ctx = get_script_run_ctx()
+    if get(key) == get(PAGE_VISIT) and not (ctx is not None and ctx.is_history_navigation):
+        return False
+    put(key, get(PAGE_VISIT))
+    return True
+
+
 def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
-    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone."""
-    names = list(names)
-    have = {name: st.query_params.get(name) for name in names if name in st.query_params}
-    if have == dict(wanted):
-        return
-    for name in names:
-        if name in wanted:
-            st.query_params[name] = wanted[name]
-        elif name in st.query_params:
-            del st.query_params[name]
+    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone
+    (another spelling of one of ``names``, such as ``K`` for ``k``, is the page's too and goes).
+
+    The browser adds a history entry for every change of the address, so the page's parameters go in
+    one update, and none at all when the address already says the same.
+    """
+    names = {name.lower() for name in names}
+    current = {key: st.query_params.get_all(key) for key in st.query_params}
+    target = {key: values for key, values in current.items() if key.lower() not in names}
+    target.update({name: [value] for name, value in wanted.items()})
+    if target != current:
+        st.query_params.from_dict(target)

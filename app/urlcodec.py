@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TypeVar
 
 PLAIN_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
 """A plain decimal number: ASCII digits, an optional point and sign; short enough to read."""
@@ -20,6 +21,7 @@ REAL_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][-
 WHOLE_NUMBER = re.compile(r"\s*\+?[0-9]{1,10}\s*")
 """A whole number as typed into a text box."""
 UNSAFE = re.compile(r"[^0-9A-Za-z.+\-]")  # anything else could be markup, a path or a command
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,18 @@ def number_text(value: float) -> str:
 def half_up(x: float, decimals: int) -> float:
     """A measured float rounded half-up to ``decimals`` (as :meth:`Number.rounded` rounds a URL value)."""
     return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def ours(query: Mapping[str, V], names: Iterable[str]) -> dict[str, V]:
+    """The page's own parameters in ``query``, under their own names, however the link spells them (``K`` for
+    ``k``); a name spelled exactly wins over another spelling of it. Everything else is left out."""
+    by_lower = {name.lower(): name for name in names}
+    found: dict[str, V] = {}
+    for key, value in query.items():
+        name = by_lower.get(key.lower())
+        if name is not None and (key == name or name not in query):
+            found[name] = value
+    return found
 
 
 def last(value: str | Sequence[str]) -> str:

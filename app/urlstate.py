@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from app import keys
+from app import keys, urlcodec
 from app.urlcodec import Number, last, read_number
 from specsim.defaults import K_MAX, K_MIN
 
@@ -61,11 +61,13 @@ class ParseResult:
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
-    """Read the calculator's settings from query parameters; unknown parameters are ignored.
+    """Read the calculator's settings from query parameters; unknown parameters are ignored, and a name in
+    other letter case (``K``) is read as the calculator's own.
 
     Missing parameters take their defaults silently; present but unacceptable ones take their
     defaults with a notice; acceptable ones off the slider's step are rounded with a notice.
     """
+    query = urlcodec.ours(query, NAMES)
     defaults = CalcSettings()
     values: dict[str, float | int] = {}
     rejected: list[str] = []
@@ -98,10 +100,6 @@ def to_query(settings: CalcSettings, every: bool = False) -> dict[str, str]:
 
 
 def ours(query: Mapping[str, str | Sequence[str]]) -> dict[str, str]:
-    """The calculator's own parameters in ``query`` (last value of each), leaving any others out."""
-    found: dict[str, str] = {}
-    for name in NAMES:
-        if name in query:
-            found[name] = last(query[name])
-    return found
+    """The calculator's own parameters in ``query`` (last value of each, any letter case), leaving others out."""
+    return {name: last(value) for name, value in urlcodec.ours(query, NAMES).items()}
 

@@ -19,6 +19,7 @@ st.markdown(
 variant_guide.guide()
 
 st.subheader("Run them")
+ui.note_cancelled_run()
 labels = list(cmp.DEMO_PROMPTS)
 if state.get(state.VAR_PROMPT) not in labels:
     state.put(state.VAR_PROMPT, labels[0])
@@ -33,6 +34,9 @@ if st.button("Run every variant on this prompt", key=state.VAR_RUN_BUTTON, type=
     data = ui.run_prompt(label, max_new)
     if data is not None:
         results[(label, max_new)] = data
+notice = state.get(state.VAR_NOTICE)
+if notice:
+    st.warning(notice)
 data = results.get((label, max_new))
 if data is None or data.comparison.by_key("lookahead") is None:
     st.info("Press the button to run plain decoding and every variant on this prompt (a few minutes on a "

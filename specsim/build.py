@@ -35,10 +35,10 @@ def draft_form(drafter: str, draft: str = "") -> str:
     return "eagle" if kind == "eagle" else "standalone"
 
 
-def load_draft_model(draft: str, target: LoadedModel) -> Drafter:
+def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None) -> Drafter:
     """A :class:`ModelDrafter` from a hub id or a folder; a folder with ``id_map.json`` is a reduced-vocabulary
-    draft saved by ``specsim.distill``."""
-    if (Path(draft) / "id_map.json").is_file():
+    draft saved by ``specsim.distill``. ``local`` as for :func:`specsim.models.load_model`."""
+    if local is not False and (Path(draft) / "id_map.json").is_file():
         try:
             from specsim.distill.drafter import make_drafter  # a standalone draft or the EAGLE-style one
         except ImportError as error:
@@ -50,9 +50,14 @@ def load_draft_model(draft: str, target: LoadedModel) -> Drafter:
                 f"Could not load the distilled draft in {draft}: {brief_error(error)}. Its files are damaged or "
                 "incomplete (model.safetensors, config.json, draft.json, id_map.json); train it again or copy "
                 "the folder again, or pick another drafter.") from error
-    loaded = load_model(draft, device=target.device, dtype=target.dtype)
+    loaded = load_model(draft, device=target.device, dtype=target.dtype, local=local)
     shared_vocab_size(loaded.tokenizer, target.tokenizer)  # raises TokenizerMismatch with a clear message
     return ModelDrafter(loaded.model, name=loaded.name)
+
+
+def prompt_lookup_drafter(target: LoadedModel) -> PromptLookupDrafter:
+    """Prompt lookup that never matches or copies the target tokenizer's special (chat-template) tokens."""
+    return PromptLookupDrafter(special_ids=getattr(target.tokenizer, "all_special_ids", ()))
 
 
 def build_drafter(
@@ -64,7 +69,7 @@ def build_drafter(
             raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
         return load_draft_model(draft, target)
     if kind == "prompt_lookup":
-        return PromptLookupDrafter()
+        return prompt_lookup_drafter(target)
     if kind == "early_exit":
         return EarlyExitDrafter(target.model, early_exit_layers)
     raise ValueError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")

@@ -22,7 +22,7 @@ vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -238,15 +238,21 @@ class PromptLookupDrafter:
     (q = 1 on the proposed token, 0 elsewhere). Speculative sampling stays exact with such a q: the
     token is kept with probability min(1, p(x)/1) = p(x), and a rejection draws from
     norm(max(0, p - q)), which is p with x removed and renormalised; together that is p again.
+
+    ``special_ids`` (the tokenizer's special tokens, e.g. the chat template's ``<|im_start|>``) are never
+    matched or copied: the template repeats the same few tokens in every prompt, so on a short prompt the
+    newline after ``assistant`` would otherwise match the one after ``system`` and propose the template's
+    next ``<|im_start|>``. The output is unchanged either way: the target verifies every proposal.
     """
 
     kind = "prompt_lookup"
     needs_target_hidden = False
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 1):
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, special_ids: Iterable[int] = ()):
         if not 1 <= min_ngram <= max_ngram:
             raise ValueError("need 1 <= min_ngram <= max_ngram")
         self.max_ngram, self.min_ngram = max_ngram, min_ngram
+        self.special_ids = frozenset(int(i) for i in special_ids)
         self.name = f"prompt lookup ({min_ngram}..{max_ngram}-gram)"
         self.vocab_size = 0
 
@@ -257,13 +263,19 @@ class PromptLookupDrafter:
         pass  # no state
 
     def continuation(self, context: Sequence[int], k: int) -> list[int]:
-        """Up to k tokens that followed the most recent earlier match of the longest matching n-gram."""
-        ids = list(context)
+        """Up to k tokens that followed the most recent earlier match of the longest matching n-gram, cut before
+        the first special token (a match followed at once by one is passed over for an earlier one)."""
+        ids, special = list(context), self.special_ids
         for n in range(min(self.max_ngram, len(ids) - 1), self.min_ngram - 1, -1):
             tail = ids[-n:]
+            if special.intersection(tail):  # an n-gram with a template token in it is not text to look up
+                continue
             for start in range(len(ids) - n - 1, -1, -1):  # latest earlier occurrence first
                 if ids[start : start + n] == tail:
-                    return ids[start + n : start + n + k]
+                    follow = ids[start + n : start + n + k]
+                    cut = next((i for i, t in enumerate(follow) if t in special), len(follow))
+                    if cut:
+                        return follow[:cut]
         return []
 
     def propose(

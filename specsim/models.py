@@ -11,6 +11,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -245,6 +246,16 @@ PRESET_PAIRS: tuple[ModelPair, ...] = (
 )
 
 
+_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?"
+HUB_ID = re.compile(rf"(?:{_HUB_PART}/)?{_HUB_PART}")
+"""A Hugging Face hub id: ``owner/name`` (or a bare legacy name such as ``gpt2``), as the hub spells them."""
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether ``name`` is spelled like a hub id (letters, digits, ``-_.``; no ``--`` or ``..``; one ``/`` at most)."""
+    return bool(HUB_ID.fullmatch(name)) and "--" not in name and ".." not in name
+
+
 class TokenizerMismatch(ValueError):
     """A draft and a target whose tokenizers disagree on some shared token id."""
 
@@ -321,12 +332,14 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 def load_model(
     name_or_path: str, device: str | None = None, dtype: str | torch.dtype | None = None,
-    progress: Progress = _no_progress, invariant: bool | None = None,
+    progress: Progress = _no_progress, invariant: bool | None = None, local: bool | None = None,
 ) -> LoadedModel:
     """Load a causal LM by hub id or local directory (or ``"bundled"`` for the offline target).
 
-    Tries, in order: a local directory, the local Hugging Face cache, then the hub. Raises
-    :class:`ModelUnavailable` naming every place tried when none works.
+    ``local``: True reads only the local directory ``name_or_path``; False only the hub id (the local
+    Hugging Face cache first, then the hub), never a directory of that name; None decides by the name (a
+    directory, or anything not spelled like a hub id, is local). Raises :class:`ModelUnavailable` naming
+    every place tried when none works.
     """
     if name_or_path in BUNDLED_ALIASES:
         return load_bundled_target(device, dtype, progress, invariant)
@@ -335,7 +348,9 @@ def load_model(
     device = device or default_device()
     torch_dtype = parse_dtype(dtype, device)
     start = time.perf_counter()
-    attempts = [("local directory", {"local_files_only": True})] if Path(name_or_path).is_dir() else [
+    if local is None:
+        local = Path(name_or_path).is_dir() or not is_hub_id(name_or_path)
+    attempts = [("local directory", {"local_files_only": True})] if local else [
         ("Hugging Face cache", {"local_files_only": True}), ("Hugging Face hub", {})]
     offline = attempts[-1][0] == "Hugging Face hub" and not hub_reachable()
     if offline:

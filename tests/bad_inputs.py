@@ -81,18 +81,23 @@ LIVE_URL = [
     _live("live-url-target-too-long", "URL parameter `target`", pair="custom", target="a/" + "b" * 300),
 ]
 
-# Typed into the live page's form, then Run pressed. Values are what the widget holds.
+# Typed into the live page's form, then Run pressed. Values are what the widget holds (K, max new tokens and the seed
+# are text boxes).
 LIVE_FORM = [
     _form("form-prompt-empty", "The prompt is empty", prompt=""),
     _form("form-prompt-whitespace", "The prompt is empty", prompt=" \n\t  "),
     _form("form-prompt-huge", "the limit is 2000", prompt=HUGE),
-    _form("form-k-zero", "k must be a whole number from 1 to 16", k=0),
-    _form("form-k-above-max", "k must be a whole number from 1 to 16", k=17),
-    _form("form-k-negative", "k must be a whole number from 1 to 16", k=-4),
+    _form("form-k-zero", "k must be a whole number from 1 to 16, not '0'", k="0"),
+    _form("form-k-above-max", "k must be a whole number from 1 to 16", k="17"),
+    _form("form-k-negative", "k must be a whole number from 1 to 16", k="-4"),
+    _form("form-k-letters", "k must be a whole number from 1 to 16, not 'four'", k="four"),  # issue 23: not 0
+    _form("form-k-fraction", "k must be a whole number from 1 to 16, not '2.5'", k="2.5"),
     _form("form-temperature-negative", "t must be a number from 0 to 2", temperature=-0.5),
     _form("form-temperature-above-max", "t must be a number from 0 to 2", temperature=2.5),
-    _form("form-max-new-zero", "n must be a whole number from 1 to 256", max_new_tokens=0),
-    _form("form-max-new-above-max", "n must be a whole number from 1 to 256", max_new_tokens=257),
+    _form("form-max-new-zero", "n must be a whole number from 1 to 256", max_new_tokens="0"),
+    _form("form-max-new-above-max", "n must be a whole number from 1 to 256", max_new_tokens="257"),
+    _form("form-max-new-letters", "n must be a whole number from 1 to 256, not 'ten'", max_new_tokens="ten"),
+    _form("form-max-new-empty", "n must be a whole number from 1 to 256, not ''", max_new_tokens=""),
     # The seed box holds text (numbers past 2**53 do not survive a browser number box): values are strings.
     _form("form-seed-negative", "seed must be a whole number from 0 to 2147483647", seed="-1"),
     _form("form-seed-2-to-31", "seed must be a whole number from 0 to 2147483647", seed=str(2**31)),
@@ -100,7 +105,8 @@ LIVE_FORM = [
     _form("form-seed-exponent", "seed must be a whole number from 0 to 2147483647", seed="1e23"),
 ]
 
-# The custom model pair on the live page; "{tmp}" is the test's temporary folder.
+# The custom model pair on the live page; "{tmp}" is the test's temporary folder (an allowed model folder there).
+NOT_ALLOWED = "must be a Hugging Face hub id (owner/name) or a folder inside the folders this server loads models from"
 LIVE_MODELS = [
     Bad("models-unknown-hub-id", "live models", {"target": "no-such-org/no-such-model", "draft": "{draft}"},
         "Could not load 'no-such-org/no-such-model'"),
@@ -111,6 +117,12 @@ LIVE_MODELS = [
     Bad("models-ids-empty", "live models", {"target": "   ", "draft": ""}, "A custom pair needs a target id"),
     Bad("models-tokenizers-differ", "live models", {"target": "{target}", "draft": "{other_draft}"},
         "tokenizers differ"),
+    # Issue 23: a server file or folder outside the allowed model folders, one message whatever it is
+    Bad("models-server-file", "live models", {"target": "/etc/passwd", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-server-folder", "live models", {"target": "/etc", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-server-missing", "live models", {"target": "/no/such/folder", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-climbs-out", "live models", {"target": "{tmp}/../../../../etc", "draft": "{draft}"}, NOT_ALLOWED),
+    Bad("models-draft-server-file", "live models", {"target": "{target}", "draft": "/etc/shadow"}, NOT_ALLOWED),
 ]
 
 

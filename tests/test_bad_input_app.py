@@ -14,7 +14,7 @@ from tests.bad_inputs import CALCULATOR_URL, CAMPAIGN, LIVE_FORM, LIVE_MODELS, L
 from tests.conftest import open_page
 
 PROMPT = "one two three one two three one two"  # repeats itself, so prompt lookup drafts well
-GOOD_FORM = {"prompt": PROMPT, "k": 2, "temperature": 0.0, "max_new_tokens": 2, "seed": "0"}
+GOOD_FORM = {"prompt": PROMPT, "k": "2", "temperature": 0.0, "max_new_tokens": "2", "seed": "0"}  # as boxes hold them
 FORM_KEYS = {"prompt": state.LIVE_PROMPT, "k": state.LIVE_K, "temperature": state.LIVE_TEMPERATURE,
              "max_new_tokens": state.LIVE_MAX_NEW, "seed": state.LIVE_SEED}
 
@@ -71,19 +71,19 @@ def test_live_link(case: Bad):
     if "prompt" in companion:
         assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "hello there"
     else:
-        assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 3
-    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(5).run()  # a normal action right after
+        assert at.text_input(key=state.widget_key(state.LIVE_K)).value == "3"
+    at.text_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value("5").run()  # a normal action right after
     assert not at.exception
     assert at.query_params["n"] == "5"
-    assert at.session_state[state.LIVE_MAX_NEW] == 5
+    assert at.session_state[state.LIVE_MAX_NEW] == "5"
 
 
 # ---- live page form -----------------------------------------------------------------------------------
 def _fill(at, values: dict) -> None:
     for name, value in values.items():
         key = state.widget_key(FORM_KEYS[name])
-        widget = (at.text_area(key=key) if name == "prompt" else at.text_input(key=key) if name == "seed"
-                  else at.number_input(key=key))
+        widget = (at.text_area(key=key) if name == "prompt" else at.number_input(key=key) if name == "temperature"
+                  else at.text_input(key=key))
         widget.set_value(value)
 
 
@@ -108,7 +108,7 @@ def test_live_form(case: Bad):
     at.button(key="live_run").click().run()  # fixed: the run goes through
     assert not at.exception and not at.error
     trace = at.session_state[state.LIVE_TRACE]
-    assert trace is not None and 1 <= trace.n_generated <= GOOD_FORM["max_new_tokens"]
+    assert trace is not None and 1 <= trace.n_generated <= int(GOOD_FORM["max_new_tokens"])
 
 
 def test_a_non_latin_prompt_runs_and_matches_plain_decoding():
@@ -124,6 +124,7 @@ def test_a_non_latin_prompt_runs_and_matches_plain_decoding():
 # ---- live page, custom model pairs ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, str]:
+    from app.live_pairs import MODEL_DIRS_ENV
     from tests.local_models import tiny_pair
 
     root = tmp_path_factory.mktemp("models")
@@ -131,7 +132,23 @@ def folders(tmp_path_factory) -> dict[str, str]:
     _, other = tiny_pair(root, same_tokenizer=False)
     (root / "junk").mkdir()
     (root / "junk" / "config.json").write_text("{not json")
-    return {"tmp": str(root), "target": str(target), "draft": str(draft), "other_draft": str(other)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(MODEL_DIRS_ENV, str(root))  # a folder the server is told to load models from
+        yield {"tmp": str(root), "target": str(target), "draft": str(draft), "other_draft": str(other)}
+
+
+def test_a_server_path_gets_one_message_whether_it_exists_or_not(folders):
+    """Issue 23 (9): `target=/etc/passwd` told the user whether the file existed and how it parsed."""
+    seen = set()
+    for target in ("/etc/passwd", "/etc", "/no/such/folder", "/etc/hostname", "/proc/self/environ"):
+        at = _good_live_page()
+        _custom(at, target, folders["draft"])
+        at.button(key="live_run").click().run()
+        assert not at.exception
+        seen.add(tuple(e.value for e in at.error))
+    assert len(seen) == 1, seen
+    (message,) = seen.pop()
+    assert "Hugging Face cache:" not in message and "passwd" not in message and "exist" not in message
 
 
 def _custom(at, target: str, draft: str) -> None:
@@ -162,11 +179,11 @@ def test_live_settings_survive_a_visit_to_another_page():
 
     at = open_page("live.py")
     at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("north south east west").run()
-    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(7).run()
+    at.text_input(key=state.widget_key(state.LIVE_K)).set_value("7").run()
     at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("prompt_lookup").run()
     at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
     at.switch_page(str(ROOT / "pages" / "live.py")).run()
     assert not at.exception
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "north south east west"
-    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 7
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == "7"
     assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == "prompt_lookup"

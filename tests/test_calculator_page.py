@@ -130,3 +130,85 @@ def test_derivation_plugs_in_the_current_settings():
     assert "independently" in " ".join(m.value for m in at.markdown)
     share = kept_share_figure(a, k).data[-2].y  # the bold line of the chosen α
     assert list(share) == sorted(share, reverse=True) and share[0] == pytest.approx(a)
+
+
+# ---- issue 23 --------------------------------------------------------------------------------------------
+@pytest.fixture
+def url_writes(monkeypatch):
+    """How many times a script run told the browser about a new query string (each one is a history entry)."""
+    from streamlit.runtime.state.query_params import QueryParams
+
+    sent = [0]
+    original = QueryParams._send_query_param_msg
+
+    def counting(self):
+        sent[0] += 1
+        return original(self)
+
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg", counting)
+    return sent
+
+
+def test_arriving_from_another_page_writes_the_url_once_and_a_rerun_not_at_all(url_writes):
+    """Issue 23 (1): every `st.query_params[name] =` pushed a browser history entry, so leaving /live for the
+    calculator took four Back presses; the calculator now writes its three parameters in one update."""
+    at = open_page("live.py", query={"k": "3", "prompt": "hello"})
+    url_writes[0] = 0
+    at.query_params.clear()  # as the browser does on a page switch
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    assert not at.exception
+    assert at.query_params["k"] == "4" and at.query_params["alpha"] == "70" and at.query_params["c"] == "0.13"
+    assert url_writes[0] == 1
+    url_writes[0] = 0
+    at.run()  # nothing changed: nothing written
+    assert url_writes[0] == 0
+    at.slider[K].set_value(9).run()
+    assert url_writes[0] == 1 and at.query_params["k"] == "9"
+
+
+def test_a_stale_url_in_a_later_run_does_not_snap_the_sliders_back():
+    """Issue 23 (2): a rerun sent by a quick second key press can carry the address from before the first
+    press was written; the calculator then reset every slider to that old URL. The URL is read when the page
+    is opened; after that the sliders win."""
+    at = open_page("calculator.py")
+    at.slider[K].set_value(9).run()
+    assert at.query_params["k"] == "9"
+    at.query_params["k"] = "4"  # the rerun of the next key press still carries the old address
+    at.slider[ALPHA].set_value(60).run()
+    assert not at.exception
+    assert [s.value for s in at.slider] == [9, 60, 0.13]
+    assert shown(at) == expected(9, 60, 0.13)
+    assert at.query_params["k"] == "9" and at.query_params["alpha"] == "60"
+
+
+def test_a_link_is_read_again_when_the_page_is_opened_again():
+    at = open_page("calculator.py")
+    at.slider[K].set_value(9).run()
+    at.switch_page(str(ROOT / "pages" / "home.py")).run()
+    at.query_params["k"] = "3"  # a link to the calculator, followed from another page
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    assert at.slider[K].value == 3 and shown(at) == expected(3, 70, 0.13)
+
+
+@pytest.mark.parametrize(("typed", "used"), [(0.5, 1.0), (10.5, 10.0), (-3.0, 1.0)])
+def test_a_typed_v_out_of_range_is_replaced_by_the_value_used_and_says_why(typed, used):
+    """Issue 23 (4): the browser kept 0.5 in the box (a red outline, the reason in a tooltip) while every
+    number used 1.00. Now the box shows the value used and a message says why."""
+    at = open_page("calculator.py")
+    at.number_input[0].set_value(typed).run()
+    assert not at.exception
+    assert at.number_input[0].value == used
+    assert shown(at) == expected(4, 70, 0.13, used)
+    notes = [w.value for w in at.warning]
+    assert len(notes) == 1 and f"{typed:g}" in notes[0] and f"{used:.2f}" in notes[0] and "from 1 to 10" in notes[0]
+    assert at.query_params.get("v") == (None if used == 1.0 else f"{used:.2f}")
+    at.number_input[0].set_value(1.5).run()  # a good value right after: the note goes
+    assert not at.warning and shown(at) == expected(4, 70, 0.13, 1.5)
+
+
+def test_a_wrong_case_parameter_is_read_and_the_url_is_written_in_lower_case():
+    """Issue 23 (a): `K=9` was silently ignored."""
+    at = open_page("calculator.py", query={"K": "9", "Alpha": "55"})
+    assert not at.exception and not at.warning
+    assert [s.value for s in at.slider] == [9, 55, 0.13]
+    assert at.query_params == {"k": "9", "alpha": "55", "c": "0.13"}

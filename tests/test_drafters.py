@@ -143,3 +143,35 @@ def test_prompt_lookup_copies_the_latest_match():
 
 def test_common_prefix():
     assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2 and common_prefix([], [1]) == 0
+
+
+def test_prompt_lookup_never_matches_into_or_proposes_chat_template_tokens():
+    """Issue 23 (b): on a short prompt the last token is the template's newline after `assistant`, whose latest
+    earlier occurrence is followed by `<|im_start|>`: prompt lookup proposed the template instead of text."""
+    start, end, nl = 1, 2, 11
+    # <|im_start|> system \n ... <|im_end|> \n <|im_start|> user \n the cat <|im_end|> \n <|im_start|> assistant \n
+    context = [start, 10, nl, 30, end, nl, start, 12, nl, 20, 21, end, nl, start, 13, nl]
+    assert PromptLookupDrafter().continuation(context, 3) == [start, 13, nl]  # what it did
+    drafter = PromptLookupDrafter(special_ids=(start, end))
+    drafter.start(context, 50)
+    assert drafter.continuation(context, 3) == [20, 21]  # the user's text, cut before the template's next token
+    assert drafter.propose(context, 3, GREEDY, None).tokens == [20, 21]
+    assert drafter.continuation([*context, 20, 21, end], 3) == []  # an n-gram ending in a template token: none
+    assert drafter.continuation([5, 6, 7, 5, 6], 3) == [7, 5, 6]  # ordinary text is copied as before
+
+
+def test_the_built_prompt_lookup_drafter_skips_the_template_and_keeps_greedy_output(default_target):
+    from specsim.build import build_drafter
+    from specsim.engine import plain_generate, speculative_generate
+    from specsim.models import format_prompt
+
+    tokenizer = default_target.tokenizer
+    special = set(tokenizer.all_special_ids)
+    ids = format_prompt(tokenizer, "Say hi.")
+    assert PromptLookupDrafter().continuation(ids, 4)[0] in special  # the defect, on the real template
+    drafter = build_drafter("prompt_lookup", default_target)
+    drafter.start(ids, len(tokenizer))
+    assert not special & set(drafter.propose(ids, 4, GREEDY, None).tokens)
+    spec = speculative_generate(default_target, drafter, ids, 4, 12)
+    assert not special & {s.token_id for it in spec.iterations for s in it.slots}
+    assert spec.generated_ids == plain_generate(default_target, ids, 12).generated_ids

@@ -28,8 +28,8 @@ N_NEW = 10
 def _set_form(at, prompt=PROMPT, k=3, n=N_NEW, drafter="prompt_lookup", temperature=0.0):
     at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(prompt)
     at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value(drafter)
-    at.number_input(key=state.widget_key(state.LIVE_K)).set_value(k)
-    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(n)
+    at.text_input(key=state.widget_key(state.LIVE_K)).set_value(str(k))
+    at.text_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(str(n))
     at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(temperature)
     return at
 
@@ -139,7 +139,10 @@ def test_out_of_range_k_shows_a_message():
     assert not at.exception and any("k must be" in e.value for e in at.error)
 
 
-def test_unavailable_model_shows_a_message(tmp_path):
+def test_unavailable_model_shows_a_message(tmp_path, monkeypatch):
+    from app.live_pairs import MODEL_DIRS_ENV
+
+    monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))  # a folder this server loads models from
     at = _set_form(open_page("live.py"))
     at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
     # a folder with no model in it
@@ -175,14 +178,14 @@ def test_settings_survive_a_visit_to_another_page():
     at.switch_page(str(ROOT / "pages" / "live.py")).run()
     assert not at.exception
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "kept across pages"
-    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == 5
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == "5"
 
 
 def test_a_bad_link_falls_back_with_a_notice():
     at = open_page("live.py", query={"k": "99", "t": "0.5", "prompt": "from a link"})
     assert not at.exception
     assert any("`k`" in w.value for w in at.warning)
-    assert at.number_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == state.DEFAULTS[state.LIVE_K]
     assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 0.5
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "from a link"
 
@@ -242,7 +245,7 @@ def test_a_second_run_replaces_the_output_boxes():
     first, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
     assert _output_boxes(at) == {"speculative output": first.text, "plain output": plain.text}
     at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("Name three colours of the rainbow.")
-    at.number_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value(4)
+    at.text_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value("4")
     at.button(key="live_run").click().run()
     second, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
     assert second.text != first.text
@@ -264,23 +267,30 @@ def test_a_tiny_temperature_is_shown_run_and_linked_as_typed():
 
 
 def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
-    """Issue 12, defect 4: 9007199254740993 is neither run nor linked as seed 0."""
+    """Issue 12, defect 4: 9007199254740993 is neither run nor linked as seed 0. Issue 23 (7): nor is it written
+    into the link; the link keeps the last seed the page could run."""
     at = _set_form(open_page("live.py", timeout=600), n=3)
+    at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("42").run()
+    assert at.query_params["seed"] == "42"
     at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("9007199254740993")
     at.button(key="live_run").click().run()
     assert any("seed must be a whole number from 0 to 2147483647" in e.value for e in at.error)
     assert at.session_state[state.LIVE_TRACE] is None
     assert at.text_input(key=state.widget_key(state.LIVE_SEED)).value == "9007199254740993"
-    assert at.query_params["seed"] != "0"
+    assert at.query_params["seed"] == "42"
 
 
-def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path):
+def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names_a_damaged_draft(tmp_path,
+                                                                                                   monkeypatch):
     """Issue 12: `bundled` as a custom target is the same loaded model (no second copy); a damaged
     distilled draft gets a message about its files, not advice about the prompt (defect 5)."""
     import shutil
 
     from app import loaders
+    from app.live_pairs import MODEL_DIRS_ENV
     from specsim import defaults
+
+    monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))
 
     draft = tmp_path / "draft"
     shutil.copytree(defaults.DEFAULT_DRAFT, draft)
@@ -299,3 +309,41 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
 
     target, _ = loaders.load_pair(LiveSettings(pair="custom", target=" bundled ", drafter="prompt_lookup"))
     assert target is loaders.bundled_target()
+
+
+# ---- issue 23 --------------------------------------------------------------------------------------------
+def test_a_refused_temperature_is_not_written_to_the_url():
+    """Issue 23 (7)."""
+    at = open_page("live.py")
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(0.7).run()
+    assert at.query_params["t"] == "0.7"
+    at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).set_value(2.0001).run()
+    assert not at.exception
+    assert at.query_params["t"] == "0.7"
+    at.button(key="live_run").click().run()
+    assert any("t must be a number from 0 to 2, not 2.0001" in e.value for e in at.error)
+    assert at.number_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == 2.0001  # kept for the user
+    assert at.query_params["t"] == "0.7"
+
+
+@pytest.mark.parametrize(("box", "name"), [(state.LIVE_K, "k"), (state.LIVE_MAX_NEW, "n")])
+def test_letters_typed_into_k_or_max_new_tokens_are_named_and_kept(box, name):
+    """Issue 23 (8): the boxes were number boxes, so letters reached the page as 0 and the message named 0."""
+    at = open_page("live.py")
+    at.text_input(key=state.widget_key(box)).set_value("abc").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any(f"{name} must be a whole number" in e and "not 'abc'" in e for e in errors), errors
+    assert at.text_input(key=state.widget_key(box)).value == "abc"
+    assert at.query_params[name] != "abc" and at.session_state[state.LIVE_TRACE] is None
+
+
+def test_a_wrong_case_link_is_read_and_rewritten_in_lower_case():
+    """Issue 23 (a)."""
+    at = open_page("live.py", query={"K": "5", "Prompt": "hello there", "DRAFTER": "prompt_lookup"})
+    assert not at.exception and not at.warning
+    assert at.text_input(key=state.widget_key(state.LIVE_K)).value == "5"
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "hello there"
+    assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == "prompt_lookup"
+    assert at.query_params["k"] == "5" and not {"K", "Prompt", "DRAFTER"} & set(at.query_params)

@@ -35,7 +35,7 @@ def test_a_temperature_that_underflows_to_zero_is_refused_not_made_greedy():
                                        ("4.0", None)])
 def test_the_seed_box_text_becomes_a_seed_or_a_message(text, seed):
     """Issue 12, defect 4: a seed out of range is refused with the range, never replaced by another."""
-    value = lp.seed_from_text(text)
+    value = lp.from_text("seed", text)
     if seed is None:
         assert value == text
         problems = lp.validate(lp.LiveSettings(seed=value))
@@ -122,3 +122,34 @@ def test_the_recorded_run_names_the_temperature_it_ran():
     trace = hand_trace(greedy=False)
     trace = replace(trace, settings=replace(trace.settings, temperature=0.123456789))
     assert "temperature 0.123456789," in describe(trace)
+
+
+def test_a_refused_value_is_not_written_to_the_url():
+    """Issue 23 (7): a temperature of 2.0001 was refused at Run but written into the address all the same.
+    A refused value keeps the address's last acceptable value, or leaves the parameter out."""
+    before = lp.to_query(lp.LiveSettings(temperature=0.7, k=5))
+    typed = lp.LiveSettings(temperature=2.0001, k="abc", max_new_tokens=0, seed="-1", prompt=" ")
+    query = lp.to_query(typed, before)
+    assert (query["t"], query["k"], query["n"], query["seed"], query["prompt"]) == (
+        "0.7", "5", before["n"], before["seed"], before["prompt"])
+    assert not {"t", "k", "n", "seed", "prompt"} & set(lp.to_query(typed))
+    assert "t" not in lp.to_query(typed, {"t": "5"})  # an unacceptable value in the address is not kept either
+    assert lp.to_query(lp.LiveSettings(temperature=2.0), before)["t"] == "2"
+
+
+@pytest.mark.parametrize("field,text", [("k", "abc"), ("k", "4.5"), ("k", ""), ("max_new_tokens", "ten"),
+                                        ("max_new_tokens", "1e2")])
+def test_text_typed_into_a_whole_number_box_is_named_in_the_message(field, text):
+    """Issue 23 (8): letters typed into K or Max new tokens became 0, and the message then named 0."""
+    value = lp.from_text(field, text)
+    assert value == text
+    name = lp.NUMBERS[field].name
+    assert lp.validate(lp.LiveSettings(**{field: value})) == [
+        f"{name} must be {lp.NUMBERS[field].describe()}, not {text!r}."]
+    assert lp.from_text(field, " 7 ") == 7
+
+
+def test_wrong_case_names_are_read_too():
+    """Issue 23 (a)."""
+    settings, notices = lp.parse_query({"K": "7", "PROMPT": "hi there", "T": "0.5"}, PAIRS)
+    assert (settings.k, settings.prompt, settings.temperature) == (7, "hi there", 0.5) and notices == []

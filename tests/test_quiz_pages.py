@@ -269,3 +269,49 @@ def test_a_bad_saved_progress_starts_a_new_attempt_with_a_note(page, param, valu
     assert not at.exception
     assert any("could not be read" in w.value for w in at.warning)
     assert at.query_params[param] != value  # the new attempt replaced it
+
+
+# ---- issue 23 --------------------------------------------------------------------------------------------
+
+
+def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
+    """Issue 23 (3): the sortable puts a <style> element before its first list, so `:nth-child(2)` numbered
+    the tray. Every numbering rule now names the list after the tray."""
+    from app.widgets.sequence_quiz import ANSWER_LIST, drag_style
+
+    attempt = quiz.SequenceAttempt(SEQ.correct_order, (SEQ.correct_order[0], SEQ.correct_order[1]) + (None,) * 3)
+    style = drag_style(attempt)
+    rules = [r.strip() for r in style.split("}") if "::before" in r]
+    assert len(rules) == 5 and all(r.startswith(ANSWER_LIST) for r in rules), rules
+    assert ANSWER_LIST == ".sortable-container + .sortable-container"
+
+
+def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
+    """Issue 23 (3): `order=43210.-2-4-.0` has steps in slots 2 and 4 only; drag mode showed them as 1 and 2
+    and closed the gaps on the next drag without a word."""
+    from app.widgets.sequence_quiz import drag_style, slot_numbers
+
+    at = open_page("sequence_quiz.py", query={"order": "43210.-2-4-.0"})
+    c = SEQ.correct_order
+    gapped = (None, c[2], None, c[4], None)
+    assert at.session_state[state.SEQ_ATTEMPT].slots == gapped
+    at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
+    assert not at.exception
+    attempt = at.session_state[state.SEQ_ATTEMPT]
+    assert attempt.slots == gapped, "opening drag mode keeps the gaps"
+    assert slot_numbers(attempt) == [2, 4]
+    assert 'content: "2. "' in drag_style(attempt) and 'content: "4. "' in drag_style(attempt)
+    notes = [i.value for i in at.info]
+    assert any("slots 1, 3 and 5 are empty" in n and "Tap" in n for n in notes), notes
+    at.radio(key=state.SEQ_MODE_WIDGET).set_value("Tap").run()
+    labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
+    assert labels[1] == f"2. {TEXT[c[2]]}" and labels[3] == f"4. {TEXT[c[4]]}" and labels[0].startswith("1. Empty")
+    assert at.query_params["order"] == "43210.-2-4-.0"
+
+
+def test_a_wrong_case_progress_parameter_is_read():
+    """Issue 23 (a)."""
+    at = open_page("sequence_quiz.py", query={"Order": "43210.-2-4-.0"})
+    assert not at.exception and not at.warning
+    assert at.session_state[state.SEQ_ATTEMPT].slots[1] == SEQ.correct_order[2]
+    assert at.query_params == {"order": "43210.-2-4-.0"}

@@ -135,3 +135,45 @@ def test_any_text_gives_settings_in_range_and_never_raises(query):
     assert 0 <= s.alpha_pct <= 100 and isinstance(s.alpha_pct, int)
     assert 0.0 <= s.draft_cost <= 1.0
     assert 1.0 <= s.verify_cost <= 10.0
+
+
+def _readme_rows() -> dict[str, list[str]]:
+    """The README's table of calculator URL parameters: name -> its cells."""
+    from tests.conftest import ROOT
+
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| parameter | meaning | accepted"))
+    rows = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = cells
+    return rows
+
+
+def test_the_readme_states_the_ranges_the_calculator_accepts():
+    """Issue 23 (5): the README said v accepts 0.50–10.00; the calculator accepts 1–10."""
+    from app.urlstate import PARAMS
+
+    rows = _readme_rows()
+    assert set(rows) == set(NAMES)
+    for param in PARAMS:
+        accepted = rows[param.name][2]
+        ends = accepted.split(",")[0].removeprefix("whole number ").split("–")
+        assert [float(e) for e in ends] == [param.lo, param.hi], (param.name, accepted)
+        if param.decimals:
+            assert ends == [f"{param.lo:.{param.decimals}f}", f"{param.hi:.{param.decimals}f}"]
+            assert f"rounded to {10 ** -param.decimals:.{param.decimals}f}" in accepted
+        default = getattr(DEFAULT, param.field)
+        assert rows[param.name][3].split(" ")[0] == param.format(default)
+
+
+def test_wrong_case_names_are_read_as_ours_and_an_exact_name_wins():
+    """Issue 23 (a): `K=9` was ignored without a word."""
+    from app.urlstate import ours
+
+    assert parse_query({"K": "9", "ALPHA": "55", "C": "0.2", "V": "1.5"}).settings == CalcSettings(9, 55, 0.2, 1.5)
+    assert ours({"K": "9", "Alpha": ["3", "5"], "other": "x"}) == {"k": "9", "alpha": "5"}
+    assert ours({"K": "9", "k": "6"}) == {"k": "6"}
+    assert parse_query({"K": "99"}).problems and "`k`" in parse_query({"K": "99"}).problems[0]

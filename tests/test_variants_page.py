@@ -60,3 +60,32 @@ def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_tab
     table = at.table[0].value  # a table, not a dataframe: its long cells wrap instead of being clipped
     assert list(table["variant"]) == [cmp.LABELS[k] for k in cmp.LESSON_TABLE]
     assert at.button(key=state.VAR_RUN_BUTTON)  # running stays one button away
+
+
+def test_leaving_mid_run_and_coming_back_says_the_run_was_cancelled(monkeypatch):
+    """Issue 23 (6): a click elsewhere (or a page switch) stops the script at its next UI call; the page then
+    came back to the pre-run box without a word. Like the live page, it now says the run was cancelled."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from tests.conftest import ROOT
+
+    calls = []
+
+    def interrupted(*args, progress, **kwargs):
+        calls.append(1)
+        progress(0.1, "Plain decoding")
+        raise StopException()  # what Streamlit raises in the script thread when the user leaves mid-run
+
+    monkeypatch.setattr(cmp, "compare", interrupted)
+    monkeypatch.setattr(loaders, "bundled_target", lambda: None)
+    at = open_page("variants.py")
+    at.button(key=state.VAR_RUN_BUTTON).click().run()
+    assert calls
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    at.switch_page(str(ROOT / "pages" / "variants.py")).run()
+    assert not at.exception
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("Cancelled: the run on the prompt") for w in warnings), warnings
+    assert any("Press the button" in i.value for i in at.info)
+    at.run()  # as on the live page, the notice stays until the next run
+    assert any(w.value.startswith("Cancelled") for w in at.warning)

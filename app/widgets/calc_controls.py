@@ -18,16 +18,19 @@ _KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
 def _store(settings: CalcSettings) -> None:
     for field, key in _KEYS.items():
         state.show(key, getattr(settings, field))
+    state.put(state.CALC_V_NOTICE, None)  # a link's v is in range: a note about a typed one no longer applies
 
 
 def apply_url() -> None:
-    """Load settings from the URL when it carries calculator parameters we did not write ourselves.
+    """Load settings from the URL when the page is opened (and after Back or Forward); the sliders win after.
 
     Rejected parameters fall back to their defaults with a warning that names them; values off a
     slider's step are rounded with a note.
     """
+    if not state.read_url_now(state.CALC_URL_VISIT):
+        return
     query = urlstate.ours(st.query_params.to_dict())
-    if not query or query == state.get(state.CALC_URL_LAST):
+    if not query:
         return
     result = urlstate.parse_query(query)
     _store(result.settings)
@@ -37,9 +40,23 @@ def apply_url() -> None:
         st.info(note, icon="ℹ️")
 
 
-def _use_measured_v(v: float) -> None:
-    state.put(state.CALC_VERIFY_COST, v)
-    st.session_state[state.widget_key(state.CALC_VERIFY_COST)] = v
+def _use_v(v: float) -> None:
+    """Put ``v`` in the box, or the nearest value the calculator takes with a notice saying why."""
+    param = urlstate.BY_NAME["v"]
+    used = round(min(param.hi, max(param.lo, float(v))), param.decimals)
+    notice = None
+    if used != round(float(v), param.decimals):
+        why = ("a pass over K + 1 tokens never costs less than a one-token pass" if v < param.lo
+               else f"the calculator's plots stop at {param.limit(param.hi)}")
+        notice = (f"v = {v:g} is refused: v takes a number from {param.limit(param.lo)} to {param.limit(param.hi)} "
+                  f"({why}). Every number on this page uses v = {param.format(used)}.")
+    state.put(state.CALC_V_NOTICE, notice)
+    state.put(state.CALC_VERIFY_COST, used)
+    st.session_state[state.widget_key(state.CALC_VERIFY_COST)] = used
+
+
+def _typed_v() -> None:
+    _use_v(st.session_state[state.widget_key(state.CALC_VERIFY_COST)])
 
 
 def controls() -> CalcSettings:
@@ -63,13 +80,17 @@ def controls() -> CalcSettings:
         if curve is not None and int(k) + 1 <= max(curve.ns):
             measured = round(curve.v_at(int(k) + 1), 2)
             st.button(f"Use v({int(k) + 1}) = {measured:.2f}, measured on this machine",
-                      key=state.CALC_USE_MEASURED_V_BUTTON, on_click=_use_measured_v, args=(measured,))
+                      key=state.CALC_USE_MEASURED_V_BUTTON, on_click=_use_v, args=(measured,))
         elif curve is None:
             st.page_link(str(ROOT / "pages" / "verify_free.py"), label="Measure v on this machine",
                          icon=":material/speed:")
+        # no min or max on the box: the browser would keep an out-of-range value on screen, unused and unexplained
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",
-                            min_value=v_.lo, max_value=v_.hi, step=0.05, format="%.2f",
-                            key=state.bound(state.CALC_VERIFY_COST))
+                            step=0.05, format="%.2f", key=state.bound(state.CALC_VERIFY_COST), on_change=_typed_v,
+                            help=v_.describe())
+        notice = state.get(state.CALC_V_NOTICE)
+        if notice:
+            st.warning(notice, icon="⚠️")
     settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 2),
                             verify_cost=round(float(v), 2))
     for field, key in _KEYS.items():
@@ -79,6 +100,4 @@ def controls() -> CalcSettings:
 
 def write_url(settings: CalcSettings) -> None:
     """Put ``settings`` in the address bar, touching only the calculator's own parameters."""
-    wanted = urlstate.to_query(settings)
-    state.write_query(urlstate.NAMES, wanted)
-    state.put(state.CALC_URL_LAST, wanted)
+    state.write_query(urlstate.NAMES, urlstate.to_query(settings))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from app import live_params, state
+from app import live_params, state, urlcodec
 from app.live_params import DRAFTERS, LiveSettings
 from specsim.prompts import EXAMPLES
 
@@ -20,15 +20,14 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     if state.get(state.LIVE_URL_READ):
         return
     state.put(state.LIVE_URL_READ, True)
-    query = {name: st.query_params.get_all(name) for name, _ in live_params.FIELDS.values()
-             if name in st.query_params}
+    query = urlcodec.ours({key: st.query_params.get_all(key) for key in st.query_params}, live_params.NAMES)
     if not query:
         return
     settings, notices = live_params.parse_query(query, list(pairs))
     for field, (name, key) in live_params.FIELDS.items():
         if name in query:
             value = getattr(settings, field)
-            state.show(key, str(value) if key == state.LIVE_SEED else value)  # the seed box holds text
+            state.show(key, str(value) if field in live_params.TEXT_BOXES else value)  # those boxes hold text
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
@@ -55,14 +54,13 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.bound(state.LIVE_DRAFTER))
         a, b = st.columns(2)
         numbers = live_params.NUMBERS
-        a.number_input("K: proposals per loop", step=1, key=state.bound(state.LIVE_K), help=numbers["k"].describe())
+        # whole numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it
+        a.text_input("K: proposals per loop", key=state.bound(state.LIVE_K), help=numbers["k"].describe())
         # %g shows the value itself (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
         b.number_input("Temperature (0 = greedy)", step=0.1, format="%g", key=state.bound(state.LIVE_TEMPERATURE),
                        help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
                             "samples almost always the top token")
-        a.number_input("Max new tokens", step=1, key=state.bound(state.LIVE_MAX_NEW),
-                       help=numbers["max_new_tokens"].describe())
-        # text, not a number box: a browser number box silently drops numbers beyond 2**53 (issue 12)
+        a.text_input("Max new tokens", key=state.bound(state.LIVE_MAX_NEW), help=numbers["max_new_tokens"].describe())
         b.text_input("Seed", key=state.bound(state.LIVE_SEED),
                      help=f"{numbers['seed'].describe()}; it fixes the random draws in sampling mode")
     with left:
@@ -79,10 +77,13 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
 def current() -> LiveSettings:
     """The settings as they stand in session state."""
     values = {field: state.get(key) for field, (_, key) in live_params.FIELDS.items()}
-    values["seed"] = live_params.seed_from_text(values["seed"])
+    for field in live_params.TEXT_BOXES:
+        values[field] = live_params.from_text(field, values[field])
     return LiveSettings(**values)
 
 
 def write_url(settings: LiveSettings) -> None:
-    """Put ``settings`` in the address bar, touching only the live page's own parameters."""
-    state.write_query([name for name, _ in live_params.FIELDS.values()], live_params.to_query(settings))
+    """Put ``settings`` in the address bar, touching only the live page's own parameters; a refused value
+    leaves its parameter as the address has it."""
+    current = urlcodec.ours(st.query_params.to_dict(), live_params.NAMES)
+    state.write_query(live_params.NAMES, live_params.to_query(settings, current))

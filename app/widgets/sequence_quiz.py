@@ -18,12 +18,10 @@ from specsim.quiz import SequenceAttempt, SequenceQuiz
 
 TRAY_HEADER = "Tray: drag the steps from here"
 ANSWER_HEADER = "Your order: first step at the top"
-DRAG_STYLE = """
-.sortable-item, .sortable-item:hover { white-space: normal; line-height: 1.35; text-align: left; }
-.sortable-container { counter-reset: step; }
-.sortable-container:nth-child(2) .sortable-item::before { content: counter(step) ". "; counter-increment: step; }
-.sortable-item.dragging::before { content: none; counter-increment: none; }
-"""
+ANSWER_LIST = ".sortable-container + .sortable-container"
+"""CSS selector of the "Your order" list: the one after the tray. (The component puts a ``<style>`` element before
+its first list, so ``.sortable-container:nth-child(2)`` is the tray.)"""
+ITEM_STYLE = ".sortable-item, .sortable-item:hover { white-space: normal; line-height: 1.35; text-align: left; }"
 
 
 # ---- state -----------------------------------------------------------------------------------------
@@ -74,6 +72,33 @@ def _reset(correct_order: tuple[str, ...]) -> None:
 # ---- drag and drop ---------------------------------------------------------------------------------
 
 
+def slot_numbers(attempt: SequenceAttempt) -> list[int]:
+    """The slot number of each placed step, top to bottom: [2, 4] when slots 1, 3 and 5 are empty."""
+    return [slot + 1 for slot, piece in enumerate(attempt.slots) if piece is not None]
+
+
+def drag_style(attempt: SequenceAttempt) -> str:
+    """The sortable's CSS: the steps in "Your order" numbered with their slots, so an order with gaps keeps them."""
+    numbers = slot_numbers(attempt)
+    if numbers == list(range(1, len(numbers) + 1)):  # no gaps: a step dragged in below is numbered at once
+        numbers = list(range(1, len(attempt.slots) + 1))
+    return "\n".join([ITEM_STYLE] + [f'{ANSWER_LIST} .sortable-item:nth-child({i})::before {{ content: "{n}. "; }}'
+                                     for i, n in enumerate(numbers, start=1)])
+
+
+def gaps_note(attempt: SequenceAttempt) -> str | None:
+    """What drag mode says about an order with empty slots between or before its steps (None without gaps)."""
+    numbers = slot_numbers(attempt)
+    if numbers == list(range(1, len(numbers) + 1)):
+        return None
+    empty = [slot + 1 for slot, piece in enumerate(attempt.slots) if piece is None]
+    names = ", ".join(map(str, empty[:-1])) + f" and {empty[-1]}" if len(empty) > 1 else str(empty[0])
+    return (f"Your order has empty slots: slot{'s' if len(empty) > 1 else ''} {names} "
+            f"{'are' if len(empty) > 1 else 'is'} empty, and the list below numbers each step with its slot. "
+            "A drag list cannot hold an empty slot, so your next drag fills the slots from the top and closes the "
+            "gaps. To fill a gap where it is, answer with Tap.")
+
+
 def drag_containers(quiz: SequenceQuiz, attempt: SequenceAttempt) -> list[dict[str, Any]]:
     """What the sortable shows: the tray, and the answer list filled from the top."""
     text = {p.id: p.text for p in quiz.pieces}
@@ -99,11 +124,14 @@ def order_from_drag(quiz: SequenceQuiz, value: Any) -> list[str]:
 
 def _drag_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> SequenceAttempt:
     st.caption("Drag each step from the tray into your list, and drag within the list to reorder.")
+    note = gaps_note(attempt)
+    if note:
+        st.info(note)
     value = sort_items(
         drag_containers(quiz, attempt),
         multi_containers=True,
         direction="vertical",
-        custom_style=DRAG_STYLE,
+        custom_style=drag_style(attempt),
         key=state.seq_drag_key(state.get(state.SEQ_DRAG_VERSION)),
     )
     try:

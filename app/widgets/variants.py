@@ -38,8 +38,27 @@ def _heads_or_none():
         return None  # the Medusa rows then report the missing file
 
 
+def note_cancelled_run() -> None:
+    """Turn the mark a stopped run left behind into the page's notice.
+
+    A click anywhere (or a page switch) stops the script at its next UI call, here the progress bar; the
+    stopped run cannot touch session state any more, so it only ever leaves its ``VAR_RUNNING`` mark.
+    """
+    running = state.get(state.VAR_RUNNING)
+    if running is None:
+        return
+    state.put(state.VAR_RUNNING, None)
+    label, max_new = running
+    state.put(state.VAR_NOTICE, f"Cancelled: the run on the prompt “{label}” ({max_new} new tokens per variant) "
+                                "stopped before it finished, because the page was left or another control was "
+                                "used while it ran. A stopped run keeps no results; press the button to run it "
+                                "again.")
+
+
 def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANTS) -> PageData | None:
     """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
+    state.put(state.VAR_NOTICE, None)
+    state.put(state.VAR_RUNNING, (label, max_new))  # still there next time if the run is stopped
     bar = st.progress(0.0, text=f"Loading the bundled target (SmolLM2-135M-Instruct, {loaders.bundled_dtype_name()})")
     try:
         target = loaders.bundled_target()
@@ -52,9 +71,11 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANT
             data.jacobi = jacobi_demo(target, ids)
             data.jacobi_texts = [[target.tokenizer.decode([t]) for t in row] for row in data.jacobi]
     except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
+        state.put(state.VAR_RUNNING, None)
         bar.empty()
         st.error(f"The variants could not run: {type(error).__name__}: {error}")
         return None
+    state.put(state.VAR_RUNNING, None)
     bar.empty()
     return data
 

@@ -25,7 +25,8 @@ from pathlib import Path
 import torch
 
 from specsim import defaults, fairtime
-from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
+from specsim.build import prompt_lookup_drafter
+from specsim.drafters import EarlyExitDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel, format_prompt, load_bundled_target
 from specsim.paths import resolve
@@ -142,7 +143,8 @@ def run_variant(key: str, target: LoadedModel, prompt_ids: list[int], max_new_to
         drafter, params, training = draft_model_drafter(target)
         return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), params, training, drafter.name
     if key == "prompt_lookup":
-        return speculative_generate(target, PromptLookupDrafter(), prompt_ids, k, max_new_tokens), 0, "none", None
+        drafter = prompt_lookup_drafter(target)
+        return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), 0, "none", None
     if key == "lookahead":
         run: LookaheadRun = lookahead_generate(target, prompt_ids, max_new_tokens)
         return run.trace, 0, "none", run

@@ -9,20 +9,27 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 from specsim import analytics
 from tests.browser.conftest import (
     ALPHA_LABEL,
     C_LABEL,
+    IDLE,
     K_LABEL,
+    act,
     alerts,
     check_page_matches_sliders,
     drag,
+    expected_metrics,
     goto,
+    live_url,
     metrics,
+    nav,
     press_key,
     screenshot,
     settings,
+    slider,
     svg_signature,
 )
 
@@ -64,6 +71,70 @@ def test_a_shared_link_opens_with_its_settings(page):
     check_page_matches_sliders(page)
     assert not alerts(page) or all("URL parameter" not in a for a in alerts(page))
 
+
+
+def _history(page) -> int:
+    return page.evaluate("history.length")
+
+
+def _back_until(page, path: str, most: int) -> int:
+    """Press Back until the address is ``path`` (at most ``most`` presses); return how many it took."""
+    for presses in range(1, most + 1):
+        page.go_back()
+        page.wait_for_function(IDLE, timeout=60_000)
+        page.wait_for_timeout(300)  # a page that rewrites its address after a Back does so now
+        if urlparse(page.url).path == path:
+            return presses
+    raise AssertionError(f"still at {page.url} after {most} presses of Back")
+
+
+def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(page):
+    """Issue 23 (1): leaving /live for the calculator added four history entries (the page switch, then one
+    per `st.query_params[...] =`). Now: the switch, and one entry with all of the page's settings."""
+    goto(page, live_url(n=3, k=2))
+    before = _history(page)
+    act(page, lambda: nav(page, "Speedup calculator").click())
+    check_page_matches_sliders(page)
+    assert _history(page) - before <= 2
+    before = _history(page)
+    act(page, lambda: nav(page, "Order one round").click())
+    page.get_by_text("pieces left to place").wait_for()
+    assert _history(page) - before <= 2
+    assert _back_until(page, "/calculator", 2) <= 2
+    check_page_matches_sliders(page)
+    assert _back_until(page, "/live", 2) <= 2
+
+
+def test_quick_key_presses_never_snap_the_sliders_back(page):
+    """Issue 23 (2): a burst of arrow keys sometimes reset the sliders to an older URL while the address bar
+    kept the moved values."""
+    goto(page, "calculator")
+    start = settings(page)
+    thumb = slider(page, K_LABEL).locator("input[type='range']")
+    for burst in range(3):
+        thumb.focus()
+        for _ in range(4):
+            page.keyboard.press("ArrowRight" if burst != 1 else "ArrowLeft", delay=15)
+        page.wait_for_timeout(1500)
+        page.wait_for_function(IDLE, timeout=60_000)
+    k, alpha_pct, c = check_page_matches_sliders(page)  # sliders, numbers, charts and URL agree
+    assert (k, alpha_pct, c) == (start[0] + 4, start[1], start[2])
+
+
+def test_a_v_typed_out_of_range_is_replaced_by_the_value_used_with_a_message(page):
+    """Issue 23 (4): the box kept 0.5 with a red outline while every number used 1.00."""
+    goto(page, "calculator")
+    page.get_by_text("Calibrate with measured costs").click()
+    box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
+    act(page, lambda: (box.fill("0.5"), box.press("Tab")))
+    message = " ".join(alerts(page))
+    assert "0.5" in message and "1.00" in message, alerts(page)
+    assert box.input_value() == "1.00"
+    assert metrics(page) == expected_metrics(*settings(page), v=1.0)
+    act(page, lambda: (box.fill("10.5"), box.press("Tab")))
+    assert "10.5" in " ".join(alerts(page)) and box.input_value() == "10.00"
+    assert metrics(page) == expected_metrics(*settings(page), v=10.0)
+    assert parse_qs(urlparse(page.url).query)["v"] == ["10.00"]
 
 
 def test_screenshots_of_the_calculator(page):

@@ -43,7 +43,7 @@ def test_play_reaches_the_last_iteration_of_ten_runs(browser, app_url):
         goto(page, live_url(n=BUDGETS[0], k=1))
         lengths = []
         for n_new in BUDGETS:
-            box = page.get_by_role("spinbutton", name="Max new tokens")
+            box = page.get_by_role("textbox", name="Max new tokens")
             if box.input_value() != str(n_new):
                 act(page, lambda b=box, v=n_new: (b.fill(str(v)), b.press("Enter")))
             run(page)

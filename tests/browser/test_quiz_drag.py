@@ -37,3 +37,40 @@ def test_dragging_every_step_into_place_is_graded_right(page):
     expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # remounted
     frame.locator(".sortable-container-body").nth(0).locator(".sortable-item").nth(4).wait_for(timeout=15_000)
     assert_no_exception(page)
+
+
+NUMBERS = """(body) => Array.from(body.querySelectorAll('.sortable-container')).map(c =>
+    Array.from(c.querySelectorAll('.sortable-item')).map(i => getComputedStyle(i, '::before').content))"""
+
+
+def _numbers(page) -> list[list[str]]:
+    """The number drawn before each item of the tray and of "Your order" (none: 'none' or 'normal')."""
+    frame = page.frame_locator("iframe[title*='sortable']")
+    frame.locator(".sortable-item").first.wait_for(timeout=30_000)
+    return frame.locator("body").evaluate(NUMBERS)
+
+
+def test_the_numbers_sit_on_your_order_and_a_link_with_gaps_keeps_its_slot_numbers(page):
+    """Issue 23 (3): the numbers 1-5 were drawn on the shuffled tray, and a link with gaps showed its steps
+    in slots 2 and 4 as 1 and 2."""
+    goto(page, "sequence?order=43210.-2-4-.0")
+    page.get_by_text("Drag and drop").click()
+    page.get_by_text("slots 1, 3 and 5 are empty").wait_for(timeout=30_000)
+    tray, answer = _numbers(page)
+    assert len(tray) == 3 and all(n in ("none", "normal") for n in tray), tray
+    assert answer == ['"2. "', '"4. "'], answer
+    page.get_by_text("Reset and reshuffle").click()
+    page.get_by_text("5 pieces left to place").wait_for(timeout=15_000)
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # the remounted list only
+    seq = quiz.load_sequence()
+    frame = page.frame_locator("iframe[title*='sortable']")
+    for piece in seq.pieces[:2]:
+        frame.locator(".sortable-item").first.wait_for(timeout=30_000)
+        _drag(page, frame.locator(".sortable-item", has_text=piece.text),
+              frame.locator(".sortable-container-body").nth(1).bounding_box())
+        page.wait_for_timeout(500)
+    page.get_by_text("3 pieces left to place").wait_for(timeout=15_000)
+    tray, answer = _numbers(page)
+    assert all(n in ("none", "normal") for n in tray) and answer == ['"1. "', '"2. "'], (tray, answer)
+    assert_no_exception(page)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import act, alerts, goto, screenshot
+from tests.browser.conftest import act, alerts, goto, nav, screenshot
 
 RUN_TIMEOUT = 900_000
 
@@ -21,3 +21,15 @@ def test_variants_run_and_show_their_results(page):
     table = page.locator("[data-testid='stTable'], [data-testid='stDataFrame']").first
     assert table.is_visible()
     screenshot(page, "variants-run")
+
+
+def test_leaving_mid_run_and_coming_back_says_the_run_was_cancelled(page):
+    """Issue 23 (6): the page came back to its pre-run box without a word that the run had been cancelled."""
+    goto(page, "variants")
+    page.get_by_role("button", name="Run every variant on this prompt").click()
+    page.locator("[data-testid='stProgress']").first.wait_for(timeout=RUN_TIMEOUT)
+    act(page, lambda: nav(page, "Speedup calculator").click(), RUN_TIMEOUT)
+    page.get_by_role("heading", name="Speedup calculator").wait_for(timeout=RUN_TIMEOUT)
+    act(page, lambda: nav(page, "Four variants").click(), RUN_TIMEOUT)
+    page.get_by_text("Cancelled: the run on the prompt").wait_for(timeout=60_000)
+    assert any(a.startswith("Press the button") for a in alerts(page))
