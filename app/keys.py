@@ -34,6 +34,7 @@ CALC_SWEEP_CHART = "calc_sweep"
 CALC_WASTE_CHART = "calc_waste"
 CALC_HEATMAP_CHART = "calc_heatmap"
 CALC_PREFIX_CHART = "calc_prefix_distribution"
+CALC_V_CURVE, CALC_V_CURVE_CHART = "calc_v_curve", "calc_v_curve_chart"  # the curve of v(K + 1) picked
 CALC_REPORTED_SPEEDUP = "calc_reported_speedup"  # the speedup a paper reported, for back-solving α
 
 # ---- live decoding (pages/live.py) -------------------------------------------------------------
@@ -84,6 +85,7 @@ LIVE_EXPORT_PLAIN_BUTTON = "live_export_plain"
 DEFAULTS: dict[str, Any] = {
     CALC_K: defaults.DEFAULT_K,
     CALC_REPORTED_SPEEDUP: published.CHEN_XSUM.speedup,  # a paper's figure to start from
+    CALC_V_CURVE: None,  # None: the first curve offered (the measured one when there is one)
     CALC_ALPHA_PCT: defaults.CALC_ALPHA_PCT,
     CALC_DRAFT_COST: defaults.CALC_DRAFT_COST,
     LIVE_TRACE: None,

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import backsolve, calc_derivation, state
+from app import backsolve, calc_derivation, state, v_curve
 from app.calc_text import (
     CalcNumbers,
     best_k_sentence,
@@ -60,6 +60,8 @@ st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), 
 hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
 st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
 st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
+
+v_curve.section(s)
 
 st.subheader("Where it pays off")
 st.markdown(

@@ -92,13 +92,15 @@ def iteration_figure(k: int, expected_prefix: float) -> go.Figure:
     return fig
 
 
-def k_sweep_figure(alpha: float, draft_cost: float, verify_cost: float, current_k: int,
+def k_sweep_figure(alpha: float, draft_cost: float, verify_cost: float | np.ndarray, current_k: int,
                    k_max: int = analytics.K_MAX) -> go.Figure:
-    """Tokens per loop (left) and speedup (right) against K, best K starred, current K highlighted."""
+    """Tokens per loop (left) and speedup (right) against K, best K starred, current K highlighted.
+
+    ``verify_cost`` is one v for every K, or v(K + 1) for K = 1..k_max (a measured or modelled curve)."""
     ks = np.arange(analytics.K_MIN, k_max + 1)
     tokens = np.asarray(analytics.tokens_per_loop(alpha, ks))
     speed = np.asarray(analytics.speedup(alpha, ks, draft_cost, verify_cost))
-    best = analytics.optimal_k(alpha, draft_cost, verify_cost, analytics.K_MIN, k_max)
+    best = int(ks[int(np.argmax(speed))])  # the smallest K on a tie, as analytics.optimal_k
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per loop, E[j] + 1", "speedup vs plain decoding"))
     fig.add_trace(go.Scatter(name="K + 1 (every proposal kept)", x=ks, y=ks + 1, mode="lines",
                              line={"color": MUTED, "dash": "dot"}), row=1, col=1)

@@ -1,0 +1,62 @@
+"""The calculator's "when v depends on K" section: the K trade-off with v(K + 1) from a curve, not one v.
+
+Curves: this machine's measured v(n) (``python -m specsim.machine``, or a measurement on the verify page),
+and two roofline models, v(n) = max(1, n / R): a GPU serving one request (R = 64, flat for every K here)
+and a CPU that runs short of arithmetic early (R = 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app import state
+from app.figures import calculator as figs
+from app.urlstate import CalcSettings
+from specsim import analytics, machine
+from specsim.passcost import roofline_pass_cost
+
+MODELS = {"a GPU serving one request (roofline, R = 64)": 64.0,
+          "a compute-bound CPU (roofline, R = 4)": 4.0}
+
+
+def curves() -> dict[str, np.ndarray]:
+    """v(K + 1) for K = K_MIN..K_MAX, by curve name; the measured one first when there is one."""
+    ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
+    out: dict[str, np.ndarray] = {}
+    profile = machine.cached()
+    curve = state.get(state.VERIFY_CURVE)
+    if profile is not None:
+        out["this machine, measured (python -m specsim.machine)"] = np.array(
+            [max(1.0, profile.v.get(int(k) + 1, profile.v[max(profile.v)])) for k in ks])
+    elif curve is not None:
+        out["this machine, measured on the verify page"] = np.array([max(1.0, curve.v_at(int(k) + 1)) for k in ks])
+    for name, ridge in MODELS.items():
+        out[name] = np.array([roofline_pass_cost(k + 1, ridge) for k in ks])
+    return out
+
+
+def best(alpha: float, c: float, v: np.ndarray) -> tuple[int, float]:
+    ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
+    speed = np.asarray(analytics.speedup(alpha, ks, c, v))
+    i = int(np.argmax(speed))
+    return int(ks[i]), float(speed[i])
+
+
+def section(s: CalcSettings) -> None:
+    st.subheader("When checking more tokens costs more")
+    st.markdown(
+        "The slider's v is one number for every K, but a pass over K + 1 tokens costs more as K grows once the "
+        "hardware runs short of arithmetic. Pick a curve of v(K + 1) and watch the best K move.")
+    options = curves()
+    if state.get(state.CALC_V_CURVE) not in options:
+        state.show(state.CALC_V_CURVE, next(iter(options)))
+    name = st.radio("v(K + 1) from", list(options), key=state.bound(state.CALC_V_CURVE), horizontal=False,
+                    on_change=state.keep, args=([state.CALC_V_CURVE],))
+    v = options[name]
+    k_curve, speed_curve = best(s.alpha, s.draft_cost, v)
+    k_flat = analytics.optimal_k(s.alpha, s.draft_cost, s.verify_cost)
+    st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, v, s.k), key=state.CALC_V_CURVE_CHART)
+    st.markdown(f"With v(K + 1) from {name}, the best K at α = {s.alpha:.0%} and c = {s.draft_cost:.2f} is "
+                f"**{k_curve}** ({speed_curve:.2f}×); with the constant v = {s.verify_cost:.2f} above it is "
+                f"{k_flat}. At your K = {s.k}, this curve has v = {v[s.k - analytics.K_MIN]:.2f}.")
