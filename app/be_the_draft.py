@@ -79,10 +79,10 @@ def section(spec: Trace, plain: Trace) -> None:
         stopped = False
         for i in range(k):
             pos = start + i
-            options = [NO_GUESS] + ([t.token_id for t in tops[pos]] if pos < len(tops) else [])
-            names = {t.token_id: replay.visible(t.text) for t in tops[pos]} if pos < len(tops) else {}
-            choice = cols[i].selectbox(f"guess t+{i + 1}", options, key=f"{state.GUESS_PICK}{i + 1}",
-                                       format_func=lambda o, names=names: o if o == NO_GUESS else names[o])
+            options = [NO_GUESS] + ([str(t.token_id) for t in tops[pos]] if pos < len(tops) else [])
+            names = {str(t.token_id): replay.visible(t.text) for t in tops[pos]} if pos < len(tops) else {}
+            choice = cols[i].radio(f"guess t+{i + 1}", options, key=f"{state.GUESS_PICK}{i + 1}",
+                                   format_func=lambda o, names=names: o if o == NO_GUESS else names[o])
             stopped = stopped or choice == NO_GUESS  # guesses after a "stop" are not sent
             if not stopped:
                 picks.append(int(choice))

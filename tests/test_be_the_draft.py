@@ -9,7 +9,7 @@ from tests.conftest import open_page
 
 
 def _pick(at, slot: int, token: int):
-    return at.selectbox(key=f"{state.GUESS_PICK}{slot}").set_value(token)
+    return at.radio(key=f"{state.GUESS_PICK}{slot}").set_value(str(token))
 
 
 def test_right_then_wrong_guesses_are_judged_and_scored_on_the_winning_recording():

@@ -10,9 +10,8 @@ def test_a_right_guess_is_kept_and_scored(page):
     run = recorded.load(recorded.RECIPES[0].path)
     first = guess.target_tops(run.spec)[0][0]  # the target's own first token
     goto(page, "live")
-    page.get_by_role("heading", name="Be the draft").wait_for()
-    box = page.get_by_test_id("stSelectbox").filter(has_text="guess t+1")
-    act(page, lambda: (box.click(), page.get_by_role("option", name=replay.visible(first.text), exact=True).click()))
+    slot = page.get_by_test_id("stRadio").filter(has_text="guess t+1")
+    act(page, slot.get_by_text(replay.visible(first.text), exact=True).click)
     click(page, "Check my guesses")
     page.get_by_text("your acceptance α").wait_for()
     shown = metrics(page)
