@@ -65,9 +65,10 @@ class Profile:
 
     def k_sentence(self) -> str:
         """Why the live page starts at its K."""
-        return (f"K = {self.best_k} is the best K for the default draft on this machine: with its held-out "
-                f"acceptance α = {self.draft_alpha:.2f}, its measured cost c = {self.draft_cost:.3f} and this "
-                f"machine's v(K + 1) = {self.v[self.best_k + 1]:.2f}, the closed form gives "
+        return (f"K starts at {self.best_k}, the best K for the default draft on this machine: with that draft's "
+                f"held-out acceptance ({self.draft_alpha:.2f}), its cost measured here ({self.draft_cost:.3f} target "
+                f"passes per guess) and this machine's pass over K + 1 tokens "
+                f"({self.v[self.best_k + 1]:.2f} one-token passes), the closed form gives "
                 f"{self.speedup_by_k[self.best_k]:.2f}×.")
 
     def path_sentence(self) -> str:

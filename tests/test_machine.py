@@ -40,7 +40,7 @@ def test_profile_round_trips_and_names_the_runner_up():
     assert name == "float32, stock kernels" and ratio == pytest.approx(30 / 36)
     assert "guarantees greedy identity" in p.path_sentence() and "float32, stock kernels" in p.path_sentence()
     text = machine.format_profile(p)
-    assert f"K = {p.best_k} is the best K" in text and "v(n)" in text
+    assert f"K starts at {p.best_k}, the best K" in text and "v(n)" in text
 
 
 def test_the_live_page_starts_at_the_measured_k(tmp_path, monkeypatch):
