@@ -32,7 +32,8 @@ class LiveSettings:
     draft: str = ""
     drafter: str = keys.DEFAULTS[keys.LIVE_DRAFTER]
     prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
-    k: int | str = defaults.DEFAULT_K  # a box's text when it is not a whole number in range (validate() says so)
+    k: int | str = int(keys.DEFAULTS[keys.LIVE_K])  # the measured best K, else the lesson's; a box's text when it
+    # is not a whole number in range (validate() says so)
     temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
