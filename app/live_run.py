@@ -164,12 +164,12 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
         return
     count: list[int] = [0]
 
-    def on_pass(_p) -> None:
+    def on_pass(_it) -> None:
         count[0] += 1
         plain_cb.update()
 
     plain_cb = _Interruptible(bar, lambda: (count[0] / n, f"Plain decoding (the baseline): {count[0]} of {n} tokens"))
-    plain = plain_generate(target, prompt_ids, n, temperature=temperature, seed=seed, on_pass=on_pass,
+    plain = plain_generate(target, prompt_ids, n, temperature=temperature, seed=seed, on_iteration=on_pass,
                            should_stop=plain_cb.should_stop)
     if plain_cb.interruption is not None:
         box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "

@@ -39,7 +39,7 @@ def take_autorun() -> bool:
 def panel(spec: Trace, plain: Trace | None) -> None:
     """Draw the panel (nothing without a plain baseline to compare with)."""
     st.subheader("Why this speed")
-    if plain is None or not plain.passes or not spec.iterations:
+    if plain is None or not plain.iterations or not spec.iterations:
         st.caption("Without a finished plain baseline there is nothing to compare the loop's cost with.")
         return
     b, fair = budget(spec, plain)

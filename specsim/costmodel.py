@@ -43,8 +43,8 @@ Factor = Literal["acceptance", "verification", "drafting", "bookkeeping"]
 
 def plain_pass_times(plain: Sequence[Trace]) -> list[float]:
     """The one-token passes of plain runs, each run's first pass left out when it has others."""
-    return [p.time_s for t in plain for p in (t.passes[WARMUP_PASSES:] if len(t.passes) > WARMUP_PASSES
-                                              else t.passes)]
+    return [time for t in plain for time in (t.pass_times[WARMUP_PASSES:] if t.target_passes > WARMUP_PASSES
+                                             else t.pass_times)]
 
 
 def baseline_noise(times: Sequence[float]) -> str | None:

@@ -16,7 +16,8 @@ Every drafter follows one protocol (:class:`Drafter`):
 
 Kinds: :class:`ModelDrafter` (a second, smaller causal LM, possibly with a reduced output
 vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) and
-:class:`PromptLookupDrafter` (copies a continuation of an n-gram seen earlier in the context).
+:class:`PromptLookupDrafter` (copies a continuation of an n-gram seen earlier in the context), and
+:class:`NoDrafter`, which proposes nothing and so turns the speculative loop into plain decoding.
 """
 
 from __future__ import annotations
@@ -292,3 +293,27 @@ class PromptLookupDrafter:
         else:
             proposal.overhead_s = elapsed
         return proposal
+
+
+class NoDrafter:
+    """Proposes nothing: with it, one speculative iteration is one plain decoding step.
+
+    The target's pass then covers only the last kept token, nothing is there to accept, and the +1 token
+    is the target's own next token (its argmax, or a draw from p). So plain decoding is the K = 0 case
+    of the same loop, and its trace has the same shape: one iteration, with no slots, per new token.
+    """
+
+    kind = "plain"
+    name = ""
+    needs_target_hidden = False
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
+        pass  # no state
+
+    def propose(
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+    ) -> Proposal:
+        return Proposal()
+
+    def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
+        pass

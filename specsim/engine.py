@@ -1,4 +1,4 @@
-"""Speculative decoding, and plain decoding as its baseline, each recording a :class:`Trace`.
+"""Speculative decoding, and plain decoding as its K = 0 case, each recording a :class:`Trace`.
 
 One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 2023):
 
@@ -10,7 +10,8 @@ One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 202
 5. both KV caches are cropped back to the kept tokens.
 
 :class:`SpeculativeStep` is exactly that iteration; :func:`specsim.loop.decode_loop` runs it until
-end-of-text or the token budget (the same loop runs lookahead and Medusa-tree decoding).
+end-of-text or the token budget (the same loop runs lookahead and Medusa-tree decoding). Plain
+decoding, the baseline, is that loop with a drafter that proposes nothing (:class:`NoDrafter`).
 Cache convention: the target's cache always holds the context except its last token, which is
 the first input of the next verification pass.
 """
@@ -23,21 +24,11 @@ import torch
 from transformers import DynamicCache
 
 from specsim.clock import now
-from specsim.drafters import Drafter, crop_cache
-from specsim.loop import (
-    Checked,
-    check_request,
-    cut_at_stop,
-    decode_loop,
-    eos_token_ids,
-    finish_trace,
-    prefill,
-    run_settings,
-)
+from specsim.drafters import Drafter, NoDrafter, crop_cache
+from specsim.loop import Checked, decode_loop, eos_token_ids, prefill, run_settings
 from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig, sample, warp
-from specsim.trace import Iteration, Pass, Trace
-from specsim.trace_build import TokenNamer
+from specsim.sampling import SamplingConfig, warp
+from specsim.trace import Iteration, Trace
 from specsim.verify import verify
 
 __all__ = ["SpeculativeStep", "speculative_generate", "plain_generate", "eos_token_ids",
@@ -96,36 +87,12 @@ def speculative_generate(
 
 def plain_generate(
     target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, temperature: float = 0.0,
-    top_p: float | None = None, seed: int = 0, on_pass: Callable[[Pass], None] | None = None,
+    top_p: float | None = None, seed: int = 0, on_iteration: Callable[[Iteration], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
-    """The baseline: one target pass per new token, with the same sampling rules and trace."""
-    check_request(prompt_ids, 1, max_new_tokens)
+    """The baseline: the same loop with a drafter that proposes nothing, so one target pass per new token."""
     sampling = SamplingConfig(temperature, top_p)
     generator = torch.Generator(device=target.device).manual_seed(seed)
-    eos, namer = eos_token_ids(target), TokenNamer(target.tokenizer)
-    passes: list[Pass] = []
-    context, generated = list(prompt_ids), []
-    stop_reason: str | None = None
-    with torch.inference_mode():
-        cache, start, prefill_time, _ = prefill(target, context)
-        while stop_reason is None:
-            if should_stop is not None and should_stop():
-                stop_reason = "cancelled"
-                break
-            pass_start = now(target.device)
-            input_ids = torch.tensor([[context[-1]]], dtype=torch.long, device=target.device)
-            logits = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits[0, -1]
-            probs = warp(logits, sampling)
-            token = int(torch.argmax(probs)) if sampling.greedy else sample(probs, generator)
-            pass_time = now(target.device) - pass_start
-            emitted, stop_reason = cut_at_stop([token], max_new_tokens - len(generated), eos)
-            context += emitted
-            generated += emitted
-            passes.append(Pass(token, namer(token), pass_time))
-            if on_pass is not None:
-                on_pass(passes[-1])
-        end = now(target.device)
-    settings = run_settings(target, 0, max_new_tokens, sampling, seed, "plain", "")
-    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason,
-                        passes=passes)
+    step = SpeculativeStep(target, NoDrafter(), 0, sampling, generator)
+    settings = run_settings(target, 0, max_new_tokens, sampling, seed, NoDrafter.kind, NoDrafter.name)
+    return decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)

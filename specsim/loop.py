@@ -20,12 +20,14 @@ from transformers import DynamicCache
 
 from specsim.clock import now
 from specsim.defaults import TOP_N
-from specsim.drafters import Proposal
+from specsim.drafters import NoDrafter, Proposal
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
-from specsim.trace import Iteration, Pass, Settings, Trace
+from specsim.trace import Iteration, Settings, Trace
 from specsim.trace_build import TokenNamer, build_iteration
 from specsim.verify import Verdict
+
+PLAIN = NoDrafter.kind  # the drafter kind of plain decoding: K = 0, nothing proposed
 
 
 @dataclass
@@ -64,11 +66,11 @@ def eos_token_ids(target: LoadedModel) -> set[int]:
     return ids
 
 
-def check_request(prompt_ids: Sequence[int], k: int, max_new_tokens: int) -> None:
-    """Refuse a run that cannot start, with a message that names the bad value."""
+def check_request(prompt_ids: Sequence[int], k: int, max_new_tokens: int, plain: bool = False) -> None:
+    """Refuse a run that cannot start, with a message that names the bad value (plain decoding has K = 0)."""
     if len(prompt_ids) == 0:
         raise ValueError("the prompt is empty")
-    if k < 1:
+    if k < 1 and not (plain and k == 0):
         raise ValueError(f"k must be at least 1, got {k}")
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
@@ -113,15 +115,15 @@ def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: Sam
 
 
 def finish_trace(target: LoadedModel, settings: Settings, prompt_ids: Sequence[int], generated: list[int],
-                 times: tuple[float, float, float], stop_reason: str | None, iterations: Sequence[Iteration] = (),
-                 passes: Sequence[Pass] = ()) -> Trace:
+                 times: tuple[float, float, float], stop_reason: str | None, iterations: Sequence[Iteration]) -> Trace:
     """The trace of a finished run; ``times`` is (start, prefill seconds, end)."""
     start, prefill_time, end = times
     return Trace(
-        mode="plain" if passes else "speculative", settings=settings, prompt=target.tokenizer.decode(prompt_ids),
+        mode="plain" if settings.drafter == PLAIN else "speculative", settings=settings,
+        prompt=target.tokenizer.decode(prompt_ids),
         prompt_ids=tuple(prompt_ids), generated_ids=tuple(generated),
         text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=end - start,
-        prefill_time_s=prefill_time, iterations=tuple(iterations), passes=tuple(passes),
+        prefill_time_s=prefill_time, iterations=tuple(iterations),
         stop_reason=stop_reason or "max_new_tokens",
     )
 
@@ -131,7 +133,7 @@ def decode_loop(
     on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
     """Run ``step`` until end-of-text, the token budget or ``should_stop()``; record every iteration."""
-    check_request(prompt_ids, settings.k, settings.max_new_tokens)
+    check_request(prompt_ids, settings.k, settings.max_new_tokens, plain=settings.drafter == PLAIN)
     eos, namer = eos_token_ids(target), TokenNamer(target.tokenizer)
     context, generated, iterations = list(prompt_ids), [], []
     stop_reason: str | None = None

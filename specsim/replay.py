@@ -161,7 +161,7 @@ class RunStats:
 
 def run_stats(spec: Trace, plain: Trace | None = None) -> RunStats:
     """Statistics of ``spec``; the cost model needs the ``plain`` baseline."""
-    comparable = plain is not None and plain.passes and spec.iterations and plain.decode_time_s > 0 \
+    comparable = plain is not None and plain.iterations and spec.iterations and plain.decode_time_s > 0 \
         and spec.decode_time_s > 0
     return RunStats(
         k=spec.settings.k,
@@ -203,7 +203,7 @@ def identity(spec: Trace, plain: Trace) -> Identity:
     if first is None:
         first = n
     spec_texts = spec_token_texts(spec)
-    plain_texts = [p.text for p in plain.passes]
+    plain_texts = spec_token_texts(plain)
     return Identity(
         False, n, dtype, first,
         spec_texts[first] if first < len(spec_texts) else "(end)",

@@ -87,15 +87,6 @@ class Iteration:
 
 
 @dataclass(frozen=True)
-class Pass:
-    """One forward pass of plain (non-speculative) decoding: one new token."""
-
-    token_id: int
-    text: str
-    time_s: float
-
-
-@dataclass(frozen=True)
 class Settings:
     """What a run was asked to do."""
 
@@ -114,7 +105,11 @@ class Settings:
 
 @dataclass(frozen=True)
 class Trace:
-    """A complete run: speculative (``iterations``) or plain (``passes``)."""
+    """A complete run: one :class:`Iteration` per target pass.
+
+    Plain decoding has the same shape: each of its iterations proposed nothing (no slots) and
+    holds the target's one new token as its +1 token.
+    """
 
     mode: Literal["speculative", "plain"]
     settings: Settings
@@ -125,7 +120,6 @@ class Trace:
     total_time_s: float
     prefill_time_s: float = 0.0
     iterations: tuple[Iteration, ...] = ()
-    passes: tuple[Pass, ...] = ()
     stop_reason: str = "max_new_tokens"
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
@@ -155,8 +149,13 @@ class Trace:
 
     @property
     def target_passes(self) -> int:
-        """Target forward passes after the prefill: one per iteration (speculative) or per token (plain)."""
-        return len(self.iterations) if self.mode == "speculative" else len(self.passes)
+        """Target forward passes after the prefill: one per iteration (plain decoding: one per token)."""
+        return len(self.iterations)
+
+    @property
+    def pass_times(self) -> tuple[float, ...]:
+        """Seconds of each target pass after the prefill, in order."""
+        return tuple(it.verify_time_s for it in self.iterations)
 
     @property
     def tokens_per_pass(self) -> float:
@@ -197,7 +196,7 @@ class Trace:
 def _build(cls: type, data: dict[str, Any]) -> Any:
     """Rebuild a (nested) frozen dataclass from ``asdict`` output."""
     nested = {
-        Trace: {"settings": Settings, "iterations": Iteration, "passes": Pass},
+        Trace: {"settings": Settings, "iterations": Iteration},
         Iteration: {"slots": Slot, "extra": TokenProb, "extra_target_top": TokenProb, "residual": Residual},
         Slot: {"draft_top": TokenProb, "target_top": TokenProb},
         Residual: {"top": TokenProb},

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from specsim.trace import Iteration, Pass, Residual, Settings, Slot, TokenProb, Trace
+import dataclasses
+from collections.abc import Sequence
+
+from specsim.trace import Iteration, Residual, Settings, Slot, TokenProb, Trace
 
 # token id -> text; ids are arbitrary but distinct
 VOCAB = {10: " the", 11: " cat", 12: " sat", 13: " on", 14: " a", 15: "\n", 16: " mat", 17: " <b>", 18: ".", 19: " it",
@@ -61,11 +64,23 @@ def hand_trace(greedy: bool = True) -> Trace:
 def hand_plain(generated: tuple[int, ...] | None = None, pass_s: float = 0.008) -> Trace:
     """Plain decoding of the same prompt; by default the same ten tokens at ``pass_s`` per pass."""
     generated = generated if generated is not None else hand_trace().generated_ids
-    passes = tuple(Pass(t, VOCAB[t], pass_s) for t in generated)
     decode = pass_s * len(generated) * 1.25
-    return Trace("plain", Settings(k=0, max_new_tokens=10), "Hi <you>", (1, 2, 3, 4), tuple(generated),
-                 "".join(VOCAB[t] for t in generated), total_time_s=0.02 + decode, prefill_time_s=0.02,
-                 passes=passes)
+    return Trace("plain", Settings(k=0, max_new_tokens=10, drafter="plain"), "Hi <you>", (1, 2, 3, 4),
+                 tuple(generated), "".join(VOCAB[t] for t in generated), total_time_s=0.02 + decode,
+                 prefill_time_s=0.02, iterations=plain_steps(generated, [pass_s] * len(generated)))
+
+
+def plain_steps(tokens: Sequence[int], times: Sequence[float], context_len: int = 4) -> tuple[Iteration, ...]:
+    """Plain decoding's iterations: nothing proposed, the target's one token, one pass of ``times[i]`` each."""
+    return tuple(Iteration(i, context_len + i, (), 0, TokenProb(t, VOCAB.get(t, "x"), 1.0), "bonus", (), None, s, (t,))
+                 for i, (t, s) in enumerate(zip(tokens, times, strict=True)))
+
+
+def with_pass_times(plain: Trace, times: Sequence[float]) -> Trace:
+    """The same plain run with its passes retimed (as many passes as times; token 10 where there were fewer)."""
+    tokens = list(plain.generated_ids[: len(times)]) + [10] * max(0, len(times) - plain.n_generated)
+    return dataclasses.replace(plain, iterations=plain_steps(tokens, times), generated_ids=tuple(tokens),
+                               total_time_s=plain.prefill_time_s + sum(times))
 
 
 def one_torch_thread():

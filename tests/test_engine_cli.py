@@ -6,7 +6,8 @@ import pytest
 
 import specsim.run as run
 from specsim.costmodel import cost_model
-from specsim.trace import Iteration, Pass, Settings, Slot, TokenProb, Trace, acceptance_given_reached
+from specsim.trace import Iteration, Settings, Slot, TokenProb, Trace, acceptance_given_reached
+from tests.live_traces import plain_steps
 
 
 @pytest.fixture
@@ -59,8 +60,8 @@ def test_cost_model_matches_the_closed_form_for_constant_k():
     n = sum(len(it.emitted) for it in iterations)
     spec = Trace("speculative", Settings(4, n), "", (1,), tuple([5] * n), "", total_time_s=0.5,
                  iterations=iterations)
-    plain = Trace("plain", Settings(0, 10), "", (1,), tuple([5] * 10), "", total_time_s=1.0,
-                  passes=tuple(Pass(5, "x", 0.1) for _ in range(10)))
+    plain = Trace("plain", Settings(0, 10, drafter="plain"), "", (1,), tuple([5] * 10), "", total_time_s=1.0,
+                  iterations=plain_steps([5] * 10, [0.1] * 10))
     m = cost_model([spec], [plain])
     assert m.alpha == pytest.approx(6 / 8)  # 2 + 4 + 0 kept of 3 + 4 + 1 checked
     assert m.draft_cost == pytest.approx(0.1) and m.verify_cost == pytest.approx(1.2)

@@ -7,8 +7,7 @@ import dataclasses
 import pytest
 
 from specsim import costmodel, fairtime
-from specsim.trace import Pass
-from tests.live_traces import hand_plain, hand_trace, iteration, slot
+from tests.live_traces import hand_plain, hand_trace, iteration, slot, with_pass_times
 
 
 def test_loop_costs_by_hand():
@@ -24,8 +23,9 @@ def test_loop_costs_by_hand():
 
 def test_one_slow_pass_hardly_moves_the_cost_model():
     plain = hand_plain()
-    spiked = dataclasses.replace(plain, passes=(plain.passes[0], Pass(10, " the", 1.0), *plain.passes[2:]),
-                                 total_time_s=plain.total_time_s + 1.0 - 0.008)
+    times = list(plain.pass_times)
+    times[1] = 1.0
+    spiked = dataclasses.replace(with_pass_times(plain, times), total_time_s=plain.total_time_s + 1.0 - 0.008)
     quiet = costmodel.cost_model([hand_trace()], [plain]).speedup
     noisy = costmodel.cost_model([hand_trace()], [spiked]).speedup
     assert noisy == pytest.approx(quiet)
@@ -35,7 +35,7 @@ def test_one_slow_pass_hardly_moves_the_cost_model():
 
 def test_first_plain_pass_is_a_warm_up():
     plain = hand_plain()
-    cold = dataclasses.replace(plain, passes=(Pass(10, " the", 5.0), *plain.passes[1:]))
+    cold = with_pass_times(plain, [5.0, *plain.pass_times[1:]])
     assert costmodel.cost_model([hand_trace()], [cold]).plain_pass_s == pytest.approx(0.008)
 
 
@@ -97,7 +97,7 @@ def test_no_runs_is_a_clear_error():
     with pytest.raises(ValueError):
         fairtime.fair_speedup([])
     with pytest.raises(ValueError):
-        costmodel.cost_model([hand_trace()], [dataclasses.replace(hand_plain(), passes=())])
+        costmodel.cost_model([hand_trace()], [dataclasses.replace(hand_plain(), iterations=())])
 
 
 def test_verification_cost_is_taken_per_pass_size():
@@ -127,10 +127,7 @@ def test_time_between_passes_is_counted_for_the_loop_only():
 
 
 def _plain_with_pass_times(times):
-    plain = hand_plain()
-    passes = tuple(Pass(10, " the", t) for t in times)
-    return dataclasses.replace(plain, passes=passes, generated_ids=(10,) * len(passes),
-                               total_time_s=plain.prefill_time_s + sum(times))
+    return with_pass_times(hand_plain(), times)
 
 
 def test_a_baseline_split_into_two_groups_is_noise():

@@ -64,7 +64,7 @@ def test_numbers_shown_are_the_traces(ran):
     assert fair.headline <= spec.n_generated / len(spec.iterations)  # never above tokens per target pass
     # the cost model, worked out here from the raw timings with medians: t / (K·c + v + o)
     its, k = spec.iterations, spec.settings.k
-    base = statistics.median(p.time_s for p in plain.passes[1:])
+    base = statistics.median(plain.pass_times[1:])
     c = statistics.median(it.draft_time_s / it.k for it in its if it.k) / base
     by_size = {}
     for it in its:

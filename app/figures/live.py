@@ -153,9 +153,9 @@ def _segments(spec: Trace | None, plain: Trace | None) -> list[tuple[str, str, f
         out.append(("speculative", "other", max(0.0, spec.decode_time_s - busy), "bookkeeping between passes"))
     if plain is not None:
         out.append(("plain", "prefill", plain.prefill_time_s, "prompt prefill"))
-        for i, p in enumerate(plain.passes):
-            out.append(("plain", "plain pass", p.time_s, f"token {i + 1}: {visible(p.text)}"))
-        busy = sum(p.time_s for p in plain.passes)
+        for it in plain.iterations:
+            out.append(("plain", "plain pass", it.verify_time_s, f"token {it.index + 1}: {visible(it.extra.text)}"))
+        busy = sum(plain.pass_times)
         out.append(("plain", "other", max(0.0, plain.decode_time_s - busy), "bookkeeping between passes"))
     return out
 
