@@ -115,20 +115,24 @@ _STATE: dict[str, object] = {}
 
 
 def build_dir() -> str:
+    """One folder per build (see :func:`extension_name`): torch writes its build files there, and two
+    environments that share the cache must not rewrite each other's, which rebuilds the kernel every time."""
     from specsim.models import cache_dir
 
-    folder = cache_dir() / "torch_extensions"
+    folder = cache_dir() / "torch_extensions" / extension_name()
     folder.mkdir(parents=True, exist_ok=True)
     return str(folder)
 
 
 def extension_name() -> str:
-    """The build's name, keyed by the CPU model: ``-march=native`` code must not run on another CPU."""
+    """The build's name, keyed by the CPU model (``-march=native`` code must not run on another CPU) and by the
+    torch it compiles against (its version and where it is installed, whose headers the build reads)."""
     import hashlib
 
     from specsim.recorded import machine_name
 
-    return "specsim_fused_attention_" + hashlib.sha1(machine_name().encode()).hexdigest()[:10]
+    key = "\n".join((machine_name(), torch.__version__, os.path.dirname(torch.__file__)))
+    return "specsim_fused_attention_" + hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
 def kernel():
