@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app.layout import ROOT, all_pages
+from app.layout import all_pages, script_path
 
 
 @dataclass(frozen=True)
@@ -49,4 +49,4 @@ def expander() -> None:
         for t in TERMS:
             page = pages[t.page]
             st.markdown(f"**{t.term}**: {t.meaning}")
-            st.page_link(str(ROOT / "pages" / page.script), label=f"taught in {page.title}", icon=page.icon)
+            st.page_link(script_path(page.script), label=f"taught in {page.title}", icon=page.icon)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsim.paths import ASSETS, REPO_ROOT
+from specsim.paths import PAGES as PAGE_SCRIPTS
 
-ROOT = REPO_ROOT  # pages link to one another by script path: ROOT / "pages" / script
-__all__ = ["ASSETS", "ROOT", "PageSpec", "PAGES", "all_pages"]
+
+def script_path(script: str) -> str:
+    """The path a page links to another by (``st.page_link`` takes the script's path)."""
+    return str(PAGE_SCRIPTS / script)
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,11 @@ from urllib.parse import urlencode
 from app import keys, urlcodec, urlstate
 from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
 from app.urlstate import CalcSettings
-from specsim import defaults
+from specsim import defaults, methods
 
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
-DRAFTERS = {"model": "a draft model", "prompt_lookup": "prompt lookup (no second model)",
-            "early_exit": "early exit (the target's first layers)"}
+DRAFTERS = methods.LIVE_DRAFTERS  # drafter kind -> how the page describes it (specsim.methods registers them)
 
 
 

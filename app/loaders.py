@@ -16,7 +16,7 @@ from streamlit.logger import get_logger
 
 from app import live_pairs
 from app.live_params import LiveSettings
-from specsim import build, models
+from specsim import build, methods, models
 from specsim.drafters import Drafter, ModelDrafter
 from specsim.models import LoadedModel, ModelUnavailable
 
@@ -122,7 +122,7 @@ def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
                                    "early exit as the drafter, or a hub pair when online.")
         return target, draft_model(draft.name, target, draft.local)
     layers = live_pairs.early_exit_layers(settings, target) if settings.drafter == "early_exit" else 0
-    return target, build.build_drafter(settings.drafter, target, early_exit_layers=layers)
+    return target, methods.build_drafter(settings.drafter, target, early_exit_layers=layers)
 
 
 __all__ = ["ModelUnavailable", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair", "model_by_id"]

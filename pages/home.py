@@ -5,7 +5,7 @@ import streamlit as st
 from app import state
 from app.calc_text import fmt
 from app.figures.calculator import iteration_figure
-from app.layout import ROOT, all_pages
+from app.layout import all_pages, script_path
 from specsim.published import (
     CHEN_2023,
     CHEN_SPEEDUP,
@@ -50,7 +50,7 @@ st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} o
            f"them all in one pass. It keeps the first {LOOP_KEPT} (✓), rejects t+{LOOP_KEPT + 1} (✗) and puts its "
            f"own token there (purple +1). The rest, from t+{LOOP_KEPT + 2} on, is never checked (grey). "
            f"{LOOP_KEPT + 1} tokens for one target pass.")
-st.page_link(str(ROOT / "pages" / "sequence_quiz.py"), label="Try it: order the steps of one round",
+st.page_link(script_path("sequence_quiz.py"), label="Try it: order the steps of one round",
              icon=":material/swap_vert:")
 st.success(
     "**Key insight: the loop yields j + 1, never zero.** Even when the target turns down the very first "
@@ -99,4 +99,4 @@ blurbs = {
 }
 for page in all_pages():
     if page.script in blurbs:
-        st.page_link(str(ROOT / "pages" / page.script), label=f"{page.title}: {blurbs[page.script]}", icon=page.icon)
+        st.page_link(script_path(page.script), label=f"{page.title}: {blurbs[page.script]}", icon=page.icon)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app.layout import ROOT, all_pages
+from app.layout import all_pages, script_path
 from specsim import interview
 
 st.title("Interview questions")
@@ -15,4 +15,4 @@ for number, q in enumerate(interview.load(), start=1):
     with st.expander(f"{number}. {q.question}"):
         st.markdown(q.answer)
         page = pages[q.page]
-        st.page_link(str(ROOT / "pages" / page.script), label=f"Where it is taught: {page.title}", icon=page.icon)
+        st.page_link(script_path(page.script), label=f"Where it is taught: {page.title}", icon=page.icon)

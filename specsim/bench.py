@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from specsim import fairtime, machine
-from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
+from specsim.build import usable_device
 from specsim.costmodel import cost_model
 from specsim.defaults import (
     BENCH_MAX_NEW_TOKENS,
@@ -38,6 +38,7 @@ from specsim.defaults import (
 )
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
+from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.prompts import builtin_prompts, heldout_items

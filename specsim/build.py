@@ -1,4 +1,4 @@
-"""Build a drafter of a given kind for a loaded target (shared by the CLI, the benchmark and the app)."""
+"""Load what a drafter needs for a loaded target (the registry, :mod:`specsim.methods`, picks which)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,8 @@ from pathlib import Path
 
 import torch
 
-from specsim.defaults import DEFAULT_EARLY_EXIT_LAYERS
-from specsim.drafters import Drafter, EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.drafters import Drafter, ModelDrafter, PromptLookupDrafter
 from specsim.models import LoadedModel, ModelUnavailable, brief_error, load_model, shared_vocab_size
-
-DRAFTER_KINDS = ("model", "prompt_lookup", "early_exit")
 
 
 def usable_device(name: str) -> bool:
@@ -58,18 +55,3 @@ def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None)
 def prompt_lookup_drafter(target: LoadedModel) -> PromptLookupDrafter:
     """Prompt lookup that never matches or copies the target tokenizer's special (chat-template) tokens."""
     return PromptLookupDrafter(special_ids=getattr(target.tokenizer, "all_special_ids", ()))
-
-
-def build_drafter(
-    kind: str, target: LoadedModel, draft: str = "", early_exit_layers: int = DEFAULT_EARLY_EXIT_LAYERS,
-) -> Drafter:
-    """One drafter of ``kind`` ("model", "prompt_lookup" or "early_exit") for ``target``."""
-    if kind == "model":
-        if not draft:
-            raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
-        return load_draft_model(draft, target)
-    if kind == "prompt_lookup":
-        return prompt_lookup_drafter(target)
-    if kind == "early_exit":
-        return EarlyExitDrafter(target.model, early_exit_layers)
-    raise ValueError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")

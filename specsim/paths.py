@@ -18,10 +18,13 @@ HELDOUT_PROMPTS = ASSETS / "prompts" / "heldout.json"
 """The held-out prompt set: ``{"prompts": [{"id", "domain", "prompt"}, ...]}``; never used for training."""
 
 QUIZ = ASSETS / "quiz"
+"""The two quizzes: ``sequence.json`` and ``knowledge.json`` (``specsim.quiz``)."""
+INTERVIEW_QUESTIONS = ASSETS / "interview" / "questions.json"
+"""The interview page's questions with worked answers (``specsim.interview``)."""
 RECORDINGS = ASSETS / "live"
 """The live page's recorded runs, one JSON file each, replayed before the models load (``specsim.recorded``)."""
 MEDUSA_HEADS = ASSETS / "medusa" / "smollm2-135m-medusa.pt"
-VARIANT_RESULTS = ASSETS / "variants" / "heldout_results.json"
+HELDOUT_RESULTS = ASSETS / "variants" / "heldout_results.json"
 """The variant comparison over the held-out set, written by ``python -m specsim.variants.compare --save``."""
 
 

@@ -72,7 +72,7 @@ MEDUSA_1_SPEEDUP = PublishedSpeedup("Cai et al., 2024", 2.2, 2.2, "Vicuna chat m
 NVIDIA_MEDUSA_SPEEDUP = PublishedSpeedup("NVIDIA, as the lesson quotes it", 1.9, 1.9, "Llama 3.1 with Medusa heads",
                                          "up to")
 
-SPEEDUPS = {  # variant key (as in specsim.variants.compare) -> what the papers and vendors reported
+SPEEDUPS = {  # method key (as in specsim.methods) -> what the papers and vendors reported
     "draft_model": (LEVIATHAN_SPEEDUP, CHEN_SPEEDUP),
     "prompt_lookup": (YANG_SPEEDUP,),
     "lookahead": (FU_SPEEDUP,),

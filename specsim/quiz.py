@@ -24,9 +24,8 @@ from typing import Any
 from specsim import analytics, published
 from specsim.paths import QUIZ
 
-QUIZ_DIR = QUIZ  # sequence.json and knowledge.json
-SEQUENCE_FILE = QUIZ_DIR / "sequence.json"
-KNOWLEDGE_FILE = QUIZ_DIR / "knowledge.json"
+SEQUENCE_FILE = QUIZ / "sequence.json"
+KNOWLEDGE_FILE = QUIZ / "knowledge.json"
 KNOWLEDGE_QUESTION_COUNT = 20
 
 #: The closed forms a numeric question may ask for, by name.

@@ -109,8 +109,8 @@ def record(recipe: Recipe, dtype: str = "auto", threads: int = 1, attempts: int 
     """
     import torch
 
-    from specsim.build import build_drafter
     from specsim.engine import plain_generate, speculative_generate
+    from specsim.methods import build_drafter
     from specsim.models import format_prompt, load_bundled_target
 
     torch.set_num_threads(threads)

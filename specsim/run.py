@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from specsim.build import DRAFTER_KINDS, build_drafter, usable_device
+from specsim.build import usable_device
 from specsim.costmodel import cost_model
 from specsim.defaults import (
     DEFAULT_DRAFT,
@@ -29,6 +29,7 @@ from specsim.defaults import (
     SEED_MIN,
 )
 from specsim.engine import plain_generate, speculative_generate
+from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.trace import Trace
 

@@ -161,8 +161,8 @@ def test_prompt_lookup_never_matches_into_or_proposes_chat_template_tokens():
 
 
 def test_the_built_prompt_lookup_drafter_skips_the_template_and_keeps_greedy_output(default_target):
-    from specsim.build import build_drafter
     from specsim.engine import plain_generate, speculative_generate
+    from specsim.methods import build_drafter
     from specsim.models import format_prompt
 
     tokenizer = default_target.tokenizer

@@ -6,6 +6,7 @@ import re
 
 from app.layout import all_pages
 from specsim import analytics, interview
+from specsim.paths import INTERVIEW_QUESTIONS
 from tests.conftest import open_page
 
 REQUIRED = ("why verification is parallel", "when verification is not free (batching)", "why the output is unchanged",
@@ -33,7 +34,7 @@ def test_the_k_answer_quotes_the_closed_form():
     answer = next(q for q in interview.load() if q.id == "choose_k").answer
     best = analytics.optimal_k(0.7, 0.13)
     assert f"K = {best} with {float(analytics.speedup(0.7, best, 0.13)):.2f}×" in answer
-    raw = interview.QUESTIONS_FILE.read_text(encoding="utf-8")
+    raw = INTERVIEW_QUESTIONS.read_text(encoding="utf-8")
     assert not re.search(r"\d\.\d\d×", raw)  # no typed speedups in the data file
 
 

@@ -62,7 +62,7 @@ def test_the_recorder_refuses_a_noisy_baseline(monkeypatch):
     monkeypatch.setattr(models, "load_bundled_target", lambda **k: type("T", (), {"tokenizer": None,
                                                                                  "dtype": "torch.bfloat16"})())
     monkeypatch.setattr(models, "format_prompt", lambda tok, text: [1, 2])
-    monkeypatch.setattr("specsim.build.build_drafter", lambda *a: None)
+    monkeypatch.setattr("specsim.methods.build_drafter", lambda *a: None)
     monkeypatch.setattr(engine, "speculative_generate", lambda *a: run.spec)
     monkeypatch.setattr(engine, "plain_generate", lambda t, ids, n: next(plains) if n > 2 else run.plain)
     refused = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from specsim import methods
 from specsim.models import format_prompt
 from specsim.variants import compare as cmp
 from specsim.variants.lookahead import jacobi_demo
@@ -44,7 +45,7 @@ def test_own_decoding_loops_keep_greedy_output_on_the_code_prompt(bundled_target
 def test_every_variant_keeps_greedy_output_on_the_code_prompt(bundled_target, heads):
     comparison = cmp.compare(bundled_target, PROMPTS[0], 16, medusa_heads=heads)
     assert not comparison.errors
-    assert [r.key for r in comparison.results] == ["plain", *cmp.VARIANTS]
+    assert [r.key for r in comparison.results] == ["plain", *methods.VARIANTS]
     assert all(r.identical for r in comparison.results)
     ids = format_prompt(bundled_target.tokenizer, PROMPTS[0])
     with torch.inference_mode():  # plain decoding itself against a cache-free argmax loop

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app import loaders, state
+from specsim import methods
 from specsim.variants import compare as cmp
 from tests.conftest import open_page
 
@@ -45,7 +46,7 @@ def test_running_every_variant_fills_the_page(monkeypatch):
     assert "Side by side" in headers and "Early exit: the cautionary case" in headers
     table = next(d.value for d in at.dataframe if "identical to plain" in d.value.columns)
     assert list(table["identical to plain"]) == [True] * len(table)
-    assert len(table) == 1 + len(cmp.VARIANTS)
+    assert len(table) == 1 + len(methods.VARIANTS)
 
 
 def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_table():
@@ -58,7 +59,8 @@ def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_tab
     for word in ("EAGLE", "Prompt lookup", "Jacobi", "Medusa", "Early exit"):
         assert any(word in h for h in headings)
     table = at.table[0].value  # a table, not a dataframe: its long cells wrap instead of being clipped
-    assert list(table["variant"]) == [cmp.LABELS[k] for k in cmp.LESSON_TABLE]
+    assert list(table["variant"]) == [m.label for m in methods.lesson_methods()]
+    assert list(table["extra cost"]) == [m.lesson[0] for m in methods.lesson_methods()]
     assert at.button(key=state.VAR_RUN_BUTTON)  # running stays one button away
 
 

@@ -6,8 +6,7 @@ import streamlit as st
 
 from app import state
 from app.figures import variant_guide as figs
-from specsim import build, defaults
-from specsim.variants import compare as cmp
+from specsim import build, defaults, methods
 
 LIVE_DEFAULT = " (the live page's default)"
 
@@ -72,8 +71,8 @@ def guide() -> None:
             if figure is not None:
                 st.plotly_chart(figure(), key=f"{state.VARIANT_GUIDE_CHART}{i}")
     st.subheader("The lesson's table")
-    st.table([{"variant": cmp.LABELS[key], "extra cost": cost, "note": note,  # a table wraps its long cells
-               "claimed speedup (papers)": claim or "none given"}
-              for key, (cost, note, claim) in cmp.LESSON_TABLE.items()], hide_index=True)
+    st.table([{"variant": m.label, "extra cost": m.lesson[0], "note": m.lesson[1],  # a table wraps its long cells
+               "claimed speedup (papers)": m.claimed_speedup() or "none given"}
+              for m in methods.lesson_methods()], hide_index=True)
     st.caption("These are the lesson's and the papers' claims. Press the button below to measure every variant "
                "here, next to plain decoding, on the same prompt.")

@@ -9,13 +9,11 @@ import streamlit as st
 
 from app import loaders, state
 from app.figures import variants as figs
-from specsim import fairtime
+from specsim import fairtime, methods
 from specsim.models import format_prompt
-from specsim.paths import VARIANT_RESULTS
+from specsim.paths import HELDOUT_RESULTS
 from specsim.variants import compare as cmp
 from specsim.variants.lookahead import jacobi_demo
-
-HELDOUT_RESULTS = VARIANT_RESULTS
 
 
 @dataclass
@@ -55,7 +53,7 @@ def note_cancelled_run() -> None:
                                 "again.")
 
 
-def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = cmp.VARIANTS) -> PageData | None:
+def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = methods.VARIANTS) -> PageData | None:
     """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
     state.put(state.VAR_NOTICE, None)
     state.put(state.VAR_RUNNING, (label, max_new))  # still there next time if the run is stopped
@@ -91,7 +89,7 @@ def results_table(comparison: cmp.Comparison) -> None:
         "training": r["training"], "identical to plain": r["identical to plain"],
     } for r in rows], hide_index=True, width="stretch")
     for key, message in comparison.errors.items():
-        st.warning(f"{cmp.LABELS.get(key, key)} did not run: {message}")
+        st.warning(f"{methods.LABELS.get(key, key)} did not run: {message}")
     busy = [r for r in rows if r.get("fair") is not None and not r["fair"].agrees]
     st.caption(f"Every variant was warmed up, then timed in {cmp.ROUNDS} rounds interleaved with plain decoding; "
                "the speedup is the median of those rounds when it agrees with the cost model (tokens per loop ÷ "
@@ -203,7 +201,8 @@ def early_exit_section(data: PageData) -> None:
     draft = sum(it.draft_time_s for it in its)
     total = draft + sum(it.verify_time_s for it in its)
     st.plotly_chart(figs.per_pass_chart([it.n_accepted for it in its], [it.draft_time_s for it in its],
-                                        [it.verify_time_s for it in its], cmp.LABELS["early_exit"]), width="stretch")
+                                        [it.verify_time_s for it in its], methods.LABELS["early_exit"]),
+                    width="stretch")
     st.markdown(
         f"The shallow draft's guesses were kept **{result.acceptance or 0:.0%}** of the time; drafting took "
         f"**{draft / total if total else 0:.0%}** of the loop time, and the speedup is **{result.speedup:.2f}x**. "

@@ -24,20 +24,12 @@ from pathlib import Path
 
 import torch
 
-from specsim import defaults, fairtime
-from specsim.build import prompt_lookup_drafter
-from specsim.drafters import EarlyExitDrafter
-from specsim.engine import plain_generate, speculative_generate
+from specsim import fairtime, methods
+from specsim.methods import LABELS, VARIANTS, VariantRun
 from specsim.models import LoadedModel, format_prompt, load_bundled_target
-from specsim.paths import resolve
 from specsim.prompts import load_heldout
-from specsim.published import SPEEDUPS
 from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
-from specsim.variants.lookahead import LookaheadRun, lookahead_generate
-from specsim.variants.medusa import MedusaDrafter, MedusaHeads
-from specsim.variants.medusa_tree import medusa_tree_generate
-
-CAUTION_LAYERS = 4  # the early-exit cautionary case: a very shallow draft that rarely agrees
+from specsim.variants.medusa import MedusaHeads
 
 DEMO_PROMPTS = {
     "Edit code (the answer copies the prompt)": (
@@ -49,22 +41,6 @@ DEMO_PROMPTS = {
         "summer volunteers repaint the lighthouse white and red.\""),
     "Open question (no overlap with the prompt)": "Why do cats purr? Answer in a few sentences.",
 }
-
-# The lesson's table of variants, with the speedups the papers report (specsim.published); our measured
-# numbers go beside them.
-LESSON_TABLE = {  # variant -> (extra cost, note, the papers' claimed speedup or None)
-    key: (cost, note, "; ".join(s.claim for s in SPEEDUPS.get(key, ())) or None)
-    for key, (cost, note) in {
-        "draft_model": ("A second model", "The classic form"),
-        "prompt_lookup": ("Nothing", "Copies drafts from the context (Yang et al., 2023)"),
-        "lookahead": ("No second model", "One decoder refines a whole window of guesses by Jacobi iteration and "
-                      "verifies the n-grams it collects (Fu et al., 2024)"),
-        "medusa_tree": ("Training the heads", "Head k guesses token t+k+1; verified with tree attention "
-                        "(Cai et al., 2024)"),
-        "early_exit": ("Nothing (reuses the target's first layers)", "Not in the lesson's table: the cautionary case"),
-    }.items()
-}
-
 
 @dataclass(frozen=True)
 class VariantResult:
@@ -96,71 +72,11 @@ class Comparison:
         return next((r for r in self.results if r.key == key), None)
 
 
-def draft_model_drafter(target: LoadedModel):
-    """The classic draft model: ``defaults.CLASSIC_DRAFT`` when it ships; otherwise an early-exit stand-in.
-
-    Returns (drafter, extra parameters, training cost).
-    """
-    if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
-        from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
-
-        folder = resolve(defaults.CLASSIC_DRAFT)
-        drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
-        model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
-        return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
-    drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
-    drafter.name = f"stand-in until the distilled draft ships: {drafter.name}"
-    return drafter, 0, "none (stand-in)"
-
-
-def _count(model: torch.nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def _training_cost(heads: MedusaHeads) -> str:
-    meta = heads.meta
-    if "total_seconds" not in meta:
-        return "unknown"
-    return (f"{meta['total_seconds']:.0f} s on {meta.get('threads', '?')} CPU threads "
-            f"({meta['answers']} answers, {meta['answer_tokens']} tokens, {meta['epochs']} epochs)")
-
-
-VARIANTS = ("draft_model", "prompt_lookup", "lookahead", "medusa", "medusa_tree", "early_exit")
-LABELS = {
-    "plain": "Plain greedy decoding", "draft_model": "Draft model", "prompt_lookup": "Prompt lookup",
-    "lookahead": "Lookahead (Jacobi)", "medusa": "Medusa heads (chain)", "medusa_tree": "Medusa heads (tree)",
-    "early_exit": f"Early exit ({CAUTION_LAYERS} layers)",
-}
-
-
 def run_variant(key: str, target: LoadedModel, prompt_ids: list[int], max_new_tokens: int,
-                medusa_heads: MedusaHeads | None = None) -> tuple[Trace, int, str, object]:
-    """Run one variant greedily; return (trace, extra parameters, training cost, details)."""
-    k = defaults.DEFAULT_K
-    if key == "plain":
-        return plain_generate(target, prompt_ids, max_new_tokens), 0, "none", None
-    if key == "draft_model":
-        drafter, params, training = draft_model_drafter(target)
-        return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), params, training, drafter.name
-    if key == "prompt_lookup":
-        drafter = prompt_lookup_drafter(target)
-        return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), 0, "none", None
-    if key == "lookahead":
-        run: LookaheadRun = lookahead_generate(target, prompt_ids, max_new_tokens)
-        return run.trace, 0, "none", run
-    if key == "medusa":
-        heads = medusa_heads if medusa_heads is not None else MedusaHeads.load()
-        drafter = MedusaDrafter(heads, target.model)
-        trace = speculative_generate(target, drafter, prompt_ids, heads.n_heads, max_new_tokens)
-        return trace, heads.extra_parameters(), _training_cost(heads), heads
-    if key == "medusa_tree":
-        heads = medusa_heads if medusa_heads is not None else MedusaHeads.load()
-        run = medusa_tree_generate(target, heads, prompt_ids, max_new_tokens)
-        return run.trace, heads.extra_parameters(), _training_cost(heads), run
-    if key == "early_exit":
-        drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
-        return speculative_generate(target, drafter, prompt_ids, k, max_new_tokens), 0, "none", None
-    raise ValueError(f"unknown variant {key!r}; choose from plain, {', '.join(VARIANTS)}")
+                medusa_heads: MedusaHeads | None = None) -> VariantRun:
+    """Run one variant (a key of :data:`specsim.methods.METHODS`) greedily: (trace, extra parameters, training
+    cost, details)."""
+    return methods.method(key).run(target, prompt_ids, max_new_tokens, medusa_heads)
 
 
 ROUNDS = 3  # timed rounds per prompt
@@ -234,11 +150,12 @@ def lesson_rows(rows: list[dict]) -> list[dict]:
     """The lesson's table of variants with our measured numbers (:func:`summarise` rows) beside its claims."""
     measured = {row["key"]: row for row in rows}
     out = []
-    for key, (cost, note, claim) in LESSON_TABLE.items():
-        row = measured.get(key)
+    for m in methods.lesson_methods():
+        row = measured.get(m.key)
+        cost, note = m.lesson
         out.append({
-            "variant": LABELS[key], "extra cost (lesson)": cost, "note (lesson)": note,
-            "claimed speedup (papers)": claim or "none given",
+            "variant": m.label, "extra cost (lesson)": cost, "note (lesson)": note,
+            "claimed speedup (papers)": m.claimed_speedup() or "none given",
             "measured speedup (here)": None if row is None else round(row["speedup"], 2),
             "measured tokens per target pass": None if row is None else round(row["tokens per target pass"], 2),
             "identical to plain": None if row is None else row["identical to plain"],

@@ -1,0 +1,191 @@
+"""Every way this project decodes, registered once: name, label, how to build or run it, and where it is offered.
+
+Each :class:`Method` is one row of :data:`METHODS`. The CLI (``--drafter``), the bench, the live page's
+drafter choice, the variants comparison and the lesson's table of variants all read this table, so a
+method added here shows up everywhere it is offered, and nowhere else needs an ``if`` over names.
+
+- ``drafter`` names a drafter kind for the speculative loop (:func:`build_drafter`), offered by the CLI,
+  the bench and, when ``live`` says how, the live page.
+- ``run`` decodes one prompt greedily for the variants comparison (:mod:`specsim.variants.compare`).
+- ``lesson`` is the lesson's row for it (extra cost, note); the papers' claimed speedups come from
+  :mod:`specsim.published`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from specsim import defaults
+from specsim.build import load_draft_model, prompt_lookup_drafter
+from specsim.drafters import Drafter, EarlyExitDrafter
+from specsim.engine import plain_generate, speculative_generate
+from specsim.models import LoadedModel
+from specsim.paths import resolve
+from specsim.published import SPEEDUPS
+from specsim.trace import Trace
+from specsim.variants.lookahead import lookahead_generate
+from specsim.variants.medusa import MedusaDrafter, MedusaHeads
+from specsim.variants.medusa_tree import medusa_tree_generate
+
+CAUTION_LAYERS = 4  # the comparison's early-exit case: a very shallow draft that rarely agrees
+
+VariantRun = tuple[Trace, int, str, object]
+"""One greedy run for the comparison: (trace, extra parameters, training cost, details for the page)."""
+
+Runner = Callable[[LoadedModel, list[int], int, "MedusaHeads | None"], VariantRun]
+Builder = Callable[[LoadedModel, str, int], Drafter]  # (target, draft model id or folder, early-exit layers)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One decoding method and everything the pages, CLI and bench need to know about it."""
+
+    key: str  # its name in the comparison and its results ("draft_model", "lookahead", ...)
+    label: str  # how tables and charts name it
+    run: Runner  # one greedy run for the comparison
+    drafter: str | None = None  # its drafter kind on the CLI, bench and live page; None: not a drafter
+    build: Builder | None = None  # builds that drafter for a loaded target
+    live: str | None = None  # how the live page's drafter choice describes it; None: not offered there
+    lesson: tuple[str, str] | None = None  # the lesson's table row: (extra cost, note); None: not in it
+
+    def claimed_speedup(self) -> str | None:
+        """What the papers report for it (:mod:`specsim.published`), or None."""
+        return "; ".join(s.claim for s in SPEEDUPS.get(self.key, ())) or None
+
+
+# ---- the drafters ---------------------------------------------------------------------------
+def _build_model(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
+    if not draft:
+        raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
+    return load_draft_model(draft, target)
+
+
+def _build_prompt_lookup(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
+    return prompt_lookup_drafter(target)
+
+
+def _build_early_exit(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
+    return EarlyExitDrafter(target.model, early_exit_layers)
+
+
+# ---- the comparison's runs --------------------------------------------------------------------
+def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
+    """The classic draft model: ``defaults.CLASSIC_DRAFT`` when it ships; otherwise an early-exit stand-in.
+
+    Returns (drafter, extra parameters, training cost).
+    """
+    if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
+        from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
+
+        folder = resolve(defaults.CLASSIC_DRAFT)
+        drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
+        model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
+        return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
+    drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
+    drafter.name = f"stand-in until the distilled draft ships: {drafter.name}"
+    return drafter, 0, "none (stand-in)"
+
+
+def _count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def training_cost(heads: MedusaHeads) -> str:
+    meta = heads.meta
+    if "total_seconds" not in meta:
+        return "unknown"
+    return (f"{meta['total_seconds']:.0f} s on {meta.get('threads', '?')} CPU threads "
+            f"({meta['answers']} answers, {meta['answer_tokens']} tokens, {meta['epochs']} epochs)")
+
+
+def _heads(medusa_heads: MedusaHeads | None) -> MedusaHeads:
+    return medusa_heads if medusa_heads is not None else MedusaHeads.load()
+
+
+def _run_plain(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    return plain_generate(target, prompt_ids, max_new_tokens), 0, "none", None
+
+
+def _run_draft_model(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    drafter, params, training = classic_draft(target)
+    trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
+    return trace, params, training, drafter.name
+
+
+def _run_prompt_lookup(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    trace = speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, defaults.DEFAULT_K, max_new_tokens)
+    return trace, 0, "none", None
+
+
+def _run_lookahead(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    run = lookahead_generate(target, prompt_ids, max_new_tokens)
+    return run.trace, 0, "none", run
+
+
+def _run_medusa(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    heads = _heads(medusa_heads)
+    trace = speculative_generate(target, MedusaDrafter(heads, target.model), prompt_ids, heads.n_heads, max_new_tokens)
+    return trace, heads.extra_parameters(), training_cost(heads), heads
+
+
+def _run_medusa_tree(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    heads = _heads(medusa_heads)
+    run = medusa_tree_generate(target, heads, prompt_ids, max_new_tokens)
+    return run.trace, heads.extra_parameters(), training_cost(heads), run
+
+
+def _run_early_exit(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
+    return speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens), 0, "none", None
+
+
+METHODS: tuple[Method, ...] = (
+    Method("plain", "Plain greedy decoding", _run_plain),
+    Method("draft_model", "Draft model", _run_draft_model, drafter="model", build=_build_model,
+           live="a draft model", lesson=("A second model", "The classic form")),
+    Method("prompt_lookup", "Prompt lookup", _run_prompt_lookup, drafter="prompt_lookup", build=_build_prompt_lookup,
+           live="prompt lookup (no second model)",
+           lesson=("Nothing", "Copies drafts from the context (Yang et al., 2023)")),
+    Method("lookahead", "Lookahead (Jacobi)", _run_lookahead,
+           lesson=("No second model", "One decoder refines a whole window of guesses by Jacobi iteration and "
+                   "verifies the n-grams it collects (Fu et al., 2024)")),
+    Method("medusa", "Medusa heads (chain)", _run_medusa),
+    Method("medusa_tree", "Medusa heads (tree)", _run_medusa_tree,
+           lesson=("Training the heads", "Head k guesses token t+k+1; verified with tree attention "
+                   "(Cai et al., 2024)")),
+    Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit, drafter="early_exit",
+           build=_build_early_exit, live="early exit (the target's first layers)",
+           lesson=("Nothing (reuses the target's first layers)", "Not in the lesson's table: the cautionary case")),
+)
+
+VARIANTS = tuple(m.key for m in METHODS if m.key != "plain")  # what the comparison runs beside plain decoding
+LABELS = {m.key: m.label for m in METHODS}
+DRAFTER_KINDS = tuple(m.drafter for m in METHODS if m.drafter)  # the CLI's and the bench's --drafter choices
+LIVE_DRAFTERS = {m.drafter: m.live for m in METHODS if m.drafter and m.live}  # the live page's choice
+
+
+def method(key: str) -> Method:
+    """The method named ``key`` in the comparison; a clear error for any other name."""
+    for m in METHODS:
+        if m.key == key:
+            return m
+    raise ValueError(f"unknown variant {key!r}; choose from {', '.join(m.key for m in METHODS)}")
+
+
+def lesson_methods() -> tuple[Method, ...]:
+    """The methods in the lesson's table of variants, in its order."""
+    return tuple(m for m in METHODS if m.lesson is not None)
+
+
+def build_drafter(
+    kind: str, target: LoadedModel, draft: str = "", early_exit_layers: int = defaults.DEFAULT_EARLY_EXIT_LAYERS,
+) -> Drafter:
+    """One drafter of ``kind`` (one of :data:`DRAFTER_KINDS`) for ``target``."""
+    for m in METHODS:
+        if m.drafter == kind and m.build is not None:
+            return m.build(target, draft, early_exit_layers)
+    raise ValueError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")

@@ -1,0 +1,78 @@
+"""One registry of decoding methods (specsim.methods), and plain decoding as the loop with nothing proposed."""
+
+from __future__ import annotations
+
+import pytest
+
+from specsim import bench, methods, published, run
+from specsim.drafters import NoDrafter, PromptLookupDrafter
+from specsim.engine import plain_generate, speculative_generate
+from specsim.variants import compare as cmp
+from tests.tiny_models import tiny_loaded
+
+VOCAB, PROMPT = 40, [1, 5, 9, 2]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tiny_loaded(VOCAB, seed=3)
+
+
+def test_plain_decoding_is_the_loop_with_a_drafter_that_proposes_nothing(tiny, one_torch_thread):
+    trace = plain_generate(tiny, PROMPT, 9, temperature=0.9, seed=7)
+    assert trace.mode == "plain" and trace.settings.k == 0 and trace.settings.drafter == NoDrafter.kind
+    assert trace.target_passes == trace.n_generated == 9 == len(trace.pass_times)
+    assert all(it.slots == () and it.extra_kind == "bonus" and it.emitted == (it.extra.token_id,)
+               for it in trace.iterations)
+    assert trace.tokens_per_pass == 1.0 and trace.n_checked == 0
+    # the speculative entry point with the same drafter makes the same draws, so the same tokens
+    same = speculative_generate(tiny, NoDrafter(), PROMPT, 3, 9, temperature=0.9, seed=7)
+    assert same.generated_ids == trace.generated_ids
+    assert [it.extra.prob for it in same.iterations] == [it.extra.prob for it in trace.iterations]
+
+
+def test_plain_greedy_decoding_is_the_argmax_of_a_full_forward_pass(tiny, one_torch_thread):
+    import torch
+
+    ids = list(PROMPT)
+    with torch.inference_mode():
+        for _ in range(6):
+            ids.append(int(tiny.model(torch.tensor([ids])).logits[0, -1].argmax()))
+    assert list(plain_generate(tiny, PROMPT, 6).generated_ids) == ids[len(PROMPT):]
+
+
+def test_k_zero_is_refused_for_a_real_drafter(tiny):
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        speculative_generate(tiny, PromptLookupDrafter(), PROMPT, 0, 4)
+
+
+def test_every_entry_point_offers_the_registered_drafters():
+    assert methods.DRAFTER_KINDS == ("model", "prompt_lookup", "early_exit")
+    with pytest.raises(SystemExit):
+        run.parse_args(["--prompt", "x", "--drafter", "medusa"])  # registered as a variant, not as a drafter kind
+    for kind in methods.DRAFTER_KINDS:
+        assert run.parse_args(["--prompt", "x", "--drafter", kind]).drafter == kind
+        assert bench.parse_args(["--drafters", kind]).drafters == [kind]
+    from app.live_params import DRAFTERS
+
+    assert list(DRAFTERS) == [m.drafter for m in methods.METHODS if m.live]
+
+
+def test_each_drafter_kind_builds_a_drafter_of_that_kind(tiny):
+    for kind in ("prompt_lookup", "early_exit"):
+        assert methods.build_drafter(kind, tiny, early_exit_layers=1).kind == kind
+    with pytest.raises(ValueError, match="needs a draft model"):
+        methods.build_drafter("model", tiny)
+    with pytest.raises(ValueError, match="choose one of model, prompt_lookup, early_exit"):
+        methods.build_drafter("lookahead", tiny)
+
+
+def test_the_comparison_and_the_lesson_table_read_the_registry():
+    keys = [m.key for m in methods.METHODS]
+    assert len(set(keys)) == len(keys) and keys[0] == "plain"
+    assert set(published.SPEEDUPS) <= set(keys)  # every paper's figure belongs to a registered method
+    rows = cmp.lesson_rows([])
+    assert [r["variant"] for r in rows] == [m.label for m in methods.METHODS if m.lesson]
+    assert all(r["claimed speedup (papers)"] for r in rows)
+    with pytest.raises(ValueError, match="unknown variant 'nope'"):
+        cmp.run_variant("nope", None, [], 1)
