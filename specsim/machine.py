@@ -138,12 +138,29 @@ def heldout_alpha(draft: str = DEFAULT_DRAFT) -> float:
     return float(json.loads((Path(draft) / "heldout_eval.json").read_text(encoding="utf-8"))["overall"]["alpha"])
 
 
-def measure(repeats: int = 5, log=print) -> Profile:
-    """Measure this machine (see the module docstring); a few tens of seconds."""
+COST_PROMPT = "Write a short paragraph about a lighthouse keeper during a storm."
+"""The prompt of the short real run that measures a drafter's costs (a held-out-style task, not a training one)."""
+
+
+def run_costs(target, drafter, k: int = DEFAULT_K, n_new: int = 24, prompt: str = COST_PROMPT):
+    """The cost model (:class:`specsim.costmodel.CostModel`: c, v and o in plain passes) of one short real run
+    of ``drafter`` against plain decoding of the same prompt, after an untimed warm-up of both."""
     from specsim.costmodel import cost_model
     from specsim.engine import plain_generate, speculative_generate
+    from specsim.models import format_prompt
+
+    ids = format_prompt(target.tokenizer, prompt)
+    speculative_generate(target, drafter, ids, k, 4)  # warm-up
+    plain_generate(target, ids, 4)
+    spec = speculative_generate(target, drafter, ids, k, n_new)
+    plain = plain_generate(target, ids, spec.n_generated)
+    return cost_model([spec], [plain])
+
+
+def measure(repeats: int = 5, log=print) -> Profile:
+    """Measure this machine (see the module docstring); a few tens of seconds."""
     from specsim.methods import build_drafter
-    from specsim.models import format_prompt, load_bundled_target
+    from specsim.models import load_bundled_target
     from specsim.passcost import measure_pass_costs
 
     targets = {path_name(d, inv): load_bundled_target("cpu", d, invariant=inv) for d, inv in PATHS}
@@ -158,12 +175,7 @@ def measure(repeats: int = 5, log=print) -> Profile:
     log("one-token pass: " + ", ".join(f"{n} {ms:.1f} ms" for n, ms in one_token_ms.items()))
     v = measure_pass_costs(target, ns=tuple(range(1, K_MAX + 2)), repeats=repeats, warmup=1)
     v_of_n = {n: v.v(n) for n in v.seconds}
-    drafter = build_drafter(DEFAULT_DRAFTER, target, DEFAULT_DRAFT)
-    ids = format_prompt(target.tokenizer, "Write a short paragraph about a lighthouse keeper during a storm.")
-    speculative_generate(target, drafter, ids, DEFAULT_K, 4)  # warm-up
-    spec = speculative_generate(target, drafter, ids, DEFAULT_K, 24)
-    plain = plain_generate(target, ids, spec.n_generated)
-    c = cost_model([spec], [plain]).draft_cost
+    c = run_costs(target, build_drafter(DEFAULT_DRAFTER, target, DEFAULT_DRAFT)).draft_cost
     alpha = heldout_alpha()
     k, values = best_k(alpha, c, v_of_n)
     return Profile(key=profile_key(), machine=profile_key().split(" | ")[0], threads=torch.get_num_threads(),

@@ -207,7 +207,7 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
     for name in ("s", "e"):
         res = json.loads((root / "eval" / f"{name}.json").read_text())
         assert res["overall"]["chains"] > 0 and 0.0 <= res["overall"]["alpha"] <= 1.0
-        assert res["cost"]["draft_ms"] > 0
+        assert 0 < res["cost"]["draft_cost"] < 10 and res["cost"]["verify_cost"] >= 1
         draft, id_map = load_draft(root / "drafts" / name)
         assert draft.kind == {"s": "standalone", "e": "eagle"}[name] and len(id_map) > 3
 
