@@ -1,16 +1,12 @@
 """In practice: acceptance depends on the domain, the shared tokenizer, the ecosystem, and the references."""
 
-import inspect
 from pathlib import Path
 
 import streamlit as st
 
-from app import loaders, recording, state
+from app import loaders, loop_size, recording, state
 from app.figures.practice import domain_figure
 from specsim import defaults, domains
-from specsim.engine import SpeculativeStep
-from specsim.loop import decode_loop
-from specsim.verify import verify
 
 MAX_NEW = 24
 
@@ -65,16 +61,11 @@ if coverage is not None:
     st.markdown(text)
 
 st.subheader("Where it runs today")
-step_lines = sum(len(inspect.getsource(part).splitlines()) for part in (verify, SpeculativeStep))
-loop_lines = len(inspect.getsource(decode_loop).splitlines())
 st.markdown(
     "The lesson names **vLLM**, **NVIDIA TensorRT-LLM** and **llama.cpp** as serving stacks that already ship "
     "speculative decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and "
-    "Medusa or EAGLE heads. The core loop is small: the lesson puts it at about 50 lines of PyTorch. This app's "
-    f"loop is {step_lines + loop_lines} lines with docstrings and comments: the speculative step, `verify` and "
-    f"`SpeculativeStep` in `specsim/engine.py` ({step_lines} lines: draft, one target pass, accept a prefix, the +1 "
-    f"token, roll the caches back), and the loop driver every decoder shares, `decode_loop` in `specsim/loop.py` "
-    f"({loop_lines} lines, with the bookkeeping the replay needs).")
+    "Medusa or EAGLE heads. The core loop is small: the lesson puts it at about 50 lines of PyTorch. "
+    + loop_size.sentence())
 
 st.subheader("References")
 st.markdown(

@@ -9,7 +9,7 @@ One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 202
    (greedy: argmax p_i); if all K are kept it draws a bonus token from p_{K+1};
 5. both KV caches are cropped back to the kept tokens.
 
-:class:`SpeculativeStep` is exactly that iteration; :func:`specsim.loop.decode_loop` runs it until
+:class:`SpeculativeStep` is exactly that iteration; :func:`decode_loop`, just below it, runs it until
 end-of-text or the token budget (the same loop runs lookahead and Medusa-tree decoding). Plain
 decoding, the baseline, is that loop with a drafter that proposes nothing (:class:`NoDrafter`).
 Cache convention: the target's cache always holds the context except its last token, which is
@@ -24,19 +24,30 @@ import torch
 from transformers import DynamicCache
 
 from specsim.clock import now
+from specsim.defaults import TOP_N
 from specsim.drafters import Drafter, NoDrafter, crop_cache
-from specsim.loop import Checked, decode_loop, eos_token_ids, prefill, run_settings
+from specsim.loop import (
+    PLAIN,
+    Checked,
+    Step,
+    check_request,
+    cut_at_stop,
+    eos_token_ids,
+    finish_trace,
+    prefill,
+    run_settings,
+)
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig, warp
-from specsim.trace import Iteration, Trace
+from specsim.trace import Iteration, Settings, Trace
+from specsim.trace_build import TokenNamer, build_iteration
 from specsim.verify import verify
 
-__all__ = ["SpeculativeStep", "speculative_generate", "plain_generate", "eos_token_ids",
-           "prefill"]
+__all__ = ["SpeculativeStep", "decode_loop", "speculative_generate", "plain_generate", "eos_token_ids", "prefill"]
 
 
 class SpeculativeStep:
-    """Steps 1-5 with a drafter: the step :func:`specsim.loop.decode_loop` runs for speculative decoding."""
+    """Steps 1-5 with a drafter: the step :func:`decode_loop` runs for speculative decoding."""
 
     def __init__(self, target: LoadedModel, drafter: Drafter, k: int, sampling: SamplingConfig,
                  generator: torch.Generator | None):
@@ -70,6 +81,39 @@ class SpeculativeStep:
         # 5. Crop: the cache keeps the new context minus its last token; the drafter rolls back too.
         crop_cache(self.cache, len(context) - 1)
         self.drafter.observe(context, None if self.hidden is None else self.hidden[: len(emitted)])
+
+
+def decode_loop(
+    target: LoadedModel, step: Step, prompt_ids: list[int], settings: Settings,
+    on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
+) -> Trace:
+    """Run ``step`` until end-of-text, the token budget or ``should_stop()``; record every iteration."""
+    check_request(prompt_ids, settings.k, settings.max_new_tokens, plain=settings.drafter == PLAIN)
+    eos, namer = eos_token_ids(target), TokenNamer(target.tokenizer)
+    context, generated, iterations = list(prompt_ids), [], []
+    stop_reason: str | None = None
+    with torch.inference_mode():
+        cache, start, _, prompt_hidden = prefill(target, context, keep_hidden=step.needs_prompt_hidden)
+        step.start(context, cache, prompt_hidden)
+        prefill_time = now(target.device) - start
+        while stop_reason is None:
+            if should_stop is not None and should_stop():
+                stop_reason = "cancelled"
+                break
+            budget = settings.max_new_tokens - len(generated)
+            checked = step.check(context, budget)  # propose, then verify every guess in one target pass
+            kept = checked.proposal.tokens[: checked.verdict.n_accepted] + [checked.verdict.extra]
+            emitted, stop_reason = cut_at_stop(kept, budget, eos)
+            iterations.append(build_iteration(
+                namer, len(iterations), len(context), checked.proposal, checked.target_probs, checked.verdict,
+                checked.verify_time, emitted, stop_reason, TOP_N))
+            context += emitted
+            generated += emitted
+            step.accept(context, emitted)  # crop the caches back to the kept tokens
+            if on_iteration is not None:
+                on_iteration(iterations[-1])
+        end = now(target.device)
+    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason, iterations)
 
 
 def speculative_generate(

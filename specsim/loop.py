@@ -1,9 +1,9 @@
-"""The decoding loop every decoder shares: prefill, then propose → verify → accept until a stop.
+"""What the decoding loop (:func:`specsim.engine.decode_loop`) needs around a step, defined once.
 
 A decoder supplies a :class:`Step`: speculative decoding with any drafter (:mod:`specsim.engine`),
-lookahead decoding and Medusa with a candidate tree (:mod:`specsim.variants`). This module owns
-everything around the step, once: checking the request, the prefill, the token budget, end-of-text,
-cancellation, timing and the :class:`~specsim.trace.Trace`.
+lookahead decoding and Medusa with a candidate tree (:mod:`specsim.variants`). This module holds the
+plumbing every decoder shares: checking the request, the prefill, the token budget and end-of-text,
+the run's settings and the :class:`~specsim.trace.Trace` it ends with.
 
 Cache convention: the target's cache always holds the context except its last token, which is
 the first input of the next verification pass.
@@ -11,7 +11,7 @@ the first input of the next verification pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,12 +19,10 @@ import torch
 from transformers import DynamicCache
 
 from specsim.clock import now
-from specsim.defaults import TOP_N
 from specsim.drafters import NoDrafter, Proposal
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Settings, Trace
-from specsim.trace_build import TokenNamer, build_iteration
 from specsim.verify import Verdict
 
 PLAIN = NoDrafter.kind  # the drafter kind of plain decoding: K = 0, nothing proposed
@@ -126,36 +124,3 @@ def finish_trace(target: LoadedModel, settings: Settings, prompt_ids: Sequence[i
         prefill_time_s=prefill_time, iterations=tuple(iterations),
         stop_reason=stop_reason or "max_new_tokens",
     )
-
-
-def decode_loop(
-    target: LoadedModel, step: Step, prompt_ids: list[int], settings: Settings,
-    on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
-) -> Trace:
-    """Run ``step`` until end-of-text, the token budget or ``should_stop()``; record every iteration."""
-    check_request(prompt_ids, settings.k, settings.max_new_tokens, plain=settings.drafter == PLAIN)
-    eos, namer = eos_token_ids(target), TokenNamer(target.tokenizer)
-    context, generated, iterations = list(prompt_ids), [], []
-    stop_reason: str | None = None
-    with torch.inference_mode():
-        cache, start, _, prompt_hidden = prefill(target, context, keep_hidden=step.needs_prompt_hidden)
-        step.start(context, cache, prompt_hidden)
-        prefill_time = now(target.device) - start
-        while stop_reason is None:
-            if should_stop is not None and should_stop():
-                stop_reason = "cancelled"
-                break
-            budget = settings.max_new_tokens - len(generated)
-            checked = step.check(context, budget)  # propose, then verify every guess in one target pass
-            kept = checked.proposal.tokens[: checked.verdict.n_accepted] + [checked.verdict.extra]
-            emitted, stop_reason = cut_at_stop(kept, budget, eos)
-            iterations.append(build_iteration(
-                namer, len(iterations), len(context), checked.proposal, checked.target_probs, checked.verdict,
-                checked.verify_time, emitted, stop_reason, TOP_N))
-            context += emitted
-            generated += emitted
-            step.accept(context, emitted)  # crop the caches back to the kept tokens
-            if on_iteration is not None:
-                on_iteration(iterations[-1])
-        end = now(target.device)
-    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason, iterations)

@@ -41,20 +41,22 @@ def test_page_opens_with_references_and_the_tokenizer_section():
 
 
 def test_the_line_count_is_the_step_plus_the_loop_driver_not_the_wrapper():
-    """The loop that runs is verify.verify + engine.SpeculativeStep (the step) and loop.decode_loop (the driver);
-    speculative_generate only wires them together."""
+    """The loop that runs is verify.verify (the rule), engine.SpeculativeStep (the step) and engine.decode_loop (the
+    loop beside it); speculative_generate only wires them together. The files named are where the code is."""
     import inspect
 
-    from specsim import engine, loop, verify
+    from specsim import engine, verify
 
     def lines(obj) -> int:
         return len(inspect.getsource(obj).splitlines())
 
-    step, driver = lines(verify.verify) + lines(engine.SpeculativeStep), lines(loop.decode_loop)
+    rule, step, driver = lines(verify.verify), lines(engine.SpeculativeStep), lines(engine.decode_loop)
     text = " ".join(m.value for m in open_page("in_practice.py").markdown)
-    assert f"loop is {step + driver} lines" in text
-    assert f"({step} lines:" in text and f"({driver} lines," in text
-    assert "`verify`" in text and "`SpeculativeStep`" in text and "`decode_loop`" in text
+    assert f"loop is {rule + step + driver} lines" in text
+    assert f"`verify` in `specsim/verify.py` ({rule} lines" in text
+    assert f"`SpeculativeStep` ({step} lines" in text and f"`specsim/engine.py`, the loop every decoder shares, " \
+        f"`decode_loop` ({driver} lines" in text
+    assert inspect.getsourcefile(engine.SpeculativeStep) == inspect.getsourcefile(engine.decode_loop)
     assert f"is {lines(engine.speculative_generate)} lines" not in text
 
 

@@ -18,7 +18,8 @@ from transformers import DynamicCache
 
 from specsim.clock import now
 from specsim.drafters import Proposal
-from specsim.loop import Checked, decode_loop, run_settings
+from specsim.engine import decode_loop
+from specsim.loop import Checked, run_settings
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Trace
