@@ -43,7 +43,7 @@ def allowed_roots() -> list[Path]:
     every folder in ``$SPECSIM_MODEL_DIRS``; each with its links resolved."""
     from huggingface_hub import constants
 
-    roots = [paths.REPO_ROOT, models.cache_dir(), Path(constants.HF_HUB_CACHE)]
+    roots = [paths.REPO_ROOT, paths.cache_dir(), Path(constants.HF_HUB_CACHE)]
     roots += [Path(p) for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]
     return [Path(os.path.realpath(root)) for root in roots]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import torch
 
 from specsim.drafters import Drafter, ModelDrafter, PromptLookupDrafter
-from specsim.models import LoadedModel, ModelUnavailable, brief_error, load_model, shared_vocab_size
+from specsim.errors import brief_error
+from specsim.models import LoadedModel, ModelUnavailable, load_model, shared_vocab_size
 
 
 def usable_device(name: str) -> bool:

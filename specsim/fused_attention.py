@@ -117,7 +117,7 @@ _STATE: dict[str, object] = {}
 def build_dir() -> str:
     """One folder per build (see :func:`extension_name`): torch writes its build files there, and two
     environments that share the cache must not rewrite each other's, which rebuilds the kernel every time."""
-    from specsim.models import cache_dir
+    from specsim.paths import cache_dir
 
     folder = cache_dir() / "torch_extensions" / extension_name()
     folder.mkdir(parents=True, exist_ok=True)
@@ -129,7 +129,7 @@ def extension_name() -> str:
     torch it compiles against (its version and where it is installed, whose headers the build reads)."""
     import hashlib
 
-    from specsim.recorded import machine_name
+    from specsim.host import machine_name
 
     key = "\n".join((machine_name(), torch.__version__, os.path.dirname(torch.__file__)))
     return "specsim_fused_attention_" + hashlib.sha1(key.encode()).hexdigest()[:10]
@@ -152,7 +152,7 @@ def kernel():
                                          build_directory=build_dir(), verbose=False)
                     _STATE["kernel"], _STATE["why"] = module.attend, None
                 except Exception as error:  # noqa: BLE001 - no compiler, no headers: fall back and say so
-                    from specsim.models import brief_error
+                    from specsim.errors import brief_error
 
                     LOG.warning("The fused attention kernel could not be built (%s); using the slower Python "
                                 "loop for the position-invariant path.", brief_error(error))

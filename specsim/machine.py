@@ -95,14 +95,14 @@ def profile_key(threads: int | None = None) -> str:
     """CPU model, thread count and library versions: what a measurement depends on."""
     import transformers
 
-    from specsim.recorded import machine_name
+    from specsim.host import machine_name
 
     threads = threads or torch.get_num_threads()
     return f"{machine_name()} | {threads} threads | torch {torch.__version__} | transformers {transformers.__version__}"
 
 
 def cache_file(key: str) -> Path:
-    from specsim.models import cache_dir
+    from specsim.paths import cache_dir
 
     return cache_dir() / f"machine-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
 

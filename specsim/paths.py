@@ -5,6 +5,7 @@ The one module that knows the layout of ``assets/``; everything else asks it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -32,3 +33,8 @@ def resolve(path: str | Path) -> Path:
     """A path as given when absolute, otherwise relative to the repository root (not the working directory)."""
     path = Path(path)
     return path if path.is_absolute() else REPO_ROOT / path
+
+
+def cache_dir() -> Path:
+    """Where converted weights live: ``$SPECSIM_CACHE`` or ``~/.cache/specsim``."""
+    return Path(os.environ.get("SPECSIM_CACHE", Path.home() / ".cache" / "specsim"))

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import platform
 from dataclasses import dataclass
 from pathlib import Path
 
 from specsim.costmodel import baseline_noise, plain_pass_times
 from specsim.defaults import DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
+from specsim.host import machine_name
 from specsim.paths import RECORDINGS
 from specsim.prompts import EXAMPLES
 from specsim.trace import Trace
@@ -89,17 +89,6 @@ def load(path: Path) -> RecordedRun | None:
         return RecordedRun.from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def machine_name() -> str:
-    """The CPU's model name (Linux), else what platform reports."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def record(recipe: Recipe, dtype: str = "auto", threads: int = 1, attempts: int = 5, log=print) -> RecordedRun:

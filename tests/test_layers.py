@@ -71,3 +71,40 @@ def test_no_module_imports_another_modules_private_names():
                     offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
                                   if a.name.startswith("_") and not a.name.startswith("__")]
     assert offenders == []
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere in its file (in functions and TYPE_CHECKING blocks too)."""
+    modules = {}
+    for folder in ("specsim", "app"):
+        for path in (ROOT / folder).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            modules[name] = path
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def test_no_import_cycle_even_inside_functions():
+    graph, state, cycles = import_graph(), {}, []
+
+    def visit(module, path):
+        state[module] = "open"
+        for other in sorted(graph[module]):
+            if state.get(other) == "open":
+                cycles.append(" -> ".join(path[path.index(other):] + [other]))
+            elif other not in state:
+                visit(other, path + [other])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []

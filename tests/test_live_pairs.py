@@ -63,7 +63,7 @@ def test_folders_under_the_allowed_roots_load_by_their_real_path(monkeypatch, tm
     assert missing.local
     draft = live_pairs.draft(LiveSettings(pair="custom", target="bundled", draft=defaults.DEFAULT_DRAFT))
     assert draft.local  # the project's own folder
-    cached = models.cache_dir() / "some-model"
+    cached = paths.cache_dir() / "some-model"
     assert live_pairs.target(LiveSettings(pair="custom", target=str(cached))).local
     assert live_pairs.target(LiveSettings(pair="custom", target="bundled")) is None
     for name in ("~root", "~no-such-user"):  # never expanded: whether a user exists does not show either

@@ -15,7 +15,7 @@ import shutil
 import pytest
 import torch
 
-from specsim import bench, build, defaults, models, run
+from specsim import bench, build, defaults, errors, models, run
 from tests.test_bad_input_cli import error_lines, folders, good_argv, run_main  # noqa: F401 - the fixture
 
 SHIPPED = defaults.DEFAULT_DRAFT
@@ -89,8 +89,8 @@ def test_a_config_that_states_a_huge_size_is_still_refused_for_memory(tmp_path):
 def test_long_errors_end_at_a_sentence_or_a_word():
     first = "The first sentence explains the problem in some detail, well past half of the limit here. "
     long = ValueError(first + "Then a second sentence goes on and on " * 20)
-    assert models.brief_error(long, 120) == "ValueError: " + first.strip()
+    assert errors.brief_error(long, 120) == "ValueError: " + first.strip()
     words = ValueError("word " * 100)
-    text = models.brief_error(words, 50)
+    text = errors.brief_error(words, 50)
     assert text.endswith(" …") and text.removesuffix(" …").endswith("word")
-    assert models.brief_error(KeyError()) == "KeyError"
+    assert errors.brief_error(KeyError()) == "KeyError"

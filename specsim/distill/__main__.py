@@ -35,7 +35,7 @@ BUDGETS = {
 
 
 def default_root() -> Path:
-    from specsim.models import cache_dir
+    from specsim.paths import cache_dir
 
     return cache_dir() / "distill"
 
