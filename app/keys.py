@@ -106,7 +106,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
     LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
     LIVE_K: str(machine.default_k()[0]),  # the best K measured here, else the lesson's; typed as text (from_text)
-    LIVE_TEMPERATURE: 0.0,
+    LIVE_TEMPERATURE: "0",  # typed as text, as K (from_text)
     LIVE_MAX_NEW: str(defaults.DEFAULT_MAX_NEW_TOKENS),
     LIVE_SEED: str(defaults.SEED_MIN),
     CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,

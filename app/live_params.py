@@ -34,7 +34,7 @@ class LiveSettings:
     prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
     k: int | str = int(keys.DEFAULTS[keys.LIVE_K])  # the measured best K, else the lesson's; a box's text when it
     # is not a whole number in range (validate() says so)
-    temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
+    temperature: float | str = float(keys.DEFAULTS[keys.LIVE_TEMPERATURE])  # a box's text when refused, as k
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
 
@@ -60,17 +60,23 @@ NUMBERS: dict[str, Number] = {  # field -> its range and step
 }
 
 
-TEXT_BOXES = ("k", "max_new_tokens", "seed")
-"""Whole numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
-and turns letters into 0 (issue 23), so the page would refuse a number the user never typed."""
+TEXT_BOXES = ("k", "temperature", "max_new_tokens", "seed")
+"""Numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
+and turns letters into 0 (issue 23), so the page would refuse a number the user never typed, or run a
+temperature of 0 that nobody typed."""
 
 
-def from_text(field: str, text: object) -> int | str:
-    """A whole-number box holds text, so whatever was typed stays on screen: a whole number in range becomes the
-    value, anything else is kept as typed and refused by :func:`validate`, which names it and the allowed range."""
-    if isinstance(text, int) and not isinstance(text, bool):
+def from_text(field: str, text: object) -> int | float | str:
+    """A number box holds text, so whatever was typed stays on screen: a number in range becomes the value (a whole
+    number for a whole-only field, the temperature exactly as written), anything else is kept as typed and refused
+    by :func:`validate`, which names it and the allowed range."""
+    number = NUMBERS[field]
+    if not isinstance(text, bool) and (isinstance(text, int) or isinstance(text, float) and not number.whole_only):
         return text
-    text, number = str(text), NUMBERS[field]
+    text = str(text)
+    if not number.whole_only:
+        value = number.parse(text)
+        return text if value is None else value
     if WHOLE_NUMBER.fullmatch(text) and number.lo <= int(text) <= number.hi:
         return int(text)
     return text
