@@ -4,7 +4,6 @@ import streamlit as st
 
 from app import backsolve, calc_derivation, state, v_curve
 from app.calc_text import (
-    CalcNumbers,
     best_k_sentence,
     ceiling_sentence,
     fmt,
@@ -13,6 +12,7 @@ from app.calc_text import (
     useless_draft_sentence,
 )
 from app.figures import calculator as figs
+from app.widgets import calc_numbers
 from app.widgets.calc_controls import apply_url, controls, write_url
 
 st.title("Speedup calculator")
@@ -23,19 +23,12 @@ st.caption(
 )
 
 
-
 @st.fragment
 def calculator() -> None:
     """Sliders, numbers, sentences and charts: moving a slider reruns this fragment, not the whole app."""
     apply_url()
     s = controls()
-    n = CalcNumbers.of(s)
-
-    cols = st.columns(4)
-    cols[0].metric("expected accepted prefix, E[j]", fmt(n.prefix))
-    cols[1].metric("tokens per loop, E[j] + 1", fmt(n.tokens))
-    cols[2].metric("cost per loop, in target passes", fmt(n.cost))
-    cols[3].metric("speedup vs plain decoding", f"{fmt(n.speedup)}×")
+    n = calc_numbers.headline(s)
     st.markdown(loop_sentence(s))
 
     st.subheader("One loop, drawn")

@@ -13,6 +13,8 @@ from app.layout import ROOT
 from app.urlstate import CalcSettings
 
 _KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
+SLIDER_LABELS = ("K: tokens the draft proposes per loop", "α: chance the target accepts a proposal",
+                 "c: one draft pass, in target passes")
 
 
 def _store(settings: CalcSettings) -> None:
@@ -63,10 +65,11 @@ def controls() -> CalcSettings:
     """Draw the three sliders and the calibration expander; return what they are set to."""
     k_, alpha_, c_, v_ = urlstate.PARAMS
     left, mid, right = st.columns(3)
-    k = left.slider("K: tokens the draft proposes per loop", k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
-    alpha_pct = mid.slider("α: chance the target accepts a proposal", alpha_.lo, alpha_.hi, step=1, format="%d%%",
+    k_label, alpha_label, c_label = SLIDER_LABELS
+    k = left.slider(k_label, k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
+    alpha_pct = mid.slider(alpha_label, alpha_.lo, alpha_.hi, step=1, format="%d%%",
                            key=state.bound(state.CALC_ALPHA_PCT))
-    c = right.slider("c: one draft pass, in target passes", c_.lo, c_.hi, step=0.01, format="%.2f×",
+    c = right.slider(c_label, c_.lo, c_.hi, step=0.01, format="%.2f×",
                      key=state.bound(state.CALC_DRAFT_COST))
     with st.expander("Calibrate with measured costs"):
         st.markdown(

@@ -49,22 +49,27 @@ def cold_start(browser) -> tuple[float, float]:
 
 
 # Timed inside the page (performance.now), so the driver's own round trips do not count: from the key
-# going down to the first metric showing a new value, and to the script run having finished.
+# going down to the first metric showing a new value, and to the end of the script (or fragment) run that the
+# key press started. The numbers can change before that run begins (the calculator recomputes them in the
+# browser), so "done" waits for the app to have been seen running after the key press, and idle again.
 _WATCH = """(sel) => {
   const old = document.querySelector(sel).innerText;
-  window.__lat = {t0: null, numbers: null, done: null};
-  const seen = () => {
+  window.__lat = {t0: null, numbers: null, ran: false, done: null};
+  const seen = (records) => {
     const now = performance.now(), lat = window.__lat;
     if (lat.t0 === null) return;
     if (lat.numbers === null && document.querySelector(sel).innerText !== old) lat.numbers = now - lat.t0;
     const app = document.querySelector("[data-testid='stApp']");
-    if (lat.numbers !== null && lat.done === null && app.getAttribute('data-test-script-state') === 'notRunning')
-      lat.done = now - lat.t0;
+    const state = app.getAttribute('data-test-script-state');
+    if (state === 'running' || records.some(r => r.attributeName === 'data-test-script-state'
+                                             && r.oldValue === 'running')) lat.ran = true;
+    if (lat.numbers !== null && lat.ran && lat.done === null && state === 'notRunning') lat.done = now - lat.t0;
   };
   window.addEventListener('keydown', () => { window.__lat.t0 = performance.now(); }, {capture: true, once: true});
   if (window.__watch) window.__watch.disconnect();
   window.__watch = new MutationObserver(seen);
-  window.__watch.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+  window.__watch.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true,
+                                         attributeOldValue: true});
 }"""
 
 
