@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from app import keys, urlcodec, urlstate
+from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
-from app.urlstate import CalcSettings
 from specsim import defaults
 
 MAX_PROMPT_CHARS = 2000
@@ -21,22 +21,6 @@ MAX_ID_CHARS = 200
 DRAFTERS = {"model": "a draft model", "prompt_lookup": "prompt lookup (no second model)",
             "early_exit": "early exit (the target's first layers)"}
 
-
-
-@dataclass(frozen=True)
-class LiveSettings:
-    """What the user asked for on the live page."""
-
-    pair: str = keys.DEFAULTS[keys.LIVE_PAIR]
-    target: str = ""  # custom hub id or local folder (pair == "custom")
-    draft: str = ""
-    drafter: str = keys.DEFAULTS[keys.LIVE_DRAFTER]
-    prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
-    k: int | str = int(keys.DEFAULTS[keys.LIVE_K])  # the measured best K, else the lesson's; a box's text when it
-    # is not a whole number in range (validate() says so)
-    temperature: float | str = float(keys.DEFAULTS[keys.LIVE_TEMPERATURE])  # a box's text when refused, as k
-    max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
-    seed: int | str = defaults.SEED_MIN
 
 
 # field -> (URL name, session-state key)

@@ -6,7 +6,7 @@ import torch
 from app import loaders, state
 from app.figures import passcost as figs
 from app.live_params import calculator_link
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics, passcost
 from specsim.models import format_prompt
 

@@ -10,7 +10,7 @@ import pytest
 from app.calc_text import heatmap_sentence
 from app.figures.live import residual_figure
 from app.layout import ASSETS
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from app.widgets import tokens
 from specsim import replay
 from tests.live_traces import hand_trace

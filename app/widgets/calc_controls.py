@@ -10,7 +10,7 @@ import streamlit as st
 
 from app import state, urlstate
 from app.layout import ROOT
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 
 _KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
 SLIDER_LABELS = ("K: tokens the draft proposes per loop", "α: chance the target accepts a proposal",
@@ -53,12 +53,11 @@ def _use_v(v: float) -> None:
         notice = (f"v = {v:g} is refused: v takes a number from {param.limit(param.lo)} to {param.limit(param.hi)} "
                   f"({why}). Every number on this page uses v = {param.format(used)}.")
     state.put(state.CALC_V_NOTICE, notice)
-    state.put(state.CALC_VERIFY_COST, used)
-    st.session_state[state.widget_key(state.CALC_VERIFY_COST)] = used
+    state.show(state.CALC_VERIFY_COST, used)
 
 
 def _typed_v() -> None:
-    _use_v(st.session_state[state.widget_key(state.CALC_VERIFY_COST)])
+    _use_v(state.widget_value(state.CALC_VERIFY_COST))
 
 
 def controls() -> CalcSettings:

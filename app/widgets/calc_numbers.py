@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.calc_text import CalcNumbers, fmt
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from app.widgets.calc_controls import SLIDER_LABELS
 from specsim.paths import CALC_INSTANT_JS
 

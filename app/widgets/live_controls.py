@@ -11,7 +11,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from app import live_params, state, urlcodec
-from app.live_params import DRAFTERS, LiveSettings
+from app.live_params import DRAFTERS
+from app.settings import LiveSettings
 from specsim.prompts import EXAMPLES
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from app.calc_text import CalcNumbers
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from app.widgets.calc_numbers import texts
 from specsim.defaults import K_MAX, K_MIN
 from tests.browser.conftest import K_LABEL, expected_metrics, goto, metrics, settings, slider
