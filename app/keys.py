@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.settings import CalcSettings, LiveSettings
+from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
 from app.urlcodec import number_text
 from specsim import published
 
-_CALC, _LIVE = CalcSettings(), LiveSettings()
+_CALC, _LIVE, _UNCHANGED = CalcSettings(), LiveSettings(), UnchangedSettings()
+_VERIFY, _VARIANTS = VerifySettings(), VariantsSettings()
 
 
 def widget_key(key: str) -> str:
@@ -170,8 +171,8 @@ VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
 VAR_RUNNING = "var_running"  # (prompt label, max_new) of the run in progress; a stopped run leaves it behind
 VAR_NOTICE = "var_notice"  # what the page says about the last run (a cancel), shown until the next run
 
-DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1, VAR_RUNNING: None,
-                 VAR_NOTICE: None})
+DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: _VARIANTS.max_new, VAR_RESULTS: dict, VAR_STEP: _VARIANTS.step,
+                 VAR_RUNNING: None, VAR_NOTICE: None})
 
 
 
@@ -204,8 +205,8 @@ def pq_slider_key(index: int) -> str:
     return f"pq_q_{index}"
 
 
-DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None,
-                 PQ_WEIGHTS: (10, 40, 15, 5, 30), PQ_SEED: 0})
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: _VERIFY.batch, VERIFY_GPU_R: _VERIFY.gpu_ridge,
+                 DOMAIN_RESULTS: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed})
 
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [

@@ -43,3 +43,27 @@ class LiveSettings:
     temperature: float | str = 0.0
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
+
+
+@dataclass(frozen=True)
+class UnchangedSettings:
+    """The why-unchanged page: the draft's weight for each of the five tokens, and the seed of its sampled steps."""
+
+    weights: tuple[int, ...] = (10, 40, 15, 5, 30)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """The is-verification-free page's batch-size model: the batch size, and R of a hypothetical accelerator."""
+
+    batch: int = 1
+    gpu_ridge: int = 256  # tokens per pass before it is compute-bound
+
+
+@dataclass(frozen=True)
+class VariantsSettings:
+    """The variants page: tokens generated per variant, and the Medusa pass inspected."""
+
+    max_new: int = 24
+    step: int = 1
