@@ -52,21 +52,32 @@ function setText(el, text) {
   if (node && node.nodeValue !== text) node.nodeValue = text;
 }
 
+// One observer for the page, whatever the number of renders: each render only brings the server's latest data.
+let observer = null;
+let latest = null;
+
+function update() {
+  const [k, alphaPct, c] = latest.sliders.map(sliderValue);
+  if ([k, alphaPct, c].some((x) => x === null || Number.isNaN(x))) return;
+  const texts = shown(Math.round(k), Math.round(alphaPct), Number(c.toFixed(2)), latest.v);
+  if (texts === null) return;  // the script run will say
+  latest.metrics.forEach((label, i) => {
+    const value = byLabel("stMetric", label)?.querySelector("[data-testid='stMetricValue']");
+    if (value) setText(value, texts[i]);
+  });
+}
+
 export default function ({data}) {
   window.specsimInstantNumbers = {headline, fmt, shown};  // for the browser tests' cross-check
-  const update = () => {
-    const [k, alphaPct, c] = data.sliders.map(sliderValue);
-    if ([k, alphaPct, c].some((x) => x === null || Number.isNaN(x))) return;
-    const texts = shown(Math.round(k), Math.round(alphaPct), Number(c.toFixed(2)), data.v);
-    if (texts === null) return;  // the script run will say
-    data.metrics.forEach((label, i) => {
-      const value = byLabel("stMetric", label)?.querySelector("[data-testid='stMetricValue']");
-      if (value) setText(value, texts[i]);
+  latest = data;
+  if (observer === null) {
+    observer = new MutationObserver((records) => {
+      if (records.some((r) => r.target instanceof HTMLInputElement && r.target.type === "range")) update();
     });
+    observer.observe(document.body, {subtree: true, attributes: true, attributeFilter: ["aria-valuetext", "value"]});
+  }
+  return () => {
+    observer?.disconnect();
+    observer = null;
   };
-  const observer = new MutationObserver((records) => {
-    if (records.some((r) => r.target instanceof HTMLInputElement && r.target.type === "range")) update();
-  });
-  observer.observe(document.body, {subtree: true, attributes: true, attributeFilter: ["aria-valuetext", "value"]});
-  return () => observer.disconnect();
 }
