@@ -16,13 +16,16 @@ from app.settings import CalcSettings
 from app.widgets.calc_controls import SLIDER_LABELS
 from specsim.paths import CALC_INSTANT_JS
 
+KEY = "calc_instant_numbers"
 LABELS = ("expected accepted prefix, E[j]", "tokens per loop, E[j] + 1", "cost per loop, in target passes",
           "speedup vs plain decoding")
 
 
 @st.cache_resource(show_spinner=False)
 def _instant():
-    return st.components.v2.component("specsim_calc_instant_numbers", js=CALC_INSTANT_JS.read_text())
+    # it draws nothing of its own: hidden, it takes no room (and no gap) in the page's layout
+    return st.components.v2.component("specsim_calc_instant_numbers", js=CALC_INSTANT_JS.read_text(),
+                                      css=f".st-key-{KEY} {{ display: none; }}", isolate_styles=False)
 
 
 def texts(n: CalcNumbers) -> tuple[str, str, str, str]:
@@ -36,5 +39,5 @@ def headline(s: CalcSettings) -> CalcNumbers:
     for col, label, text in zip(st.columns(4), LABELS, texts(n), strict=True):
         col.metric(label, text)
     _instant()(data={"sliders": list(SLIDER_LABELS), "metrics": list(LABELS), "v": s.verify_cost},
-               key="calc_instant_numbers")
+               key=KEY)
     return n
