@@ -16,7 +16,16 @@ from app.calc_text import CalcNumbers
 from app.settings import CalcSettings
 from app.widgets.calc_numbers import texts
 from specsim.defaults import K_MAX, K_MIN
-from tests.browser.conftest import K_LABEL, expected_metrics, goto, metrics, settings, slider
+from tests.browser.conftest import (
+    ALPHA_LABEL,
+    C_LABEL,
+    K_LABEL,
+    expected_metrics,
+    goto,
+    metrics,
+    settings,
+    slider,
+)
 
 GRID_JS = """([ks, alphas, cs, vs]) => {
   const f = window.specsimInstantNumbers, out = [];
@@ -24,7 +33,8 @@ GRID_JS = """([ks, alphas, cs, vs]) => {
     out.push(f.shown(k, a, c, v)?.join('|') ?? null);
   return out;
 }"""
-K_IS = "(k) => document.querySelector(`[data-testid='stSlider'] input[type='range']`).value === k"
+SETTINGS_ARE = ("(want) => Array.from(document.querySelectorAll(`[data-testid='stSlider'] input[type='range']`))"
+                ".slice(0, 3).map(e => e.value).join('|') === want.join('|')")
 METRICS_ARE = ("(want) => Array.from(document.querySelectorAll(`[data-testid='stMetricValue']`))"
                ".map(e => e.innerText.trim()).join('|') === want")
 
@@ -48,12 +58,10 @@ def test_the_browser_numbers_equal_specsim_at_every_slider_position(page):
     assert undecided < len(got) / 100, f"{undecided} of {len(got)} positions left to the script run"
 
 
-@pytest.mark.parametrize("key", ["ArrowRight", "End"])
-def test_a_slider_moved_while_the_server_hears_nothing_still_shows_the_new_numbers(page, key):
-    goto(page, "calculator?k=4&alpha=70&c=0.13")
-    wait_component(page)
-    k, alpha_pct, c = settings(page)
-    assert metrics(page) == expected_metrics(k, alpha_pct, c)
+@pytest.mark.parametrize(("label", "key", "moved"), [
+    (K_LABEL, "ArrowRight", (5, 70, 0.13)), (K_LABEL, "End", (K_MAX, 70, 0.13)),
+    (ALPHA_LABEL, "ArrowLeft", (4, 69, 0.13)), (C_LABEL, "ArrowRight", (4, 70, 0.14))])
+def test_a_slider_moved_while_the_server_hears_nothing_still_shows_the_new_numbers(page, label, key, moved):
     cut = {"on": False}
 
     def to_server(ws):
@@ -62,12 +70,11 @@ def test_a_slider_moved_while_the_server_hears_nothing_still_shows_the_new_numbe
         server.on_message(lambda m: ws.send(m))
 
     page.route_web_socket("**/_stcore/stream", to_server)
-    goto(page, "calculator?k=4&alpha=70&c=0.13")  # the new connection goes through the route
+    goto(page, "calculator?k=4&alpha=70&c=0.13")
     wait_component(page)
+    assert settings(page) == (4, 70, 0.13) and metrics(page) == expected_metrics(4, 70, 0.13)
     cut["on"] = True  # from here the server never hears of the key press, so it cannot rerun
-    thumb = slider(page, K_LABEL).locator("input[type='range']")
-    thumb.focus()
+    slider(page, label).locator("input[type='range']").focus()
     page.keyboard.press(key)
-    new_k = K_MAX if key == "End" else k + 1
-    page.wait_for_function(K_IS, arg=str(new_k), timeout=10_000)
-    page.wait_for_function(METRICS_ARE, arg="|".join(expected_metrics(new_k, alpha_pct, c)), timeout=10_000)
+    page.wait_for_function(SETTINGS_ARE, arg=[str(x) for x in moved], timeout=10_000)
+    page.wait_for_function(METRICS_ARE, arg="|".join(expected_metrics(*moved)), timeout=10_000)
