@@ -2,7 +2,8 @@
 
 Pages and widgets never spell a key as a string: they use the constants here (through
 :mod:`app.state`, which reads and writes them). Modules that must stay importable without
-Streamlit (URL codecs, settings, sentences) import this module instead of :mod:`app.state`.
+Streamlit (URL codecs, sentences) import this module instead of :mod:`app.state`. A page's settings and
+their defaults are defined once, as dataclasses in :mod:`app.settings`; the defaults here are read from them.
 """
 
 from __future__ import annotations
