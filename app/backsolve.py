@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics, published
 
 

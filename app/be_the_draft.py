@@ -28,7 +28,7 @@ def _check(spec: Trace, picks: list[int]) -> None:
     start = sum(g.tokens for g in loops)
     loops.append(guess.check(list(spec.generated_ids), start, picks))
     for i in range(1, spec.settings.k + 1):
-        st.session_state.pop(f"{state.GUESS_PICK}{i}", None)
+        state.forget(f"{state.GUESS_PICK}{i}")
 
 
 def _reset(spec: Trace) -> None:

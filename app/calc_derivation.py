@@ -7,7 +7,7 @@ import streamlit as st
 from app import state
 from app.calc_text import fmt
 from app.figures.derivation import kept_share_figure
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics
 
 

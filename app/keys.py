@@ -2,14 +2,20 @@
 
 Pages and widgets never spell a key as a string: they use the constants here (through
 :mod:`app.state`, which reads and writes them). Modules that must stay importable without
-Streamlit (URL codecs, settings, sentences) import this module instead of :mod:`app.state`.
+Streamlit (URL codecs, sentences) import this module instead of :mod:`app.state`. A page's settings and
+their defaults are defined once, as dataclasses in :mod:`app.settings`; the defaults here are read from them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from specsim import defaults, machine, published
+from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
+from app.urlcodec import number_text
+from specsim import published
+
+_CALC, _LIVE, _UNCHANGED = CalcSettings(), LiveSettings(), UnchangedSettings()
+_VERIFY, _VARIANTS = VerifySettings(), VariantsSettings()
 
 
 def widget_key(key: str) -> str:
@@ -83,11 +89,11 @@ LIVE_EXPORT_BUTTON = "live_export"
 LIVE_EXPORT_PLAIN_BUTTON = "live_export_plain"
 
 DEFAULTS: dict[str, Any] = {
-    CALC_K: defaults.DEFAULT_K,
+    CALC_K: _CALC.k,
     CALC_REPORTED_SPEEDUP: published.CHEN_XSUM.speedup,  # a paper's figure to start from
     CALC_V_CURVE: None,  # None: the first curve offered (the measured one when there is one)
-    CALC_ALPHA_PCT: defaults.CALC_ALPHA_PCT,
-    CALC_DRAFT_COST: defaults.CALC_DRAFT_COST,
+    CALC_ALPHA_PCT: _CALC.alpha_pct,
+    CALC_DRAFT_COST: _CALC.draft_cost,
     LIVE_TRACE: None,
     LIVE_PLAIN: None,
     LIVE_NOTICE: None,
@@ -100,16 +106,17 @@ DEFAULTS: dict[str, Any] = {
     LIVE_RECORDING: "win_run",
     GUESS_LOOPS: dict,
     LIVE_URL_READ: False,
-    LIVE_PAIR: "bundled",
-    LIVE_CUSTOM_TARGET: "",
-    LIVE_CUSTOM_DRAFT: "",
-    LIVE_DRAFTER: defaults.DEFAULT_DRAFTER,
-    LIVE_PROMPT: "The quick brown fox jumps over the lazy dog. The quick brown fox",
-    LIVE_K: str(machine.default_k()[0]),  # the best K measured here, else the lesson's; typed as text (from_text)
-    LIVE_TEMPERATURE: 0.0,
-    LIVE_MAX_NEW: str(defaults.DEFAULT_MAX_NEW_TOKENS),
-    LIVE_SEED: str(defaults.SEED_MIN),
-    CALC_VERIFY_COST: defaults.CALC_VERIFY_COST,
+    LIVE_PAIR: _LIVE.pair,
+    LIVE_CUSTOM_TARGET: _LIVE.target,
+    LIVE_CUSTOM_DRAFT: _LIVE.draft,
+    LIVE_DRAFTER: _LIVE.drafter,
+    LIVE_PROMPT: _LIVE.prompt,
+    # the number boxes hold text (app.live_params.TEXT_BOXES)
+    LIVE_K: str(_LIVE.k),
+    LIVE_TEMPERATURE: number_text(_LIVE.temperature),
+    LIVE_MAX_NEW: str(_LIVE.max_new_tokens),
+    LIVE_SEED: str(_LIVE.seed),
+    CALC_VERIFY_COST: _CALC.verify_cost,
     CALC_URL_VISIT: None,
     CALC_V_NOTICE: None,
 }
@@ -119,7 +126,7 @@ PAGE = "page"  # url path of the page the latest script run showed
 PAGE_VISIT = "page_visit"  # counts page visits: a new one starts when another page runs than the run before
 DEFAULTS.update({PAGE: None, PAGE_VISIT: 0})
 
-# ---- quiz (issue 5) ------------------------------------------------------------------------------
+# ---- quiz ----------------------------------------------------------------------------------------
 # Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
 # rendered, so widget-keyed progress would vanish when the learner visits another page.
 SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.quiz.SequenceAttempt, None until the page first runs
@@ -155,7 +162,7 @@ DEFAULTS.update(
 )
 
 
-# ---- variants (issue 7) ----------------------------------------------------------------------------
+# ---- variants ------------------------------------------------------------------------------------
 VAR_PROMPT = "var_prompt"  # label of the chosen demo prompt (a key of specsim.variants.compare.DEMO_PROMPTS)
 VAR_MAX_NEW = "var_max_new"  # tokens generated per variant
 VAR_RESULTS = "var_results"  # {(prompt label, max_new): VariantsPageData}: each prompt runs once per session
@@ -165,12 +172,12 @@ VAR_STEP = "var_step"  # which Medusa / lookahead step the learner inspects
 VAR_RUNNING = "var_running"  # (prompt label, max_new) of the run in progress; a stopped run leaves it behind
 VAR_NOTICE = "var_notice"  # what the page says about the last run (a cancel), shown until the next run
 
-DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: 24, VAR_RESULTS: dict, VAR_STEP: 1, VAR_RUNNING: None,
-                 VAR_NOTICE: None})
+DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: _VARIANTS.max_new, VAR_RESULTS: dict, VAR_STEP: _VARIANTS.step,
+                 VAR_RUNNING: None, VAR_NOTICE: None})
 
 
 
-# ---- teaching panels (issue 14) ----------------------------------------------------------------------
+# ---- teaching panels -----------------------------------------------------------------------------
 LIVE_AUTORUN = "live_autorun"  # True for one script run after "run an example where it wins" was clicked
 LIVE_WIN_BUTTON = "live_win_example"
 VERIFY_CURVE = "verify_curve"  # specsim.passcost.VerifyCurve measured on this machine, or None
@@ -199,8 +206,9 @@ def pq_slider_key(index: int) -> str:
     return f"pq_q_{index}"
 
 
-DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: 1, DOMAIN_RESULTS: None,
-                 PQ_WEIGHTS: (10, 40, 15, 5, 30), PQ_SEED: 0})
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: _VERIFY.batch, VERIFY_GPU_R: _VERIFY.gpu_ridge,
+                 DOMAIN_RESULTS: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed})
 
 
-__all__ = [name for name in list(globals()) if name.isupper()] + ["widget_key", "seq_drag_key", "pq_slider_key"]
+__all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [
+    "widget_key", "seq_drag_key", "pq_slider_key"]

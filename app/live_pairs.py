@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.live_params import LiveSettings
+from app.settings import LiveSettings
 from specsim import defaults, models, paths
 from specsim.models import LoadedModel, ModelUnavailable
 

@@ -12,30 +12,14 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from app import keys, urlcodec, urlstate
+from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
-from app.urlstate import CalcSettings
 from specsim import defaults, methods
 
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
 DRAFTERS = methods.LIVE_DRAFTERS  # drafter kind -> how the page describes it (specsim.methods registers them)
 
-
-
-@dataclass(frozen=True)
-class LiveSettings:
-    """What the user asked for on the live page."""
-
-    pair: str = keys.DEFAULTS[keys.LIVE_PAIR]
-    target: str = ""  # custom hub id or local folder (pair == "custom")
-    draft: str = ""
-    drafter: str = keys.DEFAULTS[keys.LIVE_DRAFTER]
-    prompt: str = keys.DEFAULTS[keys.LIVE_PROMPT]
-    k: int | str = int(keys.DEFAULTS[keys.LIVE_K])  # the measured best K, else the lesson's; a box's text when it
-    # is not a whole number in range (validate() says so)
-    temperature: float = keys.DEFAULTS[keys.LIVE_TEMPERATURE]
-    max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
-    seed: int | str = defaults.SEED_MIN
 
 
 # field -> (URL name, session-state key)
@@ -59,17 +43,23 @@ NUMBERS: dict[str, Number] = {  # field -> its range and step
 }
 
 
-TEXT_BOXES = ("k", "max_new_tokens", "seed")
-"""Whole numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
-and turns letters into 0 (issue 23), so the page would refuse a number the user never typed."""
+TEXT_BOXES = ("k", "temperature", "max_new_tokens", "seed")
+"""Numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
+and turns letters into 0 (issue 23), so the page would refuse a number the user never typed, or run a
+temperature of 0 that nobody typed."""
 
 
-def from_text(field: str, text: object) -> int | str:
-    """A whole-number box holds text, so whatever was typed stays on screen: a whole number in range becomes the
-    value, anything else is kept as typed and refused by :func:`validate`, which names it and the allowed range."""
-    if isinstance(text, int) and not isinstance(text, bool):
+def from_text(field: str, text: object) -> int | float | str:
+    """A number box holds text, so whatever was typed stays on screen: a number in range becomes the value (a whole
+    number for a whole-only field, the temperature exactly as written), anything else is kept as typed and refused
+    by :func:`validate`, which names it and the allowed range."""
+    number = NUMBERS[field]
+    if not isinstance(text, bool) and (isinstance(text, int) or isinstance(text, float) and not number.whole_only):
         return text
-    text, number = str(text), NUMBERS[field]
+    text = str(text)
+    if not number.whole_only:
+        value = number.parse(text)
+        return text if value is None else value
     if WHOLE_NUMBER.fullmatch(text) and number.lo <= int(text) <= number.hi:
         return int(text)
     return text

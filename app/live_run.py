@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app import live_pairs, live_params, loaders, state
-from app.live_params import LiveSettings
+from app.settings import LiveSettings
 from app.widgets import playback
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel, ModelUnavailable

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from app import live_pairs
-from app.live_params import LiveSettings
+from app.settings import LiveSettings
 from specsim import build, methods, models
 from specsim.drafters import Drafter, ModelDrafter
 from specsim.models import LoadedModel, ModelUnavailable

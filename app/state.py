@@ -33,10 +33,25 @@ def put(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
+def put_default(key: str, value: Any) -> None:
+    """Store ``value`` under ``key`` unless something is stored there already."""
+    st.session_state.setdefault(key, value)
+
+
+def forget(key: str) -> None:
+    """Drop ``key`` (a widget's key: the widget then starts from its default)."""
+    st.session_state.pop(key, None)
+
+
 def show(key: str, value: Any) -> None:
     """Store a setting and show it in the widget that edits it."""
     put(key, value)
     st.session_state[widget_key(key)] = value
+
+
+def widget_value(key: str) -> Any:
+    """What the widget that edits setting ``key`` holds now (in its on_change, before the run reads it)."""
+    return st.session_state[widget_key(key)]
 
 
 def bound(key: str) -> str:

@@ -12,23 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app import keys, urlcodec
+from app.settings import CalcSettings
 from app.urlcodec import Number, last, read_number
 from specsim.defaults import K_MAX, K_MIN
-
-
-@dataclass(frozen=True)
-class CalcSettings:
-    """What the calculator shows: K, acceptance in percent, draft cost and verification cost factor."""
-
-    k: int = keys.DEFAULTS[keys.CALC_K]
-    alpha_pct: int = keys.DEFAULTS[keys.CALC_ALPHA_PCT]
-    draft_cost: float = keys.DEFAULTS[keys.CALC_DRAFT_COST]
-    verify_cost: float = keys.DEFAULTS[keys.CALC_VERIFY_COST]
-
-    @property
-    def alpha(self) -> float:
-        """Per-token acceptance rate as a probability."""
-        return self.alpha_pct / 100.0
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import streamlit as st
 
 from app import state
 from app.figures import calculator as figs
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics, machine
 from specsim.passcost import roofline_pass_cost
 

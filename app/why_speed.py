@@ -23,8 +23,7 @@ def budget(spec: Trace, plain: Trace) -> tuple[CostModel, fairtime.FairSpeedup]:
 
 def _use_win_example() -> None:
     for key, value in ((state.LIVE_PROMPT, EXAMPLES[WIN_EXAMPLE]), (state.LIVE_DRAFTER, WIN_DRAFTER)):
-        state.put(key, value)
-        st.session_state[state.widget_key(key)] = value
+        state.show(key, value)
     state.put(state.LIVE_AUTORUN, True)
 
 

@@ -4,7 +4,6 @@ import streamlit as st
 
 from app import backsolve, calc_derivation, state, v_curve
 from app.calc_text import (
-    CalcNumbers,
     best_k_sentence,
     ceiling_sentence,
     fmt,
@@ -13,6 +12,7 @@ from app.calc_text import (
     useless_draft_sentence,
 )
 from app.figures import calculator as figs
+from app.widgets import calc_numbers
 from app.widgets.calc_controls import apply_url, controls, write_url
 
 st.title("Speedup calculator")
@@ -22,59 +22,60 @@ st.caption(
     "The address bar keeps your settings, so a link reproduces this view."
 )
 
-apply_url()
-s = controls()
-n = CalcNumbers.of(s)
 
-cols = st.columns(4)
-cols[0].metric("expected accepted prefix, E[j]", fmt(n.prefix))
-cols[1].metric("tokens per loop, E[j] + 1", fmt(n.tokens))
-cols[2].metric("cost per loop, in target passes", fmt(n.cost))
-cols[3].metric("speedup vs plain decoding", f"{fmt(n.speedup)}×")
-st.markdown(loop_sentence(s))
+@st.fragment
+def calculator() -> None:
+    """Sliders, numbers, sentences and charts: moving a slider reruns this fragment, not the whole app."""
+    apply_url()
+    s = controls()
+    n = calc_numbers.headline(s)
+    st.markdown(loop_sentence(s))
 
-st.subheader("One loop, drawn")
-st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
-st.caption(
-    f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
-    f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
-    "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
-    "so a loop always yields j + 1 tokens and never zero. The grey guesses after it are never checked: they "
-    "came after a rejection, so they are discarded without a verdict. When every guess is kept, the +1 lands "
-    "after the last."
-)
+    st.subheader("One loop, drawn")
+    st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
+    st.caption(
+        f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
+        f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
+        "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
+        "so a loop always yields j + 1 tokens and never zero. The grey guesses after it are never checked: they "
+        "came after a rejection, so they are discarded without a verdict. When every guess is kept, the +1 lands "
+        "after the last."
+    )
 
-st.plotly_chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
-st.caption(backsolve.distribution_sentence(s.alpha, s.k))
+    st.plotly_chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
+    st.caption(backsolve.distribution_sentence(s.alpha, s.k))
 
-st.subheader("The K trade-off")
-st.markdown(
-    "A longer draft means fewer target passes per token, but only if the guesses are kept. The target accepts "
-    "each guess with probability α, and a guess is kept only when it and every guess before it were accepted, "
-    "so slot i is kept with probability αⁱ: the chance shrinks "
-    "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
-    "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
-)
-st.info(best_k_sentence(s))
-st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
-hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
-st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
-st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
+    st.subheader("The K trade-off")
+    st.markdown(
+        "A longer draft means fewer target passes per token, but only if the guesses are kept. The target accepts "
+        "each guess with probability α, and a guess is kept only when it and every guess before it were accepted, "
+        "so slot i is kept with probability αⁱ: the chance shrinks "
+        "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
+        "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
+    )
+    st.info(best_k_sentence(s))
+    st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
+    hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
+    st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
+    st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
 
-v_curve.section(s)
+    v_curve.section(s)
 
-st.subheader("Where it pays off")
-st.markdown(
-    "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
-    f"the dotted line is break-even. {heatmap_sentence(s)}"
-)
-st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key=state.CALC_HEATMAP_CHART)
+    st.subheader("Where it pays off")
+    st.markdown(
+        "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
+        f"the dotted line is break-even. {heatmap_sentence(s)}"
+    )
+    st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key=state.CALC_HEATMAP_CHART)
 
-calc_derivation.section(s)  # after the four charts the browser tests read by position
+    calc_derivation.section(s)  # after the four charts the browser tests read by position
 
-st.subheader("What a useless draft costs")
-st.markdown(useless_draft_sentence(s))
+    st.subheader("What a useless draft costs")
+    st.markdown(useless_draft_sentence(s))
 
-backsolve.section(s)
+    backsolve.section(s)
 
-write_url(s)
+    write_url(s)
+
+
+calculator()

@@ -6,7 +6,7 @@ import torch
 from app import loaders, state
 from app.figures import passcost as figs
 from app.live_params import calculator_link
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics, passcost
 from specsim.models import format_prompt
 
@@ -76,7 +76,7 @@ st.markdown(
 if ridge is None:
     st.caption("Measure v(n) above to add this machine's own R to the chart.")
 batch = st.select_slider("Batch size B", options=list(BATCHES), key=state.VERIFY_BATCH)
-gpu_r = st.slider("R for a hypothetical accelerator (tokens per pass before it is compute-bound)", 16, 512, 256,
+gpu_r = st.slider("R for a hypothetical accelerator (tokens per pass before it is compute-bound)", 16, 512,
                   step=16, key=state.VERIFY_GPU_R)
 speedups = {f"accelerator with R = {gpu_r}": [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
                                              for b in BATCHES]}

@@ -27,6 +27,8 @@ RECORDINGS = ASSETS / "live"
 MEDUSA_HEADS = ASSETS / "medusa" / "smollm2-135m-medusa.pt"
 HELDOUT_RESULTS = ASSETS / "variants" / "heldout_results.json"
 """The variant comparison over the held-out set, written by ``python -m specsim.variants.compare --save``."""
+CALC_INSTANT_JS = ASSETS / "calculator" / "instant_numbers.js"
+"""The calculator's headline numbers recomputed in the browser while a slider moves (app.widgets.instant_numbers)."""
 
 
 def resolve(path: str | Path) -> Path:

@@ -9,7 +9,7 @@ import pytest
 
 from app import calc_text
 from app.figures import calculator as figs
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics
 
 

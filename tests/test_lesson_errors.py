@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app import calc_text
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from specsim import analytics
 from tests.conftest import open_page
 

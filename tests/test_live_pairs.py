@@ -11,7 +11,7 @@ import os
 import pytest
 
 from app import live_pairs
-from app.live_params import LiveSettings
+from app.settings import LiveSettings
 from specsim import defaults, models, paths
 from specsim.models import ModelUnavailable
 

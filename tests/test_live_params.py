@@ -149,6 +149,21 @@ def test_text_typed_into_a_whole_number_box_is_named_in_the_message(field, text)
     assert lp.from_text(field, " 7 ") == 7
 
 
+@pytest.mark.parametrize("text", ["abc", "warm", "", " ", "0.5abc", "-0.5", "e", "2.5", "nan"])
+def test_text_typed_into_the_temperature_box_is_named_in_the_message(text):
+    """Issue 23 (8): the temperature was a browser number box, so letters became 0 (greedy) without a word."""
+    value = lp.from_text("temperature", text)
+    assert value == text
+    assert lp.validate(lp.LiveSettings(temperature=value)) == [
+        f"t must be {lp.NUMBERS['temperature'].describe()}, not {text!r}."]
+
+
+@pytest.mark.parametrize("text,value", [("0", 0.0), ("0.7", 0.7), (" 2 ", 2.0), ("1e-300", 1e-300), (".5", 0.5)])
+def test_a_number_typed_into_the_temperature_box_is_read_exactly(text, value):
+    assert lp.from_text("temperature", text) == value
+    assert lp.validate(lp.LiveSettings(temperature=lp.from_text("temperature", text))) == []
+
+
 def test_wrong_case_names_are_read_too():
     """Issue 23 (a)."""
     settings, notices = lp.parse_query({"K": "7", "PROMPT": "hi there", "T": "0.5"}, PAIRS)

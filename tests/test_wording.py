@@ -9,7 +9,7 @@ import pytest
 
 from app.calc_text import heatmap_sentence
 from app.figures.live import residual_figure
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 from app.widgets import tokens
 from specsim import replay
 from specsim.paths import ASSETS

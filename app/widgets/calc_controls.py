@@ -10,9 +10,11 @@ import streamlit as st
 
 from app import state, urlstate
 from app.layout import script_path
-from app.urlstate import CalcSettings
+from app.settings import CalcSettings
 
 _KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
+SLIDER_LABELS = ("K: tokens the draft proposes per loop", "α: chance the target accepts a proposal",
+                 "c: one draft pass, in target passes")
 
 
 def _store(settings: CalcSettings) -> None:
@@ -51,22 +53,22 @@ def _use_v(v: float) -> None:
         notice = (f"v = {v:g} is refused: v takes a number from {param.limit(param.lo)} to {param.limit(param.hi)} "
                   f"({why}). Every number on this page uses v = {param.format(used)}.")
     state.put(state.CALC_V_NOTICE, notice)
-    state.put(state.CALC_VERIFY_COST, used)
-    st.session_state[state.widget_key(state.CALC_VERIFY_COST)] = used
+    state.show(state.CALC_VERIFY_COST, used)
 
 
 def _typed_v() -> None:
-    _use_v(st.session_state[state.widget_key(state.CALC_VERIFY_COST)])
+    _use_v(state.widget_value(state.CALC_VERIFY_COST))
 
 
 def controls() -> CalcSettings:
     """Draw the three sliders and the calibration expander; return what they are set to."""
     k_, alpha_, c_, v_ = urlstate.PARAMS
     left, mid, right = st.columns(3)
-    k = left.slider("K: tokens the draft proposes per loop", k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
-    alpha_pct = mid.slider("α: chance the target accepts a proposal", alpha_.lo, alpha_.hi, step=1, format="%d%%",
+    k_label, alpha_label, c_label = SLIDER_LABELS
+    k = left.slider(k_label, k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
+    alpha_pct = mid.slider(alpha_label, alpha_.lo, alpha_.hi, step=1, format="%d%%",
                            key=state.bound(state.CALC_ALPHA_PCT))
-    c = right.slider("c: one draft pass, in target passes", c_.lo, c_.hi, step=0.01, format="%.2f×",
+    c = right.slider(c_label, c_.lo, c_.hi, step=0.01, format="%.2f×",
                      key=state.bound(state.CALC_DRAFT_COST))
     with st.expander("Calibrate with measured costs"):
         st.markdown(

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 import streamlit as st
 
 from app import live_params, state, urlcodec
-from app.live_params import DRAFTERS, LiveSettings
+from app.live_params import DRAFTERS
+from app.settings import LiveSettings
 from specsim.prompts import EXAMPLES
 
 
@@ -27,7 +28,9 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     for field, (name, key) in live_params.FIELDS.items():
         if name in query:
             value = getattr(settings, field)
-            state.show(key, str(value) if field in live_params.TEXT_BOXES else value)  # those boxes hold text
+            if field in live_params.TEXT_BOXES:  # those boxes hold text; a temperature as the link wrote it
+                value = urlcodec.number_text(value) if isinstance(value, float) else str(value)
+            state.show(key, value)
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
@@ -54,12 +57,12 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.bound(state.LIVE_DRAFTER))
         a, b = st.columns(2)
         numbers = live_params.NUMBERS
-        # whole numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it
+        # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
+        # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
         a.text_input("K: proposals per loop", key=state.bound(state.LIVE_K), help=numbers["k"].describe())
-        # %g shows the value itself (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
-        b.number_input("Temperature (0 = greedy)", step=0.1, format="%g", key=state.bound(state.LIVE_TEMPERATURE),
-                       help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
-                            "samples almost always the top token")
+        b.text_input("Temperature (0 = greedy)", key=state.bound(state.LIVE_TEMPERATURE),
+                     help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
+                          "samples almost always the top token")
         a.text_input("Max new tokens", key=state.bound(state.LIVE_MAX_NEW), help=numbers["max_new_tokens"].describe())
         b.text_input("Seed", key=state.bound(state.LIVE_SEED),
                      help=f"{numbers['seed'].describe()}; it fixes the random draws in sampling mode")

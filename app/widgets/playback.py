@@ -63,7 +63,7 @@ def slider_key(step: int) -> str:
 
 def _from_slider(key: str, drawn: int) -> None:
     """The learner moved the slider drawn (under ``key``) at value ``drawn``; a report of ``drawn`` is an echo."""
-    value = int(st.session_state[key])
+    value = int(state.get(key))
     if value != drawn:
         state.put(state.LIVE_STEP, value - 1)
 

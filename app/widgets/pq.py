@@ -19,14 +19,14 @@ PRESETS = {  # name -> draft weights (normalised to q)
 def _apply(weights: tuple[int, ...]) -> None:
     state.put(state.PQ_WEIGHTS, tuple(weights))
     for i, w in enumerate(weights):
-        st.session_state[state.pq_slider_key(i)] = int(w)
+        state.put(state.pq_slider_key(i), int(w))
 
 
 def weights() -> tuple[int, ...]:
     """Draw the presets and the sliders; return the draft's weights (not yet normalised)."""
     stored = state.get(state.PQ_WEIGHTS)
     for i, w in enumerate(stored):
-        st.session_state.setdefault(state.pq_slider_key(i), int(w))
+        state.put_default(state.pq_slider_key(i), int(w))
     cols = st.columns(len(PRESETS))
     for col, (name, preset) in zip(cols, PRESETS.items(), strict=True):
         col.button(name, key=f"{state.PQ_PRESET_BUTTON}{name}", on_click=_apply, args=(preset,),

@@ -143,15 +143,17 @@ def test_leaving_for_another_page_mid_run_keeps_the_partial_run(page):
     identical_shown(page)
 
 
-@pytest.mark.parametrize("label,name", [("K: proposals per loop", "k"), ("Max new tokens", "n")])
-def test_letters_typed_into_a_whole_number_box_are_named_and_kept(page, label, name):
-    """Issue 23 (8): letters typed into K or Max new tokens became 0, and the message then named 0."""
+@pytest.mark.parametrize("label,name", [("K: proposals per loop", "k"), ("Max new tokens", "n"),
+                                        ("Temperature (0 = greedy)", "t")])
+def test_letters_typed_into_a_number_box_are_named_and_kept(page, label, name):
+    """Issue 23 (8): letters typed into K or Max new tokens became 0, and the message then named 0; typed into
+    the temperature they became 0 too, and the run went greedy without a word."""
     goto(page, live_url(n=3, k=2))
     field = box(page, label)
     field.click()
     page.keyboard.press("ControlOrMeta+a")
     act(page, lambda: (page.keyboard.type("abc"), field.press("Tab")))
     run(page)
-    told(page, f"{name} must be a whole number")
+    told(page, f"{name} must be a")
     told(page, "not 'abc'")
     assert field.input_value() == "abc", "what was typed stays for the user to fix"

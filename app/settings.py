@@ -1,0 +1,69 @@
+"""Each page's settings as a frozen dataclass, with its defaults, defined once. Pure: no Streamlit.
+
+:mod:`app.keys` takes the session-state defaults of these settings from here, the URL codecs
+(:mod:`app.urlstate`, :mod:`app.live_params`) read links into them, and the pages compute from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specsim import defaults, machine
+
+
+@dataclass(frozen=True)
+class CalcSettings:
+    """What the calculator shows: K, acceptance in percent, draft cost and verification cost factor."""
+
+    k: int = defaults.DEFAULT_K
+    alpha_pct: int = defaults.CALC_ALPHA_PCT
+    draft_cost: float = defaults.CALC_DRAFT_COST
+    verify_cost: float = defaults.CALC_VERIFY_COST  # one target pass over K+1 tokens, in one-token passes
+
+    @property
+    def alpha(self) -> float:
+        """Per-token acceptance rate as a probability."""
+        return self.alpha_pct / 100.0
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    """What the user asked for on the live page.
+
+    The number fields hold the text typed into their boxes when it is not a number in range
+    (:func:`app.live_params.from_text`), so a refusal can name what was typed.
+    """
+
+    pair: str = "bundled"  # app.live_pairs.BUNDLED
+    target: str = ""  # custom hub id or local folder (pair == "custom")
+    draft: str = ""
+    drafter: str = defaults.DEFAULT_DRAFTER
+    prompt: str = "The quick brown fox jumps over the lazy dog. The quick brown fox"
+    k: int | str = machine.default_k()[0]  # the best K measured on this machine, else the lesson's
+    temperature: float | str = 0.0
+    max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
+    seed: int | str = defaults.SEED_MIN
+
+
+@dataclass(frozen=True)
+class UnchangedSettings:
+    """The why-unchanged page: the draft's weight for each of the five tokens, and the seed of its sampled steps."""
+
+    weights: tuple[int, ...] = (10, 40, 15, 5, 30)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """The is-verification-free page's batch-size model: the batch size, and R of a hypothetical accelerator."""
+
+    batch: int = 1
+    gpu_ridge: int = 256  # tokens per pass before it is compute-bound
+
+
+@dataclass(frozen=True)
+class VariantsSettings:
+    """The variants page: tokens generated per variant, and the Medusa pass inspected."""
+
+    max_new: int = 24
+    step: int = 1

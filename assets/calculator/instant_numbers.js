@@ -1,0 +1,83 @@
+// The calculator's four headline numbers, recomputed in the browser the moment a slider moves, so they change
+// within a frame instead of after a round trip to the server. The script run that follows draws specsim's own
+// numbers over them (specsim.analytics stays the source of truth); tests/browser/test_instant_numbers.py checks,
+// for every slider position, that the two agree on every digit shown.
+
+// Mirrors specsim.analytics.tokens_per_loop: the closed form (1 - a^(K+1)) / (1 - a), and K + 1 at a = 1.
+export function tokensPerLoop(alpha, k) {
+  if (Math.abs(alpha - 1) <= 1e-12) return k + 1;
+  return (1 - alpha ** (k + 1)) / (1 - alpha);
+}
+
+// The four metrics as specsim.analytics computes them (same operations, same order).
+export function headline(k, alphaPct, c, v) {
+  const tokens = tokensPerLoop(alphaPct / 100, k);
+  const cost = k * c + v;  // analytics.cost_per_loop
+  return {prefix: tokens - 1, tokens, cost, speedup: tokens / cost};
+}
+
+// Python's f"{x:.2f}" (app.calc_text.fmt), or null when x lies so close to a rounding tie (x.xx5) that the last
+// bit, which a browser's pow can set differently from numpy's, could decide the digit: the browser then shows
+// nothing new and leaves that case to the script run.
+export function fmt(x) {
+  const hundredths = x * 100;
+  if (Math.abs(hundredths - Math.floor(hundredths) - 0.5) < 1e-9) return null;
+  return x.toFixed(2);
+}
+
+// The four metrics' texts, or null when one of them is too close to call.
+export function shown(k, alphaPct, c, v) {
+  const n = headline(k, alphaPct, c, v);
+  const texts = [fmt(n.prefix), fmt(n.tokens), fmt(n.cost), fmt(n.speedup)];
+  if (texts.includes(null)) return null;
+  texts[3] += "×";
+  return texts;
+}
+
+function byLabel(testId, label) {
+  return Array.from(document.querySelectorAll(`[data-testid='${testId}']`)).find(
+    (el) => el.innerText.trim().startsWith(label));
+}
+
+function sliderValue(label) {
+  const input = byLabel("stSlider", label)?.querySelector("input[type='range']");
+  return input ? Number(input.value) : null;
+}
+
+// Put `text` into a metric's value without replacing its text node, which React keeps and later rewrites.
+function setText(el, text) {
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let node = walker.nextNode();
+  while (node && !node.nodeValue.trim()) node = walker.nextNode();
+  if (node && node.nodeValue !== text) node.nodeValue = text;
+}
+
+// One observer for the page, whatever the number of renders: each render only brings the server's latest data.
+let observer = null;
+let latest = null;
+
+function update() {
+  const [k, alphaPct, c] = latest.sliders.map(sliderValue);
+  if ([k, alphaPct, c].some((x) => x === null || Number.isNaN(x))) return;
+  const texts = shown(Math.round(k), Math.round(alphaPct), Number(c.toFixed(2)), latest.v);
+  if (texts === null) return;  // the script run will say
+  latest.metrics.forEach((label, i) => {
+    const value = byLabel("stMetric", label)?.querySelector("[data-testid='stMetricValue']");
+    if (value) setText(value, texts[i]);
+  });
+}
+
+export default function ({data}) {
+  window.specsimInstantNumbers = {headline, fmt, shown};  // for the browser tests' cross-check
+  latest = data;
+  if (observer === null) {
+    observer = new MutationObserver((records) => {
+      if (records.some((r) => r.target instanceof HTMLInputElement && r.target.type === "range")) update();
+    });
+    observer.observe(document.body, {subtree: true, attributes: true, attributeFilter: ["aria-valuetext", "value"]});
+  }
+  return () => {
+    observer?.disconnect();
+    observer = null;
+  };
+}
