@@ -165,10 +165,13 @@ def _save_bundled_cache(model, tokenizer, folder: Path) -> None:
 
 def _load_bundled_from_cache(folder: Path, dtype: torch.dtype):
     from safetensors.torch import load_file
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig, AutoTokenizer
 
     config = AutoConfig.from_pretrained(str(folder))
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    # The model class itself, not from_config: from_config sets torch's process-wide default dtype while it builds
+    # (and back), which a concurrent user's run in the same server would see. torch's default is float32 here.
+    model_class = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
+    model = model_class(config).to(torch.float32)
     missing, unexpected = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
     if unexpected or [k for k in missing if k != "lm_head.weight"]:
         raise ValueError("cached weights do not match the model")

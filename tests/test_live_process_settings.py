@@ -57,3 +57,15 @@ def run_live(drafter: str, k: int, temperature: str, seed: str):
     at.button(key="live_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     return at.session_state[state.LIVE_TRACE]
+
+
+def test_loading_the_bundled_target_from_its_cache_sets_no_process_wide_dtype(monkeypatch, bundled_target):
+    """A second user's model load must not flip the default dtype under a first user's run. (The first load of
+    all converts the GGUF through transformers, which does; ``bundled_target`` has written the cache by now.)"""
+    from specsim import models
+
+    calls = []
+    real = torch.set_default_dtype
+    monkeypatch.setattr(torch, "set_default_dtype", lambda d: (calls.append(d), real(d))[1])
+    loaded = models.load_bundled_target(device="cpu", dtype="bfloat16", invariant=False)
+    assert loaded.dtype == torch.bfloat16 and calls == []
