@@ -316,3 +316,15 @@ def test_records_from_the_generator_match_a_teacher_forced_pass(tmp_path, bundle
         assert (r["topk_ids"][:, 0] == twin["topk_ids"][:, 0]).float().mean() >= 0.9
         if r["temperature"] == 0:  # greedy answers: each token is the target's top-1
             assert r["tokens"][r["prompt_len"]:].tolist() == r["topk_ids"][:, 0].tolist()
+
+
+def test_source_segments_from_lines_split_once_equal_ast_s():
+    import ast
+
+    text = ('def é(x):\r\n    """Ünïcode — doc."""\r\n    return {"ä": x}\n\nclass C:\n    def f(self): return "ß"\r'
+            '    def g(self,\n          y):\n        return y  # ✓\n')
+    tree, lines = ast.parse(text), P.split_lines(text)
+    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Return))]
+    assert len(nodes) == 7
+    for node in nodes:
+        assert P.source_segment(lines, node) == ast.get_source_segment(text, node)

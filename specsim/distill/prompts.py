@@ -217,6 +217,26 @@ def template_prompts(rng: random.Random, n: int) -> list[str]:
     return pool[:n]
 
 
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines with their ends, split as ast splits them (on \\r\\n, \\r and \\n only)."""
+    return _LINES.findall(text)
+
+
+def source_segment(lines: list[str], node: ast.AST) -> str | None:
+    """``ast.get_source_segment`` from the file's lines split once (its offsets count UTF-8 bytes)."""
+    if getattr(node, "end_lineno", None) is None:
+        return None
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset:].decode()
+    tail = lines[last].encode()[:node.end_col_offset].decode()
+    return "".join([head, *lines[first + 1:last], tail])
+
+
 def stdlib_snippets(max_chars: int = 900, max_files: int | None = None) -> list[tuple[str, str, str]]:
     """(name, source, docstring) of small documented functions in the installed standard library."""
     root = Path(sysconfig.get_paths()["stdlib"])
@@ -227,10 +247,11 @@ def stdlib_snippets(max_chars: int = 900, max_files: int | None = None) -> list[
             text = path.read_text(encoding="utf-8")
         except (SyntaxError, UnicodeDecodeError, OSError):
             continue
+        lines = split_lines(text)  # once per file: ast.get_source_segment splits the whole file every call
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
                 doc = ast.get_docstring(node)
-                src = ast.get_source_segment(text, node)
+                src = source_segment(lines, node)
                 if doc and src and 120 < len(src) <= max_chars and len(doc) > 40:
                     out.append((f"{path.stem}.{node.name}", src, doc))
     return out

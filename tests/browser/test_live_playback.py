@@ -1,6 +1,6 @@
-"""▶ Play must reach the last iteration, every time: ten runs of different lengths, played to the end.
+"""▶ Play must reach the last iteration, every time: four runs of different lengths, played to the end.
 
-One session runs the bundled model with prompt lookup ten times on short budgets (typed into the
+One session runs the bundled model with prompt lookup four times on short budgets (typed into the
 form, so each trace has its own number of iterations), plays each at the fastest speed, and checks
 that when the Play button comes back the page shows the last iteration, and still does once every
 timer tick already on its way has been served. Before the fix (issue 12) the first run already
@@ -25,7 +25,7 @@ from tests.browser.conftest import (
 )
 from tests.browser.server import running_app
 
-BUDGETS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)  # max new tokens, one run each
+BUDGETS = (2, 5, 8, 11)  # max new tokens, one run each
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def app_url():
         yield url
 
 
-def test_play_reaches_the_last_iteration_of_ten_runs(browser, app_url):
+def test_play_reaches_the_last_iteration_of_runs_of_every_length(browser, app_url):
     page = new_page(browser, app_url)
     try:
         goto(page, live_url(n=BUDGETS[0], k=1))
@@ -61,6 +61,6 @@ def test_play_reaches_the_last_iteration_of_ten_runs(browser, app_url):
             page.wait_for_function(IDLE, timeout=60_000)
             assert shown_iteration(page) == n - 1, f"run of {n} iterations stopped at {shown_iteration(page) + 1}"
             assert page.get_by_role("button", name="Forward ▶", exact=True).is_disabled()
-        assert len(set(lengths)) >= 5, f"the runs should differ in length: {lengths}"
+        assert len(set(lengths)) >= 3, f"the runs should differ in length: {lengths}"
     finally:
         page.context.close()
