@@ -75,6 +75,10 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
     import specsim.bench as bench
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
+    # the table's wiring, not its precision: one timed round of each pass size, one short plain run
+    measure, speed = bench.measure_pass_costs, bench.plain_tokens_per_s
+    monkeypatch.setattr(bench, "measure_pass_costs", lambda t: measure(t, repeats=1, warmup=1))
+    monkeypatch.setattr(bench, "plain_tokens_per_s", lambda t: speed(t, max_new_tokens=4, repeats=1))
     code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--prompts", "1", "--max-new-tokens", "6",
                        "--threads", "1"])
     out = capsys.readouterr().out

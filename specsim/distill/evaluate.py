@@ -142,13 +142,13 @@ def fit_alpha(mean_accepted: float, k: int) -> float:
     return (lo + hi) / 2
 
 
-def draft_costs(folder: Path, target) -> dict:
+def draft_costs(folder: Path, target, n_new: int = 24) -> dict:
     """The draft's costs as the app measures them: the cost model of a short real run through the engine
     (:func:`specsim.machine.run_costs`), c, v and o in plain one-token target passes (medians)."""
     from specsim.distill.drafter import make_drafter
     from specsim.machine import run_costs
 
-    m = run_costs(target, make_drafter(folder, target.model, dtype=target.dtype, device=target.device))
+    m = run_costs(target, make_drafter(folder, target.model, dtype=target.dtype, device=target.device), n_new=n_new)
     return {"draft_cost": m.draft_cost, "verify_cost": m.verify_cost, "other_cost": m.other_cost,
             "plain_pass_ms": 1e3 * m.plain_pass_s, "k": m.k_max, "noise": m.noise}
 
@@ -175,7 +175,7 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
     for folder in folders:
         draft, _ = load_draft(folder, dtype=target.dtype)  # the draft runs in the target's dtype, as in the app
         res = evaluate(draft, items, args.k)
-        res["cost"] = draft_costs(folder, target)
+        res["cost"] = draft_costs(folder, target, n_new=max(8, budget["speed_len"] // 2))
         res["draft"] = folder.name
         res["target_dtype"] = dtype
         (root / "eval").mkdir(parents=True, exist_ok=True)
