@@ -30,9 +30,9 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
 # pytest exits with 5 when it collects nothing; that is not a failure of the suite.
-# The fused attention kernel is built once before the tests (cached), so no test pays its build inside a timed run.
+# The fused kernels are built once before the tests (cached), so no test pays its build inside a timed run.
 test: $(VENV)/.dev lint
-	-$(BIN)/python -c "from specsim import fused_attention as f; f.kernel(); print('attention:', f.status())"
+	-$(BIN)/python -c "from specsim import fused as f; f.kernel(); print('kernels:', f.status())"
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; exit 0; fi; exit $$rc
 
 bench: $(VENV)/.runtime

@@ -7,9 +7,11 @@ any reduction whose order depends on the number of rows in the pass breaks the p
 that sits on a near-tie can flip ("Defeating Nondeterminism in LLM Inference", Thinking Machines,
 2025; vLLM's batch-invariant mode).
 
-On this CPU (measured, see README "Bit-exact verification"):
+On this CPU (measured, see docs/invariant.md):
 
-- bfloat16 ``F.linear`` is row-invariant for every projection of SmolLM2-135M except the MLP's down
+- where the CPU has AMX tiles, every linear runs through :class:`KernelLinear` (:func:`specsim.fused.rows_linear`):
+  invariant by construction, and as fast for K + 1 rows as for one, so the guarantee costs nothing;
+- elsewhere, bfloat16 ``F.linear`` is row-invariant for every projection of SmolLM2-135M except the MLP's down
   projection (1536 -> 576), whose kernel changes its reduction split when more than 5 rows share a
   call. :class:`ChunkedLinear` sums that product over fixed 768-column chunks instead, so the split no
   longer depends on the row count;
@@ -35,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from specsim import fused_attention
+from specsim import fused
 
 ATTENTION_NAME = "specsim_invariant"
 MAX_INVARIANT_QUERIES = 17
@@ -78,6 +80,28 @@ class ChunkedLinear(nn.Module):
         return total.to(x.dtype)
 
 
+class KernelLinear(nn.Module):
+    """A linear whose decode passes (up to ``MAX_INVARIANT_QUERIES`` rows) run through the fused row-invariant
+    kernel; larger passes (prefill) and a switched-off kernel take ``fallback``, the probed stock path."""
+
+    def __init__(self, linear: nn.Linear, fallback: nn.Module) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.weight = linear.weight  # the same parameter: state dict and tied embeddings unchanged
+        self.bias = linear.bias
+        self.fallback = fallback if fallback is not linear else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.numel() // self.in_features
+        kernel = fused.linear_kernel()
+        if kernel is None or rows > MAX_INVARIANT_QUERIES:
+            return self.fallback(x) if self.fallback is not None else F.linear(x, self.weight, self.bias)
+        out = kernel(x.reshape(rows, self.in_features), self.weight)
+        if self.bias is not None:
+            out = out + self.bias.float()
+        return out.to(x.dtype).reshape(*x.shape[:-1], self.out_features)
+
+
 def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                         attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
                         **kwargs) -> tuple[torch.Tensor, None]:
@@ -99,11 +123,11 @@ def invariant_attention(module: nn.Module, query: torch.Tensor, key: torch.Tenso
     groups = heads // kv_heads
     scale = scaling if scaling is not None else dim ** -0.5
     q = query.float().reshape(batch, kv_heads, groups, n, dim) * scale  # scaling q is elementwise: invariant
-    if fused_attention.kernel() is not None:  # the same guarantee, one C++ call per layer
+    if fused.kernel() is not None:  # the same guarantee, one C++ call per layer
         allowed = None
         if not _masks_only_the_future(attention_mask, n, length):
             allowed = (attention_mask if attention_mask.dtype == torch.bool else attention_mask == 0)[:, 0]
-        out = fused_attention.attend(q.contiguous(), key.float().transpose(-1, -2).contiguous(), value.float(), allowed)
+        out = fused.attend(q.contiguous(), key.float().transpose(-1, -2).contiguous(), value.float(), allowed)
         return out.reshape(batch, heads, n, dim).transpose(1, 2).to(query.dtype).contiguous(), None
     keys_t, v = key.float().transpose(-1, -2), value.float()  # (b, kvh, d, L), (b, kvh, L, d)
     if _masks_only_the_future(attention_mask, n, length):
@@ -159,8 +183,9 @@ def _rows_invariant(layer: nn.Module, in_features: int, dtype: torch.dtype, devi
         return all(torch.equal(layer(x[:m]), alone[:m]) for m in range(2, max_rows + 1))
 
 
-_VERDICTS: dict[tuple, int | None] = {}
-"""Probe results per (in, out, dtype, device, threads): the chunk a linear of that shape needs (None: none)."""
+_VERDICTS: dict[tuple, int | bool | None] = {}
+"""Probe results per (in, out, dtype, device, threads): the chunk a linear of that shape needs (None: none);
+and per ("kernel", in, out, threads): whether the fused linear kernel passed the same check."""
 
 
 def make_position_invariant(model: nn.Module) -> list[str]:
@@ -168,7 +193,8 @@ def make_position_invariant(model: nn.Module) -> list[str]:
 
     Attention goes through :func:`invariant_attention`. Each distinct linear shape is probed on this
     machine, and a linear whose rows are not invariant is replaced by a :class:`ChunkedLinear` with the
-    first chunk that makes it so.
+    first chunk that makes it so. Where the fused linear kernel runs (:func:`specsim.fused.linear_kernel`),
+    every linear becomes a :class:`KernelLinear`, with the probed path kept for prefill and as a fallback.
     """
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
@@ -197,10 +223,28 @@ def make_position_invariant(model: nn.Module) -> list[str]:
             if probe not in _VERDICTS:
                 _VERDICTS[probe] = _pick_chunk(child)
             chunk = _VERDICTS[probe]
-            if chunk is not None:
-                setattr(module, child_name, ChunkedLinear(child, chunk))
-                changed.append(f"{name}.{child_name}: {shape[0]}->{shape[1]} summed over {chunk}-column chunks")
+            replacement = ChunkedLinear(child, chunk) if chunk is not None else child
+            where = f"{name}.{child_name}" if name else child_name
+            if _kernel_fits(child):
+                setattr(module, child_name, KernelLinear(child, replacement))
+                changed.append(f"{where}: {shape[0]}->{shape[1]} through the fused linear kernel")
+            elif chunk is not None:
+                setattr(module, child_name, replacement)
+                changed.append(f"{where}: {shape[0]}->{shape[1]} summed over {chunk}-column chunks")
     return changed
+
+
+def _kernel_fits(linear: nn.Linear) -> bool:
+    """Whether the fused linear kernel takes this layer here, checked row for row like the stock probe."""
+    if fused.linear_kernel() is None or linear.weight.dtype != torch.bfloat16 or linear.weight.device.type != "cpu":
+        return False
+    if linear.in_features % 32 or linear.out_features % 16:
+        return False
+    probe = ("kernel", linear.in_features, linear.out_features, torch.get_num_threads())
+    if probe not in _VERDICTS:
+        _VERDICTS[probe] = _rows_invariant(KernelLinear(linear, linear), linear.in_features, linear.weight.dtype,
+                                           linear.weight.device)
+    return bool(_VERDICTS[probe])
 
 
 def _pick_chunk(linear: nn.Linear) -> int | None:

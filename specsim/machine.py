@@ -92,13 +92,15 @@ class Profile:
 
 
 def profile_key(threads: int | None = None) -> str:
-    """CPU model, thread count and library versions: what a measurement depends on."""
+    """CPU model, thread count, library versions and the fused kernels' build: what a measurement depends on."""
     import transformers
 
+    from specsim.fused import extension_name
     from specsim.host import machine_name
 
     threads = threads or torch.get_num_threads()
-    return f"{machine_name()} | {threads} threads | torch {torch.__version__} | transformers {transformers.__version__}"
+    return (f"{machine_name()} | {threads} threads | torch {torch.__version__} | "
+            f"transformers {transformers.__version__} | {extension_name()}")
 
 
 def cache_file(key: str) -> Path:

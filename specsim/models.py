@@ -78,11 +78,11 @@ def dtype_reason(device: str, dtype: torch.dtype, invariant: bool) -> str:
         return f"{name} on CUDA: the GPU's native fast dtype."
     if invariant:
         native = "it has native bfloat16 arithmetic" if cpu_supports_bf16() else "emulated: this CPU lacks native bf16"
-        from specsim.fused_attention import status
+        from specsim.fused import status
 
         return (f"{name} on this CPU ({native}), with the position-invariant decode path: "
                 "a position's logits are bitwise the same alone or inside a verification pass, so greedy "
-                f"speculative output is guaranteed to equal plain decoding. Its attention: {status()}.")
+                f"speculative output is guaranteed to equal plain decoding. Its kernels: {status()}.")
     if dtype == torch.float32:
         why = "chosen by hand" if cpu_supports_bf16() else "this CPU has no native bfloat16 arithmetic"
         return (f"float32 on this CPU ({why}). Its matrix kernels change their summation order with the number "

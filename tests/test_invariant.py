@@ -6,9 +6,9 @@ import pytest
 import torch
 from transformers import DynamicCache
 
-from specsim import fused_attention
+from specsim import fused
 from specsim.drafters import crop_cache
-from specsim.invariant import MAX_INVARIANT_QUERIES, ChunkedLinear, invariant_attention
+from specsim.invariant import MAX_INVARIANT_QUERIES, ChunkedLinear, KernelLinear, invariant_attention
 from specsim.models import format_prompt
 from specsim.prompts import builtin_prompts, load_heldout
 
@@ -46,9 +46,9 @@ def _mismatches(target, texts, ns=NS) -> tuple[int, int]:
 @pytest.fixture(params=["fused", "python"])
 def attention_path(request, monkeypatch):
     """Run a test with the fused C++ kernel and again with the Python loop over rows."""
-    if request.param == "fused" and fused_attention.kernel() is None:
-        pytest.fail(f"the fused kernel did not build here: {fused_attention.status()}")
-    monkeypatch.setattr(fused_attention, "ENABLED", request.param == "fused")
+    if request.param == "fused" and fused.kernel() is None:
+        pytest.fail(f"the fused kernel did not build here: {fused.status()}")
+    monkeypatch.setattr(fused, "ENABLED", request.param == "fused")
     return request.param
 
 
@@ -60,18 +60,64 @@ def test_every_position_is_bitwise_equal_alone_and_in_a_pass(bf16_targets, atten
     assert total == len(texts) * sum(NS) and bad == 0, f"{bad} of {total} positions differ"
 
 
+def _needs_linear_kernel():
+    if fused.linear_kernel() is None:
+        pytest.skip(f"no AMX linear kernel on this machine: {fused.status()}")
+
+
+@pytest.mark.parametrize("shape", [(576, 576), (576, 192), (576, 1536), (1536, 576), (576, 49152)])
+def test_linear_kernel_rows_do_not_depend_on_the_row_count_or_threads(shape):
+    """Every projection shape of the bundled target: a row alone, among m = 2..17 rows, with 1 or 2 threads."""
+    _needs_linear_kernel()
+    gen = torch.Generator().manual_seed(2)
+    weight = (torch.randn(shape[1], shape[0], generator=gen) * 0.05).bfloat16()
+    x = torch.randn(MAX_INVARIANT_QUERIES, shape[0], generator=gen).bfloat16()
+    alone = torch.cat([fused.rows_linear(x[i:i + 1], weight) for i in range(len(x))])
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for m in range(1, len(x) + 1):
+                assert torch.equal(fused.rows_linear(x[:m], weight), alone[:m]), (threads, m)
+    finally:
+        torch.set_num_threads(before)
+    torch.testing.assert_close(alone, x.float() @ weight.float().T, rtol=1e-4, atol=1e-4)
+
+
+def test_kernel_linear_serves_decode_passes_and_leaves_prefill_to_the_stock_path():
+    _needs_linear_kernel()
+    linear = torch.nn.Linear(576, 64, bias=True).to(torch.bfloat16)
+    wrapped = KernelLinear(linear, linear)
+    x = torch.randn(2, MAX_INVARIANT_QUERIES + 3, 576).bfloat16()
+    with torch.inference_mode():
+        small = wrapped(x[:1, :5])
+        torch.testing.assert_close(small.float(), linear(x[:1, :5]).float(), rtol=2e-2, atol=2e-2)
+        expected = (fused.rows_linear(x[0, :5], linear.weight) + linear.bias.float()).bfloat16()
+        assert torch.equal(small[0], expected)  # through the kernel, bias added in float32
+        assert torch.equal(wrapped(x), linear(x))  # 40 rows: prefill, the stock kernel
+
+
+def test_the_default_target_runs_its_linears_through_the_kernel_where_there_is_one(bf16_targets):
+    invariant, _ = bf16_targets
+    kernel_layers = [c for c in invariant.invariant_changes if "fused linear kernel" in c]
+    if fused.linear_kernel() is None:
+        assert not kernel_layers
+    else:  # 7 projections in each of 30 layers, and the output head
+        assert len(kernel_layers) == 7 * 30 + 1 and "lm_head" in kernel_layers[0]
+
+
 def test_fused_kernel_rows_do_not_depend_on_their_neighbours():
     """Kernel level: causal rows among n, and tree rows with gaps in their visible keys, against each row alone."""
-    assert fused_attention.kernel() is not None, fused_attention.status()
+    assert fused.kernel() is not None, fused.status()
     gen = torch.Generator().manual_seed(1)
     b, h, g, d, length = 1, 3, 3, 64, 40
     keys, values = torch.randn(b, h, length, d, generator=gen), torch.randn(b, h, length, d, generator=gen)
     for n in (1, 2, 5, 17):
         q = torch.randn(b, h, g, n, d, generator=gen)
-        out = fused_attention.attend(q, keys.transpose(-1, -2).contiguous(), values, None)
+        out = fused.attend(q, keys.transpose(-1, -2).contiguous(), values, None)
         for i in range(n):
             seen = length - n + i + 1
-            alone = fused_attention.attend(q[:, :, :, i:i + 1].contiguous(),
+            alone = fused.attend(q[:, :, :, i:i + 1].contiguous(),
                                            keys[:, :, :seen].transpose(-1, -2).contiguous(),
                                            values[:, :, :seen].contiguous(), None)
             assert torch.equal(alone[:, :, :, 0], out[:, :, :, i])
@@ -86,10 +132,10 @@ def test_fused_kernel_rows_do_not_depend_on_their_neighbours():
             allowed[:, i, prefix + node] = True
             node = parents[node]
     q = torch.randn(b, h, g, n, d, generator=gen)
-    out = fused_attention.attend(q, keys.transpose(-1, -2).contiguous(), values, allowed)
+    out = fused.attend(q, keys.transpose(-1, -2).contiguous(), values, allowed)
     for i in range(n):
         visible = allowed[0, i].nonzero().squeeze(-1)  # the same keys, packed together, as a chain decodes them
-        alone = fused_attention.attend(q[:, :, :, i:i + 1].contiguous(),
+        alone = fused.attend(q[:, :, :, i:i + 1].contiguous(),
                                        keys[:, :, visible].transpose(-1, -2).contiguous(),
                                        values[:, :, visible].contiguous(), None)
         assert torch.equal(alone[:, :, :, 0], out[:, :, :, i])
@@ -176,7 +222,7 @@ def test_without_the_kernel_the_reason_says_which_path_runs(default_target, monk
     if not default_target.invariant:
         pytest.skip("the default target here does not use the invariant path")
     assert "fused C++ attention kernel" in default_target.dtype_reason
-    monkeypatch.setattr(fused_attention, "ENABLED", False)
+    monkeypatch.setattr(fused, "ENABLED", False)
     assert "Python loop over rows" in default_target.dtype_reason
 
 

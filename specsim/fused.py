@@ -1,0 +1,429 @@
+"""Two small C++ kernels for position-invariant CPU decode passes, built once: attention and the linears.
+
+**Attention** (``attend``). Each query row is computed by one thread with reductions in a fixed order
+that depends only on the row itself: the score q·k of every visible key summed over the head dimension
+in order, the softmax over the visible keys in key order, and the weighted sum of values in key order. So
+a row's result is bitwise the same whether it is computed alone (plain decoding) or among the K + 1 rows
+of a verification pass, or as a node of a tree. It replaces the per-row Python loop of
+:func:`specsim.invariant.invariant_attention`, which paid one small float32 attention per row and layer.
+
+**Linears** (``rows_linear``). ``x @ W.T`` for 1 to K + 1 rows, where each (row, output) sum runs through
+the same instructions in the same order whatever the number of rows. On a CPU with AMX tiles (Intel
+Sapphire Rapids and later) every row sits in a 16-row tile (padded with zeros) that meets the weights as
+they are stored, so one row costs what 16 cost: checking K + 1 tokens costs one pass, and the bitwise
+guarantee comes free. Elsewhere the kernel has AVX512-BF16 and plain float32 routes, invariant too but
+with a cost that grows with the rows; the invariant path then keeps the stock linears it has probed
+(see :func:`linear_kernel`).
+
+The kernels are compiled with ``torch.utils.cpp_extension.load_inline`` on first use (about 25-60 s with
+g++) and cached under ``~/.cache/specsim/torch_extensions``; ``make run`` builds them ahead of time. Where
+no compiler is at hand, :func:`kernel` returns None, :func:`status` says so in one line, and the
+invariant path falls back to the Python loop and probed stock linears, which give the same guarantee at a
+higher cost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import torch
+
+LOG = logging.getLogger("specsim")
+
+SOURCE = r"""
+#include <torch/extension.h>
+#include <ATen/Parallel.h>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#include <cstdlib>
+#include <string>
+#if defined(__AVX512BF16__) || defined(__AMX_TILE__)
+#include <immintrin.h>
+#endif
+
+// exp(x) for x <= 0 as 2^i * 2^f, 2^f by a degree-6 polynomial (relative error about 2e-7). Elementwise,
+// so the compiler vectorises it; the same input always gives the same output.
+static inline float exp_nonpositive(float x) {
+  x = x < -87.f ? -87.f : x;
+  const float t = x * 1.4426950408889634f;
+  const float whole = std::floor(t);
+  const float f = t - whole;
+  float p = 1.535336188319500e-4f;
+  p = p * f + 1.339887440266574e-3f;
+  p = p * f + 9.618437357674640e-3f;
+  p = p * f + 5.550332471162809e-2f;
+  p = p * f + 2.402264791363012e-1f;
+  p = p * f + 6.931472028550421e-1f;
+  p = p * f + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(whole) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+// q: (B, H, G, N, D) float32, pre-scaled; kt: (B, H, D, L) float32 (keys transposed); v: (B, H, L, D)
+// float32; allowed: (B, N, L) bool, or empty for causal (row i sees keys 0 .. L - N + i).
+// Per row: each score sums over d in order 0..D-1; the softmax total and the weighted sum of values run
+// over the visible keys in key order. Nothing depends on N or on the other rows. Returns (B, H, G, N, D).
+torch::Tensor attend(torch::Tensor q, torch::Tensor kt, torch::Tensor v, torch::Tensor allowed) {
+  TORCH_CHECK(q.dtype() == torch::kFloat32 && kt.dtype() == torch::kFloat32 && v.dtype() == torch::kFloat32);
+  q = q.contiguous(); kt = kt.contiguous(); v = v.contiguous();
+  const int64_t B = q.size(0), H = q.size(1), G = q.size(2), N = q.size(3), D = q.size(4), L = kt.size(3);
+  const bool causal = allowed.numel() == 0;
+  torch::Tensor mask = causal ? allowed : allowed.to(torch::kBool).contiguous();
+  auto out = torch::empty_like(q);
+  const float* qp = q.data_ptr<float>();
+  const float* kp = kt.data_ptr<float>();
+  const float* vp = v.data_ptr<float>();
+  const bool* ap = causal ? nullptr : mask.data_ptr<bool>();
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, B * H * G * N, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> w(L);
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t i = row % N, bh = row / (G * N), b = bh / H;
+      const float* __restrict__ qr = qp + row * D;
+      const float* __restrict__ kb = kp + bh * D * L;
+      const float* __restrict__ vb = vp + bh * L * D;
+      const bool* ar = causal ? nullptr : ap + (b * N + i) * L;
+      const int64_t n_keys = causal ? L - N + i + 1 : L;
+      float* __restrict__ s = w.data();
+      for (int64_t j = 0; j < n_keys; ++j) s[j] = 0.f;
+      for (int64_t t = 0; t < D; ++t) {
+        const float qt = qr[t];
+        const float* __restrict__ krow = kb + t * L;
+#pragma GCC ivdep
+        for (int64_t j = 0; j < n_keys; ++j) s[j] += qt * krow[j];
+      }
+      float top = -INFINITY;
+      for (int64_t j = 0; j < n_keys; ++j)
+        if (!ar || ar[j]) top = s[j] > top ? s[j] : top;
+#pragma GCC ivdep
+      for (int64_t j = 0; j < n_keys; ++j) s[j] = exp_nonpositive(s[j] - top);
+      float total = 0.f;
+      for (int64_t j = 0; j < n_keys; ++j)
+        if (!ar || ar[j]) total += s[j];
+      float* __restrict__ o = op + row * D;
+      for (int64_t t = 0; t < D; ++t) o[t] = 0.f;
+      for (int64_t j = 0; j < n_keys; ++j) {
+        if (ar && !ar[j]) continue;
+        const float a = s[j] / total;
+        const float* __restrict__ vr = vb + j * D;
+#pragma GCC ivdep
+        for (int64_t t = 0; t < D; ++t) o[t] += a * vr[t];
+      }
+    }
+  });
+  return out;
+}
+
+typedef float f16v __attribute__((vector_size(64)));          // 16 float lanes
+typedef uint16_t u16v __attribute__((vector_size(32)));       // 16 bfloat16 values, as bits
+typedef uint32_t u32v __attribute__((vector_size(64)));
+
+static inline f16v load_f32(const float* p) { f16v v; std::memcpy(&v, p, sizeof v); return v; }
+static inline f16v load_bf16(const uint16_t* p) {            // exact: a bfloat16 is the top half of a float
+  u16v h; std::memcpy(&h, p, sizeof h);
+  u32v w = __builtin_convertvector(h, u32v) << 16;
+  f16v v; std::memcpy(&v, &w, sizeof v); return v;
+}
+static inline float lanes_sum(f16v a) {                      // a fixed tree over the 16 lanes
+  float s[16]; std::memcpy(s, &a, sizeof s);
+  for (int w = 8; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) s[l] = s[l] + s[l + w];
+  return s[0];
+}
+
+#if defined(__AVX512BF16__)
+// bfloat16 x and w, IN a multiple of 32: acc lane l += x[2l] w[2l] + x[2l+1] w[2l+1] over 32-wide steps in k
+// order (one dpbf16 instruction each), then the lanes by a fixed tree. R rows and 4 outputs share the loads;
+// every accumulator goes through the same instructions, so blocking never changes a result.
+template <int R>
+static inline void block_bf16(const uint16_t* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0,
+                              int64_t nj, int64_t IN, int64_t OUT) {
+  __m512 acc[R][4];
+  for (int r = 0; r < R; ++r) for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_setzero_ps();
+  const uint16_t* w[4];
+  for (int t = 0; t < 4; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
+  for (int64_t k = 0; k < IN; k += 32) {
+    __m512bh wv[4];
+    for (int t = 0; t < 4; ++t) wv[t] = (__m512bh)_mm512_loadu_si512(w[t] + k);
+    for (int r = 0; r < R; ++r) {
+      const __m512bh xv = (__m512bh)_mm512_loadu_si512(xp + (m0 + r) * IN + k);
+      for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], xv, wv[t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < nj; ++t) {
+      f16v a; std::memcpy(&a, &acc[r][t], sizeof a);
+      op[(m0 + r) * OUT + j0 + t] = lanes_sum(a);
+    }
+}
+#endif
+
+
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#include <sys/syscall.h>
+#include <unistd.h>
+// AMX tiles: out^T (16 outputs x 16 rows, float32) += W block (16 outputs x 32 k, bfloat16, read in place) times
+// x^T (32 k x 16 rows, packed in pairs). Rows beyond M are zeros; every row of x always sits in a full 16-row
+// tile and goes through the same tile instructions in the same k order, so its result never depends on M.
+static bool amx_ready() {
+  static const bool ok = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+  return ok;
+}
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {0};
+  uint16_t colsb[16] = {0};
+  uint8_t rows[16] = {0};
+};
+static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
+  const int64_t ksteps = IN / 32, ctiles = (M + 15) / 16;
+  // x^T packed per (column tile, k step): 16 k-pair rows of 16 rows x 2 values, zero padded
+  std::vector<uint16_t> xb(ctiles * ksteps * 16 * 32, 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < IN; ++k) {
+      const int64_t ct = m / 16, col = m % 16, ks = k / 32, kp = (k % 32) / 2;
+      xb[((ct * ksteps + ks) * 16 + kp) * 32 + col * 2 + (k % 2)] = xp[m * IN + k];
+    }
+  // Four blocks of 16 outputs at a time, each in its own accumulator tile, so four chains of tile products run
+  // side by side (one chain alone waits on each product's latency). A block's chain is the same instructions in
+  // the same k order whichever group it falls in.
+  const int64_t blocks = OUT / 16;
+  at::parallel_for(0, (blocks + 3) / 4, 1, [&](int64_t begin, int64_t end) {
+    TileConfig cfg;
+    for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
+    _tile_loadconfig(&cfg);
+    alignas(64) float cbuf[16 * 16];
+    auto store = [&](int64_t nb, int64_t ct) {
+      for (int64_t col = 0; col < 16 && ct * 16 + col < M; ++col)
+        for (int64_t r = 0; r < 16; ++r) op[(ct * 16 + col) * OUT + nb * 16 + r] = cbuf[r * 16 + col];
+    };
+    const int64_t stride = IN * 2;
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t nb0 = g * 4;
+      const uint16_t* a = wp + nb0 * 16 * IN;
+      for (int64_t ct = 0; ct < ctiles; ++ct) {
+        const uint16_t* b = xb.data() + ct * ksteps * 16 * 32;
+        if (nb0 + 4 <= blocks) {
+          _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+          for (int64_t ks = 0; ks < ksteps; ++ks) {
+            _tile_loadd(6, b + ks * 16 * 32, 64);
+            _tile_loadd(4, a + ks * 32, stride);
+            _tile_loadd(5, a + 16 * IN + ks * 32, stride);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 5, 6);
+            _tile_loadd(4, a + 32 * IN + ks * 32, stride);
+            _tile_loadd(5, a + 48 * IN + ks * 32, stride);
+            _tile_dpbf16ps(2, 4, 6);
+            _tile_dpbf16ps(3, 5, 6);
+          }
+          _tile_stored(0, cbuf, 64); store(nb0, ct);
+          _tile_stored(1, cbuf, 64); store(nb0 + 1, ct);
+          _tile_stored(2, cbuf, 64); store(nb0 + 2, ct);
+          _tile_stored(3, cbuf, 64); store(nb0 + 3, ct);
+        } else {
+          for (int64_t nb = nb0; nb < blocks; ++nb) {
+            _tile_zero(0);
+            for (int64_t ks = 0; ks < ksteps; ++ks) {
+              _tile_loadd(6, b + ks * 16 * 32, 64);
+              _tile_loadd(4, wp + nb * 16 * IN + ks * 32, stride);
+              _tile_dpbf16ps(0, 4, 6);
+            }
+            _tile_stored(0, cbuf, 64); store(nb, ct);
+          }
+        }
+      }
+    }
+    _tile_release();
+  });
+}
+#endif
+
+// Any weight dtype: out[m, j] = sum_k x[m, k] w[j, k] in float32, lane l summing k = l, l + 16, ... in order,
+// then the lanes by a fixed tree. The same steps for every (m, j), whatever M.
+template <typename W>
+static void rows_linear_generic(const float* xp, const W* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
+  const int64_t steps = IN / 16;
+  at::parallel_for(0, (OUT + 3) / 4, 8, [&](int64_t begin, int64_t end) {
+    std::vector<float> wbuf(4 * steps * 16);
+    for (int64_t blk = begin; blk < end; ++blk) {
+      const int64_t j0 = blk * 4, nj = OUT - j0 < 4 ? OUT - j0 : 4;
+      for (int64_t t = 0; t < 4; ++t)
+        for (int64_t s = 0; s < steps; ++s) {
+          const int64_t row = j0 + (t < nj ? t : 0);
+          f16v v;
+          if constexpr (std::is_same<W, float>::value) v = load_f32(wp + row * IN + s * 16);
+          else v = load_bf16(reinterpret_cast<const uint16_t*>(wp) + row * IN + s * 16);
+          std::memcpy(&wbuf[(t * steps + s) * 16], &v, sizeof v);
+        }
+      for (int64_t m = 0; m < M; ++m) {
+        const float* xr = xp + m * IN;
+        f16v a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        const float* w0 = wbuf.data();
+        const float* w1 = w0 + steps * 16;
+        const float* w2 = w1 + steps * 16;
+        const float* w3 = w2 + steps * 16;
+        for (int64_t s = 0; s < steps; ++s) {
+          const f16v xv = load_f32(xr + s * 16);
+          a0 = a0 + xv * load_f32(w0 + s * 16);
+          a1 = a1 + xv * load_f32(w1 + s * 16);
+          a2 = a2 + xv * load_f32(w2 + s * 16);
+          a3 = a3 + xv * load_f32(w3 + s * 16);
+        }
+        float r[4] = {lanes_sum(a0), lanes_sum(a1), lanes_sum(a2), lanes_sum(a3)};
+        for (int64_t t = 0; t < nj; ++t) op[m * OUT + j0 + t] = r[t];
+      }
+    }
+  });
+}
+
+// x (M, IN) times w (OUT, IN) transposed, in float32 with reductions fixed per (row, output): a row's result
+// does not depend on M or on the thread count. Returns float32 (M, OUT).
+torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1));
+  TORCH_CHECK(w.size(1) % 16 == 0, "rows_linear needs in_features divisible by 16");
+  w = w.contiguous();
+  const int64_t M = x.size(0), IN = x.size(1), OUT = w.size(0);
+  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+  if (x.scalar_type() == torch::kBFloat16 && w.scalar_type() == torch::kBFloat16 && IN % 32 == 0 && OUT % 16 == 0
+      && amx_ready()) {
+    auto xc = x.contiguous();
+    rows_linear_amx(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()),
+                    reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()), out.data_ptr<float>(), M, IN, OUT);
+    return out;
+  }
+#endif
+#if defined(__AVX512BF16__)
+  if (x.scalar_type() == torch::kBFloat16 && w.scalar_type() == torch::kBFloat16 && IN % 32 == 0) {
+    auto xc = x.contiguous();
+    const uint16_t* xp = reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>());
+    const uint16_t* wp = reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>());
+    float* op = out.data_ptr<float>();
+    at::parallel_for(0, (OUT + 3) / 4, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t blk = begin; blk < end; ++blk) {
+        const int64_t j0 = blk * 4, nj = OUT - j0 < 4 ? OUT - j0 : 4;
+        int64_t m = 0;
+        for (; m + 4 <= M; m += 4) block_bf16<4>(xp, wp, op, m, j0, nj, IN, OUT);
+        if (M - m == 3) block_bf16<3>(xp, wp, op, m, j0, nj, IN, OUT);
+        else if (M - m == 2) block_bf16<2>(xp, wp, op, m, j0, nj, IN, OUT);
+        else if (M - m == 1) block_bf16<1>(xp, wp, op, m, j0, nj, IN, OUT);
+      }
+    });
+    return out;
+  }
+#endif
+  auto xf = x.to(torch::kFloat32).contiguous();
+  if (w.scalar_type() == torch::kBFloat16)
+    rows_linear_generic<at::BFloat16>(xf.data_ptr<float>(), w.data_ptr<at::BFloat16>(), out.data_ptr<float>(),
+                                      M, IN, OUT);
+  else {
+    TORCH_CHECK(w.scalar_type() == torch::kFloat32, "rows_linear takes bfloat16 or float32 weights");
+    rows_linear_generic<float>(xf.data_ptr<float>(), w.data_ptr<float>(), out.data_ptr<float>(), M, IN, OUT);
+  }
+  return out;
+}
+
+// Which route rows_linear takes for bfloat16 on this build and machine: "amx", "avx512-bf16" or "generic".
+std::string linear_path() {
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+  if (amx_ready()) return "amx";
+#endif
+#if defined(__AVX512BF16__)
+  return "avx512-bf16";
+#else
+  return "generic";
+#endif
+}
+"""
+
+ENABLED = True
+"""False routes the invariant path through the Python loop and the probed stock linears (for tests and
+benchmarks that compare the two)."""
+
+_LOCK = threading.Lock()
+_STATE: dict[str, object] = {}
+
+
+def build_dir() -> str:
+    """One folder per build (see :func:`extension_name`): torch writes its build files there, and two
+    environments that share the cache must not rewrite each other's, which rebuilds the kernel every time."""
+    from specsim.paths import cache_dir
+
+    folder = cache_dir() / "torch_extensions" / extension_name()
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder)
+
+
+def extension_name() -> str:
+    """The build's name, keyed by the CPU model (``-march=native`` code must not run on another CPU) and by the
+    torch it compiles against (its version and where it is installed, whose headers the build reads), and by
+    the source, so an edited kernel never meets an old build."""
+    import hashlib
+
+    from specsim.host import machine_name
+
+    key = "\n".join((machine_name(), torch.__version__, os.path.dirname(torch.__file__), SOURCE))
+    return "specsim_fused_" + hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+def kernel():
+    """The compiled extension (``attend``, ``rows_linear``, ``linear_path``), building it on first call; None
+    when it cannot be built or is switched off."""
+    if not ENABLED:
+        return None
+    with _LOCK:
+        if "kernel" not in _STATE:
+            if os.environ.get("SPECSIM_NO_FUSED") == "1":
+                _STATE["kernel"], _STATE["why"] = None, "switched off (SPECSIM_NO_FUSED=1)"
+            else:
+                try:
+                    from torch.utils.cpp_extension import load_inline
+
+                    module = load_inline(extension_name(), cpp_sources=SOURCE,
+                                         functions=["attend", "rows_linear", "linear_path"],
+                                         extra_cflags=["-O3", "-march=native", "-fno-math-errno", "-fopenmp"],
+                                         extra_ldflags=["-fopenmp"],  # at::parallel_for is OpenMP
+                                         build_directory=build_dir(), verbose=False)
+                    _STATE["kernel"], _STATE["why"] = module, None
+                except Exception as error:  # noqa: BLE001 - no compiler, no headers: fall back and say so
+                    from specsim.errors import brief_error
+
+                    LOG.warning("The fused kernels could not be built (%s); using the slower Python loop "
+                                "for the position-invariant path.", brief_error(error))
+                    _STATE["kernel"], _STATE["why"] = None, brief_error(error, 160)
+        return _STATE["kernel"]
+
+
+def linear_kernel():
+    """``rows_linear`` where it costs no more for K + 1 rows than for one (the AMX route); else None, and the
+    invariant path keeps the stock linears it has probed for row invariance."""
+    module = kernel()
+    return module.rows_linear if module is not None and module.linear_path() == "amx" else None
+
+
+def status() -> str:
+    """One line on which invariant kernels run here."""
+    module = kernel()
+    if module is None:
+        return f"Python loop over rows (the fused kernels are unavailable: {_STATE.get('why')})"
+    if linear_kernel() is not None:
+        return "fused C++ attention kernel, AMX linear kernel"
+    return f"fused C++ attention kernel, probed stock linears (no AMX here: {module.linear_path()})"
+
+
+def attend(q: torch.Tensor, keys_t: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+    """softmax(q kᵀ) v row by row: q (b, kvh, g, n, d) pre-scaled, keys_t (b, kvh, d, L) and values
+    (b, kvh, L, d), all float32; ``allowed`` (b, n, L) bool, or None for causal. Needs :func:`kernel`."""
+    empty = torch.empty(0, dtype=torch.bool)
+    return kernel().attend(q, keys_t, values, empty if allowed is None else allowed)
+
+
+def rows_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x @ weight.T`` in float32 for x (rows, in) and weight (out, in), each row's result independent of the
+    number of rows. Needs :func:`linear_kernel`."""
+    return linear_kernel()(x, weight)
