@@ -67,10 +67,21 @@ def bf16_targets():
             load_bundled_target(device="cpu", dtype="bfloat16", invariant=False))
 
 
+HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py", "test_bad_input_app.py",
+               "test_engine_greedy.py", "test_variants_page.py", "test_live_page.py")
+"""The longest in-process files: the two test workers (pytest-xdist, one file at a time) take them early, so
+neither worker is left with a long file at the end while the other waits."""
+
+
 def pytest_collection_modifyitems(config, items):
-    """Run the real-browser tests first.
+    """Run the real-browser tests first, then the longest in-process files, then the rest.
 
     Playwright's sync API refuses to start inside a running asyncio loop, and some in-process
-    Streamlit tests leave one behind; the browser session opened first is unaffected.
+    Streamlit tests leave one behind; the browser session opened first is unaffected. Each worker
+    receives its files in this order, so it too opens its browser first.
     """
-    items.sort(key=lambda item: 0 if "tests/browser" in str(item.fspath) else 1)
+    def rank(item) -> int:
+        path = str(item.fspath)
+        return 0 if "tests/browser" in path else 1 if path.endswith(HEAVY_FILES) else 2
+
+    items.sort(key=rank)
