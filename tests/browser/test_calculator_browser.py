@@ -80,9 +80,12 @@ def _history(page) -> int:
 def _back_until(page, path: str, most: int) -> int:
     """Press Back until the address is ``path`` (at most ``most`` presses); return how many it took."""
     for presses in range(1, most + 1):
-        page.go_back()
-        page.wait_for_function(IDLE, timeout=60_000)
+        # Back reruns the page it lands on: wait for that run to finish, not merely for a moment of idleness
+        # before it starts. Pressing Back again while it runs would be another test: under load, that run's
+        # address write could land on the next page.
+        act(page, page.go_back)
         page.wait_for_timeout(300)  # a page that rewrites its address after a Back does so now
+        page.wait_for_function(IDLE, timeout=60_000)
         if urlparse(page.url).path == path:
             return presses
     raise AssertionError(f"still at {page.url} after {most} presses of Back")

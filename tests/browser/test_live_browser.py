@@ -10,6 +10,7 @@ import pytest
 
 from specsim import replay
 from tests.browser.conftest import (
+    IDLE,
     LIVE_PROMPT,
     alerts,
     click,
@@ -49,6 +50,11 @@ def test_run_step_play_to_the_end_and_hover_a_token(page):
     click(page, "▶ Play")  # the timer steps on its own until the last iteration, then the button reads Play again
     page.get_by_text(f"Iteration {n} of {n}").wait_for(timeout=60_000)
     page.get_by_role("button", name="▶ Play", exact=True).wait_for(timeout=30_000)
+    # The button is drawn before the run that stops the timer has finished: let it finish, and any timer tick
+    # already on its way land, so the next click's run is the one the test waits for.
+    page.wait_for_function(IDLE, timeout=60_000)
+    page.wait_for_timeout(600)
+    page.wait_for_function(IDLE, timeout=60_000)
     assert replay.narrate(trace, n - 1) in alerts(page)
 
     # Hover a draft token: go to the first iteration that drafted anything (prompt lookup may find nothing).
