@@ -376,6 +376,8 @@ def kernel():
     when it cannot be built or is switched off."""
     if not ENABLED:
         return None
+    if "kernel" in _STATE:  # built (or refused) already: every attention layer of every pass asks
+        return _STATE["kernel"]
     with _LOCK:
         if "kernel" not in _STATE:
             if os.environ.get("SPECSIM_NO_FUSED") == "1":
@@ -402,8 +404,12 @@ def kernel():
 def linear_kernel():
     """``rows_linear`` where it costs no more for K + 1 rows than for one (the AMX route); else None, and the
     invariant path keeps the stock linears it has probed for row invariance."""
-    module = kernel()
-    return module.rows_linear if module is not None and module.linear_path() == "amx" else None
+    if not ENABLED:
+        return None
+    if "linear" not in _STATE:  # asked by every linear of every pass: decide once
+        module = kernel()
+        _STATE["linear"] = module.rows_linear if module is not None and module.linear_path() == "amx" else None
+    return _STATE["linear"]
 
 
 def status() -> str:
