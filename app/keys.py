@@ -34,6 +34,9 @@ CALC_DRAFT_COST = "calc_draft_cost"
 CALC_VERIFY_COST = "calc_verify_cost"  # one target pass over K+1 tokens, in one-token passes
 CALC_URL_VISIT = "calc_url_visit"  # the page visit (PAGE_VISIT) in which the calculator last read the URL
 CALC_V_NOTICE = "calc_v_notice"  # why the v box shows another value than was typed into it, or None
+CALC_TAB = "calc_tab"  # the calculator's open tab, by label (one of CALC_TABS)
+CALC_TABS = ("One loop", "Choosing K", "When v grows with K", "Where it pays off", "The formulas",
+             "Backwards from a paper")
 # Charts (Streamlit needs a unique key per element)
 CALC_ITERATION_CHART = "calc_iteration"
 CALC_SWEEP_CHART = "calc_sweep"
@@ -119,6 +122,7 @@ DEFAULTS: dict[str, Any] = {
     CALC_VERIFY_COST: _CALC.verify_cost,
     CALC_URL_VISIT: None,
     CALC_V_NOTICE: None,
+    CALC_TAB: CALC_TABS[0],
 }
 
 # ---- navigation ------------------------------------------------------------------------------------

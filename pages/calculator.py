@@ -4,6 +4,7 @@ import streamlit as st
 
 from app import backsolve, calc_derivation, state, v_curve
 from app.calc_text import (
+    CalcNumbers,
     best_k_sentence,
     ceiling_sentence,
     fmt,
@@ -12,6 +13,7 @@ from app.calc_text import (
     useless_draft_sentence,
 )
 from app.figures import calculator as figs
+from app.settings import CalcSettings
 from app.widgets import calc_numbers
 from app.widgets.calc_controls import apply_url, controls, write_url
 
@@ -23,15 +25,7 @@ st.caption(
 )
 
 
-@st.fragment
-def calculator() -> None:
-    """Sliders, numbers, sentences and charts: moving a slider reruns this fragment, not the whole app."""
-    apply_url()
-    s = controls()
-    n = calc_numbers.headline(s)
-    st.markdown(loop_sentence(s))
-
-    st.subheader("One loop, drawn")
+def one_loop(s: CalcSettings, n: CalcNumbers) -> None:
     st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
     st.caption(
         f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
@@ -41,11 +35,11 @@ def calculator() -> None:
         "came after a rejection, so they are discarded without a verdict. When every guess is kept, the +1 lands "
         "after the last."
     )
-
     st.plotly_chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
     st.caption(backsolve.distribution_sentence(s.alpha, s.k))
 
-    st.subheader("The K trade-off")
+
+def choosing_k(s: CalcSettings) -> None:
     st.markdown(
         "A longer draft means fewer target passes per token, but only if the guesses are kept. The target accepts "
         "each guess with probability α, and a guess is kept only when it and every guess before it were accepted, "
@@ -53,27 +47,42 @@ def calculator() -> None:
         "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
         "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
     )
-    st.info(best_k_sentence(s))
     st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
     hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
     st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
     st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
 
-    v_curve.section(s)
 
-    st.subheader("Where it pays off")
+def pays_off(s: CalcSettings) -> None:
     st.markdown(
         "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
         f"the dotted line is break-even. {heatmap_sentence(s)}"
     )
     st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key=state.CALC_HEATMAP_CHART)
+    st.markdown(f"**What a useless draft costs.** {useless_draft_sentence(s)}")
 
-    calc_derivation.section(s)  # after the four charts the browser tests read by position
 
-    st.subheader("What a useless draft costs")
-    st.markdown(useless_draft_sentence(s))
+@st.fragment
+def calculator() -> None:
+    """Sliders, numbers and the open tab: moving a slider reruns this fragment, not the whole app.
 
-    backsolve.section(s)
+    Only the open tab is drawn (the tabs rerun the fragment when another is picked), so a key press redraws
+    the numbers and one or two charts, not all seven.
+    """
+    apply_url()
+    s = controls()
+    n = calc_numbers.headline(s)
+    st.markdown(loop_sentence(s))
+    st.info(best_k_sentence(s))
+
+    tabs = st.tabs(state.CALC_TABS, key=state.bound(state.CALC_TAB), on_change="rerun")
+    state.keep([state.CALC_TAB])  # the open tab survives a visit to another page
+    sections = (lambda: one_loop(s, n), lambda: choosing_k(s), lambda: v_curve.section(s), lambda: pays_off(s),
+                lambda: calc_derivation.section(s), lambda: backsolve.section(s))
+    for tab, draw in zip(tabs, sections, strict=True):
+        if tab.open:
+            with tab:
+                draw()
 
     write_url(s)
 

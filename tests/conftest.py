@@ -27,6 +27,14 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
     return at
 
 
+def open_tab(at, label: str):
+    """Open the calculator's tab ``label`` (only the open tab is drawn) and rerun."""
+    from app.keys import CALC_TAB, widget_key
+
+    at.session_state[widget_key(CALC_TAB)] = label
+    return at.run()
+
+
 # ---- models (engine tests) -------------------------------------------------------------------------
 
 

@@ -46,9 +46,11 @@ def test_the_distribution_of_j_at_the_lessons_example():
 
 def test_the_calculator_back_solves_a_typed_speedup_and_chens_runs():
     from app import state
-    from tests.conftest import open_page
+    from tests.conftest import open_page, open_tab
 
     at = open_page("calculator.py")
+    assert any(c.value.startswith("A loop keeps j of its 4 guesses: none with chance 30%") for c in at.caption)
+    open_tab(at, "Backwards from a paper")
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "XSum (summarisation): 1.92× at K = 4 gives α = 73%" in text
@@ -57,4 +59,3 @@ def test_the_calculator_back_solves_a_typed_speedup_and_chens_runs():
     box.set_value(9.5).run()
     text = " ".join(m.value for m in at.markdown)
     assert "a speedup of 9.50× means out of reach" in text
-    assert any(c.value.startswith("A loop keeps j of its 4 guesses: none with chance 30%") for c in at.caption)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from specsim import analytics
-from tests.conftest import ROOT, open_page
+from tests.conftest import ROOT, open_page, open_tab
 
 K, ALPHA, C = 0, 1, 2  # slider order on the page
 
@@ -121,7 +121,7 @@ def test_derivation_plugs_in_the_current_settings():
     from app import state
     from app.figures.derivation import kept_share_figure
 
-    at = open_page("calculator.py")
+    at = open_tab(open_page("calculator.py"), "The formulas")
     assert "Where the formulas come from" in [h.value for h in at.subheader]
     k, a = at.session_state[state.CALC_K], at.session_state[state.CALC_ALPHA_PCT] / 100
     latex = " ".join(el.value for el in at.latex)
@@ -212,3 +212,25 @@ def test_a_wrong_case_parameter_is_read_and_the_url_is_written_in_lower_case():
     assert not at.exception and not at.warning
     assert [s.value for s in at.slider] == [9, 55, 0.13]
     assert at.query_params == {"k": "9", "alpha": "55", "c": "0.13"}
+
+
+def test_only_the_open_tab_is_drawn_and_each_tab_draws_its_own_charts():
+    """A key press redraws the open tab only; every tab still draws when opened, and the choice survives a
+    slider move and a visit to another page."""
+    from app import state
+
+    at = open_page("calculator.py")
+    charts = {}
+    for label in state.CALC_TABS:
+        open_tab(at, label)
+        assert not at.exception
+        charts[label] = len(at.get("plotly_chart"))
+    assert charts == {"One loop": 2, "Choosing K": 2, "When v grows with K": 1, "Where it pays off": 1,
+                      "The formulas": 1, "Backwards from a paper": 0}
+    open_tab(at, "Where it pays off")
+    at.slider[K].set_value(9).run()
+    assert len(at.get("plotly_chart")) == 1 and any("Blue is faster" in m.value for m in at.markdown)
+    at.switch_page(str(ROOT / "pages" / "home.py")).run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    assert at.session_state[state.widget_key(state.CALC_TAB)] == "Where it pays off"
+    assert len(at.get("plotly_chart")) == 1

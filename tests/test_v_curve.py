@@ -8,7 +8,7 @@ import pytest
 from app import state, v_curve
 from app.figures.calculator import k_sweep_figure
 from specsim import analytics
-from tests.conftest import open_page
+from tests.conftest import open_page, open_tab
 
 
 def test_a_steep_curve_moves_the_best_k_down():
@@ -26,7 +26,7 @@ def test_a_steep_curve_moves_the_best_k_down():
 
 def test_the_calculator_offers_the_curves_and_names_the_best_k(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))  # no measured profile: the two models only
-    at = open_page("calculator.py")
+    at = open_tab(open_page("calculator.py"), "When v grows with K")
     assert not at.exception
     radio = at.radio(key=state.widget_key(state.CALC_V_CURVE))
     assert radio.options == list(v_curve.MODELS)

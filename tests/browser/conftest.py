@@ -235,31 +235,50 @@ def svg_signature(page, chart: int) -> str:
 
 
 def wait_charts_drawn(page, k: int, alpha_pct: int) -> None:
-    """Plotly loads and draws after the script run ends: wait until all four charts show (K, α)."""
+    """Plotly draws after the (fragment) run ends: wait until the open tab's charts show (K, α).
+
+    Each of the calculator's charts has one trace that names the setting it was drawn for; the open tab has
+    at least one chart, and every chart on the page must show (K, α) (the tabs not open draw nothing)."""
     page.wait_for_function(
         """([k, a]) => {
             const gds = Array.from(document.querySelectorAll('.js-plotly-plot'));
-            if (gds.length < 4 || gds.some(g => !g._fullData)) return false;
+            if (gds.length < 1 || gds.some(g => !g._fullData)) return false;
             const find = n => gds.map(g => g._fullData.find(d => d.name === n)).find(t => t);
-            const drafts = find('draft proposals'), now = find('current settings');
-            return drafts && now && drafts.x.length === k && now.x[0] === k && now.y[0] === a;
+            const drafts = find('draft proposals'), now = find('current settings'), dist = find('P(j = i)');
+            const sweep = find('current K');
+            return (!drafts || drafts.x.length === k) && (!now || (now.x[0] === k && now.y[0] === a))
+                && (!dist || dist.x.length === k + 1) && (!sweep || sweep.x[0] === k);
         }""",
         arg=[k, alpha_pct], timeout=30_000,
     )
 
 
+def open_tab(page, label: str) -> None:
+    """Open the calculator's tab ``label`` (it reruns the page's fragment to draw it)."""
+    act(page, lambda: page.get_by_role("tab", name=label, exact=True).click())
+
+
 def check_page_matches_sliders(page) -> tuple[int, int, float]:
-    """Metrics, plots and URL agree with what the sliders show; return the sliders' values."""
+    """Metrics, the open tab's plots and the URL agree with what the sliders show; return the sliders' values."""
     k, alpha_pct, c = settings(page)
     wait_charts_drawn(page, k, alpha_pct)
     assert metrics(page) == expected_metrics(k, alpha_pct, c)
-    one_loop = plot_trace(page, None, "draft proposals")
-    assert one_loop["x"] == list(range(1, k + 1))
-    sweep = plot_trace(page, None, "speedup")
-    ks = sweep["x"]
-    assert sweep["y"] == pytest.approx([analytics.speedup(alpha_pct / 100, kk, c) for kk in ks], abs=1e-12)
-    current = plot_trace(page, None, "current settings")
-    assert (current["x"], current["y"]) == ([k], [alpha_pct])
+    a = alpha_pct / 100
+    tab = page.get_by_role("tab", selected=True).inner_text().strip()
+    if tab == "One loop":
+        assert plot_trace(page, None, "draft proposals")["x"] == list(range(1, k + 1))
+        dist = plot_trace(page, None, "P(j = i)")
+        assert dist["y"] == pytest.approx(list(analytics.prefix_distribution(a, k)), abs=1e-12)
+    elif tab == "Choosing K":
+        sweep = plot_trace(page, None, "speedup")
+        assert sweep["y"] == pytest.approx([analytics.speedup(a, kk, c) for kk in sweep["x"]], abs=1e-12)
+        kept = plot_trace(page, None, "kept on average, E[j]")
+        assert kept["y"] == pytest.approx([analytics.expected_accepted_prefix(a, kk) for kk in kept["x"]], abs=1e-12)
+    elif tab == "Where it pays off":
+        current = plot_trace(page, None, "current settings")
+        assert (current["x"], current["y"]) == ([k], [alpha_pct])
+    else:
+        raise AssertionError(f"no check for the charts of tab {tab!r}")
     query = parse_qs(urlparse(page.url).query)
     assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [f"{c:.2f}"])
     return k, alpha_pct, c

@@ -2,8 +2,9 @@
 
 Prints a table of
 - cold start: from launching ``streamlit run`` to the first page rendered in a real browser;
-- calculator latency: from a slider key press in the browser to the new numbers on screen, and to
-  the end of the script run;
+- calculator latency: from a slider key press in the browser to the new numbers on screen, to the end of
+  the (fragment) run it started (the run's last message reaches the page), and to the page settled (its last
+  change on screen: the charts drawn);
 - replay step: on the live page, stepping through the shipped recording it opens on (no model runs), from a
   click on Forward ▶ to the next iteration drawn (its "Iteration i of n" line on screen), and to the end of
   that (fragment) run.
@@ -48,50 +49,67 @@ def cold_start(browser) -> tuple[float, float]:
         proc.wait(timeout=10)
 
 
+# Every message from the server is timestamped in the page, so "settled" can wait for the run's answer.
+_HOOK_SOCKET = """(() => {
+  const Orig = window.WebSocket;
+  window.WebSocket = class extends Orig {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => {
+        const lat = window.__lat;
+        if (lat && lat.t0 !== null) { lat.messages += 1; lat.last = lat.message = performance.now(); }
+      });
+    }
+  };
+})();"""
+
 # Timed inside the page (performance.now), so the driver's own round trips do not count: from the key
-# going down to the first metric showing a new value, and to the end of the script (or fragment) run that the
-# key press started. The numbers can change before that run begins (the calculator recomputes them in the
-# browser), so "done" waits for the app to have been seen running after the key press, and idle again.
+# going down to the first metric showing a new value, and to the page settled: the last change to the page
+# (or message from the server) before a quiet spell, once the server has answered. The numbers can change
+# before the run begins (the calculator recomputes them in the browser), and a fragment run can be over before
+# the app's "running" state is ever drawn, so "settled" watches the page itself, not that state.
 _WATCH = """(sel) => {
   const old = document.querySelector(sel).innerText;
-  window.__lat = {t0: null, numbers: null, ran: false, done: null};
-  const seen = (records) => {
+  window.__lat = {t0: null, numbers: null, messages: 0, message: null, last: null};
+  const seen = () => {
     const now = performance.now(), lat = window.__lat;
     if (lat.t0 === null) return;
+    lat.last = now;
     if (lat.numbers === null && document.querySelector(sel).innerText !== old) lat.numbers = now - lat.t0;
-    const app = document.querySelector("[data-testid='stApp']");
-    const state = app.getAttribute('data-test-script-state');
-    if (state === 'running' || records.some(r => r.attributeName === 'data-test-script-state'
-                                             && r.oldValue === 'running')) lat.ran = true;
-    if (lat.numbers !== null && lat.ran && lat.done === null && state === 'notRunning') lat.done = now - lat.t0;
   };
   window.addEventListener('keydown', () => { window.__lat.t0 = performance.now(); }, {capture: true, once: true});
   if (window.__watch) window.__watch.disconnect();
   window.__watch = new MutationObserver(seen);
-  window.__watch.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true,
-                                         attributeOldValue: true});
+  window.__watch.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
 }"""
+QUIET_MS = 400  # no change to the page for this long: it has settled
+_SETTLED = f"""() => {{
+  const lat = window.__lat;
+  return lat.t0 !== null && lat.numbers !== null && lat.messages > 0 && performance.now() - lat.last > {QUIET_MS};
+}}"""
 
 
-def slider_latency(browser, url: str, presses: int) -> tuple[list[float], list[float]]:
-    """Milliseconds from an arrow key on the K slider to new numbers, and to the end of the script run."""
+def slider_latency(browser, url: str, presses: int) -> tuple[list[float], list[float], list[float]]:
+    """Milliseconds from an arrow key on the K slider to new numbers, to the last message of the run it started
+    (the run is over: its "finished" message is the last), and to the page settled (all of it drawn)."""
     page = browser.new_page()
+    page.add_init_script(_HOOK_SOCKET)
     page.goto(f"{url}/calculator")
     page.wait_for_selector(METRIC, timeout=60_000)
     page.wait_for_timeout(2000)
     thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
-    numbers, done = [], []
+    numbers, done, settled = [], [], []
     for i in range(presses):
         thumb.focus()
         page.evaluate(_WATCH, METRIC)
         thumb.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-        page.wait_for_function("() => window.__lat.done !== null", timeout=30_000)
+        page.wait_for_function(_SETTLED, timeout=30_000)
         lat = page.evaluate("() => window.__lat")
         numbers.append(lat["numbers"])
-        done.append(lat["done"])
-        page.wait_for_timeout(500)  # let plotly finish drawing before the next press
+        done.append(lat["message"] - lat["t0"])
+        settled.append(lat["last"] - lat["t0"])
     page.close()
-    return numbers, done
+    return numbers, done, settled
 
 
 # From the pointer going down on Forward ▶ to the next "Iteration i of n" line, and to the run's end.
@@ -159,14 +177,15 @@ def main(argv: list[str] | None = None) -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         starts = [cold_start(browser) for _ in range(args.starts)]
         with running_app() as url:
-            numbers, done = slider_latency(browser, url, args.presses)
+            numbers, done, settled = slider_latency(browser, url, args.presses)
             step_drawn, step_done = replay_latency(browser, url, args.steps)
         browser.close()
     rows = [
         ("cold start: server healthy (s)", [s[0] for s in starts], 3.0),
         ("cold start: first page rendered (s)", [s[1] for s in starts], 3.0),
         ("calculator: key press to new numbers (ms)", numbers, 50.0),
-        ("calculator: key press to script run done (ms)", done, 150.0),
+        ("calculator: key press to run done (ms)", done, 150.0),
+        ("calculator: key press to page settled, all drawn (ms)", settled, None),
         ("live replay: Forward ▶ to next iteration drawn (ms)", step_drawn, 150.0),
         ("live replay: Forward ▶ to run done (ms)", step_done, None),
     ]

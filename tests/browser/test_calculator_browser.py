@@ -26,6 +26,7 @@ from tests.browser.conftest import (
     live_url,
     metrics,
     nav,
+    open_tab,
     press_key,
     screenshot,
     settings,
@@ -37,18 +38,41 @@ DOCS_SHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshot-calculato
 def test_keyboard_arrows_move_each_slider_one_step_and_everything_follows(page):
     goto(page, "calculator")
     start = check_page_matches_sliders(page)
-    charts = [svg_signature(page, i) for i in range(4)]
+    drawn = page.locator("[data-testid='stPlotlyChart']").count()
+    assert drawn == 2, "the open tab (One loop) draws its two charts, and the other tabs nothing"
+    charts = [svg_signature(page, i) for i in range(drawn)]
     press_key(page, K_LABEL, "ArrowRight", 2)
     press_key(page, ALPHA_LABEL, "ArrowLeft", 3)
     press_key(page, C_LABEL, "ArrowRight")
     k, alpha_pct, c = check_page_matches_sliders(page)
     assert (k, alpha_pct, round(c, 2)) == (start[0] + 2, start[1] - 3, round(start[2] + 0.01, 2))
-    after = [svg_signature(page, i) for i in range(4)]
+    after = [svg_signature(page, i) for i in range(drawn)]
     assert all(a != b for a, b in zip(charts, after, strict=True)), "every chart re-rendered with new data"
     press_key(page, K_LABEL, "End")
     assert check_page_matches_sliders(page)[0] == analytics.K_MAX
     press_key(page, ALPHA_LABEL, "Home")
     assert check_page_matches_sliders(page)[1] == 0
+
+
+def test_each_tab_follows_the_sliders_and_the_link_keeps_the_settings(page):
+    """Only the open tab is drawn; opening another draws its charts for the sliders' current values, and a
+    slider moved there redraws that tab."""
+    goto(page, "calculator?k=6&alpha=55&c=0.2")
+    for label in ("Choosing K", "Where it pays off"):
+        open_tab(page, label)
+        assert check_page_matches_sliders(page) == (6, 55, 0.2)
+    press_key(page, K_LABEL, "ArrowLeft", 2)
+    assert check_page_matches_sliders(page) == (4, 55, 0.2)
+    open_tab(page, "Choosing K")
+    press_key(page, ALPHA_LABEL, "ArrowRight")
+    assert check_page_matches_sliders(page) == (4, 56, 0.2)
+    for label in ("When v grows with K", "The formulas", "Backwards from a paper"):
+        open_tab(page, label)
+        page.wait_for_function(IDLE, timeout=30_000)
+        assert page.get_by_role("tab", selected=True).inner_text().strip() == label
+        assert metrics(page) == expected_metrics(4, 56, 0.2)
+    open_tab(page, "One loop")
+    assert check_page_matches_sliders(page) == (4, 56, 0.2)
 
 
 def test_dragging_the_thumbs_with_the_mouse(page):
