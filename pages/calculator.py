@@ -76,7 +76,7 @@ def calculator() -> None:
     st.info(best_k_sentence(s))
 
     tabs = st.tabs(state.CALC_TABS, key=state.bound(state.CALC_TAB), on_change="rerun")
-    state.keep([state.CALC_TAB])  # the open tab survives a visit to another page
+    state.keep([state.CALC_TAB])  # the open tab is still open after a visit to another page
     sections = (lambda: one_loop(s, n), lambda: choosing_k(s), lambda: v_curve.section(s), lambda: pays_off(s),
                 lambda: calc_derivation.section(s), lambda: backsolve.section(s))
     for tab, draw in zip(tabs, sections, strict=True):
