@@ -99,10 +99,18 @@ def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
     (another spelling of one of ``names``, such as ``K`` for ``k``, is the page's too and goes).
 
     The browser adds a history entry for every change of the address, so the page's parameters go in
-    one update, and none at all when the address already says the same.
+    one update, and none at all when the address already says the same, or when Back or Forward brought an
+    address without any of them.
     """
     names = {name.lower() for name in names}
     current = {key: st.query_params.get_all(key) for key in st.query_params}
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.is_history_navigation and not any(key.lower() in names for key in current):
+        # Back or Forward landed on the entry a page switch made before the page wrote its settings. The browser
+        # is meant to overwrite that entry in place, but when another message clears its "history navigation" mark
+        # first it pushes a new entry instead, and the next Back lands here again: a loop Back cannot leave. The
+        # entry stays as it was; the next change the user makes writes the address.
+        return
     target = {key: values for key, values in current.items() if key.lower() not in names}
     target.update({name: [value] for name, value in wanted.items()})
     if target != current:
