@@ -141,16 +141,19 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     assert _history(page) - before <= 2
     assert _back_until(page, "/calculator", 2) <= 2
     check_page_matches_sliders(page)
-    # One Back more lands on the entry the page switch made, before the page wrote its settings. The page leaves
-    # it as it is: were it to write its settings there, the browser could push them as a new entry (it does when
-    # its "history navigation" mark is lost), and Back would then land on this entry again and again.
+    # A page switch makes one entry or two: the new page's address, and its settings when the browser takes them
+    # as a second change. One Back more then lands on that first entry (or on /live). The page leaves that entry
+    # as it is: were it to write its settings there, the browser could push them as a new entry (it does when its
+    # "history navigation" mark is lost), and Back would then land on this entry again and again.
     entries = _history(page)
     act(page, page.go_back)
     page.wait_for_timeout(300)
     page.wait_for_function(IDLE, timeout=60_000)
-    assert urlparse(page.url).path == "/calculator" and not urlparse(page.url).query
-    assert _history(page) == entries and settings(page) == (4, 70, 0.13)
-    assert _back_until(page, "/live", 1) == 1
+    if urlparse(page.url).path == "/calculator":
+        assert not urlparse(page.url).query, "the page switch's own entry is left as it was"
+        assert _history(page) == entries and settings(page) == (4, 70, 0.13)
+        assert _back_until(page, "/live", 1) == 1
+    assert urlparse(page.url).path == "/live"
 
 
 def test_quick_key_presses_never_snap_the_sliders_back(page):
