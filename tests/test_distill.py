@@ -293,6 +293,29 @@ def test_corpus_run_is_resumable_and_stores_uint16_ids(tmp_path, bundled_target)
     assert {r["kind"].split("-")[0] for r in rows} >= {"seed", "self"} or any(r["kind"] != "seed" for r in rows)
     # a third run with the token goal already met adds nothing
     assert C.run(model, tok, out, target_tokens=1, minutes=10, plan=_tiny_plan(), log=lambda s: None) == second
+    # part 1 of 2 (a second process beside another) goes on with the next odd number only
+    third = C.run(model, tok, out, target_tokens=10**6, minutes=10, plan=_tiny_plan(), max_shards=5, part=(1, 2),
+                  log=lambda s: None)
+    assert [f.name for f in C.shards(out)] == ["shard-00000.npz", "shard-00001.npz", "shard-00003.npz"]
+    assert third["shards"] == 3 and C.shard_meta(out / "shard-00003.npz")["shard"] == 3
+
+
+@pytest.mark.parametrize(("existing", "part", "parts", "expected"), [
+    ([], 0, 1, 0), ([0, 1, 2], 0, 1, 3), ([], 1, 2, 1), ([0, 1, 2], 0, 2, 4), ([0, 1, 2], 1, 2, 3),
+    ([5], 2, 3, 8), ([0, 3], 1, 3, 4), ([7, 2], 0, 4, 8),
+])
+def test_parallel_generators_take_turns_and_never_share_a_shard(existing, part, parts, expected):
+    from specsim.distill import corpus as C
+
+    got = C.next_shard(existing, part, parts)
+    assert got == expected and got > max(existing, default=-1) and got % parts == part
+
+
+def test_a_part_outside_its_count_is_refused():
+    from specsim.distill import corpus as C
+
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        C.next_shard([], 2, 2)
 
 
 def test_records_from_the_generator_match_a_teacher_forced_pass(tmp_path, bundled_target):

@@ -47,7 +47,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--root", type=Path, default=None, help="working folder (default ~/.cache/specsim/distill)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--shard", default="0/1", help="i/n: generate only the i-th of n slices of the prompts")
+    ap.add_argument("--shard", default="0/1",
+                    help="i/n: data: generate only the i-th of n slices of the prompts; gen: write only the shard "
+                    "numbers of part i of n, so n processes (one core each) grow one corpus")
     ap.add_argument("--minutes", type=float, default=None, help="time budget of the stage")
     ap.add_argument("--forced-only", action="store_true", help="data: only the teacher-forced documentation records")
     ap.add_argument("--corpus", type=Path, default=None, help="gen: the token shards (default data/corpus)")

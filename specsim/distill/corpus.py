@@ -303,9 +303,25 @@ def to_record(r: Row) -> dict:
             "kind": r.kind}
 
 
+def next_shard(existing: list[int], part: int = 0, parts: int = 1) -> int:
+    """The first shard number after every ``existing`` one that belongs to ``part`` of ``parts``.
+
+    ``parts`` generators fill one corpus side by side, one core each, without writing the same shard: part i
+    writes the numbers i, i + parts, i + 2 parts, ... (a number is also its round's seed, so no two write alike).
+    """
+    if not 0 <= part < parts:
+        raise ValueError(f"part {part} of {parts}: a part is a number from 0 to {parts - 1}")
+    first = max(existing, default=-1) + 1
+    return first + (part - first) % parts
+
+
 def run(model, tokenizer, out: Path, *, target_tokens: int, minutes: float, plan: RoundPlan, seed: int = 0,
-        records: Path | None = None, max_shards: int | None = None, log=print) -> dict:
-    """Add shards to ``out`` until ``target_tokens`` answer tokens are there (or time / shard count ends)."""
+        records: Path | None = None, max_shards: int | None = None, part: tuple[int, int] = (0, 1),
+        log=print) -> dict:
+    """Add shards to ``out`` until ``target_tokens`` answer tokens are there (or time / shard count ends).
+
+    ``part`` = (i, n): write only the shard numbers of part i of n (:func:`next_shard`), so n processes can
+    grow one corpus at once."""
     out.mkdir(parents=True, exist_ok=True)
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
@@ -314,7 +330,7 @@ def run(model, tokenizer, out: Path, *, target_tokens: int, minutes: float, plan
     bar = tqdm(total=target_tokens, initial=min(done["answer_tokens"], target_tokens), unit="tok", smoothing=0.05,
                desc="answer tokens", mininterval=5)
     made = 0
-    index = max((int(f.stem.split("-")[1]) + 1 for f in shards(out)), default=0)
+    index = next_shard([int(f.stem.split("-")[1]) for f in shards(out)], *part)
     while done["answer_tokens"] + made < target_tokens and time.time() - start < 60 * minutes:
         if max_shards is not None and index >= max_shards:
             break
@@ -331,7 +347,7 @@ def run(model, tokenizer, out: Path, *, target_tokens: int, minutes: float, plan
         write_shard(out / f"shard-{index:05d}.npz", rows, report)
         made += report["answer_tokens"]
         log(json.dumps({k: v for k, v in report.items() if k != "plan"}))
-        index += 1
+        index += part[1]
     bar.close()
     return corpus_stats(out)
 

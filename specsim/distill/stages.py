@@ -70,7 +70,8 @@ def run_corpus(args: Namespace, budget: dict, root: Path) -> None:
         minutes = args.minutes if args.minutes is not None else 24 * 60
         stats = C.run(target.model, target.tokenizer, corpus, target_tokens=args.tokens or budget["gen_tokens"],
                       minutes=minutes, plan=plan, seed=args.seed, max_shards=args.max_shards,
-                      records=root / "data" if args.with_records else None)
+                      records=root / "data" if args.with_records else None,
+                      part=tuple(int(x) for x in args.shard.split("/")))
         print("gen:", json.dumps(stats), flush=True)
     elif args.stage == "featurize":
         print("featurize:", C.featurize(target.model, corpus, root / "data"), "shards")
