@@ -94,9 +94,19 @@ def read_url_now(key: str) -> bool:
     return True
 
 
+def _other_pages_params(names: set[str]) -> set[str]:
+    """Every page's own query parameters (lower case) except ``names``."""
+    from app import live_params, quiz_url, urlstate
+
+    every = {*urlstate.NAMES, *live_params.NAMES, quiz_url.KNOWLEDGE_PARAM, quiz_url.SEQUENCE_PARAM}
+    return {name.lower() for name in every} - names
+
+
 def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
-    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving others alone
-    (another spelling of one of ``names``, such as ``K`` for ``k``, is the page's too and goes).
+    """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving parameters no page
+    owns alone (another spelling of one of ``names``, such as ``K`` for ``k``, is the page's too and goes). Another
+    page's parameters go: Back from the calculator to the live page once arrived with the calculator's α and c
+    still in the run's query (a race in Streamlit), and the live page would have kept them in its address.
 
     The browser adds a history entry for every change of the address, so the page's parameters go in
     one update, and none at all when the address already says the same, or when Back or Forward brought an
@@ -111,7 +121,8 @@ def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
         # first it pushes a new entry instead, and the next Back lands here again: a loop Back cannot leave. The
         # entry stays as it was; the next change the user makes writes the address.
         return
-    target = {key: values for key, values in current.items() if key.lower() not in names}
+    others = _other_pages_params(names)
+    target = {key: values for key, values in current.items() if key.lower() not in names | others}
     target.update({name: [value] for name, value in wanted.items()})
     if target != current:
         st.query_params.from_dict(target)

@@ -234,3 +234,14 @@ def test_only_the_open_tab_is_drawn_and_each_tab_draws_its_own_charts():
     at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
     assert at.session_state[state.widget_key(state.CALC_TAB)] == "Where it pays off"
     assert len(at.get("plotly_chart")) == 1
+
+
+def test_a_page_writes_its_own_parameters_drops_other_pages_and_keeps_unknown_ones():
+    """Back from the calculator to the live page once arrived with the calculator's α and c in the run's query;
+    each page now drops the other pages' parameters when it writes its own, and keeps any no page owns."""
+    at = open_page("calculator.py")
+    for key, value in {"alpha": "55", "order": "01234.-----.0", "kq": "x", "prompt": "hi", "utm": "mail"}.items():
+        at.query_params[key] = value
+    at.slider[K].set_value(6).run()
+    assert not at.exception
+    assert at.query_params == {"k": "6", "alpha": "70", "c": "0.13", "utm": "mail"}
