@@ -14,11 +14,9 @@ from collections.abc import Sequence
 import streamlit as st
 
 from app import state
-from app.urlcodec import ours
+from app.urlcodec import KNOWLEDGE_PARAM, SEQUENCE_PARAM, ours  # noqa: F401  (the quiz pages read them here)
 from specsim.quiz import KnowledgeAttempt, Question, SequenceAttempt
 
-KNOWLEDGE_PARAM = "kq"
-SEQUENCE_PARAM = "order"
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _NONE = "-"
 

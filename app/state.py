@@ -96,9 +96,9 @@ def read_url_now(key: str) -> bool:
 
 def _other_pages_params(names: set[str]) -> set[str]:
     """Every page's own query parameters (lower case) except ``names``."""
-    from app import live_params, quiz_url, urlstate
+    from app import live_params, urlcodec, urlstate
 
-    every = {*urlstate.NAMES, *live_params.NAMES, quiz_url.KNOWLEDGE_PARAM, quiz_url.SEQUENCE_PARAM}
+    every = {*urlstate.NAMES, *live_params.NAMES, urlcodec.KNOWLEDGE_PARAM, urlcodec.SEQUENCE_PARAM}
     return {name.lower() for name in every} - names
 
 

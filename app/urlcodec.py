@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TypeVar
 
+KNOWLEDGE_PARAM = "kq"  # the knowledge check's answers (app.quiz_url)
+SEQUENCE_PARAM = "order"  # the sequence quiz's order (app.quiz_url)
+
 PLAIN_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
 """A plain decimal number: ASCII digits, an optional point and sign; short enough to read."""
 REAL_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,20})?|\.[0-9]{1,20})([eE][-+]?[0-9]{1,3})?")
