@@ -7,6 +7,7 @@ run so every key exists with its default.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -94,12 +95,13 @@ def read_url_now(key: str) -> bool:
     return True
 
 
-def _other_pages_params(names: set[str]) -> set[str]:
-    """Every page's own query parameters (lower case) except ``names``."""
+@functools.cache
+def _pages_params() -> frozenset[str]:
+    """Every page's own query parameters, lower case."""
     from app import live_params, urlcodec, urlstate
 
     every = {*urlstate.NAMES, *live_params.NAMES, urlcodec.KNOWLEDGE_PARAM, urlcodec.SEQUENCE_PARAM}
-    return {name.lower() for name in every} - names
+    return frozenset(name.lower() for name in every)
 
 
 def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
@@ -121,8 +123,8 @@ def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
         # first it pushes a new entry instead, and the next Back lands here again: a loop Back cannot leave. The
         # entry stays as it was; the next change the user makes writes the address.
         return
-    others = _other_pages_params(names)
-    target = {key: values for key, values in current.items() if key.lower() not in names | others}
+    drop = names | _pages_params()  # the page's own, to be rewritten, and any other page's
+    target = {key: values for key, values in current.items() if key.lower() not in drop}
     target.update({name: [value] for name, value in wanted.items()})
     if target != current:
         st.query_params.from_dict(target)
