@@ -340,6 +340,61 @@ def test_records_from_the_generator_match_a_teacher_forced_pass(tmp_path, bundle
             assert r["tokens"][r["prompt_len"]:].tolist() == r["topk_ids"][:, 0].tolist()
 
 
+def _token_corpus(folder: Path, shard_lens: list[list[int]]) -> None:
+    """Shards of made-up sequences: prompt ids 1..3, then answers of the given lengths (ids 10 + i)."""
+    from specsim.distill import corpus as C
+
+    for n, lens in enumerate(shard_lens):
+        rows = [C.Row(messages=[], temperature=0.0 if i % 2 == 0 else 0.7, kind="math", prompt_ids=[1, 2, 3],
+                      answer=[10 + (i + j) % 7 for j in range(m)]) for i, m in enumerate(lens)]
+        C.write_shard(folder / f"shard-{n:05d}.npz", rows, {"shard": n})
+
+
+def test_records_from_the_token_corpus_label_each_answer_position_with_the_written_token(tmp_path):
+    from specsim.distill.train import collate, prepare, token_records
+
+    _token_corpus(tmp_path, [[4, 5], [6], [3, 3]])
+    recs = token_records(tmp_path)
+    assert [len(r["topk_ids"]) for r in recs] == [4, 5, 6, 3, 3]
+    # max_tokens keeps whole shards, in order, until they hold that many answer tokens
+    assert [len(r["topk_ids"]) for r in token_records(tmp_path, max_tokens=9)] == [4, 5]
+    assert [len(r["topk_ids"]) for r in token_records(tmp_path, max_tokens=10)] == [4, 5, 6]
+    vocab = 20
+    for rec in recs:
+        item = prepare(rec, torch.arange(vocab), vocab)
+        answer = rec["tokens"][3:].tolist()
+        assert item["feats"] is None and item["hard"].tolist() == answer
+        batch = collate([item], "standalone", vocab)
+        rows = (batch["ans"][0] >= 0).nonzero().flatten().tolist()
+        assert rows == list(range(2, 2 + len(answer)))  # logits at input t predict tokens[t + 1]
+        for t in rows:  # one soft target of weight 1, the written token, sampled answers included
+            assert int(batch["hard"][0, t]) == int(batch["soft_idx"][0, t, 0]) == int(rec["tokens"][t + 1])
+            assert batch["soft_w"][0, t].tolist() == [1.0]
+
+
+def test_a_standalone_draft_trains_from_the_token_corpus_alone(tmp_path, capsys):
+    from specsim.distill.__main__ import main
+    from specsim.distill.corpus import read_shard
+
+    corpus = Path(__file__).resolve().parents[1] / "data" / "corpus"
+    first = sorted(corpus.glob("shard-*.npz"))[0]
+    small = tmp_path / "corpus"
+    small.mkdir()
+    (small / first.name).write_bytes(first.read_bytes())
+    root = tmp_path / "distill"
+    args = ["train", "--budget", "tiny", "--root", str(root), "--from-corpus", str(small), "--width", "64"]
+    assert main([*args, "--name", "s", "--tokens", "500"]) == 0
+    info = json.loads((root / "drafts" / "s" / "draft.json").read_text())
+    rows = read_shard(first)  # whole shards are kept: 500 tokens take all of the first
+    assert info["source"] == str(small) and info["records"] == len(rows)
+    assert info["answer_tokens"] == sum(len(r["tokens"]) - r["prompt_len"] for r in rows) >= 500
+    draft, id_map = load_draft(root / "drafts" / "s")
+    assert draft.kind == "standalone" and len(id_map) > 3
+    assert not (root / "data").exists() or not list((root / "data").glob("*.pt"))  # no target pass, no records
+    with pytest.raises(SystemExit, match="token ids only"):
+        main([*args, "--name", "e", "--kind", "eagle"])
+
+
 def test_source_segments_from_lines_split_once_equal_ast_s():
     import ast
 

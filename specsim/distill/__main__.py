@@ -53,7 +53,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=None, help="time budget of the stage")
     ap.add_argument("--forced-only", action="store_true", help="data: only the teacher-forced documentation records")
     ap.add_argument("--corpus", type=Path, default=None, help="gen: the token shards (default data/corpus)")
-    ap.add_argument("--tokens", type=int, default=None, help="gen: stop at this many answer tokens in the corpus")
+    ap.add_argument("--tokens", type=int, default=None,
+                    help="gen: stop at this many answer tokens in the corpus; train --from-corpus: learn from the "
+                    "first shards that hold this many")
     ap.add_argument("--gen-batch", type=int, default=64, help="gen: sequences per batched pass")
     ap.add_argument("--max-shards", type=int, default=None, help="gen: stop before this shard number")
     ap.add_argument("--with-records", action="store_true",
@@ -72,6 +74,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dtype", default="float32", help="speed: the target's dtype (float32 or bfloat16)")
     ap.add_argument("--init", type=Path, default=None, help="train: continue from this saved draft folder")
     ap.add_argument("--lr", type=float, default=None, help="train: peak learning rate (default by kind)")
+    ap.add_argument("--from-corpus", type=Path, default=None, metavar="DIR",
+                    help="train (standalone): learn from the token shards in DIR (e.g. data/corpus), labels = the "
+                    "tokens the target wrote; no features or target pass needed")
     ap.add_argument("--grow", action="store_true", help="train: take in new data shards while training")
     ap.add_argument("--autocast", action="store_true", help="train: bfloat16 autocast (faster on CPUs with bf16)")
     ap.add_argument("--unroll", type=int, default=2,

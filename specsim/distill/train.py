@@ -42,6 +42,29 @@ def token_counts(records: list[dict], vocab: int, top: int = 3) -> torch.Tensor:
     return counts
 
 
+def token_records(corpus: Path, max_tokens: int | None = None) -> list[dict]:
+    """Training records read straight from the corpus's token shards, with no target pass.
+
+    The label of each answer position is the token the target wrote there. For a greedy answer that is the
+    target's argmax. For a sampled answer it is a draw from the target's distribution p, and the expected
+    cross-entropy of a draw is the cross-entropy to p itself, so sampled text still teaches p. There are no
+    features, so only the standalone draft (which reads token ids) can learn from these records.
+    ``max_tokens`` keeps the first shards, in order, until they hold that many answer tokens.
+    """
+    from specsim.distill.corpus import read_shard, shards
+
+    records, n_answer = [], 0
+    for f in shards(corpus):
+        if max_tokens is not None and n_answer >= max_tokens:
+            break
+        for r in read_shard(f):
+            answer = r["tokens"][r["prompt_len"]:]
+            records.append({**r, "topk_ids": answer[:, None].int(), "topk_logp": torch.zeros((len(answer), 1),
+                            dtype=torch.float16), "feats": None})
+            n_answer += len(answer)
+    return records
+
+
 def select_records(records: list[dict], which: str) -> list[dict]:
     """All records, or only the greedy (temperature 0) or only the sampled (temperature > 0) answers."""
     if which == "greedy":
@@ -63,7 +86,8 @@ def prepare(rec: dict, to_small: torch.Tensor, unk: int) -> dict:
     soft_w = rec["topk_logp"].float().exp() * (soft_idx != unk)
     soft_w = soft_w / soft_w.sum(-1, keepdim=True).clamp(min=1e-9)
     hard = to_small[rec["topk_ids"][:, 0].long()]
-    return {"tokens": tokens[cut:], "p": p - cut, "feats": rec["feats"][cut:], "soft_idx": soft_idx.clamp(max=unk - 1),
+    feats = rec["feats"][cut:] if rec["feats"] is not None else None
+    return {"tokens": tokens[cut:], "p": p - cut, "feats": feats, "soft_idx": soft_idx.clamp(max=unk - 1),
             "soft_w": soft_w, "hard": hard}
 
 
@@ -174,9 +198,13 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
 
     start = time.time()
     torch.manual_seed(args.seed)
-    records = select_records(load_records(root / "data"), getattr(args, "records", "all"))
+    corpus = getattr(args, "from_corpus", None)
+    if corpus is not None and args.kind != "standalone" and not args.init:
+        raise SystemExit("--from-corpus has token ids only: it trains the standalone draft (--kind standalone)")
+    raw = token_records(corpus, getattr(args, "tokens", None)) if corpus else load_records(root / "data")
+    records = select_records(raw, getattr(args, "records", "all"))
     if not records:
-        raise SystemExit(f"no training data under {root / 'data'}: run the data stage first")
+        raise SystemExit(f"no training data under {corpus or root / 'data'}: run the gen or data stage first")
     target = load_bundled_target("cpu", "float32")
     tc = target.model.config
     counts = token_counts(records, tc.vocab_size)
@@ -196,6 +224,8 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         draft = M.build_standalone(target.model, id_map, args.layers, args.width, args.seed)
     else:
         draft = M.build_eagle(target.model, id_map, args.layers, args.seed)
+    if corpus is not None and draft.kind != "standalone":
+        raise SystemExit("--from-corpus has token ids only: it trains the standalone draft (--kind standalone)")
     tokenizer = target.tokenizer
     del target
     unk = len(id_map)
@@ -254,7 +284,8 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         M.save_draft(draft, folder, {"val_top1": agreement(draft, val, unk), "step": 0})
     info = json.loads((folder / "draft.json").read_text())
     info.update({"train_minutes": round((time.time() - start) / 60, 2), "records": len(records), "kl": args.kl,
-                 "record_kind": getattr(args, "records", "all"), "batch": args.batch, "vocab": len(id_map),
+                 "record_kind": getattr(args, "records", "all"),
+                 "source": str(corpus) if corpus else "records", "batch": args.batch, "vocab": len(id_map),
                  "answer_tokens": int(sum(len(r["topk_ids"]) for r in records)), "layers": args.layers,
                  "seed": args.seed, "steps_run": step + 1})
     info["layers"] = draft.config.num_hidden_layers
