@@ -391,8 +391,15 @@ def shared_vocab_size(draft_tokenizer, target_tokenizer) -> int:
 
 def format_prompt(tokenizer, text: str) -> list[int]:
     """Token ids for a user message: through the chat template when the tokenizer has one."""
+    return format_conversation(tokenizer, [{"role": "user", "content": text}])
+
+
+def format_conversation(tokenizer, messages: list[dict]) -> list[int]:
+    """Token ids for a conversation (``[{"role", "content"}, ...]``) with the assistant's turn opened.
+
+    The one tokenization of prompts: the app, the engine, the draft's training data and its evaluation.
+    """
     if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(
-            [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return list(tokenizer(text, add_special_tokens=False).input_ids)
-    return list(tokenizer(text).input_ids)
+    return list(tokenizer("\n\n".join(m["content"] for m in messages)).input_ids)

@@ -340,6 +340,28 @@ def test_records_from_the_generator_match_a_teacher_forced_pass(tmp_path, bundle
             assert r["tokens"][r["prompt_len"]:].tolist() == r["topk_ids"][:, 0].tolist()
 
 
+def test_the_corpus_prompts_are_tokenized_as_the_app_serves_them(bundled_target):
+    """Every stored prompt (multi-turn ones too) is what ``format_conversation`` makes of its turns."""
+    import re
+
+    from specsim.distill.corpus import read_shard, shards
+    from specsim.models import format_conversation, format_prompt
+
+    tok = bundled_target.tokenizer
+    corpus = Path(__file__).resolve().parents[1] / "data" / "corpus"
+    seen = set()
+    for f in shards(corpus)[::60]:
+        for r in read_shard(f):
+            ids = r["tokens"][: r["prompt_len"]].tolist()
+            turns = re.findall(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>", tok.decode(ids), flags=re.S)
+            messages = [{"role": role, "content": text} for role, text in turns if role != "system"]
+            assert format_conversation(tok, messages) == ids
+            if len(messages) == 1:
+                assert format_prompt(tok, messages[0]["content"]) == ids
+            seen.add(len(messages))
+    assert 1 in seen and 3 in seen  # single-turn prompts and follow-up turns were both checked
+
+
 def _token_corpus(folder: Path, shard_lens: list[list[int]]) -> None:
     """Shards of made-up sequences: prompt ids 1..3, then answers of the given lengths (ids 10 + i)."""
     from specsim.distill import corpus as C

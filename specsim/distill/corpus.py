@@ -32,7 +32,8 @@ import torch
 from tqdm import tqdm
 
 from specsim.distill import instruct as I
-from specsim.distill.data import chat_ids, left_pad
+from specsim.distill.data import left_pad
+from specsim.models import format_conversation, format_prompt
 
 SHARD_GLOB = "shard-*.npz"
 
@@ -87,12 +88,6 @@ class Row:
     prompt_ids: list[int] = field(default_factory=list)
     feats: torch.Tensor | None = None
     topk: tuple[torch.Tensor, torch.Tensor] | None = None
-
-
-def conversation_ids(tokenizer, messages: list[dict]) -> list[int]:
-    """Token ids of a conversation with the assistant turn opened (the chat template)."""
-    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
 
 @torch.inference_mode()
@@ -164,7 +159,7 @@ def answer_rows(model, tokenizer, rows: list[Row], *, batch: int, max_new: int, 
                 top_k: int, on_step=None) -> None:
     """Fill in ``answer`` (and the record parts) of every row; batches are formed by prompt length."""
     for r in rows:
-        r.prompt_ids = conversation_ids(tokenizer, r.messages)
+        r.prompt_ids = format_conversation(tokenizer, r.messages)
     order = sorted(range(len(rows)), key=lambda i: len(rows[i].prompt_ids))
     for s in range(0, len(order), batch):
         chunk = [rows[i] for i in order[s : s + batch]]
@@ -393,7 +388,7 @@ def agreement(model, tokenizer, texts: list[str], max_new: int) -> dict:
     Returns the share of prompts whose answers are identical and the share of tokens before the first
     difference (a bfloat16 pass over a padded batch can round a near-tie differently).
     """
-    ids = [chat_ids(tokenizer, t) for t in texts]
+    ids = [format_prompt(tokenizer, t) for t in texts]
     gen = torch.Generator().manual_seed(0)
     with fast_attention(model):
         batched = generate(model, ids, [0.0] * len(ids), max_new, tokenizer.eos_token_id, gen)
@@ -414,7 +409,7 @@ def burst(model, tokenizer, texts: list[str], max_new: int) -> dict:
     On a shared machine the wall clock says how busy the others were; CPU seconds over threads is what
     an idle machine would take (``tokens_per_s_idle``).
     """
-    ids = [chat_ids(tokenizer, t) for t in texts]
+    ids = [format_prompt(tokenizer, t) for t in texts]
     gen = torch.Generator().manual_seed(0)
     with fast_attention(model):
         wall, cpu = time.perf_counter(), time.process_time()

@@ -24,12 +24,7 @@ import torch
 from tqdm import tqdm
 
 from specsim.distill import prompts as P
-
-
-def chat_ids(tokenizer, text: str) -> list[int]:
-    """The prompt as the target sees it: chat template with the assistant turn opened."""
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
-    return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
+from specsim.models import format_prompt
 
 
 def left_pad(prompts: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -103,7 +98,7 @@ def answer_prompts(model, tokenizer, texts: list[str], *, temps: list[float], ma
                    desc: str) -> list[dict]:
     """Answer every prompt (sorted by length to limit padding); stop at ``deadline`` (time.time())."""
     gen = torch.Generator().manual_seed(seed)
-    rows = [(chat_ids(tokenizer, t), temp, t) for t, temp in zip(texts, temps, strict=True)]
+    rows = [(format_prompt(tokenizer, t), temp, t) for t, temp in zip(texts, temps, strict=True)]
     rows = [r for r in rows if len(r[0]) <= max_prompt]
     rows.sort(key=lambda r: len(r[0]))
     chunks = list(batches(rows, batch_size))
@@ -158,7 +153,7 @@ def teacher_force_batch(model, tokenizer, pairs: list[tuple[str, str]], answer_l
     """Records for given (prompt, answer) texts: one right-padded target pass, no generation."""
     seqs = []
     for prompt, answer in pairs:
-        p = chat_ids(tokenizer, prompt)
+        p = format_prompt(tokenizer, prompt)
         a = tokenizer(answer, add_special_tokens=False)["input_ids"][:answer_len]
         seqs.append((p, a))
     width = max(len(p) + len(a) for p, a in seqs)

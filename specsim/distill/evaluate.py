@@ -30,8 +30,9 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from specsim.distill.data import chat_ids, generate_batch
+from specsim.distill.data import generate_batch
 from specsim.distill.prompts import load_heldout
+from specsim.models import format_prompt
 
 
 @torch.inference_mode()
@@ -44,7 +45,7 @@ def heldout_set(target, tokenizer, n_new: int, limit: int = 0, cache: Path | Non
     if cache is not None and cache.is_file():
         return torch.load(cache, weights_only=False)
     prompts = load_heldout()[: limit or None]
-    ids = [chat_ids(tokenizer, p["prompt"]) for p in prompts]
+    ids = [format_prompt(tokenizer, p["prompt"]) for p in prompts]
     recs = []
     for i in tqdm(range(0, len(ids), 14), desc="held-out continuations", unit="batch"):
         recs += generate_batch(target, ids[i : i + 14], [0.0] * len(ids[i : i + 14]), n_new, 1,
