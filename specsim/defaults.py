@@ -11,12 +11,14 @@ DEFAULT_TARGET = "bundled"
 DEFAULT_DRAFTER = "model"
 """Drafter kind for the bundled target: the trained draft shipped under assets/drafts."""
 
-DEFAULT_DRAFT = str(DRAFTS / "eagle-L1-v8k")
-"""Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``:
-the EAGLE-style head, picked by held-out acceptance (README, "The offline draft")."""
+CLASSIC_DRAFT = str(DRAFTS / "standalone-L2-W384-v8k")
+"""The classic standalone draft model (the form the lesson teaches): 2 layers x 384, trained from the token corpus
+alone (``train --from-corpus data/corpus``; docs/distill.md)."""
 
-CLASSIC_DRAFT = str(DRAFTS / "standalone-L2-W256-v8k")
-"""The classic standalone draft model (the form the lesson teaches), trained by the same recipe."""
+DEFAULT_DRAFT = CLASSIC_DRAFT
+"""Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``.
+Picked by held-out acceptance and end-to-end speed over the EAGLE-style head ``eagle-L1-v8k``, which still
+ships (docs/distill.md, "2026-12-01, night")."""
 
 CORPUS_DIR = str(REPO_ROOT / "data" / "corpus")
 """The target's answers as token ids (``python -m specsim.distill gen``): what the drafts are trained on."""

@@ -92,7 +92,8 @@ class Profile:
 
 
 def profile_key(threads: int | None = None) -> str:
-    """CPU model, thread count, library versions and the fused kernels' build: what a measurement depends on."""
+    """CPU model, thread count, library versions, the fused kernels' build and the default draft (its α and c
+    pick the best K): what a measurement depends on."""
     import transformers
 
     from specsim.fused import extension_name
@@ -100,7 +101,7 @@ def profile_key(threads: int | None = None) -> str:
 
     threads = threads or torch.get_num_threads()
     return (f"{machine_name()} | {threads} threads | torch {torch.__version__} | "
-            f"transformers {transformers.__version__} | {extension_name()}")
+            f"transformers {transformers.__version__} | {extension_name()} | draft {Path(DEFAULT_DRAFT).name}")
 
 
 def cache_file(key: str) -> Path:

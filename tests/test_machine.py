@@ -60,3 +60,12 @@ def test_a_damaged_cache_is_measured_again_not_a_crash(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))
     machine.cache_file(machine.profile_key()).write_text("{not json")
     assert machine.cached() is None
+
+
+def test_a_new_default_draft_is_measured_afresh(monkeypatch):
+    """The profile's best K comes from the default draft's α and c: another draft must not reuse it."""
+    before = machine.profile_key()
+    monkeypatch.setattr(machine, "DEFAULT_DRAFT", "/somewhere/another-draft")
+    after = machine.profile_key()
+    assert after != before and after.endswith("draft another-draft")
+    assert machine.cache_file(after) != machine.cache_file(before)
