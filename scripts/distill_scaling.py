@@ -1,10 +1,11 @@
 """The draft's data-scaling curve: held-out α against answer tokens, as a table and a figure for docs/.
 
-    python scripts/distill_scaling.py collect DRAFT...   # append each draft's held-out result to the jsonl
-    python scripts/distill_scaling.py figure             # docs/distill-scaling.png from the jsonl
+    python -m specsim.distill eval --drafts DRAFT_FOLDER...   # held-out α (and c) of each trained draft
+    python scripts/distill_scaling.py collect DRAFT...        # append each draft's held-out result to the jsonl
+    python scripts/distill_scaling.py figure                  # docs/distill-scaling.png from the jsonl
 
-``collect`` reads ``ROOT/eval/alpha-<draft>.json`` (written by the held-out evaluation) and the draft's
-``draft.json`` (its training data and steps). ``figure`` draws with plotly and photographs the chart with the
+``collect`` reads ``ROOT/eval/<draft>.json`` (written by the ``eval`` stage) and the draft's ``draft.json``
+(its training data and steps). ``figure`` draws with plotly and photographs the chart with the
 system's Chromium (the one the browser tests use), so no image-export package is needed.
 """
 
@@ -18,16 +19,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ROOT / "docs" / "measurements" / "distill-scaling.jsonl"
 FIGURE = ROOT / "docs" / "distill-scaling.png"
-DISTILL = Path.home() / ".cache" / "specsim" / "distill"
 
 
 def collect(names: list[str]) -> None:
+    from specsim.distill.__main__ import default_root
+
+    distill = default_root()
     rows = [json.loads(line) for line in ROWS.read_text().splitlines()] if ROWS.is_file() else []
     for name in names:
-        folder = Path(name) if "/" in name else DISTILL / "drafts" / name
+        folder = Path(name) if "/" in name else distill / "drafts" / name
         info = json.loads((folder / "draft.json").read_text())
         config = json.loads((folder / "config.json").read_text())
-        res = json.loads((DISTILL / "eval" / f"alpha-{folder.name}.json").read_text())
+        res = json.loads((distill / "eval" / f"{folder.name}.json").read_text())
         o = res["overall"]
         row = {"draft": folder.name, "answer_tokens": info.get("answer_tokens"), "records": info.get("records"),
                "steps": info.get("steps_run"), "batch": info.get("batch"), "layers": config["num_hidden_layers"],
@@ -82,6 +85,7 @@ def figure(prefix: str = "s2x256-") -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # run as a script from any folder: the repo's specsim, not an installed one
     if sys.argv[1:2] == ["collect"]:
         collect(sys.argv[2:])
     elif sys.argv[1:2] == ["figure"]:

@@ -31,6 +31,7 @@ from specsim.distill import draft_model as M
 from specsim.distill.data import load_records
 
 MAX_LEN = 192
+TOKENS_ONLY = "--from-corpus has token ids only: it trains the standalone draft (--kind standalone)"
 
 
 def token_counts(records: list[dict], vocab: int, top: int = 3) -> torch.Tensor:
@@ -200,7 +201,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     torch.manual_seed(args.seed)
     corpus = getattr(args, "from_corpus", None)
     if corpus is not None and args.kind != "standalone" and not args.init:
-        raise SystemExit("--from-corpus has token ids only: it trains the standalone draft (--kind standalone)")
+        raise SystemExit(TOKENS_ONLY)
     raw = token_records(corpus, getattr(args, "tokens", None)) if corpus else load_records(root / "data")
     records = select_records(raw, getattr(args, "records", "all"))
     if not records:
@@ -225,7 +226,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     else:
         draft = M.build_eagle(target.model, id_map, args.layers, args.seed)
     if corpus is not None and draft.kind != "standalone":
-        raise SystemExit("--from-corpus has token ids only: it trains the standalone draft (--kind standalone)")
+        raise SystemExit(TOKENS_ONLY)
     tokenizer = target.tokenizer
     del target
     unk = len(id_map)
