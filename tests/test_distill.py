@@ -415,6 +415,8 @@ def test_a_standalone_draft_trains_from_the_token_corpus_alone(tmp_path, capsys)
     assert not (root / "data").exists() or not list((root / "data").glob("*.pt"))  # no target pass, no records
     with pytest.raises(SystemExit, match="token ids only"):
         main([*args, "--name", "e", "--kind", "eagle"])
+    with pytest.raises(SystemExit, match="not token shards"):  # --grow would mix in feature records
+        main([*args, "--name", "g", "--grow"])
 
 
 def test_source_segments_from_lines_split_once_equal_ast_s():

@@ -32,6 +32,8 @@ from specsim.distill.data import load_records
 
 MAX_LEN = 192
 TOKENS_ONLY = "--from-corpus has token ids only: it trains the standalone draft (--kind standalone)"
+GROW_RECORDS = ("--grow takes in new feature records from ROOT/data, not token shards: with --from-corpus, "
+                "train again once the corpus has grown")
 
 
 def token_counts(records: list[dict], vocab: int, top: int = 3) -> torch.Tensor:
@@ -202,6 +204,8 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     corpus = getattr(args, "from_corpus", None)
     if corpus is not None and args.kind != "standalone" and not args.init:
         raise SystemExit(TOKENS_ONLY)
+    if corpus is not None and getattr(args, "grow", False):
+        raise SystemExit(GROW_RECORDS)
     raw = token_records(corpus, getattr(args, "tokens", None)) if corpus else load_records(root / "data")
     records = select_records(raw, getattr(args, "records", "all"))
     if not records:
