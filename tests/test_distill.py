@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from specsim import analytics
+from specsim.defaults import CORPUS_DIR
 from specsim.distill import evaluate as E
 from specsim.distill import prompts as P
 from specsim.distill.draft_model import choose_vocab, load_draft
@@ -198,11 +199,16 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
     from specsim.distill.__main__ import main
 
     root = tmp_path / "distill"
-    assert main(["data", "--budget", "tiny", "--root", str(root)]) == 0
-    assert list((root / "data").glob("answers-*.pt")) and list((root / "data").glob("forced-*.pt"))
-    assert main(["train", "--budget", "tiny", "--root", str(root), "--name", "s", "--width", "64"]) == 0
+    repo_corpus = sorted(Path(CORPUS_DIR).glob("shard-*.npz"))
+    # gen, featurize, train and eval, with the corpus under ROOT (never the repo's)
+    assert main(["all", "--budget", "tiny", "--root", str(root), "--name", "s", "--width", "64", "--k", "3"]) == 0
+    assert sorted(Path(CORPUS_DIR).glob("shard-*.npz")) == repo_corpus
+    shards = sorted((root / "corpus").glob("shard-*.npz"))
+    assert shards and [f.stem.split("-")[1] for f in shards] == [
+        f.stem.split("-")[1] for f in sorted((root / "data").glob("corpus-*.pt"))]
     assert main(["train", "--budget", "tiny", "--root", str(root), "--name", "e", "--kind", "eagle"]) == 0
-    assert main(["eval", "--budget", "tiny", "--root", str(root), "--k", "3"]) == 0
+    eagle = str(root / "drafts" / "e")
+    assert main(["eval", "--budget", "tiny", "--root", str(root), "--k", "3", "--drafts", eagle]) == 0
     for name in ("s", "e"):
         res = json.loads((root / "eval" / f"{name}.json").read_text())
         assert res["overall"]["chains"] > 0 and 0.0 <= res["overall"]["alpha"] <= 1.0
@@ -392,6 +398,27 @@ def test_records_from_the_token_corpus_label_each_answer_position_with_the_writt
         for t in rows:  # one soft target of weight 1, the written token, sampled answers included
             assert int(batch["hard"][0, t]) == int(batch["soft_idx"][0, t, 0]) == int(rec["tokens"][t + 1])
             assert batch["soft_w"][0, t].tolist() == [1.0]
+
+
+def test_featurize_writes_one_record_file_per_shard_resumes_and_stops_at_max_shards(tmp_path):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from specsim.distill.corpus import featurize, load_records
+
+    (tmp_path / "corpus").mkdir()
+    _token_corpus(tmp_path / "corpus", [[4, 5], [6], [3, 3]])
+    cfg = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=1)
+    model = LlamaForCausalLM(cfg).eval()
+    rec = tmp_path / "records"
+    with torch.inference_mode():
+        assert featurize(model, tmp_path / "corpus", rec, max_shards=2) == 2
+        assert sorted(f.name for f in rec.glob("*.pt")) == ["corpus-00000.pt", "corpus-00001.pt"]
+        assert featurize(model, tmp_path / "corpus", rec) == 1  # only the shard without records
+    records = load_records(rec)
+    assert [len(r["topk_ids"]) for r in records] == [4, 5, 6, 3, 3]
+    for r in records:
+        assert r["feats"].shape == (len(r["tokens"]) - 1, 16) and r["topk_ids"].shape[1] == 32
 
 
 def test_a_standalone_draft_trains_from_the_token_corpus_alone(tmp_path, capsys):

@@ -192,7 +192,7 @@ def test_distill_shards_become_medusa_rows_with_the_right_offsets(tmp_path):
 
     tokens = torch.tensor([50, 51, 52, 10, 11, 12, 13], dtype=torch.int32)  # prompt of 3, answer of 4
     feats = torch.arange(6, dtype=torch.float16)[:, None].repeat(1, 4)  # feats[t] predicts tokens[t + 1]
-    torch.save([{"tokens": tokens, "prompt_len": 3, "feats": feats, "temperature": 0.0}], tmp_path / "answers-0.pt")
+    torch.save([{"tokens": tokens, "prompt_len": 3, "feats": feats, "temperature": 0.0}], tmp_path / "corpus-00000.pt")
     torch.save([{"tokens": tokens, "prompt_len": 3, "feats": feats}], tmp_path / "forced-0.pt")  # ignored
     x, y, answers = distill_records(tmp_path, n_heads=2)
     assert answers == [[10, 11, 12, 13]]

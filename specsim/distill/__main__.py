@@ -1,11 +1,11 @@
 """``python -m specsim.distill``: build the data, train the drafts, evaluate them.
 
 Stages: ``gen`` (the token corpus under ``data/corpus``: batched, resumable, self-instruct prompts; see
-corpus.py), ``featurize`` (training records recomputed from the corpus), ``data`` (the older recipe: the
-target answers template prompts, records with features), ``train`` (one draft kind), ``eval`` (greedy
-acceptance on the held-out prompts), ``all`` (the three in order), ``speed`` (end to end through the
-engine, against prompt lookup and early exit). ``--budget tiny`` makes every stage
-a few seconds long, for tests.
+corpus.py), ``featurize`` (training records, the target's features and top-k, recomputed from the corpus),
+``agree`` (batched against one-at-a-time greedy), ``train`` (one draft kind), ``eval`` (greedy acceptance
+on the held-out prompts), ``all`` (gen, featurize, train and eval in order, with the corpus under ROOT),
+``speed`` (end to end through the engine, against prompt lookup and early exit). ``--budget tiny`` makes
+every stage a few seconds long, for tests.
 
 On a shared 2-core CPU, one thread per process with passive OpenMP waiting is several times faster than
 two spinning threads; ``--threads`` sets the count.
@@ -22,15 +22,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 from pathlib import Path  # noqa: E402
 
 BUDGETS = {
-    # prompts (templates, stdlib, self-prompts), answer length, batch, minutes of generation,
-    # training steps, held-out prompts and continuation length for eval
-    "tiny": dict(gen_tokens=300, gen_seeds=4, gen_direct=4, gen_max_new=12,
-                 n_template=6, n_stdlib=2, n_family=2, n_self=2, n_forced=2, max_new=12, batch=4, minutes=10.0, steps=8,
-                 eval_prompts=3, eval_len=12, min_count=1, speed_prompts=2, speed_len=8),
-    "full": dict(gen_tokens=3_000_000, gen_seeds=64, gen_direct=48, gen_max_new=160,
-                 n_template=2220, n_stdlib=600, n_family=784, n_self=400, n_forced=400, max_new=96, batch=48,
-                 minutes=25.0, steps=3000,
-                 eval_prompts=0, eval_len=64, min_count=2, speed_prompts=4, speed_len=48),
+    # the corpus (answer tokens, seed requests and direct prompts a round, answer length), training steps,
+    # the vocabulary's minimum count, held-out prompts and continuation length for eval, speed prompts
+    "tiny": dict(gen_tokens=300, gen_seeds=4, gen_direct=4, gen_max_new=12, steps=8, min_count=1,
+                 eval_prompts=3, eval_len=12, speed_prompts=2, speed_len=8),
+    "full": dict(gen_tokens=3_000_000, gen_seeds=64, gen_direct=48, gen_max_new=160, steps=3000, min_count=2,
+                 eval_prompts=0, eval_len=64, speed_prompts=4, speed_len=48),
 }
 
 
@@ -42,22 +39,22 @@ def default_root() -> Path:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m specsim.distill", description=__doc__.split("\n")[0])
-    ap.add_argument("stage", choices=["gen", "featurize", "agree", "data", "train", "eval", "all", "speed"])
+    ap.add_argument("stage", choices=["gen", "featurize", "agree", "train", "eval", "all", "speed"])
     ap.add_argument("--budget", choices=sorted(BUDGETS), default="full")
     ap.add_argument("--root", type=Path, default=None, help="working folder (default ~/.cache/specsim/distill)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--shard", default="0/1",
-                    help="i/n: data: generate only the i-th of n slices of the prompts; gen: write only the shard "
-                    "numbers of part i of n, so n processes (one core each) grow one corpus")
+                    help="i/n: gen writes only the shard numbers of part i of n, so n processes (one core each) "
+                    "grow one corpus")
     ap.add_argument("--minutes", type=float, default=None, help="time budget of the stage")
-    ap.add_argument("--forced-only", action="store_true", help="data: only the teacher-forced documentation records")
     ap.add_argument("--corpus", type=Path, default=None, help="gen: the token shards (default data/corpus)")
     ap.add_argument("--tokens", type=int, default=None,
                     help="gen: stop at this many answer tokens in the corpus; train --from-corpus: learn from the "
                     "first shards that hold this many")
     ap.add_argument("--gen-batch", type=int, default=64, help="gen: sequences per batched pass")
-    ap.add_argument("--max-shards", type=int, default=None, help="gen: stop before this shard number")
+    ap.add_argument("--max-shards", type=int, default=None,
+                    help="gen: stop before this shard number; featurize: only the shards numbered below it")
     ap.add_argument("--with-records", action="store_true",
                     help="gen: also write training records (features, top-k) to ROOT/data from the same passes")
     ap.add_argument("--target-dtype", default="bfloat16", help="gen/featurize: the target's dtype")
@@ -114,7 +111,7 @@ def keep_freed_memory() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.stage in ("gen", "featurize", "agree", "data"):
+    if args.stage in ("gen", "featurize", "agree", "all"):
         keep_freed_memory()
     import torch
 
@@ -122,14 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     budget = BUDGETS[args.budget]
     root = args.root or default_root()
     root.mkdir(parents=True, exist_ok=True)
-    if args.stage in ("gen", "featurize", "agree"):
+    if args.stage in ("gen", "featurize", "agree", "all"):
         from specsim.distill.stages import run_corpus
 
-        run_corpus(args, budget, root)
-    if args.stage in ("data", "all"):
-        from specsim.distill.stages import run_data
-
-        run_data(args, budget, root)
+        run_corpus(args, budget, root, ("gen", "featurize") if args.stage == "all" else (args.stage,))
     if args.stage in ("train", "all"):
         from specsim.distill.stages import run_train
 

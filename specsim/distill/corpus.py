@@ -32,10 +32,20 @@ import torch
 from tqdm import tqdm
 
 from specsim.distill import instruct as I
-from specsim.distill.data import left_pad
 from specsim.models import format_conversation, format_prompt
 
 SHARD_GLOB = "shard-*.npz"
+
+
+def left_pad(prompts: list[list[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Prompts right-aligned in one batch: (input ids, attention mask, position ids)."""
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p):] = torch.tensor(p)
+        mask[i, width - len(p):] = 1
+    return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0)
 
 
 def gqa_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
@@ -292,7 +302,7 @@ def run_round(model, tokenizer, index: int, plan: RoundPlan, base_seed: int, top
 
 
 def to_record(r: Row) -> dict:
-    """A training record (the format of :mod:`specsim.distill.data`) of a row generated with ``top_k``."""
+    """A training record (the format :func:`load_records` reads) of a row generated with ``top_k``."""
     return {"tokens": torch.tensor(r.prompt_ids + r.answer, dtype=torch.int32), "prompt_len": len(r.prompt_ids),
             "feats": r.feats, "topk_ids": r.topk[0], "topk_logp": r.topk[1], "temperature": r.temperature,
             "kind": r.kind}
@@ -371,10 +381,31 @@ def records_from_shard(model, path: Path, top_k: int = 32, batch: int = 16) -> l
     return out
 
 
-def featurize(model, corpus: Path, records: Path) -> int:
-    """Write the training records of every shard that has none yet; returns how many shards were done."""
+def load_records(folder: Path) -> list[dict]:
+    """Every training record of every records file in ``folder`` (in file order).
+
+    A record is one sequence of the corpus with what training needs from the target:
+
+    - ``tokens``   int32 [P + n]          the prompt, then the answer (its end-of-turn token included);
+    - ``prompt_len``                      P;
+    - ``feats``    float16 [P + n - 1, d] the target's last hidden state (after the final norm) at every
+                                          position that has a next token: ``feats[t]`` predicts ``tokens[t+1]``;
+    - ``topk_ids`` int32 / ``topk_logp`` float16 [n, k]: the target's k most likely next tokens (temperature 1)
+                                          at each answer position, in the answer's order;
+    - ``temperature`` (0 for a greedy answer) and ``kind``, as in the shard.
+    """
+    records = []
+    for f in sorted(folder.glob("*.pt")):
+        records.extend(torch.load(f, weights_only=False))
+    return records
+
+
+def featurize(model, corpus: Path, records: Path, max_shards: int | None = None) -> int:
+    """Write the training records of every shard that has none yet (only shards numbered below
+    ``max_shards`` when it is given); returns how many shards were done."""
     records.mkdir(parents=True, exist_ok=True)
-    todo = [f for f in shards(corpus) if not (records / f"corpus-{f.stem.split('-')[1]}.pt").exists()]
+    todo = [f for f in shards(corpus) if not (records / f"corpus-{f.stem.split('-')[1]}.pt").exists()
+            and (max_shards is None or int(f.stem.split("-")[1]) < max_shards)]
     for f in tqdm(todo, desc="featurize", unit="shard"):
         target = records / f"corpus-{f.stem.split('-')[1]}.pt"
         torch.save(records_from_shard(model, f), target.with_suffix(".tmp"))

@@ -30,7 +30,7 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from specsim.distill.data import generate_batch
+from specsim.distill.corpus import generate
 from specsim.distill.prompts import load_heldout
 from specsim.models import format_prompt
 
@@ -46,19 +46,19 @@ def heldout_set(target, tokenizer, n_new: int, limit: int = 0, cache: Path | Non
         return torch.load(cache, weights_only=False)
     prompts = load_heldout()[: limit or None]
     ids = [format_prompt(tokenizer, p["prompt"]) for p in prompts]
-    recs = []
+    answers = []
     for i in tqdm(range(0, len(ids), 14), desc="held-out continuations", unit="batch"):
-        recs += generate_batch(target, ids[i : i + 14], [0.0] * len(ids[i : i + 14]), n_new, 1,
-                               tokenizer.eos_token_id, torch.Generator().manual_seed(0))
+        answers += [r["answer"] for r in generate(target, ids[i : i + 14], [0.0] * len(ids[i : i + 14]), n_new,
+                                                  tokenizer.eos_token_id, torch.Generator().manual_seed(0))]
     out = []
-    for p, r in zip(prompts, recs, strict=True):
-        tokens = r["tokens"].long()
+    for p, prompt_ids, answer in zip(prompts, ids, answers, strict=True):
+        tokens = torch.tensor(prompt_ids + answer)
         h = target.model(input_ids=tokens[None, :-1]).last_hidden_state[0]
         pred = target.lm_head(h).argmax(-1)
-        n_ok = r["prompt_len"]
+        n_ok = len(prompt_ids)
         while n_ok < len(tokens) and int(pred[n_ok - 1]) == int(tokens[n_ok]):
             n_ok += 1
-        out.append({"id": p["id"], "domain": p["domain"], "tokens": tokens[:n_ok], "prompt_len": r["prompt_len"],
+        out.append({"id": p["id"], "domain": p["domain"], "tokens": tokens[:n_ok], "prompt_len": len(prompt_ids),
                     "feats": h[: n_ok - 1].float().clone()})
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)

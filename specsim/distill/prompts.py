@@ -1,11 +1,11 @@
-"""Training prompts for the draft, from three generators that never touch the held-out set.
+"""Prompt material for the corpus (instruct.py mixes it into each round), kept apart from the held-out set.
 
 1. Templates: task phrasings crossed with a topic list chosen apart from the held-out prompts
    (``assets/prompts/heldout.json``), and coding tasks crossed with languages.
-2. Python's own standard library: functions and docstrings parsed from the installed ``.py`` sources,
-   wrapped in code-reading tasks (explain, comment, show a call, list the steps).
-3. Self-prompts: the target writes questions for itself from broad seed subjects
-   (:func:`self_prompt_requests`); the answers come later, like any other prompt.
+2. Task families in the held-out *domains* (lists, stories, scenes, explanations, rewrites) with their own
+   subjects and tasks.
+3. Python's own standard library: functions and docstrings parsed from the installed ``.py`` sources,
+   for code-reading tasks (explain, comment, show a call, list the steps).
 
 :func:`too_close_to_heldout` drops any prompt whose content words overlap a held-out prompt's, so a
 self-written question cannot slip a held-out task into training.
@@ -76,23 +76,6 @@ STDLIB_TASKS = [
     "Is there a bug or an edge case in this code?\n\n```python\n{src}\n```",
     "Here is documentation from Python's standard library. Explain it in plain English:\n\n{doc}",
     "What would a programmer use `{name}` for? Its documentation says:\n\n{doc}",
-]
-
-SEED_SUBJECTS = [
-    "history", "cooking", "astronomy", "programming", "music", "sports", "health", "travel", "economics",
-    "geography", "art", "literature", "mathematics", "chemistry", "biology", "philosophy", "languages",
-    "engineering", "psychology", "fashion", "movies", "pets", "gardening", "personal finance", "careers",
-    "parenting", "architecture", "mythology", "robotics", "ocean life", "energy", "education", "writing",
-    "home repair", "weather", "space travel", "board games", "photography", "nutrition", "law", "politics",
-    "social media", "animals", "inventions", "ancient civilizations", "climate", "friendship", "cars", "poetry",
-]
-SELF_PROMPT = ("Write one question that a curious person might ask an AI assistant about {s}. "
-               "Reply with the question only.")
-SELF_REQUESTS = [
-    SELF_PROMPT,
-    "Write one request that someone might send to an AI assistant to get help with {s}. Reply with the request only.",
-    "Write one instruction asking an AI assistant to write something creative about {s}. Reply with the instruction "
-    "only.",
 ]
 
 # Task families in the held-out domains (lists, stories, scenes, explanations, rewrites) with their own
@@ -257,17 +240,6 @@ def stdlib_snippets(max_chars: int = 900, max_files: int | None = None) -> list[
     return out
 
 
-def stdlib_prompts(rng: random.Random, n: int) -> list[str]:
-    snippets = stdlib_snippets(max_files=None if n > 20 else 12)
-    rng.shuffle(snippets)
-    return [rng.choice(STDLIB_TASKS).format(name=name, src=src, doc=doc[:700]) for name, src, doc in snippets[:n]]
-
-
-def self_prompt_requests(rng: random.Random, n: int) -> list[str]:
-    """Requests that make the target write a question for itself (answered in a second round)."""
-    return [rng.choice(SELF_REQUESTS).format(s=rng.choice(SEED_SUBJECTS)) for _ in range(n)]
-
-
 def clean_self_prompt(text: str) -> str | None:
     """The question the target wrote, or None when it is unusable."""
     line = text.strip().split("\n")[0].strip().strip('"').strip()
@@ -279,24 +251,3 @@ def filter_heldout(prompts: list[str]) -> tuple[list[str], int]:
     held = [content_words(p["prompt"]) for p in load_heldout()]
     kept = [p for p in prompts if not too_close_to_heldout(p, held)]
     return kept, len(prompts) - len(kept)
-
-
-def reference_pairs(rng: random.Random, n: int) -> list[tuple[str, str]]:
-    """(question, answer text) pairs from Python's own documentation, for teacher-forced records.
-
-    The answers are the reference manual's topic texts (``pydoc_data.topics``) and module docstrings;
-    the target does not write them, but its next-token distributions along them are still its own.
-    """
-    from pydoc_data.topics import topics
-
-    pairs = [(f"Explain the Python topic '{key}'.", text.strip()) for key, text in topics.items() if len(text) > 300]
-    root = Path(sysconfig.get_paths()["stdlib"])
-    for path in sorted(root.glob("*.py"))[: None if n > 20 else 30]:
-        try:
-            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-        except (SyntaxError, UnicodeDecodeError, OSError):
-            continue
-        if doc and len(doc) > 300:
-            pairs.append((f"What is the Python module `{path.stem}` for?", doc.strip()))
-    rng.shuffle(pairs)
-    return pairs[:n]

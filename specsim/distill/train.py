@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from specsim.distill import draft_model as M
-from specsim.distill.data import load_records
+from specsim.distill.corpus import load_records
 
 MAX_LEN = 192
 TOKENS_ONLY = "--from-corpus has token ids only: it trains the standalone draft (--kind standalone)"

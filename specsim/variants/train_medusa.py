@@ -2,8 +2,8 @@
 
 Recipe (``python -m specsim.variants.train_medusa [--budget tiny|default] [--out PATH] [--seed S]``):
 
-1. reuse the distillation pipeline's data when it exists (``python -m specsim.distill data`` writes
-   the target's own answers with its last hidden states); otherwise build prompts from templates x
+1. reuse the distillation pipeline's records when they exist (``python -m specsim.distill featurize``
+   writes the corpus's answers, the target's own, with its last hidden states); otherwise build prompts from templates x
    topics (none from the held-out set) and let the frozen target answer them greedily (batched,
    left-padded), keeping its last hidden state at every answer position;
 2. train head k on h_t to predict token t+k+1, i.e. k places after the token the target's own head
@@ -27,7 +27,7 @@ from specsim.models import LoadedModel, format_prompt, load_bundled_target
 from specsim.paths import cache_dir
 from specsim.variants.medusa import ASSET, MedusaHeads, restricted_output
 
-DISTILL_DATA = cache_dir() / "distill" / "data"  # where ``python -m specsim.distill data`` writes its shards
+DISTILL_DATA = cache_dir() / "distill" / "data"  # where ``python -m specsim.distill featurize`` writes its records
 
 TEMPLATES = [
     "Explain {t} in three sentences.",
@@ -110,14 +110,15 @@ def greedy_answers(target: LoadedModel, prompts: list[str], new_tokens: int, bat
 
 
 def distill_records(folder: Path, n_heads: int):
-    """Reuse the distillation pipeline's answers (specsim/distill/data.py: the target's own greedy or
-    sampled answers with its last hidden states, ``feats[t]`` predicting ``tokens[t+1]``).
+    """Reuse the distillation pipeline's records of the token corpus (``corpus-*.pt``, see
+    :func:`specsim.distill.corpus.load_records`: the target's own greedy or sampled answers with its last
+    hidden states, ``feats[t]`` predicting ``tokens[t+1]``).
 
-    Returns the same (features, labels, answers) as :func:`greedy_answers`; teacher-forced records
-    (reference texts, not the target's own words) are skipped.
+    Returns the same (features, labels, answers) as :func:`greedy_answers`; other files in the folder are
+    skipped.
     """
     feats, labels, answers = [], [], []
-    for path in tqdm(sorted(folder.glob("answers-*.pt")), desc="distill shards", unit="file"):
+    for path in tqdm(sorted(folder.glob("corpus-*.pt")), desc="distill shards", unit="file"):
         for rec in torch.load(path, weights_only=False):
             tokens, start = rec["tokens"].tolist(), rec["prompt_len"]
             answer = tokens[start:]
@@ -126,7 +127,7 @@ def distill_records(folder: Path, n_heads: int):
                 feats.append(rec["feats"][start + t - 1].float())
                 labels.append([answer[t + k] if t + k < len(answer) else -1 for k in range(1, n_heads + 1)])
     if not feats:
-        raise FileNotFoundError(f"no answers-*.pt shards in {folder}")
+        raise FileNotFoundError(f"no corpus-*.pt records in {folder}")
     return torch.stack(feats), torch.tensor(labels, dtype=torch.long), answers
 
 
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=ASSET)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, default=DISTILL_DATA,
-                        help="folder of the distill pipeline's answers-*.pt shards, reused when present "
+                        help="folder of the distill pipeline's corpus-*.pt records, reused when present "
                         "(default: %(default)s); 'none' generates fresh answers instead")
     args = parser.parse_args(argv)
     data = args.data if str(args.data) != "none" and args.budget != "tiny" and args.data.is_dir() else None
