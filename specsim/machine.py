@@ -101,7 +101,20 @@ def profile_key(threads: int | None = None) -> str:
 
     threads = threads or torch.get_num_threads()
     return (f"{machine_name()} | {threads} threads | torch {torch.__version__} | "
-            f"transformers {transformers.__version__} | {extension_name()} | draft {Path(DEFAULT_DRAFT).name}")
+            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}")
+
+
+def draft_identity(draft: str | None = None) -> str:
+    """The draft's folder name and a digest of its ``draft.json`` (training steps, validation score), so a
+    draft retrained under the same name is measured afresh."""
+    import hashlib
+
+    draft = draft or DEFAULT_DRAFT
+    try:
+        digest = hashlib.sha256((Path(draft) / "draft.json").read_bytes()).hexdigest()[:12]
+    except OSError:
+        digest = "no draft.json"
+    return f"{Path(draft).name} {digest}"
 
 
 def cache_file(key: str) -> Path:

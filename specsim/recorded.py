@@ -1,7 +1,9 @@
 """The recorded runs the live page opens on, so a learner steps through real runs before any model loads.
 
-Two recordings (:data:`RECIPES`): one where speculative decoding wins on a CPU (prompt lookup on a
-prompt that asks for its own words back) and one where it does not (the default draft on free prose).
+Two recordings (:data:`RECIPES`): the technique's easiest win on a CPU (prompt lookup on a prompt that asks
+for its own words back) and the everyday case (the default draft on free prose), whose speedup depends on how
+well the shipped draft guesses: below 1x with the drafts of 2026-12-01, above 1x since the draft trained
+longer on the corpus (docs/distill.md). The page computes every figure from the trace it replays.
 ``python -m app.record_default`` runs each through :func:`record`, warm-up first, speculative then
 plain, and writes both traces with a label (CPU, threads, dtype, date) to ``assets/live/<name>.json``.
 A recording whose plain baseline is noisy (:func:`specsim.costmodel.baseline_noise`) is refused and

@@ -67,5 +67,17 @@ def test_a_new_default_draft_is_measured_afresh(monkeypatch):
     before = machine.profile_key()
     monkeypatch.setattr(machine, "DEFAULT_DRAFT", "/somewhere/another-draft")
     after = machine.profile_key()
-    assert after != before and after.endswith("draft another-draft")
+    assert after != before and after.endswith("draft another-draft no draft.json")
     assert machine.cache_file(after) != machine.cache_file(before)
+
+
+def test_a_draft_retrained_under_the_same_name_is_measured_afresh(monkeypatch, tmp_path):
+    folder = tmp_path / "standalone-L2-W384-v8k"
+    folder.mkdir()
+    (folder / "draft.json").write_text('{"step": 900}')
+    monkeypatch.setattr(machine, "DEFAULT_DRAFT", str(folder))
+    first = machine.profile_key()
+    (folder / "draft.json").write_text('{"step": 2944}')
+    again = machine.profile_key()
+    assert first != again and machine.cache_file(first) != machine.cache_file(again)
+    assert " | draft standalone-L2-W384-v8k " in again
