@@ -404,10 +404,10 @@ def featurize(model, corpus: Path, records: Path, max_shards: int | None = None)
     """Write the training records of every shard that has none yet (only shards numbered below
     ``max_shards`` when it is given); returns how many shards were done."""
     records.mkdir(parents=True, exist_ok=True)
-    todo = [f for f in shards(corpus) if not (records / f"corpus-{f.stem.split('-')[1]}.pt").exists()
-            and (max_shards is None or int(f.stem.split("-")[1]) < max_shards)]
-    for f in tqdm(todo, desc="featurize", unit="shard"):
-        target = records / f"corpus-{f.stem.split('-')[1]}.pt"
+    todo = [(f, records / f"corpus-{f.stem.split('-')[1]}.pt") for f in shards(corpus)
+            if max_shards is None or int(f.stem.split("-")[1]) < max_shards]
+    todo = [(f, target) for f, target in todo if not target.exists()]
+    for f, target in tqdm(todo, desc="featurize", unit="shard"):
         torch.save(records_from_shard(model, f), target.with_suffix(".tmp"))
         os.replace(target.with_suffix(".tmp"), target)
     return len(todo)
