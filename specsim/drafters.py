@@ -12,7 +12,9 @@ Every drafter follows one protocol (:class:`Drafter`):
    back. ``target_hidden`` is for a feature-level (EAGLE-style) drafter: the target's last hidden
    states (after its final norm, as transformers returns them) at the newly verified positions,
    i.e. at the previous context's last token and at each kept proposal, one row per emitted
-   token. Drafters that do not read it set ``needs_target_hidden = False`` and get None.
+   token. Drafters that do not read it set ``needs_target_hidden = False`` and get None. A drafter
+   with ``feature_layers`` (EAGLE-3 style) gets, instead of the last hidden states alone, the hidden
+   states after each of those layers side by side (:func:`target_features`).
 
 Kinds: :class:`ModelDrafter` (a second, smaller causal LM, possibly with a reduced output
 vocabulary), :class:`EarlyExitDrafter` (the target's own first layers and head) and
@@ -62,6 +64,24 @@ class Drafter(Protocol):
     ) -> Proposal: ...
 
     def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None: ...
+
+
+def target_features(hidden_states: Sequence[torch.Tensor], layers: Sequence[int] | None = None) -> torch.Tensor:
+    """The features a feature-level drafter reads from a target pass run with ``output_hidden_states``.
+
+    ``hidden_states[i]`` is the output of layer i (0: the embeddings; the last entry is after the final
+    norm). Without ``layers``: the last hidden states (EAGLE). With them: those entries concatenated along
+    the last axis, low to high (EAGLE-3 fuses a low, a middle and a high layer).
+    """
+    if not layers:
+        return hidden_states[-1]
+    return torch.cat([hidden_states[i] for i in layers], dim=-1)
+
+
+def hidden_request(drafter) -> bool | list[int]:
+    """What to pass as ``output_hidden_states`` in a target pass so ``drafter`` gets its features."""
+    layers = getattr(drafter, "feature_layers", None)
+    return list(layers) if layers else bool(drafter.needs_target_hidden)
 
 
 def crop_cache(cache: DynamicCache, length: int) -> None:

@@ -25,7 +25,7 @@ from transformers import DynamicCache
 
 from specsim.clock import now
 from specsim.defaults import TOP_N
-from specsim.drafters import Drafter, NoDrafter, crop_cache
+from specsim.drafters import Drafter, NoDrafter, crop_cache, hidden_request, target_features
 from specsim.loop import (
     PLAIN,
     Checked,
@@ -52,7 +52,7 @@ class SpeculativeStep:
     def __init__(self, target: LoadedModel, drafter: Drafter, k: int, sampling: SamplingConfig,
                  generator: torch.Generator | None):
         self.target, self.drafter, self.k, self.sampling, self.generator = target, drafter, k, sampling, generator
-        self.needs_prompt_hidden = drafter.needs_target_hidden  # a feature-level (EAGLE-style) drafter reads them
+        self.needs_prompt_hidden = hidden_request(drafter)  # a feature-level (EAGLE-style) drafter reads them
         self.eos = eos_token_ids(target)  # an accepted end-of-text ends the check (see verify)
         self.cache = DynamicCache()
         self.hidden: torch.Tensor | None = None  # the target's last hidden states in the latest pass
@@ -70,11 +70,12 @@ class SpeculativeStep:
         verify_start = now(self.target.device)
         input_ids = torch.tensor([[context[-1], *draft_tokens]], dtype=torch.long, device=self.target.device)
         out = self.target.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
-                                output_hidden_states=self.drafter.needs_target_hidden)
+                                output_hidden_states=self.needs_prompt_hidden)
         target_probs = warp(out.logits[0], self.sampling)  # row i: the target's p where draft token i sits
         # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
         verdict = verify(draft_tokens, proposal, target_probs, self.sampling, self.generator, self.eos)
-        self.hidden = out.hidden_states[-1][0] if self.drafter.needs_target_hidden else None
+        self.hidden = (target_features(out.hidden_states, getattr(self.drafter, "feature_layers", None))[0]
+                       if self.drafter.needs_target_hidden else None)
         return Checked(proposal, target_probs, verdict, now(self.target.device) - verify_start)
 
     def accept(self, context: list[int], emitted: list[int]) -> None:

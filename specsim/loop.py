@@ -19,7 +19,7 @@ import torch
 from transformers import DynamicCache
 
 from specsim.clock import now
-from specsim.drafters import NoDrafter, Proposal
+from specsim.drafters import NoDrafter, Proposal, target_features
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.trace import Iteration, Settings, Trace
@@ -41,7 +41,8 @@ class Checked:
 class Step(Protocol):
     """What one decoder does in one iteration; the loop does the rest."""
 
-    needs_prompt_hidden: bool  # True: the prefill also returns the prompt's last hidden states for start()
+    needs_prompt_hidden: bool | list[int]  # True (or layer indices): the prefill also returns the prompt's
+    # hidden states for start(), see specsim.drafters.hidden_request
 
     def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
         """Forget the previous run; ``cache`` is the target's, filled with the context minus its last token."""
@@ -74,12 +75,13 @@ def check_request(prompt_ids: Sequence[int], k: int, max_new_tokens: int, plain:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
 
-def prefill(target: LoadedModel, context: Sequence[int],
-            keep_hidden: bool = False) -> tuple[DynamicCache, float, float, torch.Tensor | None]:
+def prefill(target: LoadedModel, context: Sequence[int], keep_hidden: bool | Sequence[int] = False,
+            ) -> tuple[DynamicCache, float, float, torch.Tensor | None]:
     """The target's cache for the context minus its last token (the next pass's first input).
 
     Returns (cache, start time, seconds the prefill took, the target's last hidden states of those
-    positions when ``keep_hidden``: a drafter that reads them gets them without a second pass).
+    positions when ``keep_hidden``: a drafter that reads them gets them without a second pass). A list of
+    layer indices as ``keep_hidden`` returns those layers' hidden states side by side (EAGLE-3 style).
     """
     start = now(target.device)
     cache = DynamicCache()
@@ -88,7 +90,8 @@ def prefill(target: LoadedModel, context: Sequence[int],
         input_ids = torch.tensor([list(context[:-1])], dtype=torch.long, device=target.device)
         out = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
                            output_hidden_states=keep_hidden)
-        hidden = out.hidden_states[-1][0] if keep_hidden else None
+        if keep_hidden:
+            hidden = target_features(out.hidden_states, None if keep_hidden is True else keep_hidden)[0]
     return cache, start, now(target.device) - start, hidden
 
 

@@ -456,3 +456,109 @@ def test_source_segments_from_lines_split_once_equal_ast_s():
     assert len(nodes) == 7
     for node in nodes:
         assert P.source_segment(lines, node) == ast.get_source_segment(text, node)
+
+
+# --- EAGLE-3-style fused features (issue 19) -----------------------------------------------------
+
+
+def _fused_draft(target, layers=(2, 15, 30)):
+    """An untrained fused draft whose lift mixes every layer (random weights), so each block matters."""
+    from specsim.distill.draft_model import build_eagle
+
+    draft = build_eagle(target.model, torch.arange(300), feature_layers=list(layers))
+    with torch.no_grad():
+        draft.lift.weight.normal_(0, 0.02)
+    return draft.eval()
+
+
+def test_fused_features_are_the_chosen_layers_side_by_side(bundled_target):
+    from specsim.drafters import target_features
+
+    ids = torch.tensor([[1, 2, 3, 4, 5]])
+    with torch.inference_mode():
+        out = bundled_target.model.model(input_ids=ids, output_hidden_states=True)
+        fused = target_features(out.hidden_states, [2, 15, 30])
+    d = bundled_target.model.config.hidden_size
+    assert fused.shape == (1, 5, 3 * d)
+    assert torch.equal(fused[..., :d], out.hidden_states[2])
+    assert torch.equal(fused[..., d : 2 * d], out.hidden_states[15])
+    assert torch.equal(fused[..., -d:], out.last_hidden_state)  # the last block: what a plain EAGLE draft reads
+    assert torch.equal(target_features(out.hidden_states), out.last_hidden_state)
+
+
+def test_a_fused_draft_starts_as_the_plain_one_and_refuses_bad_layers(bundled_target):
+    from specsim.distill.draft_model import build_eagle
+
+    plain = build_eagle(bundled_target.model, torch.arange(300))
+    fused = build_eagle(bundled_target.model, torch.arange(300), feature_layers=[2, 15, 30])
+    d = bundled_target.model.config.hidden_size
+    feats, nxt = torch.randn(1, 4, 3 * d), torch.tensor([[5, 6, 7, 8]])
+    with torch.no_grad():
+        assert torch.allclose(fused(feats, nxt)[1], plain(feats[..., -d:], nxt)[1], atol=1e-5)
+    for bad in ([2, 15], [15, 2, 30], [2, 2, 30]):
+        with pytest.raises(ValueError, match="feature layers"):
+            build_eagle(bundled_target.model, torch.arange(300), feature_layers=bad)
+
+
+def test_fused_draft_is_greedy_identical_and_gets_the_layers_it_asks_for(tmp_path, bundled_target):
+    from specsim.distill.draft_model import save_draft
+    from specsim.distill.drafter import make_drafter
+    from specsim.drafters import target_features
+    from specsim.engine import plain_generate, prefill, speculative_generate
+    from specsim.models import format_prompt
+
+    save_draft(_fused_draft(bundled_target), tmp_path / "f")
+    drafter = make_drafter(tmp_path / "f", bundled_target.model)  # through save and load
+    assert drafter.feature_layers == [2, 15, 30]
+    ids = format_prompt(bundled_target.tokenizer, P.load_heldout()[3]["prompt"])
+    handed, own = make_drafter(tmp_path / "f", bundled_target.model), make_drafter(tmp_path / "f", bundled_target.model)
+    with torch.inference_mode():
+        handed.start(ids, 10, target_hidden=prefill(bundled_target, ids, keep_hidden=[2, 15, 30])[3])
+    own.start(ids, 10)
+    assert handed.feats.shape == own.feats.shape == (len(ids) - 1, 3 * bundled_target.model.config.hidden_size)
+    assert torch.allclose(handed.feats, own.feats, atol=1e-4)
+    reference = plain_generate(bundled_target, ids, 12).generated_ids
+    trace = speculative_generate(bundled_target, drafter, ids, 3, 12)
+    assert trace.generated_ids == reference
+    # after the run the drafter holds the fused features of the whole context but its last token, as a
+    # teacher-forced pass gives them: the engine handed over the layers the draft asked for
+    context = ids + list(trace.generated_ids)
+    with torch.inference_mode():
+        hs = bundled_target.model.model(input_ids=torch.tensor([context[:-1]]), output_hidden_states=True).hidden_states
+    assert drafter.feats.shape[0] == len(context) - 1
+    assert torch.allclose(drafter.feats, target_features(hs, [2, 15, 30])[0], atol=1e-3)
+
+
+def test_fused_records_train_and_evaluate(tmp_path, bundled_target):
+    from specsim.distill.corpus import records_folder, records_from_shard
+    from specsim.distill.train import collate, forward_loss, prepare
+
+    d = bundled_target.model.config.hidden_size
+    assert records_folder(tmp_path, [2, 15, 30]) == tmp_path / "data-L2-15-30"
+    _token_corpus(tmp_path, [[4, 5]])
+    recs = records_from_shard(bundled_target.model, tmp_path / "shard-00000.npz", feature_layers=[2, 15, 30])
+    plain = records_from_shard(bundled_target.model, tmp_path / "shard-00000.npz")
+    for r, p in zip(recs, plain, strict=True):
+        assert r["feats"].shape == (len(r["tokens"]) - 1, 3 * d)
+        assert torch.equal(r["feats"][:, -d:], p["feats"]) and torch.equal(r["topk_ids"], p["topk_ids"])
+    draft = _fused_draft(bundled_target).train()
+    items = [prepare(r, draft.to_small, draft.n_out) for r in recs]
+    noise = torch.full((3 * d,), 0.01)
+    loss, logs = forward_loss(draft, collate(items, "eagle", draft.n_out), 0.7, noise, unroll=3)
+    loss.backward()
+    assert torch.isfinite(loss) and {"tok", "reg", "tok2", "tok3"} <= set(logs)
+    assert draft.lift.weight.grad is not None and draft.lift.weight.grad[:, :d].abs().sum() > 0
+    item = {"tokens": recs[0]["tokens"].long(), "prompt_len": 3, "domain": "x", "feats": None}
+    (fused,) = E.with_features(bundled_target.model, [item], [2, 15, 30])
+    assert fused["feats"].shape == (len(item["tokens"]) - 1, 3 * d)
+    chains = E.chains_eagle(draft.eval(), fused, 3)
+    assert len(chains) == len(item["tokens"]) - 3
+
+
+def test_feature_layers_flag_is_checked():
+    from specsim.distill.__main__ import parse_args
+
+    assert parse_args(["featurize", "--feature-layers", "2,15,30"]).feature_layers == [2, 15, 30]
+    for bad in ("30", "15,2", "a,b"):
+        with pytest.raises(SystemExit):
+            parse_args(["featurize", "--feature-layers", bad])

@@ -37,6 +37,17 @@ def default_root() -> Path:
     return cache_dir() / "distill"
 
 
+def layer_list(text: str) -> list[int]:
+    """``2,15,30`` -> [2, 15, 30] (hidden-state indices, rising)."""
+    try:
+        layers = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"layer indices separated by commas, e.g. 2,15,30: {text!r}") from None
+    if len(layers) < 2 or layers != sorted(set(layers)) or layers[0] < 0:
+        raise argparse.ArgumentTypeError(f"two or more rising layer indices, e.g. 2,15,30: {text!r}")
+    return layers
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m specsim.distill", description=__doc__.split("\n")[0])
     ap.add_argument("stage", choices=["gen", "featurize", "agree", "train", "eval", "all", "speed"])
@@ -60,6 +71,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--target-dtype", default="bfloat16", help="gen/featurize: the target's dtype")
     ap.add_argument("--device", default="cpu", help="gen/featurize: cpu, or cuda for a GPU (batch 256-1024 there)")
     ap.add_argument("--kind", choices=["standalone", "eagle"], default="standalone")
+    ap.add_argument("--feature-layers", type=layer_list, default=None, metavar="LOW,MID,HIGH",
+                    help="featurize/train an EAGLE-3-style draft on fused features: the target's hidden states "
+                         "after these layers, the last one its last (e.g. 2,15,30); records go to ROOT/data-L2-15-30")
     ap.add_argument("--name", default=None, help="draft name (folder under ROOT/drafts)")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--width", type=int, default=256)

@@ -360,9 +360,20 @@ def run(model, tokenizer, out: Path, *, target_tokens: int, minutes: float, plan
 # ---- recomputing the training records ---------------------------------------------------------------
 
 
+def records_folder(root: Path, feature_layers: list[int] | None = None) -> Path:
+    """Where the training records live: ROOT/data, or ROOT/data-L2-15-30 for fused features of those layers."""
+    return root / ("data-L" + "-".join(str(i) for i in feature_layers) if feature_layers else "data")
+
+
 @torch.inference_mode()
-def records_from_shard(model, path: Path, top_k: int = 32, batch: int = 16) -> list[dict]:
-    """Training records of one shard: one right-padded teacher-forced pass gives features and top-k."""
+def records_from_shard(model, path: Path, top_k: int = 32, batch: int = 16,
+                       feature_layers: list[int] | None = None) -> list[dict]:
+    """Training records of one shard: one right-padded teacher-forced pass gives features and top-k.
+
+    With ``feature_layers`` the features are those layers' hidden states side by side (EAGLE-3 style).
+    """
+    from specsim.drafters import target_features
+
     seqs = read_shard(path)
     out = []
     order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]["tokens"]))
@@ -372,11 +383,13 @@ def records_from_shard(model, path: Path, top_k: int = 32, batch: int = 16) -> l
         ids = torch.zeros((len(chunk), width), dtype=torch.long)
         for i, c in enumerate(chunk):
             ids[i, : len(c["tokens"])] = c["tokens"]
-        h = model.model(input_ids=ids).last_hidden_state  # right padding: earlier positions are unaffected
+        out_ = model.model(input_ids=ids, output_hidden_states=feature_layers or None)
+        h = out_.last_hidden_state  # right padding: earlier positions are unaffected
+        feats = target_features(out_.hidden_states, feature_layers) if feature_layers else h
         for i, c in enumerate(chunk):
             n, p = len(c["tokens"]), c["prompt_len"]
             top = torch.log_softmax(model.lm_head(h[i, p - 1 : n - 1]).float(), dim=-1).topk(top_k, dim=-1)
-            out.append({**c, "feats": h[i, : n - 1].half().clone(), "topk_ids": top.indices.int(),
+            out.append({**c, "feats": feats[i, : n - 1].half().clone(), "topk_ids": top.indices.int(),
                         "topk_logp": top.values.half()})
     return out
 
@@ -389,7 +402,8 @@ def load_records(folder: Path) -> list[dict]:
     - ``tokens``   int32 [P + n]          the prompt, then the answer (its end-of-turn token included);
     - ``prompt_len``                      P;
     - ``feats``    float16 [P + n - 1, d] the target's last hidden state (after the final norm) at every
-                                          position that has a next token: ``feats[t]`` predicts ``tokens[t+1]``;
+                                          position that has a next token: ``feats[t]`` predicts ``tokens[t+1]``
+                                          ([P + n - 1, n_layers * d] for fused features, the last layer last);
     - ``topk_ids`` int32 / ``topk_logp`` float16 [n, k]: the target's k most likely next tokens (temperature 1)
                                           at each answer position, in the answer's order;
     - ``temperature`` (0 for a greedy answer) and ``kind``, as in the shard.
@@ -400,7 +414,8 @@ def load_records(folder: Path) -> list[dict]:
     return records
 
 
-def featurize(model, corpus: Path, records: Path, max_shards: int | None = None) -> int:
+def featurize(model, corpus: Path, records: Path, max_shards: int | None = None,
+              feature_layers: list[int] | None = None) -> int:
     """Write the training records of every shard that has none yet (only shards numbered below
     ``max_shards`` when it is given); returns how many shards were done."""
     records.mkdir(parents=True, exist_ok=True)
@@ -408,7 +423,7 @@ def featurize(model, corpus: Path, records: Path, max_shards: int | None = None)
             if max_shards is None or int(f.stem.split("-")[1]) < max_shards]
     todo = [(f, target) for f, target in todo if not target.exists()]
     for f, target in tqdm(todo, desc="featurize", unit="shard"):
-        torch.save(records_from_shard(model, f), target.with_suffix(".tmp"))
+        torch.save(records_from_shard(model, f, feature_layers=feature_layers), target.with_suffix(".tmp"))
         os.replace(target.with_suffix(".tmp"), target)
     return len(todo)
 

@@ -11,7 +11,10 @@ logit at all, so the draft's q is 0 there and speculative decoding stays lossles
   reads the target's last hidden state f_t and the embedding of token t+1, fuses them (one linear
   layer), runs one Llama decoder layer (its own KV cache) and predicts f_{t+1}; the target's own
   (tied, reduced) embedding turns that into logits for token t+2. At draft time it feeds its own
-  predicted features back in.
+  predicted features back in. With ``feature_layers`` (EAGLE-3, Li et al., 2025) it reads, in place
+  of f_t alone, the target's hidden states after a low, a middle and the last layer side by side; one
+  linear map (``lift``) brings them to the draft's width, and its own predictions (already that wide)
+  skip it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM, LlamaModel
@@ -76,11 +80,28 @@ class EagleDraft(_VocabMixin, nn.Module):
         self.embed = nn.Embedding(len(id_map) + 1, d)  # rows of the target's embedding (+ UNK)
         self.fuse = nn.Linear(2 * d, d, bias=True)
         self.body = LlamaModel(config)  # its own embed_tokens is unused (vocab_size 1)
+        self.feature_layers = [int(i) for i in getattr(config, "feature_layers", None) or []]
+        n = max(1, len(self.feature_layers))
+        self.lift = nn.Linear(n * d, d, bias=False) if n > 1 else None
+
+    def lift_feats(self, feats: torch.Tensor) -> torch.Tensor:
+        """True target features brought to the draft's width (the draft's own predictions are already there).
+
+        Fused features: each lower layer's residual stream is RMS-normalised first (its scale grows with
+        depth); the last layer's comes after the target's final norm already.
+        """
+        d = self.config.hidden_size
+        if self.lift is None or feats.shape[-1] == d:
+            return feats
+        parts = list(feats.split(d, dim=-1))
+        parts[:-1] = [F.rms_norm(p, (d,), eps=self.config.rms_norm_eps) for p in parts[:-1]]
+        return self.lift(torch.cat(parts, dim=-1))
 
     def forward(self, feats: torch.Tensor, next_ids: torch.Tensor, past_key_values=None, position_ids=None,
                 use_cache: bool = False, with_logits: bool = True):
-        """feats [B, T, d] (f_t), next_ids [B, T] target ids (x_{t+1}) -> (predicted f_{t+1}, logits, cache)."""
-        x = self.fuse(torch.cat([feats, self.embed(self.to_small[next_ids])], dim=-1))
+        """feats [B, T, d] (f_t; [B, T, n*d] fused target features), next_ids [B, T] target ids (x_{t+1})
+        -> (predicted f_{t+1}, logits, cache)."""
+        x = self.fuse(torch.cat([self.lift_feats(feats), self.embed(self.to_small[next_ids])], dim=-1))
         out = self.body(inputs_embeds=x, past_key_values=past_key_values, position_ids=position_ids,
                         use_cache=use_cache)
         h = out.last_hidden_state
@@ -175,8 +196,12 @@ def build_standalone(target, id_map: torch.Tensor, layers: int, width: int, seed
 
 
 def build_eagle(target, id_map: torch.Tensor, layers: int = 1, seed: int = 0,
-                init_from_last: bool = True) -> EagleDraft:
-    """A fresh EAGLE-style draft: target embedding rows, decoder layer(s) copied from the target's last."""
+                init_from_last: bool = True, feature_layers: list[int] | None = None) -> EagleDraft:
+    """A fresh EAGLE-style draft: target embedding rows, decoder layer(s) copied from the target's last.
+
+    ``feature_layers`` (hidden-state indices, low to high, the last one the target's last) makes it read
+    fused features; its ``lift`` starts by passing the last layer's through, i.e. as the plain draft.
+    """
     torch.manual_seed(seed)
     tc = target.config
     config = LlamaConfig(vocab_size=1, hidden_size=tc.hidden_size, intermediate_size=tc.intermediate_size,
@@ -184,6 +209,11 @@ def build_eagle(target, id_map: torch.Tensor, layers: int = 1, seed: int = 0,
                          num_key_value_heads=tc.num_key_value_heads, max_position_embeddings=tc.max_position_embeddings,
                          rope_theta=getattr(tc, "rope_theta", 1e5), rms_norm_eps=tc.rms_norm_eps,
                          bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    if feature_layers:
+        if list(feature_layers) != sorted(set(feature_layers)) or feature_layers[-1] != tc.num_hidden_layers:
+            raise ValueError(f"feature layers must rise and end at the target's last ({tc.num_hidden_layers}): "
+                             f"{feature_layers}")
+        config.feature_layers = [int(i) for i in feature_layers]
     draft = EagleDraft(config, id_map, tc.vocab_size)
     emb = target.get_input_embeddings().weight.detach().float()
     d = tc.hidden_size
@@ -193,6 +223,9 @@ def build_eagle(target, id_map: torch.Tensor, layers: int = 1, seed: int = 0,
         draft.fuse.weight[:, :d].copy_(torch.eye(d) * 0.5)  # start as an average of feature and embedding
         draft.fuse.weight[:, d:].copy_(torch.eye(d) * 0.5)
         draft.fuse.bias.zero_()
+        if draft.lift is not None:
+            draft.lift.weight.zero_()
+            draft.lift.weight[:, -d:].copy_(torch.eye(d))
         draft.body.norm.weight.copy_(target.model.norm.weight)
         if init_from_last:
             for i, layer in enumerate(draft.body.layers):

@@ -18,7 +18,7 @@ import torch
 from transformers import DynamicCache
 
 from specsim.distill.draft_model import EagleDraft, load_draft
-from specsim.drafters import ModelDrafter, Proposal, crop_cache, propose_by_passes
+from specsim.drafters import ModelDrafter, Proposal, crop_cache, hidden_request, propose_by_passes, target_features
 from specsim.sampling import SamplingConfig
 
 
@@ -36,6 +36,7 @@ class EagleDrafter:
         self.feats = torch.empty(0)
         self.cache = DynamicCache()
         self.n_true = 0  # cached inputs built from true target features
+        self.feature_layers = draft.feature_layers or None  # EAGLE-3 style: the engine hands these layers over
 
     @property
     def device(self) -> torch.device:
@@ -54,10 +55,12 @@ class EagleDrafter:
             return
         ids = torch.tensor([list(prompt_ids[:-1])], dtype=torch.long, device=self.device)
         if ids.shape[1] == 0:
-            self.feats = torch.empty(0, self.draft.config.hidden_size, device=self.device)
+            width = self.draft.config.hidden_size * max(1, len(self.draft.feature_layers))
+            self.feats = torch.empty(0, width, device=self.device)
             return
         with torch.inference_mode():
-            self.feats = self.target_model.model(input_ids=ids).last_hidden_state[0].float()
+            out = self.target_model.model(input_ids=ids, output_hidden_states=hidden_request(self))
+            self.feats = target_features(out.hidden_states, self.feature_layers)[0].float()
 
     def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
         """Append the target's features of the newly kept positions (the context's last token has none)."""

@@ -66,6 +66,21 @@ def heldout_set(target, tokenizer, n_new: int, limit: int = 0, cache: Path | Non
     return out
 
 
+@torch.inference_mode()
+def with_features(target, items: list[dict], layers: list[int] | None) -> list[dict]:
+    """The held-out items with fused features of ``layers`` in place of the last hidden states (EAGLE-3)."""
+    if not layers:
+        return items
+    from specsim.drafters import target_features
+
+    out = []
+    for item in items:
+        tokens = item["tokens"]
+        hs = target.model(input_ids=tokens[None, :-1], output_hidden_states=list(layers)).hidden_states
+        out.append({**item, "feats": target_features(hs, layers)[0].float().clone()})
+    return out
+
+
 def _first_misses(hits: np.ndarray, k: int) -> list[int]:
     """Accepted length of the chain starting at each i, from a per-position hit vector (teacher forcing)."""
     n = len(hits)
@@ -175,7 +190,8 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
     folders = [Path(f) for f in args.drafts] if args.drafts else sorted((root / "drafts").glob("*/"))
     for folder in folders:
         draft, _ = load_draft(folder, dtype=target.dtype)  # the draft runs in the target's dtype, as in the app
-        res = evaluate(draft, items, args.k)
+        fused = with_features(target.model, items, getattr(draft, "feature_layers", None))
+        res = evaluate(draft, fused, args.k)
         res["cost"] = draft_costs(folder, target, n_new=max(8, budget["speed_len"] // 2))
         res["draft"] = folder.name
         res["target_dtype"] = dtype

@@ -44,7 +44,9 @@ def run_corpus(args: Namespace, budget: dict, root: Path, stages: tuple[str, ...
                           part=tuple(int(x) for x in args.shard.split("/")))
             print("gen:", json.dumps(stats), flush=True)
         elif stage == "featurize":
-            print("featurize:", C.featurize(target.model, corpus, root / "data", args.max_shards), "shards")
+            layers = getattr(args, "feature_layers", None)
+            print("featurize:", C.featurize(target.model, corpus, C.records_folder(root, layers), args.max_shards,
+                                            layers), "shards")
         elif stage == "agree":
             from specsim.distill import instruct as I
 

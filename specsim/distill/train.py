@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from specsim.distill import draft_model as M
-from specsim.distill.corpus import load_records
+from specsim.distill.corpus import load_records, records_folder
 
 MAX_LEN = 192
 TOKENS_ONLY = "--from-corpus has token ids only: it trains the standalone draft (--kind standalone)"
@@ -148,16 +148,20 @@ def token_loss(logits, batch: dict, kl: float) -> tuple[torch.Tensor, int]:
     return kl * soft + (1 - kl) * hard_ce, int(len(b_idx))
 
 
-def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0, unroll: int = 2) -> tuple[torch.Tensor, dict]:
+def forward_loss(draft, batch: dict, kl: float, noise: float | torch.Tensor = 0.0,
+                 unroll: int = 2) -> tuple[torch.Tensor, dict]:
+    """The batch's loss and its parts. ``noise``: the std of the noise on the input features (a scalar, or one
+    per feature column); the EAGLE draft regresses the next feature of the target's last layer."""
     if draft.kind == "standalone":
         h = draft.hidden(batch["tok"][:, :-1])
         loss, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
         return loss, {"tok": float(loss.detach()), "n": n}
     feats, fmask = batch["feats"], batch["fmask"]
     nxt = batch["tok"][:, 1 : feats.shape[1] + 1]
-    noisy = feats + noise * torch.randn_like(feats) if noise > 0 else feats
+    noisy = feats + noise * torch.randn_like(feats) if torch.any(torch.as_tensor(noise) > 0) else feats
     h, _, _ = draft(noisy, nxt, with_logits=False)
-    target_next = torch.cat([feats[:, 1:], feats[:, -1:]], dim=1)
+    top = feats[..., -draft.config.hidden_size :]  # the last layer's (all of f_t unless fused)
+    target_next = torch.cat([top[:, 1:], top[:, -1:]], dim=1)
     reg = F.smooth_l1_loss(h[fmask].float(), target_next[fmask]) if fmask.any() else h.sum() * 0
     tok, n = token_loss(lambda b, t: draft.logits(h[b, t]), batch, kl)
     loss = tok + 0.5 * reg
@@ -165,7 +169,7 @@ def forward_loss(draft, batch: dict, kl: float, noise: float = 0.0, unroll: int 
     # Training-time test: further steps on its own guesses, input t carrying the feature predicted at t - 1
     # by the step before (so step j learns to continue from j - 1 guesses of its own).
     for j in range(2, unroll + 1):
-        own = torch.cat([feats[:, :1], h[:, :-1].float()], dim=1)
+        own = torch.cat([draft.lift_feats(feats[:, :1]), h[:, :-1].float()], dim=1)
         h, _, _ = draft(own, nxt, with_logits=False)
         tok_j, _ = token_loss(lambda b, t, h=h: draft.logits(h[b, t]), batch, kl)
         reg_j = F.smooth_l1_loss(h[fmask].float(), target_next[fmask]) if fmask.any() else h.sum() * 0
@@ -206,10 +210,15 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         raise SystemExit(TOKENS_ONLY)
     if corpus is not None and getattr(args, "grow", False):
         raise SystemExit(GROW_RECORDS)
-    raw = token_records(corpus, getattr(args, "tokens", None)) if corpus else load_records(root / "data")
+    layers = getattr(args, "feature_layers", None)
+    if args.init and not layers:  # continuing a fused draft: its own layers
+        layers = json.loads((Path(args.init) / "config.json").read_text()).get("feature_layers")
+    data = records_folder(root, layers)
+    raw = token_records(corpus, getattr(args, "tokens", None)) if corpus else load_records(data)
     records = select_records(raw, getattr(args, "records", "all"))
     if not records:
-        raise SystemExit(f"no training data under {corpus or root / 'data'}: run the gen or data stage first")
+        raise SystemExit(f"no training data under {corpus or data}: run the gen or featurize stage first"
+                         f"{' with the same --feature-layers' if layers else ''}")
     target = load_bundled_target("cpu", "float32")
     tc = target.model.config
     counts = token_counts(records, tc.vocab_size)
@@ -228,7 +237,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     elif args.kind == "standalone":
         draft = M.build_standalone(target.model, id_map, args.layers, args.width, args.seed)
     else:
-        draft = M.build_eagle(target.model, id_map, args.layers, args.seed)
+        draft = M.build_eagle(target.model, id_map, args.layers, args.seed, feature_layers=layers)
     if corpus is not None and draft.kind != "standalone":
         raise SystemExit(TOKENS_ONLY)
     tokenizer = target.tokenizer
@@ -238,10 +247,12 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
     random.Random(args.seed).shuffle(items)
     n_val = max(1, min(48, len(items) // 20))
     val, train_items = items[:n_val], items[n_val:] or items[:n_val]
-    seen = {f.name for f in (root / "data").glob("*.pt")}
+    seen = {f.name for f in data.glob("*.pt")}
     noise = 0.0
     if args.kind == "eagle":
-        noise = 0.1 * float(torch.cat([it["feats"][:64].float() for it in train_items[:64]]).std())
+        sample = torch.cat([it["feats"][:64].float() for it in train_items[:64]])
+        d = draft.config.hidden_size  # one std per layer's block of columns: their scales differ
+        noise = 0.1 * sample.unflatten(-1, (-1, d)).std(dim=(0, 2)).repeat_interleave(d)
     steps = args.steps or budget["steps"]
     minutes = args.minutes if args.minutes is not None else 25.0
     lr = args.lr or (1e-3 if args.kind == "standalone" else 6e-4)
@@ -261,7 +272,7 @@ def run(args: Namespace, budget: dict, root: Path) -> Path:
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, (step + 1) / 20) * 0.5 * (1 + math.cos(math.pi * frac))
         if getattr(args, "grow", False) and step % 50 == 0 and step:  # data still being generated: take it in
-            fresh = sorted(f for f in (root / "data").glob("*.pt") if f.name not in seen)
+            fresh = sorted(f for f in data.glob("*.pt") if f.name not in seen)
             for f in fresh:
                 seen.add(f.name)
                 recs = select_records(torch.load(f, weights_only=False), getattr(args, "records", "all"))
