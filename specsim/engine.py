@@ -53,6 +53,7 @@ class SpeculativeStep:
                  generator: torch.Generator | None):
         self.target, self.drafter, self.k, self.sampling, self.generator = target, drafter, k, sampling, generator
         self.needs_prompt_hidden = hidden_request(drafter)  # a feature-level (EAGLE-style) drafter reads them
+        self.feature_layers = getattr(drafter, "feature_layers", None)  # EAGLE-3 style: these layers side by side
         self.eos = eos_token_ids(target)  # an accepted end-of-text ends the check (see verify)
         self.cache = DynamicCache()
         self.hidden: torch.Tensor | None = None  # the target's last hidden states in the latest pass
@@ -74,7 +75,7 @@ class SpeculativeStep:
         target_probs = warp(out.logits[0], self.sampling)  # row i: the target's p where draft token i sits
         # 3-4. Accept a prefix, then the +1 token (correction, resample or bonus).
         verdict = verify(draft_tokens, proposal, target_probs, self.sampling, self.generator, self.eos)
-        self.hidden = (target_features(out.hidden_states, getattr(self.drafter, "feature_layers", None))[0]
+        self.hidden = (target_features(out.hidden_states, self.feature_layers)[0]
                        if self.drafter.needs_target_hidden else None)
         return Checked(proposal, target_probs, verdict, now(self.target.device) - verify_start)
 
