@@ -3,6 +3,7 @@
     python -m specsim.bench                      # the default draft, prompt lookup, early exit; K = 1..8
     python -m specsim.bench --k 1 2 4 --prompts 2 --max-new-tokens 24
     python -m specsim.bench --heldout 14 --k 2 3 4 --draft assets/drafts/A assets/drafts/B --dtype bfloat16
+    python -m specsim.bench --heldout 42 --k 1 2 3 --no-hf --drafters model --stock-draft
 
 Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, the measured
 wall-clock speedup, the cost model's speedup (:mod:`specsim.costmodel`: tokens per loop / (K·c + v + o)
@@ -36,6 +37,7 @@ from specsim.defaults import (
     K_MAX,
     K_MIN,
 )
+from specsim.drafters import ModelDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.methods import DRAFTER_KINDS, build_drafter
@@ -46,6 +48,12 @@ from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rat
 
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
            "HF tok/s", "ours/HF", "identical")
+
+
+def stock_drafter(lean_drafter) -> ModelDrafter:
+    """The same trained draft, its passes run by its transformers Llama module instead of the lean forward."""
+    return ModelDrafter(lean_drafter.model, f"{lean_drafter.name}, stock transformers forward",
+                        vocab_map=lean_drafter.model.id_map.tolist())
 
 
 def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool,
@@ -138,6 +146,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="measure this machine's settings (decode path, v(n), best K) if not cached; print them")
     parser.add_argument("--heldout", type=int, default=0, metavar="N",
                         help="use N prompts of the held-out set instead of the built-in ones")
+    parser.add_argument("--stock-draft", action="store_true",
+                        help="also run each trained standalone draft through its transformers Llama module "
+                             "(rows 'NAME stock'), next to the written-out forward pass the app uses")
     args = parser.parse_args(argv)
     if any(not K_MIN <= k <= K_MAX for k in args.k):
         parser.error(f"every --k must be between {K_MIN} and {K_MAX}")
@@ -168,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             for draft in (args.draft if kind == "model" else [""]):
                 label = Path(draft).name if kind == "model" and Path(draft).is_dir() else kind
                 drafters.append((label, build_drafter(kind, target, draft, args.early_exit_layers)))
+                if args.stock_draft and hasattr(drafters[-1][1], "lean"):
+                    drafters.append((f"{label} stock", stock_drafter(drafters[-1][1])))
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
         print(f"python -m specsim.bench: error: {error}", file=sys.stderr)
         return 2

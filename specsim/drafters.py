@@ -154,14 +154,17 @@ class ModelDrafter:
         self._given_map = None if vocab_map is None else torch.as_tensor(vocab_map, dtype=torch.long)
         self.vocab_map: torch.Tensor | None = None
         self.vocab_size = 0
-        self.cache = DynamicCache()
+        self.cache = self._new_cache()
         self.cached: list[int] = []  # the token ids whose keys and values are in ``cache``
+
+    def _new_cache(self):
+        return DynamicCache()
 
     def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
         """Forget the previous run and prefill the prompt except its last token."""
         self.vocab_size = vocab_size
         self.vocab_map = None
-        self.cache = DynamicCache()
+        self.cache = self._new_cache()
         self.cached = []
         if len(prompt_ids) > 1:
             self._forward(list(prompt_ids[:-1]))

@@ -1,7 +1,9 @@
 """Plug the trained drafts into the engine: a drafter for the EAGLE-style draft, and one loader for both.
 
 The standalone draft is an ordinary causal LM that reads target ids, so the engine's
-:class:`~specsim.drafters.ModelDrafter` runs it with ``vocab_map = id_map``.
+:class:`~specsim.drafters.ModelDrafter` can run it with ``vocab_map = id_map``. The shipped drafter,
+:class:`LeanStandaloneDrafter`, is that same drafter with the draft's forward pass written out
+(:mod:`specsim.distill.lean`): the same tokens at a fraction of the cost.
 
 :class:`EagleDrafter` keeps the target's last hidden states f_t (the engine hands over those of every
 kept position in ``observe``; the prompt's come from the engine's prefill, in ``start``) and the draft's own KV cache
@@ -17,7 +19,8 @@ from pathlib import Path
 import torch
 from transformers import DynamicCache
 
-from specsim.distill.draft_model import EagleDraft, load_draft
+from specsim.distill.draft_model import EagleDraft, StandaloneDraft, load_draft
+from specsim.distill.lean import LeanLlama
 from specsim.drafters import ModelDrafter, Proposal, crop_cache, hidden_request, propose_by_passes, target_features
 from specsim.sampling import SamplingConfig
 
@@ -97,6 +100,22 @@ class EagleDrafter:
         return proposal
 
 
+class LeanStandaloneDrafter(ModelDrafter):
+    """:class:`~specsim.drafters.ModelDrafter` for a standalone draft, its passes run by :class:`LeanLlama`."""
+
+    def __init__(self, draft: StandaloneDraft, name: str, dtype: torch.dtype | None = None):
+        self.lean = LeanLlama(draft, dtype=dtype)
+        super().__init__(draft, name, vocab_map=draft.id_map.tolist())
+
+    def _new_cache(self):
+        return self.lean.new_cache()
+
+    def _forward(self, ids: list[int]) -> torch.Tensor:
+        logits = self.lean.forward(ids, self.cache)
+        self.cached.extend(ids)
+        return logits
+
+
 def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch.dtype = torch.float32,
                  device: str | torch.device = "cpu"):
     """The engine drafter for a shipped draft folder: ModelDrafter (standalone) or EagleDrafter."""
@@ -105,4 +124,4 @@ def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch
     if draft.kind == "eagle":
         return EagleDrafter(draft, target_model, f"{Path(folder).name} (EAGLE-style head trained here: reads the "
                                                  "target's hidden states)")
-    return ModelDrafter(draft, f"{Path(folder).name} (small draft model trained here)", vocab_map=id_map)
+    return LeanStandaloneDrafter(draft, f"{Path(folder).name} (small draft model trained here)")

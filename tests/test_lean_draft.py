@@ -1,0 +1,105 @@
+"""The standalone draft's written-out forward pass (specsim.distill.lean) against the Llama module it reads."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import DynamicCache, LlamaConfig
+
+from specsim.distill.draft_model import StandaloneDraft, load_draft
+from specsim.distill.drafter import LeanStandaloneDrafter, make_drafter
+from specsim.distill.lean import LeanCache, LeanLlama
+from specsim.drafters import ModelDrafter
+from specsim.sampling import SamplingConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def tiny_draft(kv_heads: int = 2, seed: int = 0) -> StandaloneDraft:
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=41, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=kv_heads, head_dim=16,
+                         tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": 5000.0})
+    draft = StandaloneDraft(config, torch.arange(40) * 3 + 1, target_vocab=150)
+    draft.llama.tie_weights()
+    with torch.no_grad():  # norms away from 1 so a forgotten norm weight shows
+        for name, p in draft.named_parameters():
+            if "norm" in name:
+                p.uniform_(0.5, 1.5)
+    return draft.eval()
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2], ids=["mha", "gqa"])
+def test_lean_forward_equals_the_llama_module_through_chunks_crops_and_growth(kv_heads):
+    draft = tiny_draft(kv_heads)
+    lean = LeanLlama(draft)
+    rng = random.Random(kv_heads)
+    ids = [rng.randrange(150) for _ in range(40)]  # most are outside id_map: the UNK row
+    hf_cache, cache = DynamicCache(), LeanCache(2, kv_heads, 16, torch.float32, "cpu", capacity=4)
+    position = 0
+    with torch.inference_mode():
+        for chunk, crop in ((7, 0), (1, 0), (1, 2), (3, 0), (1, 1), (9, 4), (1, 0), (5, 0)):
+            fed = ids[position : position + chunk]
+            expected = draft(input_ids=torch.tensor([fed]), past_key_values=hf_cache, use_cache=True).logits[0, -1]
+            got = lean.forward(fed, cache)
+            torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+            assert cache.get_seq_length() == hf_cache.get_seq_length() == position + chunk
+            position += chunk - crop
+            if crop:
+                hf_cache.crop(-crop)
+                cache.crop(-crop)
+    assert cache.keys.shape[2] >= position > 4  # it grew past its first capacity
+
+
+def test_lean_cache_crops_like_a_transformers_cache():
+    cache = LeanCache(1, 1, 2, torch.float32, "cpu", capacity=8)
+    cache.length = 6
+    cache.crop(-2)
+    assert cache.get_seq_length() == 4
+    cache.crop(10)
+    assert cache.get_seq_length() == 4
+    cache.crop(3)
+    assert cache.get_seq_length() == 3
+    cache.crop(-9)
+    assert cache.get_seq_length() == 0
+
+
+def test_lean_forward_refuses_what_it_does_not_implement():
+    draft = tiny_draft()
+    draft.config.attention_bias = True
+    with pytest.raises(ValueError, match="biases"):
+        LeanLlama(draft)
+
+
+def test_the_shipped_standalone_draft_proposes_what_its_llama_module_proposes(bundled_target):
+    from specsim.defaults import DEFAULT_DRAFT
+    from specsim.models import format_prompt
+
+    draft, id_map = load_draft(ROOT / DEFAULT_DRAFT, dtype=torch.float32)
+    lean = LeanStandaloneDrafter(draft, "lean")
+    stock = ModelDrafter(draft, "stock", vocab_map=id_map)
+    vocab = bundled_target.model.get_output_embeddings().weight.shape[0]
+    greedy = SamplingConfig(0.0, None)
+    context = format_prompt(bundled_target.tokenizer, "Explain why the sky is blue in two sentences.")
+    for drafter in (lean, stock):
+        drafter.start(context, vocab)
+    for _ in range(4):
+        a, b = (d.propose(context, 4, greedy, None) for d in (lean, stock))
+        assert a.tokens == b.tokens
+        assert a.q == pytest.approx(b.q, rel=1e-4, abs=1e-6)
+        context = context + a.tokens[:2] + [a.tokens[0]]  # keep two, then a token of the target's own
+        for drafter in (lean, stock):
+            drafter.observe(context)
+
+
+def test_a_shipped_standalone_folder_loads_as_the_lean_drafter(bundled_target):
+    from specsim.defaults import DEFAULT_DRAFT
+
+    drafter = make_drafter(ROOT / DEFAULT_DRAFT, bundled_target.model, dtype=bundled_target.dtype)
+    assert isinstance(drafter, LeanStandaloneDrafter) and drafter.kind == "model"
+    assert drafter.lean.dtype == bundled_target.dtype
