@@ -11,9 +11,12 @@ of a verification pass, or as a node of a tree. It replaces the per-row Python l
 the same instructions in the same order whatever the number of rows. On a CPU with AMX tiles (Intel
 Sapphire Rapids and later) every row sits in a 16-row tile (padded with zeros) that meets the weights as
 they are stored, so one row costs what 16 cost: checking K + 1 tokens costs one pass, and the bitwise
-guarantee comes free. Elsewhere the kernel has AVX512-BF16 and plain float32 routes, invariant too but
-with a cost that grows with the rows; the invariant path then keeps the stock linears it has probed
-(see :func:`linear_kernel`).
+guarantee comes free. On a CPU with AVX2 but no bfloat16 arithmetic (AMD Zen 2/3, older Intel), where the
+stock bfloat16 matmul costs about one pass per row, the AVX2 route reads each block of weights from memory
+once, widens it to float32 and meets every row with it while it sits in L1: the pass is bound by reading
+the weights, so an extra row adds only its arithmetic. The AVX512-BF16 and plain float32 routes are
+invariant too, but no faster than the stock linears; where only they exist, the invariant path keeps the
+stock linears it has probed (see :func:`linear_kernel`).
 
 The kernels are compiled with ``torch.utils.cpp_extension.load_inline`` on first use (about 25-60 s with
 g++) and cached under ``~/.cache/specsim/torch_extensions``; ``make run`` builds them ahead of time. Where
@@ -243,6 +246,53 @@ static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, i
 }
 #endif
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+// AVX2 + FMA, bfloat16 weights (a CPU without bfloat16 arithmetic: AMD Zen 2/3, Intel before Cooper Lake).
+// A decode pass is bound by reading the weights, so each block of 4 weight rows is read from memory once,
+// widened to float32 (exact: a shift), and meets every row of x while it sits in L1. acc lane l sums
+// x[m, k] w[j, k] over k = l, l + 8, ... in k order (one FMA each), then the 8 lanes by a fixed tree. Every
+// (row, output) pair runs through the same instructions in the same order whatever M and the blocking, so a
+// row's result never depends on how many rows share the pass; an extra row costs only its arithmetic.
+static inline __m256 load8_bf16(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+static inline float lanes_sum8(__m256 a) {                    // (l + l+4), then (l + l+2), then (0 + 1)
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+template <int R>
+static inline void block_avx2(const float* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
+                              int64_t IN, int64_t OUT) {
+  __m256 acc[R][4];
+  for (int r = 0; r < R; ++r) for (int t = 0; t < 4; ++t) acc[r][t] = _mm256_setzero_ps();
+  const uint16_t* w[4];
+  for (int t = 0; t < 4; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
+  for (int64_t k = 0; k < IN; k += 8) {
+    __m256 wv[4];
+    for (int t = 0; t < 4; ++t) wv[t] = load8_bf16(w[t] + k);
+    for (int r = 0; r < R; ++r) {
+      const __m256 xv = _mm256_loadu_ps(xp + (m0 + r) * IN + k);
+      for (int t = 0; t < 4; ++t) acc[r][t] = _mm256_fmadd_ps(xv, wv[t], acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < nj; ++t) op[(m0 + r) * OUT + j0 + t] = lanes_sum8(acc[r][t]);
+}
+static void rows_linear_avx2(const float* xp, const uint16_t* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
+  at::parallel_for(0, (OUT + 3) / 4, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t blk = begin; blk < end; ++blk) {
+      const int64_t j0 = blk * 4, nj = OUT - j0 < 4 ? OUT - j0 : 4;
+      int64_t m = 0;
+      for (; m + 2 <= M; m += 2) block_avx2<2>(xp, wp, op, m, j0, nj, IN, OUT);
+      if (m < M) block_avx2<1>(xp, wp, op, m, j0, nj, IN, OUT);
+    }
+  });
+}
+#endif
+
 // Any weight dtype: out[m, j] = sum_k x[m, k] w[j, k] in float32, lane l summing k = l, l + 16, ... in order,
 // then the lanes by a fixed tree. The same steps for every (m, j), whatever M.
 template <typename W>
@@ -318,6 +368,13 @@ torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
   }
 #endif
   auto xf = x.to(torch::kFloat32).contiguous();
+#if defined(__AVX2__) && defined(__FMA__)
+  if (w.scalar_type() == torch::kBFloat16 && IN % 8 == 0) {
+    rows_linear_avx2(xf.data_ptr<float>(), reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()),
+                     out.data_ptr<float>(), M, IN, OUT);
+    return out;
+  }
+#endif
   if (w.scalar_type() == torch::kBFloat16)
     rows_linear_generic<at::BFloat16>(xf.data_ptr<float>(), w.data_ptr<at::BFloat16>(), out.data_ptr<float>(),
                                       M, IN, OUT);
@@ -328,13 +385,15 @@ torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
   return out;
 }
 
-// Which route rows_linear takes for bfloat16 on this build and machine: "amx", "avx512-bf16" or "generic".
+// Which route rows_linear takes for bfloat16 on this build and machine: "amx", "avx512-bf16", "avx2" or "generic".
 std::string linear_path() {
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
   if (amx_ready()) return "amx";
 #endif
 #if defined(__AVX512BF16__)
   return "avx512-bf16";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "avx2";
 #else
   return "generic";
 #endif
@@ -401,14 +460,22 @@ def kernel():
         return _STATE["kernel"]
 
 
+KERNEL_ROUTES = ("amx", "avx2")
+"""The ``rows_linear`` routes that read each weight once for all K + 1 rows, so a verification pass costs
+about what a one-token pass does: AMX tiles, and the AVX2 route for CPUs without bfloat16 arithmetic (where
+the stock bfloat16 matmul pays a full pass per row). The AVX512-BF16 route is invariant too, but slower than
+the stock linears it would replace, so it is not used."""
+
+
 def linear_kernel():
-    """``rows_linear`` where it costs no more for K + 1 rows than for one (the AMX route); else None, and the
-    invariant path keeps the stock linears it has probed for row invariance."""
+    """``rows_linear`` where it reads the weights once for every row (:data:`KERNEL_ROUTES`); else None, and
+    the invariant path keeps the stock linears it has probed for row invariance."""
     if not ENABLED:
         return None
     if "linear" not in _STATE:  # asked by every linear of every pass: decide once
         module = kernel()
-        _STATE["linear"] = module.rows_linear if module is not None and module.linear_path() == "amx" else None
+        usable = module is not None and module.linear_path() in KERNEL_ROUTES
+        _STATE["linear"] = module.rows_linear if usable else None
     return _STATE["linear"]
 
 
@@ -418,8 +485,8 @@ def status() -> str:
     if module is None:
         return f"Python loop over rows (the fused kernels are unavailable: {_STATE.get('why')})"
     if linear_kernel() is not None:
-        return "fused C++ attention kernel, AMX linear kernel"
-    return f"fused C++ attention kernel, probed stock linears (no AMX here: {module.linear_path()})"
+        return f"fused C++ attention kernel, {module.linear_path().upper()} linear kernel"
+    return f"fused C++ attention kernel, probed stock linears (no AMX or AVX2 here: {module.linear_path()})"
 
 
 def attend(q: torch.Tensor, keys_t: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:

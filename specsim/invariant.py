@@ -59,6 +59,22 @@ def cpu_supports_bf16() -> bool:
     return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
 
 
+def cpu_has_avx2_fma() -> bool:
+    """Whether this CPU has AVX2 and FMA, which the fused linear kernel's AVX2 route needs."""
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    return "avx2" in flags and "fma" in flags
+
+
+def cpu_prefers_bf16() -> bool:
+    """Whether bfloat16 with the invariant path is this CPU's default: native bfloat16 arithmetic, or AVX2 + FMA,
+    where the AVX2 route reads half the bytes of float32 weights (measured on an AMD EPYC without bfloat16
+    arithmetic: one-token pass 40 ms against 65 ms in float32, v(3) 1.10 against 1.83)."""
+    return cpu_supports_bf16() or cpu_has_avx2_fma()
+
+
 class ChunkedLinear(nn.Module):
     """``x @ W.T (+ b)`` summed over fixed column chunks of W, in float32, so each row's result is
     computed the same way whatever the number of rows."""

@@ -63,28 +63,31 @@ def default_device() -> str:
 
 
 def default_dtype(device: str) -> torch.dtype:
-    """bfloat16 on CUDA and on CPUs with native bfloat16 arithmetic (AVX512-BF16 or AMX); float32 elsewhere."""
-    from specsim.invariant import cpu_supports_bf16
+    """bfloat16 on CUDA, and on CPUs with native bfloat16 arithmetic (AVX512-BF16 or AMX) or with AVX2 + FMA
+    (the fused linear kernel's AVX2 route); float32 elsewhere."""
+    from specsim.invariant import cpu_prefers_bf16
 
-    return torch.bfloat16 if device.startswith("cuda") or cpu_supports_bf16() else torch.float32
+    return torch.bfloat16 if device.startswith("cuda") or cpu_prefers_bf16() else torch.float32
 
 
 def dtype_reason(device: str, dtype: torch.dtype, invariant: bool) -> str:
     """One sentence for the UI and the CLI: which dtype runs, why, and what it means for greedy identity."""
-    from specsim.invariant import cpu_supports_bf16
+    from specsim.invariant import cpu_prefers_bf16, cpu_supports_bf16
 
     name = str(dtype).removeprefix("torch.")
     if device.startswith("cuda"):
         return f"{name} on CUDA: the GPU's native fast dtype."
     if invariant:
-        native = "it has native bfloat16 arithmetic" if cpu_supports_bf16() else "emulated: this CPU lacks native bf16"
+        native = ("it has native bfloat16 arithmetic" if cpu_supports_bf16() else
+                  "it has no bfloat16 arithmetic, so the weights are stored in bfloat16 and widened to float32 as "
+                  "they are read: half the bytes of float32")
         from specsim.fused import status
 
         return (f"{name} on this CPU ({native}), with the position-invariant decode path: "
                 "a position's logits are bitwise the same alone or inside a verification pass, so greedy "
                 f"speculative output is guaranteed to equal plain decoding. Its kernels: {status()}.")
     if dtype == torch.float32:
-        why = "chosen by hand" if cpu_supports_bf16() else "this CPU has no native bfloat16 arithmetic"
+        why = "chosen by hand" if cpu_prefers_bf16() else "this CPU has neither bfloat16 arithmetic nor AVX2"
         return (f"float32 on this CPU ({why}). Its matrix kernels change their summation order with the number "
                 "of rows, so greedy identity with plain decoding is usual but not guaranteed.")
     return (f"{name} on this CPU without the position-invariant path: greedy identity with plain decoding is not "

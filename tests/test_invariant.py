@@ -62,7 +62,7 @@ def test_every_position_is_bitwise_equal_alone_and_in_a_pass(bf16_targets, atten
 
 def _needs_linear_kernel():
     if fused.linear_kernel() is None:
-        pytest.skip(f"no AMX linear kernel on this machine: {fused.status()}")
+        pytest.skip(f"no row-invariant linear kernel on this machine: {fused.status()}")
 
 
 @pytest.mark.parametrize("shape", [(576, 576), (576, 192), (576, 1536), (1536, 576), (576, 49152)])

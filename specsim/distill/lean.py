@@ -18,7 +18,8 @@ Here the pass is the textbook one, and nothing else:
 
 It is the same maths as the Llama module it reads its weights from (tests compare the two), so the
 draft proposes the same tokens; only its cost changes. It runs in the target's dtype, as the stock
-draft did (float32, or bfloat16 on a CPU with native bfloat16 arithmetic).
+draft did; with bfloat16 on a CPU where the fused linear kernel runs, the weights are bfloat16 and the
+activations float32 (see ``LeanLlama.__init__``).
 """
 
 from __future__ import annotations
@@ -80,17 +81,31 @@ class LeanLlama:
         self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.head_dim, 2, dtype=torch.float) / self.head_dim))
         self.inv_freq = self.inv_freq.to(self.device)
 
+        # Each weight matrix W [out, in] is kept as a tensor M that ``self._times(x, M)`` turns into x Wᵀ:
+        # - bfloat16 on a CPU where the fused row-invariant linear kernel runs (AMX, or AVX2 without bfloat16
+        #   arithmetic): M is W in bfloat16 as stored, read once and widened to float32 by the kernel; the
+        #   activations stay in float32. Stock bfloat16 matmuls are slow there (one row: 63 against 26 µs for a
+        #   576 x 576 product, measured on an AMD EPYC).
+        # - float32: M is Wᵀ stored [in, out], so one row times it reads memory in order; the 8k-row head
+        #   then costs a third of what it does as stored (the same CPU).
+        # - otherwise (bfloat16 without the kernel, or CUDA): M is a transposed view of W, as in nn.Linear.
+        from specsim import fused
+
+        kernel = fused.linear_kernel() if self.dtype == torch.bfloat16 and self.device.type == "cpu" else None
+        if kernel is not None and config.hidden_size % 16 == 0 and config.intermediate_size % 16 == 0:
+            weights_dtype, self.dtype = torch.bfloat16, torch.float32
+            self._times = kernel
+            matrix = lambda t: t.detach().to(weights_dtype).contiguous()  # noqa: E731
+        else:
+            self._times = torch.matmul
+            if self.dtype == torch.float32:
+                matrix = lambda t: t.detach().T.to(self.dtype).contiguous()  # noqa: E731
+            else:
+                matrix = lambda t: t.detach().to(self.dtype).contiguous().T  # noqa: E731
+        self.kernel = kernel is not None and self._times is kernel
+
         def cast(t: torch.Tensor) -> torch.Tensor:
             return t.detach().to(self.dtype).contiguous()
-
-        # Each weight matrix W [out, in] is kept as a tensor M with x @ M = x Wᵀ. In float32 M is Wᵀ stored
-        # [in, out]: one row times it then reads memory in order, and the 8k-row head costs a third of what
-        # it does as stored (measured on an AVX2 CPU). bfloat16 matmuls are fast only as stored, so there M
-        # is a transposed view of W, as in torch.nn.Linear.
-        self.transposed = self.dtype == torch.float32
-
-        def matrix(t: torch.Tensor) -> torch.Tensor:
-            return cast(t.T) if self.transposed else cast(t).T
 
         self.embed = cast(weight)
         self.layers = []
@@ -145,7 +160,7 @@ class LeanLlama:
             mask = torch.arange(end, device=self.device)[None] <= torch.arange(start, end, device=self.device)[:, None]
         q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
         for i, (w_in, w_qkv, w_o, w_post, w_gate_up, w_down) in enumerate(self.layers):
-            qkv = self._rms_norm(x, w_in) @ w_qkv
+            qkv = self._times(self._rms_norm(x, w_in), w_qkv)
             q = qkv[:, :q_width].view(n, self.heads, self.head_dim).transpose(0, 1)
             k = qkv[:, q_width : q_width + kv_width].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
             v = qkv[:, q_width + kv_width :].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
@@ -154,8 +169,8 @@ class LeanLlama:
             attended = F.scaled_dot_product_attention(
                 self._rotate(q, cos, sin)[None], cache.keys[i : i + 1, :, :end], cache.values[i : i + 1, :, :end],
                 attn_mask=mask, enable_gqa=self.heads != self.kv_heads)
-            x = x + attended[0].transpose(0, 1).reshape(n, q_width) @ w_o
-            gate, up = (self._rms_norm(x, w_post) @ w_gate_up).chunk(2, dim=-1)
-            x = x + (F.silu(gate) * up) @ w_down
+            x = x + self._times(attended[0].transpose(0, 1).reshape(n, q_width), w_o)
+            gate, up = self._times(self._rms_norm(x, w_post), w_gate_up).chunk(2, dim=-1)
+            x = x + self._times(F.silu(gate) * up, w_down)
         cache.length = end
-        return self._rms_norm(x[-1], self.norm) @ self.head
+        return self._times(self._rms_norm(x[-1:], self.norm), self.head)[0]
