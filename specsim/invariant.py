@@ -31,6 +31,7 @@ agree with each other.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import torch
@@ -50,22 +51,23 @@ DOWN_CHUNK = 768
 """Column chunk of the down projection: a reduction split that does not change with the row count."""
 
 
+@functools.cache
+def _cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags, read once (empty where /proc/cpuinfo cannot be read)."""
+    try:
+        return frozenset(open("/proc/cpuinfo").read().split())
+    except OSError:
+        return frozenset()
+
+
 def cpu_supports_bf16() -> bool:
     """Whether this CPU has native bfloat16 arithmetic (AVX512-BF16 or AMX), where bf16 is the fast dtype."""
-    try:
-        flags = open("/proc/cpuinfo").read()
-    except OSError:
-        return False
-    return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+    return bool(_cpu_flags() & {"avx512_bf16", "amx_bf16"})
 
 
 def cpu_has_avx2_fma() -> bool:
     """Whether this CPU has AVX2 and FMA, which the fused linear kernel's AVX2 route needs."""
-    try:
-        flags = open("/proc/cpuinfo").read().split()
-    except OSError:
-        return False
-    return "avx2" in flags and "fma" in flags
+    return {"avx2", "fma"} <= _cpu_flags()
 
 
 def cpu_prefers_bf16() -> bool:

@@ -92,17 +92,19 @@ class LeanLlama:
         from specsim import fused
 
         kernel = fused.linear_kernel() if self.dtype == torch.bfloat16 and self.device.type == "cpu" else None
-        if kernel is not None and config.hidden_size % 16 == 0 and config.intermediate_size % 16 == 0:
-            weights_dtype, self.dtype = torch.bfloat16, torch.float32
-            self._times = kernel
-            matrix = lambda t: t.detach().to(weights_dtype).contiguous()  # noqa: E731
+        self.kernel = kernel is not None and config.hidden_size % 16 == 0 and config.intermediate_size % 16 == 0
+        if self.kernel:
+            self.dtype, self._times, layout = torch.float32, kernel, "bf16 as stored"
         else:
-            self._times = torch.matmul
-            if self.dtype == torch.float32:
-                matrix = lambda t: t.detach().T.to(self.dtype).contiguous()  # noqa: E731
-            else:
-                matrix = lambda t: t.detach().to(self.dtype).contiguous().T  # noqa: E731
-        self.kernel = kernel is not None and self._times is kernel
+            self._times, layout = torch.matmul, "in-out" if self.dtype == torch.float32 else "view"
+
+        def matrix(t: torch.Tensor) -> torch.Tensor:
+            t = t.detach()
+            if layout == "bf16 as stored":
+                return t.to(torch.bfloat16).contiguous()
+            if layout == "in-out":
+                return t.T.to(self.dtype).contiguous()
+            return t.to(self.dtype).contiguous().T
 
         def cast(t: torch.Tensor) -> torch.Tensor:
             return t.detach().to(self.dtype).contiguous()
