@@ -13,8 +13,9 @@ Sapphire Rapids and later) every row sits in a 16-row tile (padded with zeros) t
 they are stored, so one row costs what 16 cost: checking K + 1 tokens costs one pass, and the bitwise
 guarantee comes free. On a CPU with AVX2 but no bfloat16 arithmetic (AMD Zen 2/3, older Intel), where the
 stock bfloat16 matmul costs about one pass per row, the AVX2 route reads each block of weights from memory
-once, widens it to float32 and meets every row with it while it sits in L1: the pass is bound by reading
-the weights, so an extra row adds only its arithmetic. The AVX512-BF16 and plain float32 routes are
+once, widens it to float32 and meets every row with it while it sits in registers, and fetches the next
+block while this one computes: the pass is bound by reading the weights, and the arithmetic of up to about
+four extra rows hides under that reading. The AVX512-BF16 and plain float32 routes are
 invariant too, but no faster than the stock linears; where only they exist, the invariant path keeps the
 stock linears it has probed (see :func:`linear_kernel`).
 
@@ -249,11 +250,18 @@ static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, i
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 // AVX2 + FMA, bfloat16 weights (a CPU without bfloat16 arithmetic: AMD Zen 2/3, Intel before Cooper Lake).
-// A decode pass is bound by reading the weights, so each block of 4 weight rows is read from memory once,
-// widened to float32 (exact: a shift), and meets every row of x while it sits in L1. acc lane l sums
+// A decode pass is bound by reading the weights, so each block of T weight rows is read from memory once,
+// widened to float32 (exact: a shift), and meets every row of x while it sits in registers. acc lane l sums
 // x[m, k] w[j, k] over k = l, l + 8, ... in k order (one FMA each), then the 8 lanes by a fixed tree. Every
 // (row, output) pair runs through the same instructions in the same order whatever M and the blocking, so a
-// row's result never depends on how many rows share the pass; an extra row costs only its arithmetic.
+// row's result never depends on how many rows share the pass.
+//
+// Two things make the extra rows of a verification pass nearly free:
+// - the block shape (R rows x T outputs) keeps R x T accumulators side by side, enough to hide the FMA
+//   latency, within the 16 vector registers (R x T + T + 1); it is chosen by M, never changing a result;
+// - while one block computes, the next block's weights are prefetched, so reading memory and the arithmetic
+//   of the extra rows overlap instead of taking turns.
+#define ALWAYS_INLINE __attribute__((always_inline)) static inline  // inlined, the accumulators stay in registers
 static inline __m256 load8_bf16(const uint16_t* p) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -263,33 +271,57 @@ static inline float lanes_sum8(__m256 a) {                    // (l + l+4), then
   const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
-template <int R>
-static inline void block_avx2(const float* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
+template <int R, int T>
+ALWAYS_INLINE void block_avx2(const float* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
                               int64_t IN, int64_t OUT) {
-  __m256 acc[R][4];
-  for (int r = 0; r < R; ++r) for (int t = 0; t < 4; ++t) acc[r][t] = _mm256_setzero_ps();
-  const uint16_t* w[4];
-  for (int t = 0; t < 4; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r) for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const uint16_t* w[T];
+  for (int t = 0; t < T; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
+  const uint16_t* ahead = wp + (j0 + T) * IN;  // the next block (a prefetch past the end never faults)
   for (int64_t k = 0; k < IN; k += 8) {
-    __m256 wv[4];
-    for (int t = 0; t < 4; ++t) wv[t] = load8_bf16(w[t] + k);
+    if ((k & 31) == 0)  // one 64-byte line of each of the next block's rows every 32 values
+      for (int t = 0; t < T; ++t) _mm_prefetch(reinterpret_cast<const char*>(ahead + t * IN + k), _MM_HINT_T0);
+    __m256 wv[T];
+    for (int t = 0; t < T; ++t) wv[t] = load8_bf16(w[t] + k);
     for (int r = 0; r < R; ++r) {
       const __m256 xv = _mm256_loadu_ps(xp + (m0 + r) * IN + k);
-      for (int t = 0; t < 4; ++t) acc[r][t] = _mm256_fmadd_ps(xv, wv[t], acc[r][t]);
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(xv, wv[t], acc[r][t]);
     }
   }
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < nj; ++t) op[(m0 + r) * OUT + j0 + t] = lanes_sum8(acc[r][t]);
 }
-static void rows_linear_avx2(const float* xp, const uint16_t* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
-  at::parallel_for(0, (OUT + 3) / 4, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t j0 = blk * 4, nj = OUT - j0 < 4 ? OUT - j0 : 4;
-      int64_t m = 0;
-      for (; m + 2 <= M; m += 2) block_avx2<2>(xp, wp, op, m, j0, nj, IN, OUT);
-      if (m < M) block_avx2<1>(xp, wp, op, m, j0, nj, IN, OUT);
+// Every row against one block of T = 2 outputs, in ceil(M / 6) groups of 3 to 6 rows (M >= 5).
+ALWAYS_INLINE void groups_avx2(const float* xp, const uint16_t* wp, float* op, int64_t M, int64_t j0, int64_t nj,
+                               int64_t IN, int64_t OUT) {
+  const int64_t groups = (M + 5) / 6;
+  for (int64_t g = 0, m = 0; g < groups; ++g) {
+    const int64_t size = (M - m) / (groups - g);  // an even split: sizes differ by at most one
+    switch (size) {
+      case 6: block_avx2<6, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 5: block_avx2<5, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 4: block_avx2<4, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      default: block_avx2<3, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
     }
+    m += size;
+  }
+}
+template <int T, typename Block>
+static void over_blocks_avx2(int64_t OUT, Block block) {
+  at::parallel_for(0, (OUT + T - 1) / T, 64 / T, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) block(b * T, OUT - b * T < T ? OUT - b * T : T);
   });
+}
+// Block shapes measured on an AMD EPYC (see docs/invariant.md): 1 x 8, 2 x 6, 3 x 4, 4 x 3, then groups x 2.
+static void rows_linear_avx2(const float* x, const uint16_t* w, float* o, int64_t M, int64_t IN, int64_t OUT) {
+  switch (M) {
+    case 1: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_avx2<1, 8>(x, w, o, 0, j, n, IN, OUT); }); break;
+    case 2: over_blocks_avx2<6>(OUT, [&](int64_t j, int64_t n) { block_avx2<2, 6>(x, w, o, 0, j, n, IN, OUT); }); break;
+    case 3: over_blocks_avx2<4>(OUT, [&](int64_t j, int64_t n) { block_avx2<3, 4>(x, w, o, 0, j, n, IN, OUT); }); break;
+    case 4: over_blocks_avx2<3>(OUT, [&](int64_t j, int64_t n) { block_avx2<4, 3>(x, w, o, 0, j, n, IN, OUT); }); break;
+    default: over_blocks_avx2<2>(OUT, [&](int64_t j, int64_t n) { groups_avx2(x, w, o, M, j, n, IN, OUT); }); break;
+  }
 }
 #endif
 

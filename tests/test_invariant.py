@@ -65,9 +65,10 @@ def _needs_linear_kernel():
         pytest.skip(f"no row-invariant linear kernel on this machine: {fused.status()}")
 
 
-@pytest.mark.parametrize("shape", [(576, 576), (576, 192), (576, 1536), (1536, 576), (576, 49152)])
+@pytest.mark.parametrize("shape", [(576, 576), (576, 192), (576, 1536), (1536, 576), (576, 49152), (384, 77)])
 def test_linear_kernel_rows_do_not_depend_on_the_row_count_or_threads(shape):
-    """Every projection shape of the bundled target: a row alone, among m = 2..17 rows, with 1 or 2 threads."""
+    """Every projection shape of the bundled target: a row alone, among m = 2..17 rows, with 1 or 2 threads.
+    (384, 77): a draft's width, and an output count no block shape divides (the kernel's last, partial block)."""
     _needs_linear_kernel()
     gen = torch.Generator().manual_seed(2)
     weight = (torch.randn(shape[1], shape[0], generator=gen) * 0.05).bfloat16()
