@@ -8,7 +8,13 @@ from transformers import DynamicCache
 
 from specsim import fused
 from specsim.drafters import crop_cache
-from specsim.invariant import MAX_INVARIANT_QUERIES, ChunkedLinear, KernelLinear, invariant_attention
+from specsim.invariant import (
+    MAX_INVARIANT_QUERIES,
+    PREFILL_KERNEL_ROWS,
+    ChunkedLinear,
+    KernelLinear,
+    invariant_attention,
+)
 from specsim.models import format_prompt
 from specsim.prompts import builtin_prompts, load_heldout
 
@@ -95,7 +101,15 @@ def test_kernel_linear_serves_decode_passes_and_leaves_prefill_to_the_stock_path
         torch.testing.assert_close(small.float(), linear(x[:1, :5]).float(), rtol=2e-2, atol=2e-2)
         expected = (fused.rows_linear(x[0, :5], linear.weight) + linear.bias.float()).bfloat16()
         assert torch.equal(small[0], expected)  # through the kernel, bias added in float32
-        assert torch.equal(wrapped(x), linear(x))  # 40 rows: prefill, the stock kernel
+        prefill = wrapped(x)  # 40 rows: a prompt's prefill, through the kernel only where it is the faster path
+        if fused.kernel_for_prefill():
+            expected = (fused.rows_linear(x.reshape(-1, 576), linear.weight) + linear.bias.float()).bfloat16()
+            assert torch.equal(prefill, expected.reshape(2, -1, 64))
+        else:
+            assert torch.equal(prefill, linear(x))
+        torch.testing.assert_close(prefill.float(), linear(x).float(), rtol=2e-2, atol=2e-2)
+        big = torch.randn(PREFILL_KERNEL_ROWS + 1, 576).bfloat16()
+        assert torch.equal(wrapped(big), linear(big))  # beyond that, the stock path everywhere
 
 
 def test_the_default_target_runs_its_linears_through_the_kernel_where_there_is_one(bf16_targets):
