@@ -417,6 +417,95 @@ torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
   return out;
 }
 
+// One pass of a Llama draft (no biases, default RoPE) over n new tokens, the whole pass in one call: the same
+// steps as specsim.distill.lean.LeanLlama.forward, which is its readable reference (tests compare the two).
+// Activations float32, matrices bfloat16 as stored, through rows_linear. x: (n, d) embeddings of the new
+// tokens; layers: per layer w_in (d), w_qkv, w_o, w_post (d), w_gate_up, w_down; keys, values: (layers, kv
+// heads, capacity, head dim), written at positions start .. start + n - 1; cos, sin: (n, head dim) for those
+// positions. Returns the logits at the last position, (vocab).
+static torch::Tensor rms_scaled(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  const int64_t n = x.size(0), d = x.size(1);
+  auto out = torch::empty_like(x);
+  const float* xp = x.data_ptr<float>();
+  const float* wp = w.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    float ss = 0.f;
+    for (int64_t j = 0; j < d; ++j) ss += xp[i * d + j] * xp[i * d + j];
+    const float r = 1.f / std::sqrt(ss / static_cast<float>(d) + static_cast<float>(eps));
+    for (int64_t j = 0; j < d; ++j) op[i * d + j] = wp[j] * (xp[i * d + j] * r);
+  }
+  return out;
+}
+static inline void rope_into(const float* in, const float* c, const float* s, float* out, int64_t hd) {
+  const int64_t half = hd / 2;
+  for (int64_t t = 0; t < hd; ++t) out[t] = in[t] * c[t] + (t < half ? -in[t + half] : in[t - half]) * s[t];
+}
+torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, torch::Tensor keys, torch::Tensor values,
+                         torch::Tensor cos, torch::Tensor sin, int64_t start, int64_t heads, int64_t kv_heads,
+                         double eps, torch::Tensor norm, torch::Tensor head) {
+  TORCH_CHECK(x.dtype() == torch::kFloat32 && keys.dtype() == torch::kFloat32 && layers.size() % 6 == 0);
+  TORCH_CHECK(keys.is_contiguous() && values.is_contiguous());
+  x = x.contiguous(); cos = cos.contiguous(); sin = sin.contiguous();
+  const int64_t n = x.size(0), hd = keys.size(3), cap = keys.size(2);
+  const int64_t qw = heads * hd, kvw = kv_heads * hd, group = heads / kv_heads;
+  TORCH_CHECK(start + n <= cap, "draft_pass: the cache is too small");
+  const float scale = 1.f / std::sqrt(static_cast<float>(hd));
+  const float* cp = cos.data_ptr<float>();
+  const float* sp = sin.data_ptr<float>();
+  std::vector<float> q(hd), w(start + n);
+  for (size_t l = 0; l < layers.size() / 6; ++l) {
+    const torch::Tensor* L = &layers[6 * l];
+    auto qkv = rows_linear(rms_scaled(x, L[0], eps), L[1]);  // (n, qw + 2 kvw)
+    const float* qkvp = qkv.data_ptr<float>();
+    float* kc = keys.data_ptr<float>() + l * kv_heads * cap * hd;
+    float* vc = values.data_ptr<float>() + l * kv_heads * cap * hd;
+    for (int64_t i = 0; i < n; ++i) {  // keys rotated by their position, values as they are, into the cache
+      const float* row = qkvp + i * (qw + 2 * kvw);
+      for (int64_t g = 0; g < kv_heads; ++g) {
+        rope_into(row + qw + g * hd, cp + i * hd, sp + i * hd, kc + (g * cap + start + i) * hd, hd);
+        std::memcpy(vc + (g * cap + start + i) * hd, row + qw + kvw + g * hd, hd * sizeof(float));
+      }
+    }
+    auto attended = torch::zeros({n, qw}, x.options());
+    float* ap = attended.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t seen = start + i + 1;  // causal: every cached key and the new ones up to its own position
+      for (int64_t h = 0; h < heads; ++h) {
+        rope_into(qkvp + i * (qw + 2 * kvw) + h * hd, cp + i * hd, sp + i * hd, q.data(), hd);
+        const float* kb = kc + (h / group) * cap * hd;
+        const float* vb = vc + (h / group) * cap * hd;
+        float top = -INFINITY, total = 0.f;
+        for (int64_t j = 0; j < seen; ++j) {
+          float dot = 0.f;
+          for (int64_t t = 0; t < hd; ++t) dot += q[t] * kb[j * hd + t];
+          w[j] = dot * scale;
+          top = w[j] > top ? w[j] : top;
+        }
+        for (int64_t j = 0; j < seen; ++j) { w[j] = std::exp(w[j] - top); total += w[j]; }
+        float* o = ap + i * qw + h * hd;
+        for (int64_t j = 0; j < seen; ++j) {
+          const float a = w[j] / total;
+          for (int64_t t = 0; t < hd; ++t) o[t] += a * vb[j * hd + t];
+        }
+      }
+    }
+    x = x + rows_linear(attended, L[2]);
+    auto gate_up = rows_linear(rms_scaled(x, L[3], eps), L[4]);  // (n, 2 I): gate, then up
+    const int64_t inter = gate_up.size(1) / 2;
+    auto act = torch::empty({n, inter}, x.options());
+    const float* gp = gate_up.data_ptr<float>();
+    float* actp = act.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inter; ++j) {
+        const float g = gp[i * 2 * inter + j];
+        actp[i * inter + j] = g / (1.f + std::exp(-g)) * gp[i * 2 * inter + inter + j];
+      }
+    x = x + rows_linear(act, L[5]);
+  }
+  return rows_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head)[0];
+}
+
 // Which route rows_linear takes for bfloat16 on this build and machine: "amx", "avx512-bf16", "avx2" or "generic".
 std::string linear_path() {
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
@@ -478,7 +567,7 @@ def kernel():
                     from torch.utils.cpp_extension import load_inline
 
                     module = load_inline(extension_name(), cpp_sources=SOURCE,
-                                         functions=["attend", "rows_linear", "linear_path"],
+                                         functions=["attend", "rows_linear", "linear_path", "draft_pass"],
                                          extra_cflags=["-O3", "-march=native", "-fno-math-errno", "-fopenmp"],
                                          extra_ldflags=["-fopenmp"],  # at::parallel_for is OpenMP
                                          build_directory=build_dir(), verbose=False)

@@ -9,6 +9,7 @@ import pytest
 import torch
 from transformers import DynamicCache, LlamaConfig
 
+from specsim import fused
 from specsim.distill.draft_model import StandaloneDraft, load_draft
 from specsim.distill.drafter import LeanStandaloneDrafter, make_drafter
 from specsim.distill.lean import LeanCache, LeanLlama
@@ -54,6 +55,31 @@ def test_lean_forward_equals_the_llama_module_through_chunks_crops_and_growth(kv
                 hf_cache.crop(-crop)
                 cache.crop(-crop)
     assert cache.keys.shape[2] >= position > 4  # it grew past its first capacity
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2], ids=["mha", "gqa"])
+def test_the_one_call_pass_equals_the_python_steps_through_chunks_crops_and_growth(kv_heads):
+    """bfloat16 where the fused kernel runs: the whole pass as one C++ call against the written-out steps."""
+    if fused.linear_kernel() is None:
+        pytest.skip(f"no fused linear kernel here: {fused.status()}")
+    draft = tiny_draft(kv_heads).to(torch.bfloat16)
+    one, steps = LeanLlama(draft, torch.bfloat16), LeanLlama(draft, torch.bfloat16, one_call=False)
+    assert one.one_call is not None and steps.one_call is None
+    rng = random.Random(kv_heads)
+    ids = [rng.randrange(150) for _ in range(40)]
+    caches = [LeanCache(2, kv_heads, 16, torch.float32, "cpu", capacity=4) for _ in range(2)]
+    position = 0
+    for chunk, crop in ((7, 0), (1, 0), (1, 2), (3, 0), (1, 1), (9, 4), (1, 0), (5, 0)):
+        fed = ids[position : position + chunk]
+        got, expected = (lean.forward(fed, cache) for lean, cache in zip((one, steps), caches, strict=True))
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+        assert caches[0].length == caches[1].length == position + chunk
+        torch.testing.assert_close(caches[0].keys[:, :, : position + chunk],
+                                   caches[1].keys[:, :, : position + chunk], rtol=1e-5, atol=1e-5)
+        position += chunk - crop
+        for cache in caches:
+            cache.crop(position)
+    assert caches[0].keys.shape[2] >= position > 4  # it grew past its first capacity
 
 
 def test_lean_cache_crops_like_a_transformers_cache():

@@ -17,7 +17,10 @@ Here the pass is the textbook one, and nothing else:
     logits = (rms_norm(x) * w_final) @ Eᵀ          (the tied embedding, over the draft's vocabulary)
 
 It is the same maths as the Llama module it reads its weights from (tests compare the two), so the
-draft proposes the same tokens; only its cost changes. It runs in the target's dtype, as the stock
+draft proposes the same tokens; only its cost changes. Where the fused kernels run, the same steps run
+as one C++ call (:func:`specsim.fused` ``draft_pass``): no Python between them, which halves the pass
+again (about 0.5 against 1.1 ms here, measured in ``docs/invariant.md``). The Python below stays the
+reference that tests compare that call with. It runs in the target's dtype, as the stock
 draft did; with bfloat16 on a CPU where the fused linear kernel runs, the weights are bfloat16 and the
 activations float32 (see ``LeanLlama.__init__``).
 """
@@ -64,7 +67,7 @@ class LeanCache:
 class LeanLlama:
     """A Llama-architecture draft (``StandaloneDraft``) as plain tensors and one forward function."""
 
-    def __init__(self, draft: torch.nn.Module, dtype: torch.dtype | None = None):
+    def __init__(self, draft: torch.nn.Module, dtype: torch.dtype | None = None, one_call: bool = True):
         config, model = draft.config, draft.llama.model
         weight = model.embed_tokens.weight
         self.dtype = dtype or weight.dtype
@@ -123,6 +126,9 @@ class LeanLlama:
             ))
         self.norm = cast(model.norm.weight)
         self.head = matrix(draft.llama.lm_head.weight[: draft.n_out])
+        # The whole pass as one C++ call where the kernel runs (``one_call=False``: the Python steps below).
+        self.one_call = fused.kernel().draft_pass if self.kernel and one_call else None
+        self._flat = [w for layer in self.layers for w in layer]
         self.to_small = draft.to_small
         self._cos = self._sin = torch.empty(0, self.head_dim)
 
@@ -157,6 +163,11 @@ class LeanLlama:
         cos, sin = cos[start:end], sin[start:end]
         index = self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]
         x = self.embed[index]  # [n, d]
+        if self.one_call is not None:
+            logits = self.one_call(x, self._flat, cache.keys, cache.values, cos, sin, start, self.heads,
+                                   self.kv_heads, self.eps, self.norm, self.head)
+            cache.length = end
+            return logits
         mask = None
         if n > 1:  # query i sees every cached key and the new keys up to its own position
             mask = torch.arange(end, device=self.device)[None] <= torch.arange(start, end, device=self.device)[:, None]
