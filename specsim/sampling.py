@@ -106,3 +106,9 @@ def top_tokens(probs: torch.Tensor, n: int) -> list[tuple[int, float]]:
     """The n most likely token ids with their probabilities, most likely first."""
     values, ids = torch.topk(probs, min(n, probs.shape[-1]))
     return list(zip(ids.tolist(), values.tolist(), strict=True))
+
+
+def top_rows(probs: torch.Tensor, n: int) -> list[list[tuple[int, float]]]:
+    """:func:`top_tokens` of every row of a (rows, vocab) matrix, in one call."""
+    values, ids = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)
+    return [list(zip(i, v, strict=True)) for i, v in zip(ids.tolist(), values.tolist(), strict=True)]

@@ -162,3 +162,13 @@ def test_sampling_with_top_p_and_equal_models_has_no_nan(tiny_pair):
     assert trace.acceptance_rate == 1.0
     values = [v for it in trace.iterations for s in it.slots for v in (s.p, s.q, s.accept_prob)]
     assert all(v == v for v in values)  # no NaN
+
+
+def test_top_rows_is_top_tokens_of_each_row():
+    """The trace's top-n of every verification row comes from one call; it must be each row's own top-n."""
+    from specsim.sampling import top_rows, top_tokens
+
+    gen = torch.Generator().manual_seed(3)
+    probs = torch.softmax(torch.randn(5, 300, generator=gen) * 3, dim=-1)
+    assert top_rows(probs, 5) == [top_tokens(row, 5) for row in probs]
+    assert top_rows(probs[:, :3], 5) == [top_tokens(row, 5) for row in probs[:, :3]]  # fewer tokens than n
