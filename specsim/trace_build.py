@@ -43,7 +43,7 @@ def build_iteration(
     tokens, n_accepted, extra = proposal.tokens, verdict.n_accepted, verdict.extra
     rows = torch.arange(len(tokens))
     p_tokens = target_probs[rows, torch.tensor(tokens, dtype=torch.long)].tolist() if tokens else []
-    target_tops = top_rows(target_probs, top_n)  # one top-n over every row: K + 1 separate calls cost 4x more
+    target_tops = top_rows(target_probs, top_n)  # one top-n over every row: K + 1 separate calls cost about 3x more
     slots = []
     for i, token in enumerate(tokens):
         # after a rejection, or after an accepted end-of-text (verdict.ended), nothing was checked
