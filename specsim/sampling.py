@@ -104,11 +104,16 @@ def residual_distribution(p: torch.Tensor, q: torch.Tensor) -> tuple[torch.Tenso
 
 def top_tokens(probs: torch.Tensor, n: int) -> list[tuple[int, float]]:
     """The n most likely token ids with their probabilities, most likely first."""
-    values, ids = torch.topk(probs, min(n, probs.shape[-1]))
-    return list(zip(ids.tolist(), values.tolist(), strict=True))
+    return top_rows(probs[None], n)[0]
 
 
 def top_rows(probs: torch.Tensor, n: int) -> list[list[tuple[int, float]]]:
-    """:func:`top_tokens` of every row of a (rows, vocab) matrix, in one call."""
+    """:func:`top_tokens` of every row of a (rows, vocab) matrix, in one call.
+
+    Equal probabilities are frequent (bfloat16 logits have 8 significant bits) and ``topk`` lists them in no
+    set order, so each list is ordered by probability, then by id: the first entry is the token ``argmax``
+    picks, the one greedy decoding writes.
+    """
     values, ids = torch.topk(probs, min(n, probs.shape[-1]), dim=-1)
-    return [list(zip(i, v, strict=True)) for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
+    return [sorted(zip(i, v, strict=True), key=lambda pair: (-pair[1], pair[0]))
+            for i, v in zip(ids.tolist(), values.tolist(), strict=True)]

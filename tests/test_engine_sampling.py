@@ -172,3 +172,18 @@ def test_top_rows_is_top_tokens_of_each_row():
     probs = torch.softmax(torch.randn(5, 300, generator=gen) * 3, dim=-1)
     assert top_rows(probs, 5) == [top_tokens(row, 5) for row in probs]
     assert top_rows(probs[:, :3], 5) == [top_tokens(row, 5) for row in probs[:, :3]]  # fewer tokens than n
+
+
+def test_top_lists_put_the_argmax_first_when_probabilities_tie():
+    """bfloat16 logits tie often; the trace's top-1 must be the token greedy decoding writes (argmax)."""
+    from specsim.sampling import top_rows, top_tokens
+
+    gen = torch.Generator().manual_seed(4)
+    logits = (torch.randn(64, 49152, generator=gen) * 2).bfloat16().float()
+    logits[:, 40000] = logits[:, 7] = logits.max(dim=-1).values  # a tie at the top, the later id first in memory
+    probs = torch.softmax(logits, dim=-1)
+    rows = top_rows(probs, 5)
+    assert [row[0][0] for row in rows] == probs.argmax(dim=-1).tolist() == [7] * 64
+    for row in rows:
+        assert row == sorted(row, key=lambda pair: (-pair[1], pair[0]))
+    assert top_tokens(probs[3], 5) == rows[3]
