@@ -207,8 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  K={k}: {rows[-1]['spec tok/s']:.1f} tok/s, cost model {rows[-1]['cost model']:.2f}x", flush=True)
     print()
     print(format_table(rows))
-    print(f"\n* the wall clock and the cost model disagreed by more than {fairtime.TOLERANCE:.0%}: the machine was too "
-          "busy to time fairly, so 'fair' shows the cost model")
+    if any(row["fair"].endswith("*") for row in rows):  # the footnote only where a row carries its mark
+        print(f"\n* the wall clock and the cost model disagreed by more than {fairtime.TOLERANCE:.0%}: the machine was "
+              "too busy to time fairly, so 'fair' shows the cost model")
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:
