@@ -12,7 +12,7 @@ from transformers import DynamicCache, LlamaConfig
 from specsim import fused
 from specsim.distill.draft_model import StandaloneDraft, load_draft
 from specsim.distill.drafter import LeanStandaloneDrafter, make_drafter
-from specsim.distill.lean import LeanCache, LeanLlama
+from specsim.distill.lean import ONE_CALL_ROWS, LeanCache, LeanLlama
 from specsim.drafters import ModelDrafter
 from specsim.sampling import SamplingConfig
 
@@ -66,10 +66,11 @@ def test_the_one_call_pass_equals_the_python_steps_through_chunks_crops_and_grow
     one, steps = LeanLlama(draft, torch.bfloat16), LeanLlama(draft, torch.bfloat16, one_call=False)
     assert one.one_call is not None and steps.one_call is None
     rng = random.Random(kv_heads)
-    ids = [rng.randrange(150) for _ in range(40)]
+    ids = [rng.randrange(150) for _ in range(100)]
     caches = [LeanCache(2, kv_heads, 16, torch.float32, "cpu", capacity=4) for _ in range(2)]
     position = 0
-    for chunk, crop in ((7, 0), (1, 0), (1, 2), (3, 0), (1, 1), (9, 4), (1, 0), (5, 0)):
+    # a prefill longer than ONE_CALL_ROWS takes the Python steps in both; the call then reads the cache they wrote
+    for chunk, crop in ((ONE_CALL_ROWS + 5, 0), (7, 0), (1, 0), (1, 2), (3, 0), (1, 1), (9, 4), (1, 0), (5, 0)):
         fed = ids[position : position + chunk]
         got, expected = (lean.forward(fed, cache) for lean, cache in zip((one, steps), caches, strict=True))
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)

@@ -19,16 +19,22 @@ Here the pass is the textbook one, and nothing else:
 It is the same maths as the Llama module it reads its weights from (tests compare the two), so the
 draft proposes the same tokens; only its cost changes. Where the fused kernels run, the same steps run
 as one C++ call (:func:`specsim.fused` ``draft_pass``): no Python between them, which halves the pass
-again (about 0.5 against 0.9 ms a pass here, measured in ``docs/invariant.md``). The Python below stays the
-reference that tests compare that call with. It runs in the target's dtype, as the stock
-draft did; with bfloat16 on a CPU where the fused linear kernel runs, the weights are bfloat16 and the
-activations float32 (see ``LeanLlama.__init__``).
+again (about 0.5 against 0.9 ms a pass here, measured in ``docs/invariant.md``). The Python below stays
+the reference that tests compare that call with, and runs a prompt's prefill (``ONE_CALL_ROWS``).
+
+It runs in the target's dtype, as the stock draft did; with bfloat16 on a CPU where the fused linear kernel
+runs, the weights are bfloat16 and the activations float32 (see ``LeanLlama.__init__``).
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+ONE_CALL_ROWS = 32
+"""Passes of up to this many tokens (every pass of a decoding loop) run as the one C++ call. A prompt's
+prefill takes the Python steps: their attention (SDPA, on every core) beats the call's plain loop on long
+inputs (200 tokens: 17 against 28 ms here). Both fill the same cache the same way."""
 
 
 class LeanCache:
@@ -163,7 +169,7 @@ class LeanLlama:
         cos, sin = cos[start:end], sin[start:end]
         index = self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]
         x = self.embed[index]  # [n, d]
-        if self.one_call is not None:
+        if self.one_call is not None and n <= ONE_CALL_ROWS:
             logits = self.one_call(x, self._flat, cache.keys, cache.values, cos, sin, start, self.heads,
                                    self.kv_heads, self.eps, self.norm, self.head)
             cache.length = end
