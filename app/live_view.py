@@ -62,8 +62,9 @@ def _slot_label(spec: Trace, step: int, pos: int) -> str:
     it = spec.iterations[step]
     if pos > it.k:
         return f"t+{pos} (bonus)"
-    mark = {"accepted": "✓", "rejected": "✗", "unchecked": "·"}[it.slots[pos - 1].status]
-    return f"t+{pos} {mark}"
+    slot = it.slots[pos - 1]
+    mark = {"accepted": "✓", "rejected": "✗", "unchecked": "·"}[slot.status]
+    return f"t+{pos} {mark}" + (" copied" if slot.copied else "")
 
 
 # ---- the whole run ------------------------------------------------------------------------------

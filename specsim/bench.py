@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from specsim import fairtime, machine
-from specsim.build import usable_device
+from specsim.build import load_draft_model, usable_device
 from specsim.costmodel import cost_model
 from specsim.defaults import (
     BENCH_MAX_NEW_TOKENS,
@@ -146,6 +146,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="measure this machine's settings (decode path, v(n), best K) if not cached; print them")
     parser.add_argument("--heldout", type=int, default=0, metavar="N",
                         help="use N prompts of the held-out set instead of the built-in ones")
+    parser.add_argument("--no-copy", action="store_true",
+                        help="also run each distilled standalone draft without copying repeated text (rows "
+                             "'NAME no copy'), next to the shipped drafter that copies")
     parser.add_argument("--stock-draft", action="store_true",
                         help="also run each trained standalone draft through its transformers Llama module "
                              "(rows 'NAME stock'), next to the written-out forward pass the app uses")
@@ -179,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
             for draft in (args.draft if kind == "model" else [""]):
                 label = Path(draft).name if kind == "model" and Path(draft).is_dir() else kind
                 drafters.append((label, build_drafter(kind, target, draft, args.early_exit_layers)))
+                if args.no_copy and getattr(drafters[-1][1], "copy_from", None) is not None:
+                    drafters.append((f"{label} no copy", load_draft_model(draft, target, copy=False)))
                 if args.stock_draft and hasattr(drafters[-1][1], "lean"):
                     drafters.append((f"{label} stock", stock_drafter(drafters[-1][1])))
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from specsim.defaults import COPY_NGRAM
 from specsim.drafters import Drafter, ModelDrafter, PromptLookupDrafter
 from specsim.errors import brief_error
 from specsim.models import LoadedModel, ModelUnavailable, load_model, shared_vocab_size
@@ -33,24 +34,41 @@ def draft_form(drafter: str, draft: str = "") -> str:
     return "eagle" if kind == "eagle" else "standalone"
 
 
-def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None) -> Drafter:
+def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None, copy: bool = True) -> Drafter:
     """A :class:`ModelDrafter` from a hub id or a folder; a folder with ``id_map.json`` is a reduced-vocabulary
-    draft saved by ``specsim.distill``. ``local`` as for :func:`specsim.models.load_model`."""
+    draft saved by ``specsim.distill``. ``local`` as for :func:`specsim.models.load_model`.
+
+    ``copy``: a distilled standalone draft also copies where the text repeats itself (:func:`copy_lookup`);
+    a hub draft, big enough to copy by itself, never does."""
     if local is not False and (Path(draft) / "id_map.json").is_file():
         try:
             from specsim.distill.drafter import make_drafter  # a standalone draft or the EAGLE-style one
         except ImportError as error:
             raise ModelUnavailable(f"{draft} is a distilled draft, but specsim.distill is not available") from error
         try:
-            return make_drafter(draft, target.model, dtype=target.dtype, device=target.device)
+            drafter = make_drafter(draft, target.model, dtype=target.dtype, device=target.device)
         except Exception as error:  # noqa: BLE001 - damaged files become one message, never a traceback
             raise ModelUnavailable(
                 f"Could not load the distilled draft in {draft}: {brief_error(error)}. Its files are damaged or "
                 "incomplete (model.safetensors, config.json, draft.json, id_map.json); train it again or copy "
                 "the folder again, or pick another drafter.") from error
+        if copy and isinstance(drafter, ModelDrafter):
+            drafter.copy_from = copy_lookup(target)
+            drafter.name = drafter.name.removesuffix(")") + COPY_NOTE
+        return drafter
     loaded = load_model(draft, device=target.device, dtype=target.dtype, local=local)
     shared_vocab_size(loaded.tokenizer, target.tokenizer)  # raises TokenizerMismatch with a clear message
     return ModelDrafter(loaded.model, name=loaded.name)
+
+
+COPY_NOTE = ", copying repeated text)"
+
+
+def copy_lookup(target: LoadedModel) -> PromptLookupDrafter:
+    """The n-gram lookup a distilled draft copies with (``defaults.COPY_NGRAM``), blind to special tokens."""
+    low, high = COPY_NGRAM
+    return PromptLookupDrafter(max_ngram=high, min_ngram=low,
+                               special_ids=getattr(target.tokenizer, "all_special_ids", ()))
 
 
 def prompt_lookup_drafter(target: LoadedModel) -> PromptLookupDrafter:

@@ -47,6 +47,8 @@ class Proposal:
     top: list[list[tuple[int, float]]] = field(default_factory=list)  # the draft's top alternatives per slot
     pass_times: list[float] = field(default_factory=list)  # wall-clock seconds of the pass behind each token
     overhead_s: float = 0.0  # drafting time not tied to one token (e.g. a failed n-gram search)
+    copied: list[bool] = field(default_factory=list)  # per slot: copied from the context, not drafted (see
+    # propose_by_passes); empty when nothing was copied
 
 
 @runtime_checkable
@@ -91,37 +93,62 @@ def crop_cache(cache: DynamicCache, length: int) -> None:
         cache.crop(-extra)
 
 
-DraftPass = Callable[[int | None], tuple[torch.Tensor, torch.Tensor] | None]
-"""One draft pass after the previous proposal (None: the first pass of the loop); returns the logits over the
-draft's vocabulary and its map to target ids (``vocab_map[draft_id] = target_id``), or None to stop early."""
+DraftPass = Callable[[list[int]], tuple[torch.Tensor, torch.Tensor] | None]
+"""One draft pass over the proposals it has not read yet (an empty list on the loop's first pass, which reads
+the newly kept context instead); returns the logits over the draft's vocabulary after them and its map to
+target ids (``vocab_map[draft_id] = target_id``), or None to stop early."""
+
+Copier = Callable[[list[int]], int | None]
+"""The token that followed the latest earlier occurrence of the context's last few tokens, the proposals so
+far included, or None when they do not repeat (:meth:`PromptLookupDrafter.next_copy`)."""
 
 
 def propose_by_passes(draft_pass: DraftPass, k: int, vocab_size: int, sampling: SamplingConfig,
-                      generator: torch.Generator | None, device: torch.device | str) -> Proposal:
+                      generator: torch.Generator | None, device: torch.device | str,
+                      copy: Copier | None = None) -> Proposal:
     """Up to k proposals, one draft pass each, with q, the draft's top alternatives and each pass's time.
 
     Greedy: the draft's argmax. Sampling: a draw from the draft's warped distribution, whose whole q
     (zero outside the draft's vocabulary, ``vocab_size`` = the target's) the residual needs.
+
+    With ``copy``, a slot where the text repeats itself (the last few tokens occurred earlier, as when an
+    answer quotes its prompt) takes the token that followed them last time instead, with q = 1 on it, and
+    skips the draft's pass: the draft reads the copied token in its next pass. A small draft copies badly
+    (docs/distill.md), so this is where it loses most. Which slots copy depends only on the text so far,
+    so q is still the distribution each proposal was drawn from and the output is unchanged.
     """
     proposal = Proposal(q_probs=None if sampling.greedy else [])
-    token = None
+    unread: list[int] = []  # proposals the draft has not read yet
     for _ in range(k):
         start = now(device)
-        step = draft_pass(token)
-        if step is None:
-            break
-        logits, vocab_map = step
-        probs = warp(logits[: len(vocab_map)], sampling)  # over the draft's (mapped) vocabulary
-        if sampling.greedy:
-            index = int(torch.argmax(probs))
+        token = copy(proposal.tokens) if copy is not None else None
+        copied = token is not None
+        if copied:  # q is all on the copied token
+            proposal.q.append(1.0)
+            proposal.top.append([(token, 1.0)])
+            if not sampling.greedy:
+                proposal.q_probs.append(torch.nn.functional.one_hot(torch.tensor(token, device=device),
+                                                                    vocab_size).float())
         else:
-            index = sample(probs, generator)
-            q_full = torch.zeros(vocab_size, device=probs.device).index_copy_(0, vocab_map, probs)
-            proposal.q_probs.append(q_full)
-        token = int(vocab_map[index])
+            step = draft_pass(unread)
+            if step is None:
+                break
+            unread = []
+            logits, vocab_map = step
+            probs = warp(logits[: len(vocab_map)], sampling)  # over the draft's (mapped) vocabulary
+            if sampling.greedy:
+                index = int(torch.argmax(probs))
+            else:
+                index = sample(probs, generator)
+                q_full = torch.zeros(vocab_size, device=probs.device).index_copy_(0, vocab_map, probs)
+                proposal.q_probs.append(q_full)
+            token = int(vocab_map[index])
+            proposal.q.append(float(probs[index]))
+            proposal.top.append([(int(vocab_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
+        unread.append(token)
         proposal.tokens.append(token)
-        proposal.q.append(float(probs[index]))
-        proposal.top.append([(int(vocab_map[i]), p) for i, p in top_tokens(probs, TOP_N)])
+        if copy is not None:
+            proposal.copied.append(copied)
         proposal.pass_times.append(now(device) - start)
     return proposal
 
@@ -147,9 +174,11 @@ class ModelDrafter:
     kind = "model"
     needs_target_hidden = False
 
-    def __init__(self, model: torch.nn.Module, name: str = "draft model", vocab_map: Sequence[int] | None = None):
+    def __init__(self, model: torch.nn.Module, name: str = "draft model", vocab_map: Sequence[int] | None = None,
+                 copy_from: PromptLookupDrafter | None = None):
         self.model = model.eval()
         self.name = name
+        self.copy_from = copy_from  # set: copy where the text repeats itself (see propose_by_passes)
         self.device = next(model.parameters()).device
         self._given_map = None if vocab_map is None else torch.as_tensor(vocab_map, dtype=torch.long)
         self.vocab_map: torch.Tensor | None = None
@@ -205,11 +234,18 @@ class ModelDrafter:
         del self.cached[keep:]
         pending = list(context[keep:])
 
-        def draft_pass(previous: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-            logits = self._forward(pending if previous is None else [previous])
+        def draft_pass(unread: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+            nonlocal pending
+            ids, pending = pending + unread, []
+            logits = self._forward(ids)
             return logits, self._map_for(logits.shape[-1])
 
-        return propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device)
+        copy = None
+        if self.copy_from is not None:
+            def copy(proposed: list[int]) -> int | None:
+                return self.copy_from.next_copy(context, proposed)
+
+        return propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device, copy)
 
 
 def truncated_model(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
@@ -301,6 +337,11 @@ class PromptLookupDrafter:
                     if cut:
                         return follow[:cut]
         return []
+
+    def next_copy(self, context: Sequence[int], proposed: Sequence[int] = ()) -> int | None:
+        """The one token :meth:`continuation` copies after ``context`` plus ``proposed``, or None."""
+        follow = self.continuation([*context, *proposed], 1)
+        return follow[0] if follow else None
 
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None

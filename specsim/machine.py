@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from specsim import analytics
-from specsim.defaults import DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX, K_MIN
+from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX, K_MIN
 
 PATHS = (("bfloat16", True), ("bfloat16", False), ("float32", False))
 """Candidate target paths: (dtype, position-invariant). Only the invariant path guarantees identity."""
@@ -105,8 +105,8 @@ def profile_key(threads: int | None = None) -> str:
 
 
 def draft_identity(draft: str | None = None) -> str:
-    """The draft's folder name and a digest of its ``draft.json`` (training steps, validation score), so a
-    draft retrained under the same name is measured afresh."""
+    """The draft's folder name, a digest of its ``draft.json`` (training steps, validation score) and how it
+    copies repeated text, so a draft retrained under the same name, or copying differently, is measured afresh."""
     import hashlib
 
     draft = draft or DEFAULT_DRAFT
@@ -114,7 +114,7 @@ def draft_identity(draft: str | None = None) -> str:
         digest = hashlib.sha256((Path(draft) / "draft.json").read_bytes()).hexdigest()[:12]
     except OSError:
         digest = "no draft.json"
-    return f"{Path(draft).name} {digest}"
+    return f"{Path(draft).name} {digest} copy {COPY_NGRAM[0]}-{COPY_NGRAM[1]}"
 
 
 def cache_file(key: str) -> Path:

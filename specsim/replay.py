@@ -30,7 +30,7 @@ class Chip:
     p: float | None = None  # the target's probability for this token
     q: float | None = None  # the draft's probability for this token
     accept_prob: float | None = None  # min(1, p/q) when sampling; 1 or 0 when greedy
-    note: str = ""  # how a +1 token was chosen: correction, resample or bonus
+    note: str = ""  # how a +1 token was chosen: correction, resample or bonus; "copied" for a copied proposal
     draw: float | None = None  # sampling: the uniform number compared with accept_prob
     greedy: bool = False  # the run was greedy: a slot is kept iff it is the target's top choice
 
@@ -62,7 +62,8 @@ def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
     it = trace.iterations[index]
     for s in it.slots:
         chips.append(Chip(s.text, s.status, token_id=s.token_id, position=s.position, p=s.p, q=s.q,
-                          accept_prob=s.accept_prob, draw=s.draw, greedy=is_greedy(trace)))
+                          accept_prob=s.accept_prob, draw=s.draw, greedy=is_greedy(trace),
+                          note="copied" if s.copied else ""))
     if len(it.emitted) > it.n_accepted:  # the +1 token made it into the output
         extra_at = it.n_accepted + 1
         chip = Chip(it.extra.text, "extra", token_id=it.extra.token_id, position=extra_at, p=it.extra.prob,
@@ -102,15 +103,19 @@ def narrate(trace: Trace, index: int) -> str:
     extra = repr(it.extra.text)
     own = f"emitted {extra} itself" if greedy else (
         f"drew {extra} from the leftover distribution norm(max(0, p − q)), that is max(0, p − q) rescaled to sum to 1")
+    n_copied = sum(s.copied for s in it.slots)
+    drafted = f"Drafted {k}" if not n_copied else (
+        f"Drafted {k} ({'all' if n_copied == k else n_copied} copied from earlier in the text, where the same "
+        f"tokens came before)")
     if k == 0:
         sentence = f"The drafter had nothing to propose, so the target emitted {extra} itself"
     elif it.ended_by_text_end:
         first = "the first one" if j == 1 else f"the first {j}"
         rest = "the proposal after it was" if k - j == 1 else f"the {k - j} proposals after it were"
-        sentence = (f"Drafted {k}, the target agreed with {first}, which ended the text ({it.slots[j - 1].text!r}); "
+        sentence = (f"{drafted}, the target agreed with {first}, which ended the text ({it.slots[j - 1].text!r}); "
                     f"{rest} not checked")
     elif j == k:
-        sentence = f"Drafted {k}, the target agreed with {'it' if k == 1 else f'all {k}'}"
+        sentence = f"{drafted}, the target agreed with {'it' if k == 1 else f'all {k}'}"
         if n_out > j:
             sentence += f" and added {extra} as a bonus from its verification pass"
     else:
@@ -123,7 +128,7 @@ def narrate(trace: Trace, index: int) -> str:
             why = f"kept with chance {chance(rejected.accept_prob)}, and the coin said no"
         agreed = "" if j == 0 else f"the target agreed with the first {j if j > 1 else ''}".rstrip() + ", "
         verb = "the target rejected the first one, " if j == 0 else "rejected "
-        sentence = f"Drafted {k}, {agreed}{verb}{rejected.text!r} ({why})"
+        sentence = f"{drafted}, {agreed}{verb}{rejected.text!r} ({why})"
         if n_out > j:
             sentence += f", and {own}"
     sentence += f": {_plural(n_out, 'token')} this loop"

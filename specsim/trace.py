@@ -45,6 +45,7 @@ class Slot:
     target_top: tuple[TokenProb, ...] = ()
     draft_time_s: float = 0.0  # wall-clock time of the draft pass that proposed this token
     draw: float | None = None  # sampling: the uniform number compared with accept_prob (None if unchecked/greedy)
+    copied: bool = False  # copied from earlier in the text (q = 1), not the draft model's guess
 
 
 @dataclass(frozen=True)

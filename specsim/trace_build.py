@@ -54,6 +54,7 @@ def build_iteration(
             target_top=namer.tops(target_tops[i]),
             draft_time_s=float(proposal.pass_times[i]) if i < len(proposal.pass_times) else 0.0,
             draw=verdict.draws[i] if i < len(verdict.draws) else None,
+            copied=i < len(proposal.copied) and proposal.copied[i],
         ))
     landing = target_probs[n_accepted]
     summary = None

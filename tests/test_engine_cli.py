@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import specsim.run as run
@@ -147,3 +149,17 @@ def test_bench_heldout_prints_domain_and_position_breakdown(monkeypatch, capsys,
     domains = [h["domain"] for h in bench.heldout_prompts(2)]
     assert all(d in lines[head] for d in domains) and "pos 2" in lines[head]
     assert lines[head + 2].split()[:2] == ["prompt_lookup", "2"]
+
+
+def test_bench_no_copy_adds_the_draft_without_copying(monkeypatch, capsys, bundled_target):
+    import specsim.bench as bench
+    from specsim.defaults import DEFAULT_DRAFT
+
+    monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
+    code = bench.main(["--drafters", "model", "--draft", DEFAULT_DRAFT, "--k", "2", "--prompts", "1",
+                       "--max-new-tokens", "6", "--threads", "1", "--no-hf", "--no-passes", "--no-copy"])
+    out = capsys.readouterr().out
+    assert code == 0 and "copying repeated text" in out
+    name = Path(DEFAULT_DRAFT).name
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] == [name]]
+    assert [r[1:4] for r in rows][:2] == [["2"] + rows[0][2:4], ["no", "copy", "2"]]

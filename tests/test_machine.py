@@ -67,8 +67,16 @@ def test_a_new_default_draft_is_measured_afresh(monkeypatch):
     before = machine.profile_key()
     monkeypatch.setattr(machine, "DEFAULT_DRAFT", "/somewhere/another-draft")
     after = machine.profile_key()
-    assert after != before and after.endswith("draft another-draft no draft.json")
+    assert after != before and "draft another-draft no draft.json" in after
     assert machine.cache_file(after) != machine.cache_file(before)
+
+
+def test_a_draft_that_copies_differently_is_measured_afresh(monkeypatch):
+    """Copying repeated text raises α, so the best K measured without it (or with other n-grams) does not hold."""
+    before = machine.profile_key()
+    monkeypatch.setattr(machine, "COPY_NGRAM", (3, 5))
+    after = machine.profile_key()
+    assert after != before and after.endswith("copy 3-5")
 
 
 def test_a_draft_retrained_under_the_same_name_is_measured_afresh(monkeypatch, tmp_path):

@@ -56,8 +56,10 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     if not 1 <= position <= it.k + 1:
         raise ValueError(f"slot t+{position} does not exist in an iteration with K={it.k}")
     slot = it.slots[position - 1] if position <= it.k else None
+    copied = slot is not None and slot.copied
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
-                        subplot_titles=("target p (verification pass)", "draft q (proposal)"))
+                        subplot_titles=("target p (verification pass)",
+                                        "copied from earlier text: q = 1" if copied else "draft q (proposal)"))
     target_top = _ranked(slot.target_top if slot else it.extra_target_top, n, _target_choice(it, position))
     draft_top = _ranked(slot.draft_top, n, slot.token_id) if slot else []
     highlight = {}
@@ -76,7 +78,8 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
                          autorange="reversed", row=1, col=col)
         fig.update_xaxes(range=[0, 1], title_text="probability", row=1, col=col)
     verdict = {"accepted": "kept ✓", "rejected": "rejected ✗", "unchecked": "never checked"}
-    what = f"proposal {visible(slot.text)} — {verdict[slot.status]}" if slot else "bonus position after K"
+    what = (f"{'copied' if copied else 'proposal'} {visible(slot.text)} — {verdict[slot.status]}" if slot
+            else "bonus position after K")
     fig.update_layout(title=f"Slot t+{position}: {what}", height=360, margin=dict(t=80, l=10, r=10, b=40))
     return fig
 

@@ -73,7 +73,9 @@ def chip_title(chip: Chip) -> str:
         lines.append(how)
     if chip.p is not None:
         lines.append(f"p(x) = {chip.p:.4f} (target)")
-    if chip.q is not None:
+    if chip.q is not None and chip.note == "copied":
+        lines.append("copied from earlier in the text, not drafted: q(x) = 1")
+    elif chip.q is not None:
         lines.append(f"q(x) = {chip.q:.4f} (draft)")
     if chip.accept_prob is not None and chip.role != "extra" and chip.greedy:
         if chip.role == "unchecked":

@@ -79,9 +79,10 @@ class EagleDrafter:
         done = self.cache.get_seq_length()
         feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
 
-        def draft_pass(previous: int | None) -> tuple[torch.Tensor, torch.Tensor] | None:
+        def draft_pass(unread: list[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
             """First catch up on the inputs with true features, then continue on the draft's own."""
             nonlocal feats
+            previous = unread[-1] if unread else None  # it never copies, so it has read all but the last
             if previous is None:
                 if n_true == 0:
                     return None
