@@ -150,8 +150,10 @@ def best_k(alpha: float, draft_cost: float, v: dict[int, float]) -> tuple[int, d
 
 
 def heldout_alpha(draft: str = DEFAULT_DRAFT) -> float:
-    """The draft's held-out α, from the evaluation saved beside it."""
-    return float(json.loads((Path(draft) / "heldout_eval.json").read_text(encoding="utf-8"))["overall"]["alpha"])
+    """The draft's held-out α as the app runs it (copying repeated text, where its evaluation measured that),
+    from the evaluation saved beside it."""
+    result = json.loads((Path(draft) / "heldout_eval.json").read_text(encoding="utf-8"))
+    return float(result.get("with_copy", result)["overall"]["alpha"])  # as shipped: copying repeated text
 
 
 COST_PROMPT = "Write a short paragraph about a lighthouse keeper during a storm."

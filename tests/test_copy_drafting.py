@@ -3,6 +3,7 @@ earlier instead of its own guess (specsim.drafters.propose_by_passes with ``copy
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,31 @@ def test_a_recorded_trace_without_the_field_loads_as_not_copied(default_target):
     text = trace.to_json().replace(', "copied": false', "")
     assert '"copied"' not in text
     assert all(not s.copied for it in Trace.from_json(text).iterations for s in it.slots)
+
+
+def test_the_held_out_evaluation_scores_the_copies(default_target):
+    """evaluate(copy=...) proposes the copy wherever there is one: an oracle copier accepts every chain, a
+    copier that never fires changes nothing."""
+    from specsim.distill.draft_model import load_draft
+    from specsim.distill.evaluate import evaluate
+
+    draft, _ = load_draft(ROOT / DEFAULT_DRAFT)
+    tok = default_target.tokenizer
+    prompt = format_prompt(tok, QUOTING)
+    answer = tok.encode("The new budget was approved by the committee on Monday.", add_special_tokens=False)
+    item = {"domain": "rewrite", "tokens": torch.tensor(prompt + answer), "prompt_len": len(prompt)}
+    full = prompt + answer
+
+    class Oracle:
+        def next_copy(self, context, proposed=()):
+            return full[len(context) + len(proposed)]
+
+    class Never:
+        def next_copy(self, context, proposed=()):
+            return None
+
+    alone = evaluate(draft, [item], 4)
+    assert "with_copy" not in alone and alone["overall"]["alpha"] < 1.0
+    assert evaluate(draft, [item], 4, copy=Oracle())["with_copy"]["overall"]["alpha"] == 1.0
+    never = evaluate(draft, [item], 4, copy=Never())["with_copy"]  # NaN positions: compare as JSON
+    assert json.dumps(never, sort_keys=True) == json.dumps({k: alone[k] for k in ("overall", "domains")}, sort_keys=True)

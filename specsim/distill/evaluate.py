@@ -30,8 +30,10 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
+from specsim.defaults import COPY_NGRAM
 from specsim.distill.corpus import generate
 from specsim.distill.prompts import load_heldout
+from specsim.drafters import PromptLookupDrafter
 from specsim.models import format_prompt
 
 
@@ -88,11 +90,22 @@ def _first_misses(hits: np.ndarray, k: int) -> list[int]:
 
 
 @torch.inference_mode()
-def chains_standalone(draft, item: dict, k: int) -> list[tuple[int, int]]:
-    """(accepted, available) for a chain started at every continuation position."""
+def chains_standalone(draft, item: dict, k: int, copy=None) -> list[tuple[int, int]]:
+    """(accepted, available) for a chain started at every continuation position.
+
+    ``copy`` (a :class:`~specsim.drafters.PromptLookupDrafter`): a position where the text so far repeats its
+    last few tokens proposes what followed them, as the engine's copying drafter does; a chain that has
+    matched so far is still the teacher-forced text, so the same per-position hits give its chains.
+    """
     tokens, p = item["tokens"], item["prompt_len"]
     logits = draft(input_ids=tokens[None, :-1]).logits[0]
     pred = draft.id_map[logits[p - 1 :].argmax(-1)]
+    if copy is not None:
+        ids = tokens.tolist()
+        for i in range(len(pred)):
+            copied = copy.next_copy(ids[: p + i])
+            if copied is not None:
+                pred[i] = copied
     hits = (pred == tokens[p:]).numpy()
     n = len(hits)
     return [(a, min(k, n - i)) for i, a in enumerate(_first_misses(hits, k))]
@@ -169,14 +182,24 @@ def draft_costs(folder: Path, target, n_new: int = 24) -> dict:
             "plain_pass_ms": 1e3 * m.plain_pass_s, "k": m.k_max, "noise": m.noise}
 
 
-def evaluate(draft, items: list[dict], k: int) -> dict:
-    """Overall, per-domain and per-position results of one draft on the held-out items."""
-    run = chains_standalone if draft.kind == "standalone" else chains_eagle
-    by_domain: dict[str, list] = {}
-    for item in tqdm(items, desc="eval chains", unit="prompt"):
-        by_domain.setdefault(item["domain"], []).extend(run(draft, item, k))
-    every = [c for cs in by_domain.values() for c in cs]
-    return {"k": k, "overall": summarize(every, k), "domains": {d: summarize(c, k) for d, c in by_domain.items()}}
+def evaluate(draft, items: list[dict], k: int, copy=None) -> dict:
+    """Overall, per-domain and per-position results of one draft on the held-out items.
+
+    With ``copy``, a standalone draft is also evaluated as the app ships it, copying repeated text
+    (``with_copy``, the same fields); ``overall`` and ``domains`` stay the draft's own."""
+    def one(chains) -> dict:
+        by_domain: dict[str, list] = {}
+        for item in tqdm(items, desc="eval chains", unit="prompt"):
+            by_domain.setdefault(item["domain"], []).extend(chains(item))
+        every = [c for cs in by_domain.values() for c in cs]
+        return {"overall": summarize(every, k), "domains": {d: summarize(c, k) for d, c in by_domain.items()}}
+
+    if draft.kind != "standalone":
+        return {"k": k, **one(lambda item: chains_eagle(draft, item, k))}
+    res = {"k": k, **one(lambda item: chains_standalone(draft, item, k))}
+    if copy is not None:
+        res["with_copy"] = one(lambda item: chains_standalone(draft, item, k, copy))
+    return res
 
 
 def run(args: Namespace, budget: dict, root: Path) -> None:
@@ -191,7 +214,8 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
     for folder in folders:
         draft, _ = load_draft(folder, dtype=target.dtype)  # the draft runs in the target's dtype, as in the app
         fused = with_features(target.model, items, getattr(draft, "feature_layers", None))
-        res = evaluate(draft, fused, args.k)
+        res = evaluate(draft, fused, args.k, copy=PromptLookupDrafter(
+            max_ngram=COPY_NGRAM[1], min_ngram=COPY_NGRAM[0], special_ids=target.tokenizer.all_special_ids))
         res["cost"] = draft_costs(folder, target, n_new=max(8, budget["speed_len"] // 2))
         res["draft"] = folder.name
         res["target_dtype"] = dtype
@@ -201,3 +225,7 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
         print(f"{folder.name}: pos {[round(x, 3) for x in o['position']]} acc/chain {o['accepted_per_chain']:.2f} "
               f"alpha {o['alpha']:.3f} alpha_fit {o['alpha_fit']:.3f} "
               f"c {res['cost']['draft_cost']:.3f} (cost model, plain pass {res['cost']['plain_pass_ms']:.1f} ms)")
+        if "with_copy" in res:
+            o = res["with_copy"]["overall"]
+            print(f"{folder.name}, copying repeated text: pos {[round(x, 3) for x in o['position']]} "
+                  f"acc/chain {o['accepted_per_chain']:.2f} alpha {o['alpha']:.3f}")
