@@ -164,4 +164,5 @@ def test_the_held_out_evaluation_scores_the_copies(default_target):
     assert "with_copy" not in alone and alone["overall"]["alpha"] < 1.0
     assert evaluate(draft, [item], 4, copy=Oracle())["with_copy"]["overall"]["alpha"] == 1.0
     never = evaluate(draft, [item], 4, copy=Never())["with_copy"]  # NaN positions: compare as JSON
-    assert json.dumps(never, sort_keys=True) == json.dumps({k: alone[k] for k in ("overall", "domains")}, sort_keys=True)
+    own = {k: alone[k] for k in ("overall", "domains")}
+    assert json.dumps(never, sort_keys=True) == json.dumps(own, sort_keys=True)
