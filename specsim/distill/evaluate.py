@@ -31,37 +31,34 @@ from tqdm import tqdm
 from transformers import DynamicCache
 
 from specsim.defaults import COPY_NGRAM
-from specsim.distill.corpus import generate
 from specsim.distill.prompts import load_heldout
 from specsim.drafters import PromptLookupDrafter
 from specsim.models import format_prompt
 
 
 @torch.inference_mode()
-def heldout_set(target, tokenizer, n_new: int, limit: int = 0, cache: Path | None = None) -> list[dict]:
+def heldout_set(target, n_new: int, limit: int = 0, cache: Path | None = None) -> list[dict]:
     """Per held-out prompt: ids (prompt + greedy continuation), prompt length, domain, target features.
 
-    The continuation is generated in batches, then checked by one unpadded teacher-forced pass and cut
-    at the first token where that pass's argmax differs (padding can flip a near-tie).
+    ``target`` is the loaded target (:class:`~specsim.models.LoadedModel`). Each continuation is the app's own
+    plain decoding (:func:`specsim.engine.plain_generate`, one prompt at a time), so every chain is scored
+    against the tokens the engine verifies against, for all ``n_new`` tokens (or up to end-of-text). (Until
+    2026-12-03 they came from batched generation, cut where one unpadded pass disagreed, which left some
+    prompts with a token or two.) The features are the target's last hidden states from one pass.
     """
+    from specsim.engine import plain_generate
+
     if cache is not None and cache.is_file():
         return torch.load(cache, weights_only=False)
     prompts = load_heldout()[: limit or None]
-    ids = [format_prompt(tokenizer, p["prompt"]) for p in prompts]
-    answers = []
-    for i in tqdm(range(0, len(ids), 14), desc="held-out continuations", unit="batch"):
-        answers += [r["answer"] for r in generate(target, ids[i : i + 14], [0.0] * len(ids[i : i + 14]), n_new,
-                                                  tokenizer.eos_token_id, torch.Generator().manual_seed(0))]
     out = []
-    for p, prompt_ids, answer in zip(prompts, ids, answers, strict=True):
+    for p in tqdm(prompts, desc="held-out continuations", unit="prompt"):
+        prompt_ids = format_prompt(target.tokenizer, p["prompt"])
+        answer = list(plain_generate(target, prompt_ids, n_new).generated_ids)
         tokens = torch.tensor(prompt_ids + answer)
-        h = target.model(input_ids=tokens[None, :-1]).last_hidden_state[0]
-        pred = target.lm_head(h).argmax(-1)
-        n_ok = len(prompt_ids)
-        while n_ok < len(tokens) and int(pred[n_ok - 1]) == int(tokens[n_ok]):
-            n_ok += 1
-        out.append({"id": p["id"], "domain": p["domain"], "tokens": tokens[:n_ok], "prompt_len": len(prompt_ids),
-                    "feats": h[: n_ok - 1].float().clone()})
+        h = target.model.model(input_ids=tokens[None, :-1]).last_hidden_state[0]
+        out.append({"id": p["id"], "domain": p["domain"], "tokens": tokens, "prompt_len": len(prompt_ids),
+                    "feats": h.float().clone()})
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         torch.save(out, cache)
@@ -208,8 +205,8 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
 
     target = load_bundled_target("cpu")  # the app's default dtype on the CPU
     dtype = str(target.dtype).removeprefix("torch.")
-    items = heldout_set(target.model, target.tokenizer, budget["eval_len"], budget["eval_prompts"],
-                        root / "eval" / f"heldout-{budget['eval_len']}-{budget['eval_prompts']}-{dtype}.pt")
+    items = heldout_set(target, budget["eval_len"], budget["eval_prompts"],
+                        root / "eval" / f"heldout-plain-{budget['eval_len']}-{budget['eval_prompts']}-{dtype}.pt")
     folders = [Path(f) for f in args.drafts] if args.drafts else sorted((root / "drafts").glob("*/"))
     for folder in folders:
         draft, _ = load_draft(folder, dtype=target.dtype)  # the draft runs in the target's dtype, as in the app
