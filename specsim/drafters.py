@@ -326,13 +326,24 @@ class PromptLookupDrafter:
         """Up to k tokens that followed the most recent earlier match of the longest matching n-gram, cut before
         the first special token (a match followed at once by one is passed over for an earlier one)."""
         ids, special = list(context), self.special_ids
+        if len(ids) < 2:
+            return []
+        ends, at = [], -1  # where an earlier match can end (its last token is the text's), latest first:
+        while True:  # one scan of the text (list.index runs in C), however many n are tried
+            try:
+                at = ids.index(ids[-1], at + 1, len(ids) - 1)
+            except ValueError:
+                break
+            ends.append(at)
+        ends.reverse()
         for n in range(min(self.max_ngram, len(ids) - 1), self.min_ngram - 1, -1):
             tail = ids[-n:]
             if special.intersection(tail):  # an n-gram with a template token in it is not text to look up
                 continue
-            for start in range(len(ids) - n - 1, -1, -1):  # latest earlier occurrence first
-                if ids[start : start + n] == tail:
-                    follow = ids[start + n : start + n + k]
+            for end in ends:  # latest earlier occurrence first
+                start = end - n + 1
+                if start >= 0 and ids[start : end + 1] == tail:
+                    follow = ids[end + 1 : end + 1 + k]
                     cut = next((i for i, t in enumerate(follow) if t in special), len(follow))
                     if cut:
                         return follow[:cut]

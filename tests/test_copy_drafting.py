@@ -166,3 +166,33 @@ def test_the_held_out_evaluation_scores_the_copies(default_target):
     never = evaluate(draft, [item], 4, copy=Never())["with_copy"]  # NaN positions: compare as JSON
     own = {k: alone[k] for k in ("overall", "domains")}
     assert json.dumps(never, sort_keys=True) == json.dumps(own, sort_keys=True)
+
+
+def brute_force_continuation(ids: list[int], k: int, low: int, high: int, special: set[int]) -> list[int]:
+    """The lookup's definition, written out: the longest tail n-gram (high..low) with an earlier occurrence
+    whose next tokens are not special, the latest such occurrence; what followed it, cut at a special token."""
+    for n in range(min(high, len(ids) - 1), low - 1, -1):
+        tail = ids[-n:]
+        if special.intersection(tail):
+            continue
+        for start in range(len(ids) - n - 1, -1, -1):
+            if ids[start:start + n] == tail:
+                follow = ids[start + n:start + n + k]
+                cut = next((i for i, t in enumerate(follow) if t in special), len(follow))
+                if cut:
+                    return follow[:cut]
+    return []
+
+
+def test_the_lookup_matches_its_definition_on_random_texts():
+    import random
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        ids = [rng.randrange(rng.choice([3, 5, 12])) for _ in range(rng.randint(0, 40))]
+        high = rng.randint(1, 5)
+        low = rng.randint(1, high)
+        special = {0} if rng.random() < 0.5 else set()
+        k = rng.randint(1, 5)
+        lookup = PromptLookupDrafter(max_ngram=high, min_ngram=low, special_ids=special)
+        assert lookup.continuation(ids, k) == brute_force_continuation(ids, k, low, high, special), (ids, k, low, high)
