@@ -69,8 +69,8 @@ class Profile:
                 f"held-out acceptance as the app runs it ({self.draft_alpha:.2f}), its cost "
                 f"measured here ({self.draft_cost:.3f} target passes per guess) and this machine's pass over K + 1 "
                 f"tokens ({self.v[self.best_k + 1]:.2f} one-token passes), the closed form gives "
-                f"{self.speedup_by_k[self.best_k]:.2f}×. Real runs usually measure less: the closed form keeps every guess "
-                "with the same chance, but a loop often starts just after a rejection, where guessing is harder.")
+                f"{self.speedup_by_k[self.best_k]:.2f}×. Real runs usually measure less: the closed form keeps every "
+                "guess with the same chance, but a loop often starts just after a rejection, where guessing is harder.")
 
     def path_sentence(self) -> str:
         """Which path runs and why, with the runner-up."""
