@@ -62,4 +62,3 @@ COPY_NGRAM = (2, 4)
 tokens occurred earlier in the text takes what followed them there instead of the draft's guess. On the
 held-out answers a 2-gram repeat was followed by the same token 63 % of the time, where the draft guessed
 right 32 % of the time (docs/distill.md)."""
-

@@ -30,9 +30,8 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from specsim.defaults import COPY_NGRAM
+from specsim.build import copy_lookup
 from specsim.distill.prompts import load_heldout
-from specsim.drafters import PromptLookupDrafter
 from specsim.models import format_prompt
 
 
@@ -211,8 +210,7 @@ def run(args: Namespace, budget: dict, root: Path) -> None:
     for folder in folders:
         draft, _ = load_draft(folder, dtype=target.dtype)  # the draft runs in the target's dtype, as in the app
         fused = with_features(target.model, items, getattr(draft, "feature_layers", None))
-        res = evaluate(draft, fused, args.k, copy=PromptLookupDrafter(
-            max_ngram=COPY_NGRAM[1], min_ngram=COPY_NGRAM[0], special_ids=target.tokenizer.all_special_ids))
+        res = evaluate(draft, fused, args.k, copy=copy_lookup(target))  # the lookup the app's drafter copies with
         res["cost"] = draft_costs(folder, target, n_new=max(8, budget["speed_len"] // 2))
         res["draft"] = folder.name
         res["target_dtype"] = dtype
