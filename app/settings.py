@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specsim import defaults, machine
+from specsim.passcost import GPU_RIDGE
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class VerifySettings:
     """The is-verification-free page's batch-size model: the batch size, and R of a hypothetical accelerator."""
 
     batch: int = 1
-    gpu_ridge: int = 256  # tokens per pass before it is compute-bound
+    gpu_ridge: int = GPU_RIDGE  # tokens per pass before it is compute-bound (specsim.passcost.GPU_RIDGE)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """The calculator's "when v depends on K" section: the K trade-off with v(K + 1) from a curve, not one v.
 
 Curves: this machine's measured v(n) (``python -m specsim.machine``, or a measurement on the verify page),
-and two roofline models, v(n) = max(1, n / R): a GPU serving one request (R = 64, flat for every K here)
-and a CPU that runs short of arithmetic early (R = 4).
+and two roofline models, v(n) = max(1, n / R): a GPU serving one request (the app's one R,
+``specsim.passcost.GPU_RIDGE``, flat for every K here) and a CPU that runs short of arithmetic early (R = 4).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from app import state
 from app.figures import calculator as figs
 from app.settings import CalcSettings
 from specsim import analytics, machine
-from specsim.passcost import roofline_pass_cost
+from specsim.passcost import GPU_RIDGE, roofline_pass_cost
 
-MODELS = {"a GPU serving one request (roofline, R = 64)": 64.0,
+MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RIDGE),
           "a compute-bound CPU (roofline, R = 4)": 4.0}
 
 

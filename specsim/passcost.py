@@ -164,6 +164,32 @@ class VerifyCurve:
 
 
 # ---- the batch-size caveat (a model) ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Accelerator:
+    """A datasheet's dense bfloat16 arithmetic and memory bandwidth, enough to place a roofline's ridge."""
+
+    name: str
+    tflops: float  # dense bf16 tensor-core TFLOP/s
+    tb_per_s: float  # memory bandwidth, TB/s
+
+    @property
+    def ridge_tokens(self) -> float:
+        """R: tokens one pass can carry before arithmetic, not reading the weights, sets its time.
+
+        Per token a pass does 2 FLOPs per weight (multiply and add) and reads each bf16 weight (2 bytes) once,
+        whatever the number of tokens: the pass is memory-bound while tokens · 2 FLOPs / 2 bytes stays below
+        the chip's FLOPs per byte, so R = FLOP/s ÷ bytes/s.
+        """
+        return self.tflops / self.tb_per_s
+
+
+A100 = Accelerator("A100 SXM (80 GB)", 312.0, 2.04)
+H100 = Accelerator("H100 SXM", 989.0, 3.35)
+GPU_RIDGE = 256
+"""The one R the app uses for "a GPU serving one request": between the A100's ridge (about 153 tokens) and the
+H100's (about 295), rounded to a power of two. A pass over K + 1 ≤ 17 tokens is then far inside the flat part."""
+
+
 def roofline_pass_cost(tokens: float, ridge: float) -> float:
     """A pass over ``tokens`` tokens (summed over the batch), in one-token passes: max(1, tokens / R)."""
     return max(1.0, tokens / ridge)
