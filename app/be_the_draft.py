@@ -5,6 +5,8 @@ The rule and the score are :mod:`specsim.guess`; this module only lays out the p
 
 from __future__ import annotations
 
+import zlib
+
 import streamlit as st
 
 from app import state
@@ -27,19 +29,27 @@ def _check(spec: Trace, picks: list[int]) -> None:
     loops = _loops(spec)
     start = sum(g.tokens for g in loops)
     loops.append(guess.check(list(spec.generated_ids), start, picks))
-    for i in range(1, spec.settings.k + 1):
-        state.forget(f"{state.GUESS_PICK}{i}")
+
+
+def pick_key(spec: Trace, start: int, slot: int) -> str:
+    """The radio of guess t+``slot`` in the loop starting at ``start``: one key per recording and loop, so a new
+    loop opens on "(stop here)" and a pick never carries over to another loop or another recording."""
+    return f"{state.GUESS_PICK}{zlib.crc32(_key(spec).encode())}_{start}_{slot}"
+
+
+def offered(spec: Trace, pos: int, target_top, draft_top) -> tuple:
+    """The picks for position ``pos``, shuffled with a seed of their own (the same on every rerun)."""
+    return guess.choices(target_top, draft_top, zlib.crc32(f"{_key(spec)}|{pos}".encode()))
 
 
 def _reset(spec: Trace) -> None:
     state.get(state.GUESS_LOOPS)[_key(spec)] = []
 
 
-def verdict_line(loop: guess.GuessLoop, texts: list[str], tops: list) -> str:
+def verdict_line(loop: guess.GuessLoop, texts: list[str], names: dict[int, str]) -> str:
     """One loop as the target judged it: ✓ kept guesses, ✗ the first wrong one, · never checked, +1 its own."""
     def name(i: int, token: int) -> str:
-        at = loop.start + i
-        return next((replay.visible(t.text) for t in tops[at] if t.token_id == token), "?") if at < len(tops) else "?"
+        return names.get(token, "?")
 
     parts = []
     for i, token in enumerate(loop.guesses):
@@ -62,16 +72,18 @@ def section(spec: Trace, plain: Trace) -> None:
         return
     k = spec.settings.k
     tokens, texts = list(spec.generated_ids), replay.spec_token_texts(spec)
-    tops = guess.target_tops(spec)
+    tops, drafts = guess.target_tops(spec), guess.draft_tops(spec)
+    names = {t.token_id: replay.visible(t.text) for rows in (tops, drafts) for row in rows for t in row}
     loops = _loops(spec)
     start = sum(g.tokens for g in loops)
     st.markdown(
-        f"Guess the next {k} tokens yourself, as the draft model would: pick each from the target's five favourites. "
-        "The target then checks them all at once, keeps your longest correct prefix (✓), rejects the first wrong "
-        "guess (✗) and adds its own next token (+1). Greedy decoding makes this exact: the target's choices are the "
-        "tokens of the recorded run.")
+        f"Guess the next {k} tokens yourself, as the draft model would. Each slot offers up to {guess.CHOICES} "
+        "tokens in no particular order: the target's favourites mixed with the real draft's. The target then checks "
+        "your guesses all at once, keeps your longest correct prefix (✓), rejects the first wrong guess (✗) and "
+        "adds its own next token (+1). Greedy decoding makes this exact: the target's choices are the tokens of the "
+        "recorded run.")
     for loop in loops:
-        st.markdown(md_plain(verdict_line(loop, texts, tops)))
+        st.markdown(md_plain(verdict_line(loop, texts, names)))
     if start < len(tokens):
         st.markdown("**Text so far:** " + md_plain("".join(texts[:start]) or "(nothing yet)"))
         cols = st.columns(k)
@@ -79,10 +91,10 @@ def section(spec: Trace, plain: Trace) -> None:
         stopped = False
         for i in range(k):
             pos = start + i
-            options = [NO_GUESS] + ([str(t.token_id) for t in tops[pos]] if pos < len(tops) else [])
-            names = {str(t.token_id): replay.visible(t.text) for t in tops[pos]} if pos < len(tops) else {}
-            choice = cols[i].radio(f"guess t+{i + 1}", options, key=f"{state.GUESS_PICK}{i + 1}",
-                                   format_func=lambda o, names=names: o if o == NO_GUESS else names[o])
+            picks_here = offered(spec, pos, tops[pos], drafts[pos]) if pos < len(tops) else ()
+            options = [NO_GUESS] + [str(t.token_id) for t in picks_here]
+            choice = cols[i].radio(f"guess t+{i + 1}", options, key=pick_key(spec, start, i + 1),
+                                   format_func=lambda o: o if o == NO_GUESS else names[int(o)])
             stopped = stopped or choice == NO_GUESS  # guesses after a "stop" are not sent
             if not stopped:
                 picks.append(int(choice))

@@ -7,6 +7,10 @@ is: guess K tokens from position t, keep the longest prefix that matches the rec
 the recorded token at t + j (the target's own +1), and start the next loop at t + j + 1: the same
 rule as :func:`specsim.verify.verify` in greedy mode, with the recording standing in for the target.
 
+The picks offered at each position (:func:`choices`) mix the target's favourites with the real draft's, in an
+order shuffled per position: listed by probability, the target's own choice would always come first, and a
+learner who always took the first pick would never be wrong.
+
 The learner's α, tokens per loop and speedup come out of the same cost model as the real draft's
 (:mod:`specsim.costmodel`), at the recording's measured c, v and o.
 """
@@ -14,6 +18,7 @@ The learner's α, tokens per loop and speedup come out of the same cost model as
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +37,51 @@ def target_tops(trace: Trace) -> list[tuple[TokenProb, ...]]:
         decided = [s.target_top for s in it.slots[: it.n_accepted]] + [it.extra_target_top]
         tops += decided[: len(it.emitted)]
     return tops
+
+
+def draft_tops(trace: Trace) -> list[tuple[TokenProb, ...]]:
+    """The draft's top alternatives at each generated position, where the draft proposed one there.
+
+    A kept slot and the first rejected slot hold the draft's guess and distribution at their positions (the +1
+    token after a rejection lands on the rejected slot's position); the guess comes first, as a drafter without a
+    distribution (prompt lookup) has only the guess. The +1 token after a fully kept draft lands where the draft
+    made no guess: an empty tuple, as for positions after the text ended.
+    """
+    def guessed(slot) -> tuple[TokenProb, ...]:
+        return (TokenProb(slot.token_id, slot.text, slot.q), *slot.draft_top)
+
+    tops: list[tuple[TokenProb, ...]] = []
+    for it in trace.iterations:
+        decided = [guessed(s) for s in it.slots[: it.n_accepted]]
+        decided.append(guessed(it.slots[it.n_accepted]) if it.n_accepted < len(it.slots) else ())
+        tops += decided[: len(it.emitted)]
+    return tops
+
+
+CHOICES = 6
+"""Picks offered at one position: with one right answer among them, a blind pick is kept 1 time in 6."""
+
+
+def choices(target_top: Sequence[TokenProb], draft_top: Sequence[TokenProb], seed: int,
+            n: int = CHOICES) -> tuple[TokenProb, ...]:
+    """The tokens offered for one guess: the target's favourite, then the draft's and the target's other top tokens
+    taken in turn (each token once), up to ``n``, in an order shuffled by ``seed``.
+
+    The draft's tokens are the plausible wrong answers a real draft makes; the shuffle keeps the list's order from
+    telling which token the target chose.
+    """
+    picked: dict[int, TokenProb] = {}
+    rest_target, rest_draft = list(target_top[1:]), list(draft_top)
+    if target_top:
+        picked[target_top[0].token_id] = target_top[0]
+    while len(picked) < n and (rest_target or rest_draft):
+        for source in (rest_draft, rest_target):
+            if source and len(picked) < n:
+                token = source.pop(0)
+                picked.setdefault(token.token_id, token)
+    offered = list(picked.values())
+    random.Random(seed).shuffle(offered)
+    return tuple(offered)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ class PublishedSpeedup:
 
 LEVIATHAN_SPEEDUP = PublishedSpeedup(f"Leviathan et al., {LEVIATHAN_2023.when}", 2.0, 3.0, "T5-XXL")
 CHEN_SPEEDUP = PublishedSpeedup(f"Chen et al., {CHEN_2023.year}", 2.0, 2.5, "Chinchilla 70B")
-# LLMA ("inference with reference"): copies spans of reference documents the request comes with. Its abstract: "over 2×".
+# LLMA ("inference with reference") copies spans of the reference documents a request comes with; abstract: "over 2×".
 YANG_SPEEDUP = PublishedSpeedup("Yang et al., 2023", 2.0, 2.0, "outputs that overlap their reference documents", "over")
 # Prompt lookup decoding copies from the prompt and the text so far (its README: "2x-4x" on input-grounded tasks).
 SAXENA_SPEEDUP = PublishedSpeedup("Saxena, 2023", 2.0, 4.0, "input-grounded tasks (summaries, document QA, code edits)")
