@@ -1,7 +1,9 @@
 """Interview questions: open questions with worked answers, each pointing to the page that teaches it.
 
 The questions live in ``assets/interview/questions.json``. An answer never types a figure: it names
-it in braces (``{best_k_lesson}``) and :func:`figures` computes it from :mod:`specsim.analytics`.
+it in braces (``{best_k_lesson}``) and :func:`figures` computes it from :mod:`specsim.analytics`,
+:mod:`specsim.passcost` (the batching roofline) and :mod:`specsim.published` (the papers, e.g.
+``{leviathan.when}``).
 """
 
 from __future__ import annotations
@@ -9,11 +11,23 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from specsim import analytics
+from specsim import analytics, passcost, published
 from specsim.paths import INTERVIEW_QUESTIONS
 
 LESSON = {"alpha": 0.7, "k": 4, "c": 0.13}  # the lesson's example
+BATCHING = {"batch": 64, "batch_big": 256}  # the batching question's batch, and a larger one
+DRAFTS = {  # the draft-choice question: a 1B draft and a 100M one, with draft costs c as one might measure them
+    "big": {"params": "1B", "params_b": 1.0, "alpha": 0.8, "c": 0.10},
+    "small": {"params": "100M", "params_b": 0.1, "alpha": 0.6, "c": 0.05},
+}
+
+#: The papers' figures an answer may quote by name (``{leviathan.when}``, ``{medusa_2_speedup.figure}``).
+PUBLISHED = {
+    "chen": published.CHEN_2023, "leviathan": published.LEVIATHAN_2023,
+    "medusa_1_speedup": published.MEDUSA_1_SPEEDUP, "medusa_2_speedup": published.MEDUSA_2_SPEEDUP,
+}
 
 
 @dataclass(frozen=True)
@@ -25,24 +39,71 @@ class Question:
     answer: str
 
 
+def _x(value: float) -> str:
+    return f"{float(value):.2f}"
+
+
+def _batching(a: float, k: int, c: float) -> dict[str, str]:
+    """The roofline at the app's GPU ridge R: v and the speedup at B = 1 and at the question's batch sizes."""
+    r = passcost.GPU_RIDGE
+    out = {"ridge": str(r), "a100_ridge": f"{passcost.A100.ridge_tokens:.0f}",
+           "h100_ridge": f"{passcost.H100.ridge_tokens:.0f}",
+           "speedup_batch_1": _x(passcost.batched_speedup(a, k, c, 1, r))}
+    for name, b in BATCHING.items():
+        out[name] = str(b)
+        out[f"{name}_tokens"] = str(b * (k + 1))  # what a verification pass carries: B·(K + 1)
+        out[f"{name}_v"] = _x(passcost.batched_verify_cost(b, k, r))
+        out[f"{name}_speedup"] = _x(passcost.batched_speedup(a, k, c, b, r))
+    return out
+
+
+def _drafts(v: float = 1.0) -> dict[str, str]:
+    """Each draft's best K and speedup at its c, and the small one's had c scaled with its parameter count."""
+    out: dict[str, str] = {}
+    best: dict[str, float] = {}
+    for name, d in DRAFTS.items():
+        k = analytics.optimal_k(d["alpha"], d["c"], v)
+        best[name] = float(analytics.speedup(d["alpha"], k, d["c"], v))
+        out |= {f"{name}_params": d["params"], f"{name}_alpha": f"{d['alpha']:.0%}", f"{name}_c": f"{d['c']:.2f}",
+                f"{name}_k": str(k), f"{name}_speedup": _x(best[name])}
+    big, small = DRAFTS["big"], DRAFTS["small"]
+    c_scaled = big["c"] * small["params_b"] / big["params_b"]
+    k_scaled = analytics.optimal_k(small["alpha"], c_scaled, v)
+    out |= {"small_c_scaled": f"{c_scaled:.2f}", "small_k_scaled": str(k_scaled),
+            "small_speedup_scaled": _x(analytics.speedup(small["alpha"], k_scaled, c_scaled, v)),
+            "draft_winner": big["params"] if best["big"] >= best["small"] else small["params"]}
+    return out
+
+
 def figures() -> dict[str, str]:
     """Every figure an answer may name, computed."""
     a, k, c = LESSON["alpha"], LESSON["k"], LESSON["c"]
     best = analytics.optimal_k(a, c)
     return {
+        "alpha_lesson": f"{a:.0%}",
+        "k_lesson": str(k),
+        "c_lesson": f"{c:g}",
         "best_k_lesson": str(best),
-        "best_speedup_lesson": f"{float(analytics.speedup(a, best, c)):.2f}",
-        "speedup_below": f"{float(analytics.speedup(a, best - 1, c)):.2f}",
-        "speedup_above": f"{float(analytics.speedup(a, best + 1, c)):.2f}",
-        "speedup_lesson": f"{float(analytics.speedup(a, k, c)):.2f}",
-        "ceiling_70": f"{float(analytics.prefix_limit(a)):.2f}",
-        "useless_loss_lesson": f"{float(analytics.useless_draft_loss(k, c, 1.0)):.2f}",
+        "best_speedup_lesson": _x(analytics.speedup(a, best, c)),
+        "speedup_below": _x(analytics.speedup(a, best - 1, c)),
+        "speedup_above": _x(analytics.speedup(a, best + 1, c)),
+        "speedup_lesson": _x(analytics.speedup(a, k, c)),
+        "ceiling_70": _x(analytics.prefix_limit(a)),
+        "useless_loss_lesson": _x(analytics.useless_draft_loss(k, c, 1.0)),
+        "useless_speed_lesson": _x(analytics.speedup(0.0, k, c, 1.0)),
+        **_batching(a, k, c),
+        **_drafts(),
     }
+
+
+def names() -> dict[str, Any]:
+    """What an answer's braces may name: the computed figures and the papers."""
+    return {**PUBLISHED, **figures()}
 
 
 def load(path: Path = INTERVIEW_QUESTIONS) -> list[Question]:
     """The questions with their figures filled in; a figure that is not defined is an error, never a gap."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    values = figures()
+    values = names()
     return [Question(q["id"], q["topic"], q["page"], q["question"].format(**values), q["answer"].format(**values))
             for q in data["questions"]]

@@ -48,7 +48,9 @@ PUBLISHED = {
     "chen": published.CHEN_2023, "leviathan": published.LEVIATHAN_2023,
     "chen_speedup": published.CHEN_SPEEDUP, "leviathan_speedup": published.LEVIATHAN_SPEEDUP,
     "yang_speedup": published.YANG_SPEEDUP, "fu_speedup": published.FU_SPEEDUP,
-    "medusa_1_speedup": published.MEDUSA_1_SPEEDUP, "nvidia_medusa_speedup": published.NVIDIA_MEDUSA_SPEEDUP,
+    "saxena_speedup": published.SAXENA_SPEEDUP, "medusa_1_speedup": published.MEDUSA_1_SPEEDUP,
+    "medusa_2_speedup": published.MEDUSA_2_SPEEDUP, "nvidia_medusa_speedup": published.NVIDIA_MEDUSA_SPEEDUP,
+    "nvidia_medusa_70b_speedup": published.NVIDIA_MEDUSA_70B_SPEEDUP,
 }
 
 
@@ -131,6 +133,9 @@ def numeric_namespace(inputs: Mapping[str, float]) -> dict[str, float]:
             names[name] = func(**{p.name: inputs[p.name] for p in params if p.name in inputs})
     if "alpha" in inputs and "k" in inputs:
         names["alpha_times_k"] = inputs["alpha"] * inputs["k"]  # the tempting wrong answer: no prefix rule
+    if "k" in inputs and "draft_cost" in inputs:  # tempting wrong answers for a draft that is never right:
+        names["plain_less_drafting"] = 1.0 - inputs["k"] * inputs["draft_cost"]  # drafting subtracted, not divided
+        names["one_draft_pass_speed"] = float(analytics.speedup(0.0, 1, inputs["draft_cost"]))  # "drafting stops early"
     names["k_min"], names["k_max"] = analytics.K_MIN, analytics.K_MAX  # the range optimal_k searches
     return names
 

@@ -1,0 +1,342 @@
+"""Issue 37 (expert review of the quiz and the interview answers): no option cues its own key, and each fix holds.
+
+The cue checkers run over knowledge.json as the learner sees it (templates filled by specsim.quiz's loader), and a
+deliberately cued question built here shows each checker can fail. Every figure the fixes quote is computed here from
+specsim.analytics, specsim.passcost and specsim.published, never typed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import pytest
+
+from specsim import analytics, interview, passcost, published, quiz
+
+QUESTIONS = quiz.load_knowledge()
+BY_ID = {q.id: q for q in QUESTIONS}
+RAW_QUIZ = quiz.KNOWLEDGE_FILE.read_text(encoding="utf-8")
+SEQ = quiz.load_sequence()
+INTERVIEW = {q.id: q for q in interview.load()}
+RAW_INTERVIEW = json.loads(interview.INTERVIEW_QUESTIONS.read_text(encoding="utf-8"))
+
+# ---- the cue checkers -----------------------------------------------------------------------------------------
+
+ABSOLUTE = frozenset(("always", "never", "any", "every", "only", "exactly", "all", "none", "nothing", "whatever",
+                      "whenever", "everything", "completely", "entirely", "guaranteed", "cannot", "must"))
+STOPWORDS = frozenset((
+    "about", "above", "after", "again", "against", "also", "among", "because", "been", "before", "being", "below",
+    "between", "both", "but", "by", "could", "does", "doing", "down", "during", "each", "either", "else", "even",
+    "from", "further", "have", "having", "here", "into", "itself", "just", "like", "many", "more", "most", "much",
+    "once", "only", "other", "ought", "over", "same", "should", "since", "some", "such", "than", "that", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "under", "until",
+    "upon", "very", "were", "what", "when", "where", "which", "while", "whom", "whose", "will", "with", "within",
+    "without", "would", "your", "yours", "every", "always", "never", "none", "whatever", "whenever", "still",
+))
+NEUTRAL_TOPICS = frozenset(("The loop", "Verification", "Costs", "Choosing K", "Hardware", "Acceptance",
+                            "Tokenizers", "Greedy decoding", "Sampling", "Variants"))
+WORD = re.compile(r"[a-z]+")
+DIGIT = re.compile(r"\d")
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def content_words(text: str) -> set[str]:
+    """Lowercase words of 4 letters or more, stopwords dropped, a plural 's' cut (guesses ~ guesse, tokens ~ token)."""
+    out = set()
+    for w in _words(text):
+        if len(w) < 4 or w in STOPWORDS:
+            continue
+        out.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+def has_absolute(text: str) -> bool:
+    return any(w in ABSOLUTE for w in _words(text))
+
+
+def _distractors(q) -> list[str]:
+    return [o for i, o in enumerate(q.options) if i != q.answer]
+
+
+def key_is_longest(q) -> bool:
+    """The key is at least as long as every distractor (a tie counts)."""
+    return len(q.correct_option) >= max(len(o) for o in _distractors(q))
+
+
+def key_alone_has_a_number(q) -> bool:
+    return bool(DIGIT.search(q.correct_option)) and not any(DIGIT.search(o) for o in _distractors(q))
+
+
+def key_alone_unqualified(q) -> bool:
+    """Every distractor says always/never/any/only... and the key alone hedges: the test-wise pick."""
+    return not has_absolute(q.correct_option) and all(has_absolute(o) for o in _distractors(q))
+
+
+def key_alone_echoes_stem(q) -> bool:
+    """The key is the only option sharing a content word with the stem."""
+    stem = content_words(q.prompt)
+    return bool(content_words(q.correct_option) & stem) and not any(content_words(o) & stem for o in _distractors(q))
+
+
+def topic_cues_key(q) -> bool:
+    """The caption shares a content word with the key that no distractor shares."""
+    topic = content_words(q.topic)
+    cue = topic & content_words(q.correct_option)
+    return bool(cue - set().union(*(content_words(o) for o in _distractors(q))))
+
+
+def too_many_longest(questions: Sequence) -> bool:
+    return sum(key_is_longest(q) for q in questions) > 0.3 * len(questions)
+
+
+PER_QUESTION = (key_alone_has_a_number, key_alone_unqualified, key_alone_echoes_stem, topic_cues_key)
+
+
+# ---- the checkers can fail -------------------------------------------------------------------------------------
+
+
+def _cued() -> quiz.Question:
+    """A question that commits every cue at once: the checkers must flag each."""
+    return quiz.Question(
+        id="cued", topic="Reference spans",
+        prompt="Where does inference with reference get its drafts from?",
+        options=("Spans of the reference documents copied forward, 2 or 3 tokens at a time, at no extra cost",
+                 "Always from a second model", "Never from the input", "Only from extra heads"),
+        answer=0, explanation="It copies spans of the reference documents.")
+
+
+@pytest.mark.parametrize("check", PER_QUESTION, ids=lambda f: f.__name__)
+def test_each_checker_flags_a_deliberately_cued_question(check):
+    assert check(_cued())
+
+
+def test_the_longest_option_checker_flags_a_quiz_whose_key_is_always_longest():
+    assert key_is_longest(_cued())
+    assert too_many_longest([_cued()] * 20)
+    assert not too_many_longest(QUESTIONS)
+
+
+def test_content_words_drop_short_words_stopwords_and_punctuation():
+    assert content_words("Why does the target's pass, over K + 1 tokens, cost so little?") == {
+        "target", "pass", "token", "cost", "little"}
+
+
+# ---- knowledge.json passes them -------------------------------------------------------------------------------
+
+
+def test_exactly_twenty_questions():
+    assert len(QUESTIONS) == quiz.KNOWLEDGE_QUESTION_COUNT == 20
+
+
+def test_the_key_is_the_longest_option_in_at_most_30_percent_of_questions():
+    longest = [q.id for q in QUESTIONS if key_is_longest(q)]
+    assert len(longest) <= 0.3 * len(QUESTIONS), longest
+
+
+@pytest.mark.parametrize("check", PER_QUESTION, ids=lambda f: f.__name__)
+def test_no_question_is_cued(check):
+    flagged = [q.id for q in QUESTIONS if check(q)]
+    assert not flagged, flagged
+
+
+def test_topic_captions_come_from_a_small_neutral_set():
+    topics = {q.topic for q in QUESTIONS}
+    assert topics <= NEUTRAL_TOPICS, topics - NEUTRAL_TOPICS
+    assert not {"The +1 token", "Lossless output"} & topics  # the captions that gave Q3, Q12 and Q15 away
+
+
+# ---- the review's fixes to the knowledge check, one by one ----------------------------------------------------
+
+
+def _all_text(q) -> str:
+    return " ".join((q.topic, q.prompt, *q.options, q.explanation))
+
+
+def test_q18_stem_does_not_name_its_key_and_credits_llma_and_prompt_lookup():
+    q = BY_ID["variant-reference"]
+    stem = q.prompt.lower()
+    for cue in ("reference", "prompt lookup", "lookup", "input", "copied", "span"):
+        assert cue not in stem, cue
+    for credit in ("LLMA", "Yang et al., 2023", "reference documents", "prompt lookup decoding", "Saxena, 2023",
+                   published.YANG_SPEEDUP.figure, published.SAXENA_SPEEDUP.figure):
+        assert credit.lower() in q.explanation.lower(), credit
+    assert "copied" in q.correct_option or "copies" in q.correct_option
+
+
+@pytest.mark.parametrize("qid", ["optimal-k", "domain"])
+def test_q9_and_q13_distractors_are_not_all_absolute(qid):
+    q = BY_ID[qid]
+    assert any(not has_absolute(o) for o in _distractors(q)), _distractors(q)
+    assert not any(re.search(r"\b(always|any)\b", o, re.I) for o in _distractors(q))
+
+
+@pytest.mark.parametrize(("qid", "old"), [
+    ("draft-role", "fixes the big model's mistakes"),  # contradicts "the output is unchanged"
+    ("worked-speedup", "No faster: the output is the same"),
+    ("useless-draft", "generation stalls"),  # contradicts the +1 token
+    ("useless-draft", "garbled"),  # contradicts the unchanged output
+    ("greedy-lossless", "Close, but a little worse"),
+    ("greedy-lossless", "Identical only in float32"),  # partly true: stock float32 kernels are not position-invariant
+    ("variant-draft-model", "A larger KV cache in the target"),  # partly true: the target's cache grows by K
+])
+def test_throwaway_and_partly_true_distractors_are_replaced(qid, old):
+    q = BY_ID[qid]
+    assert not any(old in o for o in q.options), old
+    assert len(q.options) == 4
+
+
+def test_q6_and_q12_distractors_are_numbers_a_learner_could_compute():
+    speed = BY_ID["worked-speedup"]
+    assert all(re.fullmatch(r"\d+\.\d\d×", o) for o in speed.options)
+    assert f"{float(analytics.expected_accepted_prefix(0.7, 4)):.2f}×" in speed.options
+    useless = BY_ID["useless-draft"]
+    k, c = useless.numeric.inputs["k"], useless.numeric.inputs["draft_cost"]
+    for wrong in (1 - k * c, analytics.speedup(0.0, 1, c), analytics.tokens_per_loop(0.0, k)):
+        assert any(o.startswith(f"{float(wrong):.2f}×") for o in _distractors(useless)), wrong
+
+
+def test_q7_explains_geometric_decay_by_the_prefix_rule():
+    text = BY_ID["k-tradeoff"].explanation
+    assert "conditioned on every guess before it" not in text
+    assert "every earlier guess" in text and "α^i" in text
+
+
+def test_q12_states_the_bound_memory_and_switching_off():
+    q = BY_ID["useless-draft"]
+    k, c = q.numeric.inputs["k"], q.numeric.inputs["draft_cost"]
+    text = q.explanation
+    assert "safe to switch on" not in text and "small, bounded downside" not in text
+    assert "1 / (K·c + v)" in text and "K·c + (v − 1)" in text
+    assert f"{float(analytics.speedup(0.0, k, c, 1.0)):.2f}×" in text
+    assert f"{float(analytics.useless_draft_loss(k, c, 1.0)):.2f} target passes per token" in text
+    for point in ("memory", "KV cache", "acceptance rate α", "switch speculation off"):
+        assert point in text, point
+
+
+def test_q17_says_both_papers_ran_greedy_too_and_what_each_mode_preserves():
+    text = BY_ID["variant-draft-model"].explanation
+    assert "They sampled" not in text
+    assert "greedy" in text and "distribution" in text and "exact text" in text
+    assert f"Leviathan et al. ({published.LEVIATHAN_2023.when})" in text
+
+
+def test_q19_says_the_lessons_summary_of_lookahead_is_a_simplification():
+    text = BY_ID["variant-lookahead"].explanation
+    assert "only failed tokens" in text and "simplification" in text
+    assert "whole window" in text and "n-grams" in text
+    assert BY_ID["variant-lookahead"].answer == 2 and "redoes only the guesses that failed" in BY_ID[
+        "variant-lookahead"].options[3]
+
+
+def test_q20_names_medusa_2_typical_acceptance_and_nvidias_models():
+    text = BY_ID["variant-medusa"].explanation
+    for fact in (published.MEDUSA_1_SPEEDUP.figure, published.MEDUSA_2_SPEEDUP.figure, "fine-tunes the backbone",
+                 "typical acceptance", "does not preserve the target's distribution",
+                 published.NVIDIA_MEDUSA_SPEEDUP.figure, published.NVIDIA_MEDUSA_SPEEDUP.setting,
+                 published.NVIDIA_MEDUSA_70B_SPEEDUP.figure):
+        assert fact in text, fact
+    assert "405B" in text and "70B" in text
+
+
+def test_q11_says_what_prefill_is():
+    text = BY_ID["verify-cheap"].explanation
+    assert "prefill is the target's single pass over the whole prompt before decoding" in text
+
+
+def _leviathan_dates(text: str) -> list[str]:
+    return re.findall(r"Leviathan et al\.,? \(?([^);]*(?:; [^)]*)?)\)?", text)
+
+
+def test_leviathan_is_dated_as_the_published_module_dates_it_everywhere():
+    when = published.LEVIATHAN_2023.when
+    texts = [_all_text(q) for q in QUESTIONS] + [q.question + " " + q.answer for q in INTERVIEW.values()]
+    cited = [t for t in texts if "Leviathan" in t]
+    assert cited  # the quiz cites it
+    for t in cited:
+        for m in re.finditer(r"Leviathan et al\.", t):
+            assert t[m.end():m.end() + len(when) + 3].lstrip(" ,(").startswith(when), t[m.start():m.end() + 40]
+    assert "{leviathan.year}" not in RAW_QUIZ
+
+
+# ---- the order-one-round quiz ---------------------------------------------------------------------------------
+
+
+def test_the_sequence_does_not_claim_greedy_identity_under_sampling():
+    text = SEQ.piece("append").explanation
+    assert "exactly what the target would have chosen" not in text
+    assert "greedy" in text and "sampling" in text and "distribution is the target's" in text
+
+
+# ---- the interview answers ------------------------------------------------------------------------------------
+
+A, K, C = interview.LESSON["alpha"], interview.LESSON["k"], interview.LESSON["c"]
+
+
+def test_batching_answer_works_the_roofline_at_the_apps_ridge():
+    q = INTERVIEW["batching"]
+    text = q.answer
+    assert "roughly in proportion" not in text
+    r = passcost.GPU_RIDGE
+    b, big = interview.BATCHING["batch"], interview.BATCHING["batch_big"]
+    assert f"batches {b} requests" in q.question
+    assert f"R = {r}" in text
+    assert f"{passcost.A100.ridge_tokens:.0f} tokens on an A100" in text
+    assert f"{passcost.H100.ridge_tokens:.0f} on an H100" in text
+    assert f"v = {passcost.batched_verify_cost(b, K, r):.2f}" in text
+    assert f"{float(analytics.speedup(A, K, C)):.2f}× at B = 1" in text
+    assert f"{passcost.batched_speedup(A, K, C, b, r):.2f}× at B = {b}" in text
+    assert f"v = {passcost.batched_verify_cost(big, K, r):.2f}" in text
+    assert f"{passcost.batched_speedup(A, K, C, big, r):.2f}× plain speed" in text
+    assert passcost.batched_speedup(A, K, C, big, r) < 1 < passcost.batched_speedup(A, K, C, b, r) < analytics.speedup(
+        A, K, C)
+
+
+def test_serving_answer_does_not_claim_every_engine_ships_every_drafter():
+    text = INTERVIEW["serving"].answer
+    assert "all ship it" not in text
+    assert "Between them" in text and "--model-draft" in text
+
+
+def test_tree_answer_keeps_the_longest_accepted_path_and_credits_specinfer():
+    text = INTERVIEW["tree"].answer
+    assert "root-to-leaf" not in text
+    for fact in ("longest accepted path from the root", "before it reaches a leaf", "SpecInfer (Miao et al., 2024)",
+                 "multi-candidate rejection sampling", "EAGLE-2", "typical acceptance", "lossy"):
+        assert fact in text, fact
+
+
+def test_draft_choice_answer_works_both_drafts_and_says_c_must_be_measured():
+    text = INTERVIEW["draft_choice"].answer
+    assert "get high α at a very small c" not in text
+    for d in interview.DRAFTS.values():
+        k = analytics.optimal_k(d["alpha"], d["c"])
+        best = f"K = {k} with {float(analytics.speedup(d['alpha'], k, d['c'])):.2f}×"
+        assert f"c = {d['c']:.2f} for the {d['params']}" in text
+        assert f"{d['params']} draft peaks at {best}" in text or f"{d['params']} draft at {best}" in text
+    assert "not proportional to the parameter count" in text and "Medusa" in text and "tree" in text
+
+
+def test_useless_draft_answer_agrees_with_quiz_q12():
+    text = INTERVIEW["useless_draft"].answer
+    q = BY_ID["useless-draft"]
+    k, c = q.numeric.inputs["k"], q.numeric.inputs["draft_cost"]
+    speed, loss = analytics.speedup(0.0, k, c, 1.0), analytics.useless_draft_loss(k, c)
+    for figure in (f"{float(speed):.2f}×", f"{float(loss):.2f}"):
+        assert figure in text and figure in q.explanation
+    for point in ("1 / (K·c + v)", "K·c + (v − 1)", "KV cache", "memory", "switch speculation off"):
+        assert point in text and point in q.explanation, point
+
+
+def test_the_parallel_answer_says_what_prefill_is():
+    assert "prefill (the target's single pass over the whole prompt before decoding" in INTERVIEW["parallel"].answer
+
+
+def test_the_interview_file_types_no_figure_the_new_answers_compute():
+    for q in RAW_INTERVIEW["questions"]:
+        if q["id"] in ("batching", "draft_choice", "useless_draft"):
+            assert not re.search(r"\d\.\d\d|\b(64|256|153|295)\b", q["answer"]), q["id"]
