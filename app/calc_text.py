@@ -88,14 +88,18 @@ def useless_draft_sentence(s: CalcSettings) -> str:
     drafting = s.k * s.draft_cost
     head = (f"If the draft were never right (α = 0), each loop would still deliver one correct token from the "
             f"target, for {fmt(cost)} target passes where plain decoding pays 1: {fmt(worst)}× the plain speed. ")
+    advice = ("That is the floor: no draft can do worse, and the text stays the target's. But it is a real loss, "
+              "in time and in memory (the draft's weights and its own KV cache), so in service watch the measured "
+              "acceptance and switch speculation off where it stays low.")
     if fmt(s.verify_cost) == fmt(1.0):
         return head + (f"With v = {fmt(s.verify_cost)} the check itself costs no more than a plain pass, so the "
                        f"loss is only the drafting time, K·c = {s.k} × {fmt(s.draft_cost)} = {fmt(loss)} target "
-                       "passes per loop. That small, bounded downside is what makes the technique safe to switch on.")
+                       f"passes per loop. {advice}")
     return head + (f"Here checking K + 1 = {s.k + 1} tokens costs v = {fmt(s.verify_cost)} plain passes, so the loss "
                    f"is the drafting time K·c = {fmt(drafting)} plus the verification's excess v − 1 = "
                    f"{fmt(s.verify_cost - 1.0)}: K·c + (v − 1) = {fmt(loss)} target passes per loop. Only at v = 1 "
-                   "is the drafting time the whole cost; the dearer verification is, the more a bad draft loses.")
+                   f"is the drafting time the whole cost; the dearer verification is, the more a bad draft loses. "
+                   f"{advice}")
 
 
 def heatmap_sentence(s: CalcSettings) -> str:

@@ -16,6 +16,10 @@ PLAIN = "#5b6776"  # plain decoding, the baseline
 BACKGROUND = "#e8e8e8"  # time not attributed to any of the above
 INK = "#444444"  # outlines drawn on top of a colour scale
 
+NAMES = {DRAFT: "blue", TARGET: "orange", KEPT: "green", REJECTED: "red", EXTRA: "purple", MUTED: "light grey",
+         PLAIN: "dark grey"}
+"""What a caption calls each colour, so a caption names the colour its figure draws."""
+
 # ---- colour scales ------------------------------------------------------------------------------
 SLOWER, SLOWER_LIGHT, BREAK_EVEN, FASTER_LIGHT, FASTER = "#b2182b", "#ef8a62", "#f7f7f7", "#67a9cf", "#2166ac"
 """Speedup below 1× is red, exactly 1× white, above 1× blue (a diverging scale centred on break-even)."""

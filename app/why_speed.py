@@ -49,8 +49,10 @@ def panel(spec: Trace, plain: Trace | None) -> None:
     st.caption(
         f"Projection, not a measurement: on a memory-bound accelerator (a GPU serving one request), scoring "
         f"{b.k_max + 1} tokens in one pass costs about what scoring one does, so v ≈ 1. With "
-        f"this run's acceptance and draft cost that would give {b.projected_speedup:.2f}×. On this CPU a pass over "
-        f"several tokens costs {b.verify_cost:.2f} one-token passes, because a CPU runs short of arithmetic sooner.")
+        f"this run's acceptance, and the draft cost measured on this CPU (c = {b.draft_cost:.2f}, kept as it is: on a "
+        f"GPU the draft's price next to the target's would be measured afresh), that would give "
+        f"{b.projected_speedup:.2f}×. On this CPU a pass over several tokens costs {b.verify_cost:.2f} one-token "
+        "passes, because a CPU runs short of arithmetic sooner.")
     why_slow = explain.slowdown_sentence(b)
     if why_slow is not None and fair.headline < 1:
         st.info(why_slow)

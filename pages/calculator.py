@@ -19,8 +19,10 @@ from app.widgets.calc_controls import apply_url, controls, write_url
 
 st.title("Speedup calculator")
 st.caption(
-    "Three numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
-    "how often the target agrees with a proposal (α), and how much a draft pass costs next to a target pass (c). "
+    "Four numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
+    "how often the target agrees with a proposal (α), how much a draft pass costs next to a target pass (c), and "
+    "how much the target's check of K + 1 tokens costs next to a plain one-token pass (v; the lesson takes 1, and "
+    "*Calibrate with measured costs* below changes it). "
     "The address bar keeps your settings, so a link reproduces this view."
 )
 
@@ -31,9 +33,9 @@ def one_loop(s: CalcSettings, n: CalcNumbers) -> None:
         f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
         f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
         "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
-        "so a loop always yields j + 1 tokens and never zero. The grey guesses after it are never checked: they "
-        "came after a rejection, so they are discarded without a verdict. When every guess is kept, the +1 lands "
-        "after the last."
+        "so a loop always yields j + 1 tokens and never zero. The pass scored the grey guesses after it too, but "
+        "those scores are discarded: each grey guess continues a rejected one, text that will not be written. "
+        "When every guess is kept, the +1 lands after the last."
     )
     st.plotly_chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
     st.caption(backsolve.distribution_sentence(s.alpha, s.k))

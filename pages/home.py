@@ -6,6 +6,8 @@ from app import state
 from app.calc_text import fmt
 from app.figures.calculator import iteration_figure
 from app.layout import all_pages, script_path
+from app.settings import CalcSettings
+from specsim import analytics
 from specsim.published import (
     CHEN_2023,
     CHEN_SPEEDUP,
@@ -46,19 +48,24 @@ st.markdown(
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
 )
 st.plotly_chart(iteration_figure(LOOP_K, LOOP_KEPT), key=state.HOME_LOOP_CHART)
-st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} one after another, and the target checks "
-           f"them all in one pass. It keeps the first {LOOP_KEPT} (✓), rejects t+{LOOP_KEPT + 1} (✗) and puts its "
-           f"own token there (purple +1). The rest, from t+{LOOP_KEPT + 2} on, is never checked (grey). "
-           f"{LOOP_KEPT + 1} tokens for one target pass.")
+st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} one after another, and the target scores "
+           f"all of them, and the position after them, in one pass. It keeps the first {LOOP_KEPT} (✓), rejects "
+           f"t+{LOOP_KEPT + 1} (✗) and puts its own token there (purple +1). The pass scored "
+           f"t+{LOOP_KEPT + 2} onwards too, but those scores are discarded (grey): those guesses continue the "
+           f"rejected t+{LOOP_KEPT + 1}, text that will not be written. {LOOP_KEPT + 1} tokens for one target pass.")
 st.page_link(script_path("sequence_quiz.py"), label="Try it: order the steps of one round",
              icon=":material/swap_vert:")
+lesson = CalcSettings()  # the lesson's K and draft cost, as the calculator opens
+useless = float(analytics.speedup(0.0, lesson.k, lesson.draft_cost, lesson.verify_cost))
 st.success(
     "**Key insight: the loop yields j + 1, never zero.** Even when the target turns down the very first "
     "proposal, its verification pass has already worked out the right token for that slot, so the loop "
-    "still moves one token forward. A draft that is always wrong therefore costs K·c + (v − 1) target passes "
-    "per loop: its K draft passes at c each, plus whatever a pass over K + 1 tokens costs beyond a plain pass "
-    "(v − 1). Where that check is as cheap as a plain pass (v = 1, as the lesson assumes), the loss is the "
-    "drafting time alone, a small and bounded downside, which is why the technique is safe to switch on."
+    "still moves one token forward and the text is still the target's. A draft that is always wrong cannot stall "
+    "decoding, but it is not free either: every loop still pays for the draft's passes and for a check over K + 1 "
+    f"tokens, and yields one token. With the lesson's K = {lesson.k} and a draft pass costing {fmt(lesson.draft_cost)} "
+    f"of a target pass, a useless draft runs at **{fmt(useless)}× plain speed**, and its weights and cache take "
+    "memory besides. The loss is bounded, which is what makes speculation safe to try: measure how often guesses "
+    "are kept, and switch it off where they rarely are."
 )
 
 st.subheader("Three facts that make it work")
@@ -80,7 +87,7 @@ st.markdown(
     f"{speed_ratio:.1f}× quicker, and decoding as a whole ran {CHEN_SPEEDUP.figure} faster: the {CHEN_2023.note}. "
     f"In the calculator's terms the draft cost is c = {CHEN_2023.draft_ms_per_token} / "
     f"{CHEN_2023.target_ms_per_token} = {fmt(CHEN_2023.draft_cost)} of a target pass, which is its default. "
-    f"Leviathan et al. ({LEVIATHAN_2023.year}) measured {LEVIATHAN_SPEEDUP.figure} on **{LEVIATHAN_2023.target}**, "
+    f"Leviathan et al. ({LEVIATHAN_2023.when}) measured {LEVIATHAN_SPEEDUP.figure} on **{LEVIATHAN_2023.target}**, "
     f"drafting with {LEVIATHAN_2023.draft}. The variants report their own figures: {FU_SPEEDUP.claim} for "
     f"lookahead decoding, and {MEDUSA_1_SPEEDUP.claim}."
 )
@@ -89,7 +96,8 @@ st.subheader("Where to go next")
 blurbs = {
     "calculator.py": "Move K, the acceptance rate and the draft cost, and see the speedup the formulas predict.",
     "live.py": "Watch a real draft model propose and a real target model accept or reject, token by token.",
-    "variants.py": "Four ways to get the draft: a second model, the prompt itself, the same model, extra heads.",
+    "variants.py": "The lesson's four variants and two more, run for real: a second model, the prompt itself, the "
+                   "same model, extra heads, the target's features, its first layers.",
     "sequence_quiz.py": "Put the steps of one round in the right order.",
     "in_practice.py": "Acceptance by domain (measured), the shared tokenizer, where it runs today, references.",
     "why_unchanged.py": "Why the target's acceptance rule leaves the output distribution exactly as it was.",

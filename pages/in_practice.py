@@ -18,7 +18,9 @@ st.markdown(
     "text. Code and other structured text are full of tokens that follow almost by force (a closing bracket, a "
     "keyword, a repeated variable name), so even a weak draft guesses them. Free prose leaves more room for "
     "choice, and text that copies its input is the easiest of all. One click measures it with the bundled pair, "
-    f"greedy, K = {defaults.DEFAULT_K}, {MAX_NEW} tokens per prompt.")
+    f"greedy, K = {defaults.DEFAULT_K}, {MAX_NEW} tokens per prompt. The default drafter is a hybrid: a small draft "
+    "model that also copies text which repeats earlier text, so the result says how many kept guesses were "
+    "copies rather than the model's own.")
 if st.button("Measure acceptance on code, prose and echo prompts", key=state.DOMAIN_BUTTON, type="primary"):
     bar = st.progress(0.0, text="Loading the bundled target and the default draft")
     try:
@@ -40,7 +42,8 @@ else:
                 f"tokens per loop); lowest: **{ranked[-1].domain}** at {ranked[-1].alpha:.0%} "
                 f"({ranked[-1].tokens_per_loop:.2f}). " + ", ".join(
                     f"{r.domain}: {r.accepted} of {r.checked} checked guesses kept over {r.prompts} prompts"
-                    for r in results) + ". The best K and the speedup move with it, so measure on your own traffic.")
+                    for r in results) + ". " + domains.copied_sentence(results)
+                + " The best K and the speedup move with it, so measure on your own traffic.")
 
 st.subheader("Draft and target share a tokenizer")
 st.markdown(
@@ -53,8 +56,9 @@ coverage = domains.vocab_coverage(Path(defaults.DEFAULT_DRAFT), shipped.spec.gen
 if coverage is not None:
     text = (f"The bundled default draft shares the target's tokenizer but only proposes from "
             f"{coverage.draft_vocab:,} of its {coverage.target_vocab:,} token ids (the most frequent ones), which "
-            "keeps its output layer small. A token outside that set has q = 0: the draft can never guess it, so "
-            "it only ever arrives as the target's own +1 token.")
+            "keeps its output layer small. A token outside that set has q = 0 in the draft model, which can never "
+            "propose it. It still reaches the text in two ways: as the target's own +1 token, or as a guess copied "
+            "from earlier in the text, since the default drafter copies repeated text from the whole context.")
     if coverage.covered_in_text is not None:
         text += (f" In the recorded prose run of the default draft, {coverage.covered_in_text:.0%} of the tokens "
                  "the target wrote lie inside the draft's set.")

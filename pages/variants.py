@@ -1,4 +1,4 @@
-"""Four variants of speculative decoding, each run for real on the bundled target, side by side."""
+"""The variants of speculative decoding, each run for real on the bundled target, side by side."""
 
 import streamlit as st
 
@@ -8,12 +8,14 @@ from app.widgets import variants as ui
 from specsim.variants import compare as cmp
 
 state.init()
-st.title("Four variants")
+st.title("Variants: where the guesses come from")
 st.markdown(
     "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
-    "separates the variants: a second small model, text copied from the prompt, the target guessing ahead of "
-    "itself, or extra heads bolted onto the target. Below, each one runs on the bundled target "
-    f"(SmolLM2-135M-Instruct, {loaders.bundled_dtype_name()}, greedy) on the same prompt, and is timed against plain "
+    "separates the variants. The lesson's table lists four: a second small model, text copied from the input, "
+    "the target guessing ahead of itself, and extra heads bolted onto the target. Two more are described here: a "
+    "draft head that reads the target's own features (EAGLE), and the target's first layers alone (early exit). "
+    "Below, the lesson's four and early exit run on the bundled target (SmolLM2-135M-Instruct, "
+    f"{loaders.bundled_dtype_name()}, greedy) on the same prompt, each timed against plain "
     "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model.")
 
 variant_guide.guide()
@@ -53,5 +55,5 @@ st.subheader("Medusa: the candidate tree and the accepted branch")
 ui.medusa_section(data)
 st.subheader("Prompt lookup needs overlap")
 ui.lookup_section(results, max_new)
-st.subheader("Early exit: the cautionary case")
+st.subheader("Early exit, untrained: why shallow layers need training to draft")
 ui.early_exit_section(data)

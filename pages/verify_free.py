@@ -12,6 +12,17 @@ from specsim.models import format_prompt
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
+
+def ridge_sentence() -> str:
+    """Where a data-centre GPU's ridge point lies, from datasheets, and the one R this app uses for it."""
+    a, h = passcost.A100, passcost.H100
+    return (f"For a GPU, R follows from its datasheet: per token a pass does 2 FLOPs per weight and reads each "
+            f"bfloat16 weight (2 bytes) once, so R = FLOP/s ÷ bytes/s. The {a.name} gives {a.tflops:g} TFLOP/s ÷ "
+            f"{a.tb_per_s:g} TB/s ≈ {a.ridge_tokens:.0f} tokens, the {h.name} {h.tflops:g} ÷ {h.tb_per_s:g} ≈ "
+            f"{h.ridge_tokens:.0f}. This app uses R = {passcost.GPU_RIDGE} for a GPU serving one request, between "
+            "the two: a pass over K + 1 ≤ 17 tokens is deep in the flat part, which is why the papers could treat "
+            "verification as free.")
+
 st.title("Is verification free here?")
 st.markdown(
     "The lesson's third reason speculative decoding works: generating a token is limited by memory, not "
@@ -20,6 +31,21 @@ st.markdown(
     "hardware checking K guesses plus one costs about what generating one token does: **v ≈ 1**. Whether that "
     "holds on *your* machine can be measured in a few seconds: time target passes over n = 1, 2, … 16 new "
     "tokens on the same cached context.")
+with st.expander("Prefill and the KV cache: what \"cached context\" means", expanded=False):
+    st.markdown(
+        "A transformer layer turns every token it has seen into a *key* and a *value* vector, and each new token "
+        "attends to all of them. Recomputing them for the whole text at every step would repeat work, so the "
+        "model keeps them: the **KV cache**, one key and one value per token per layer, growing by one entry a "
+        "token.\n\n"
+        "**Prefill** is the first target pass, over the whole prompt at once: it fills the cache with the prompt's "
+        "keys and values and yields the first new token. Prefill is already a many-token pass, which is why "
+        "verification can look like it. Plain and speculative decoding start with the same prefill, so the "
+        "time to the first token is the same and speedups on these pages leave it out.\n\n"
+        "After prefill every pass reads the cache and appends the new tokens' entries. A verification pass "
+        "appends K + 1 entries, one per scored position; after the verdict the entries past the kept tokens are "
+        "cut off (the cache is *cropped*), because they describe guesses that will not be written. The "
+        "measurement below appends n tokens to one cached context of a few dozen tokens, then crops back, so "
+        "every pass sees the same context.")
 
 if st.button("Measure v(n) on this machine (a few seconds)", key=state.VERIFY_BUTTON, type="primary"):
     try:
@@ -55,9 +81,9 @@ else:
                     "machine a pass over several tokens is limited by arithmetic (or switches to slower kernels) "
                     "almost at once, so verification is not free.")
     st.markdown(f"**Slope:** past the flat part each extra token adds about {slope:.3f} of a one-token pass. "
-                f"Fitted as a roofline, v(n) ≈ max(1, n / R) with R = {ridge:.1f}: about {ridge:.0f} tokens fit in "
-                "a pass before arithmetic, not memory, sets its time. On a data-centre GPU serving one request R is "
-                "a few hundred, which is why the papers could treat verification as free.")
+                "A *roofline* models a pass as limited by whichever runs out first, memory or arithmetic: "
+                f"v(n) ≈ max(1, n / R). Its *ridge point* R is the number of tokens a pass carries before "
+                f"arithmetic, not reading the weights, sets its time. Fitted here, R = {ridge:.1f}. {ridge_sentence()}")
     k = st.slider("K for the calculator", 1, max(curve.ns) - 1, min(calc.k, max(curve.ns) - 1),
                   key=state.VERIFY_K)
     v = curve.v_at(k + 1)
@@ -67,6 +93,10 @@ else:
                 "them there); its *Calibrate with measured costs* box also offers this value.")
 
 st.subheader("The batch-size caveat (a model)")
+if curve is None:
+    st.markdown("A *roofline* models a pass as limited by memory or by arithmetic, whichever runs out first; its "
+                "*ridge point* R is how many tokens a pass carries before arithmetic sets its time. "
+                + ridge_sentence())
 st.markdown(
     "A server decodes many requests at once. A batch of B sequences reads the weights once for all of them, "
     "so the spare arithmetic that made verification free is shared out: once B·(K + 1) tokens exceed R, the "
@@ -76,7 +106,8 @@ st.markdown(
 if ridge is None:
     st.caption("Measure v(n) above to add this machine's own R to the chart.")
 batch = st.select_slider("Batch size B", options=list(BATCHES), key=state.VERIFY_BATCH)
-gpu_r = st.slider("R for a hypothetical accelerator (tokens per pass before it is compute-bound)", 16, 512,
+gpu_r = st.slider(f"R for the accelerator (tokens per pass before it is compute-bound; {passcost.GPU_RIDGE} is the "
+                  "app's GPU)", 16, 512,
                   step=16, key=state.VERIFY_GPU_R)
 speedups = {f"accelerator with R = {gpu_r}": [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
                                              for b in BATCHES]}

@@ -41,6 +41,7 @@ class DomainResult:
     loops: int
     alpha: float  # Trace.acceptance_rate, pooled over the domain's runs
     tokens_per_loop: float  # Trace.tokens_per_pass, pooled likewise
+    copied_kept: int = 0  # kept guesses that were copied from earlier in the text, not the draft model's own
 
 
 def pool(domain: str, traces: Sequence[Trace]) -> DomainResult:
@@ -48,7 +49,17 @@ def pool(domain: str, traces: Sequence[Trace]) -> DomainResult:
     return DomainResult(domain=domain, prompts=len(traces), accepted=sum(t.n_accepted for t in traces),
                         checked=sum(t.n_checked for t in traces), tokens=sum(t.n_generated for t in traces),
                         loops=sum(t.target_passes for t in traces), alpha=pooled_acceptance_rate(traces),
-                        tokens_per_loop=pooled_tokens_per_pass(traces))
+                        tokens_per_loop=pooled_tokens_per_pass(traces),
+                        copied_kept=sum(s.copied and s.status == "accepted"
+                                        for t in traces for it in t.iterations for s in it.slots))
+
+
+def copied_sentence(results: Sequence[DomainResult]) -> str:
+    """How much of each domain's acceptance came from copying repeated text rather than the draft model."""
+    parts = [f"{r.domain} {r.copied_kept} of {r.accepted}" for r in results if r.accepted]
+    if not parts:
+        return "No guess was kept, copied or drafted."
+    return "Of the kept guesses, copies of earlier text: " + ", ".join(parts) + "."
 
 
 def measure_domains(target, drafter, k: int, max_new_tokens: int, prompts: Mapping[str, Sequence[str]],

@@ -150,11 +150,11 @@ def best_k(alpha: float, draft_cost: float, v: dict[int, float]) -> tuple[int, d
     return max(ks, key=lambda k: (values[k], -k)), values
 
 
-def heldout_alpha(draft: str = DEFAULT_DRAFT) -> float:
-    """The draft's held-out α as the app runs it (copying repeated text, where its evaluation measured that),
-    from the evaluation saved beside it."""
+def heldout_alpha(draft: str = DEFAULT_DRAFT, copy: bool = True) -> float:
+    """The draft's held-out α from the evaluation saved beside it: as the app runs it (copying repeated text, where
+    its evaluation measured that), or with ``copy=False`` the draft model's own guesses alone."""
     result = json.loads((Path(draft) / "heldout_eval.json").read_text(encoding="utf-8"))
-    return float(result.get("with_copy", result)["overall"]["alpha"])  # as shipped: copying repeated text
+    return float((result.get("with_copy", result) if copy else result)["overall"]["alpha"])
 
 
 COST_PROMPT = "Write a short paragraph about a lighthouse keeper during a storm."

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from app.palette import DRAFT, EXTRA, MUTED, PLAIN, TARGET
+from app.palette import DRAFT, EXTRA, MUTED, NAMES, PLAIN, TARGET
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ def prompt_lookup_figure() -> go.Figure:
     colour = {0: TARGET, 1: TARGET, 2: DRAFT, 3: DRAFT, 4: DRAFT, 7: PLAIN, 8: PLAIN}
     boxes = [Box(w, i, 1, colour.get(i, MUTED), 0.85) for i, w in enumerate(words)]
     boxes += [Box(w, 9 + i, 0, DRAFT, 0.85) for i, w in enumerate(["(", "a", ")"])]
-    return flow_figure(boxes, [(3, 10, 1)], "Prompt lookup: the last tokens (orange) match earlier text (green); "
-                       "what came next there (blue) is copied as the guess")
+    return flow_figure(boxes, [(3, 10, 1)], f"Prompt lookup: the last tokens ({NAMES[PLAIN]}) match earlier text "
+                       f"({NAMES[TARGET]}); what came next there ({NAMES[DRAFT]}) is copied as the guess")
 
 
 def jacobi_figure(window: int = 4, iterations: int = 4) -> go.Figure:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from app import loaders, state
 from app.figures import variants as figs
+from app.palette import EXTRA, KEPT, NAMES
 from specsim import fairtime, methods
 from specsim.models import format_prompt
 from specsim.paths import HELDOUT_RESULTS
@@ -164,11 +165,17 @@ def medusa_section(data: PageData) -> None:
     texts = [tok.decode([t]) for t in step.tokens]
     st.plotly_chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes, tok.decode([step.extra])),
                     width="stretch")
-    st.caption(f"Pass {step_no}: {len(step.tokens) - 1} candidate tokens from {run.trace.settings.k} heads, "
-               f"read in one target pass with tree attention; {len(step.accepted_nodes)} kept (green), then the "
-               "target's own token (blue).")
+    st.caption(tree_caption(step_no, len(step.tokens) - 1, run.trace.settings.k, len(step.accepted_nodes)))
     st.markdown(f"Tree: **{tree.tokens_per_pass:.2f}** tokens per target pass; single chain (each head's top "
                 f"token, checked by the engine's usual verify step): **{chain.tokens_per_pass:.2f}**.")
+
+
+def tree_caption(step_no: int, candidates: int, heads: int, kept: int) -> str:
+    """What one pass of the Medusa tree shows, naming the colours :func:`app.figures.variants.token_tree` draws."""
+    return (f"Pass {step_no}: {candidates} candidate tokens from {heads} heads, read in one target pass with tree "
+            f"attention; {kept} kept ({NAMES[KEPT]}), the longest accepted path from the root, then the target's own "
+            f"token ({NAMES[EXTRA]}). The check is greedy: a node is kept only if it is the target's own top token "
+            "after its parent, so the text is plain greedy decoding's.")
 
 
 def lookup_section(results: dict, max_new: int) -> None:

@@ -152,9 +152,9 @@ def lesson_rows(rows: list[dict]) -> list[dict]:
     out = []
     for m in methods.lesson_methods():
         row = measured.get(m.key)
-        cost, note = m.lesson
         out.append({
-            "variant": m.label, "extra cost (lesson)": cost, "note (lesson)": note,
+            "variant": m.label, "the lesson's row": m.lesson.name, "extra cost (the lesson's words)": m.lesson.cost,
+            "note (the lesson's words)": m.lesson.note, "correction (this app)": m.lesson.correction,
             "claimed speedup (papers)": m.claimed_speedup() or "none given",
             "measured speedup (here)": None if row is None else round(row["speedup"], 2),
             "measured tokens per target pass": None if row is None else round(row["tokens per target pass"], 2),

@@ -1,0 +1,235 @@
+"""Issue 37: an expert read every page against the lesson and the papers. One test per error or misleading passage,
+each checked where the text or figure is produced, and each failing on the text it replaced."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app import calc_text, glossary, palette
+from app.settings import CalcSettings
+from specsim import analytics, build, defaults, machine, methods, passcost, published
+from tests.conftest import ROOT, open_page
+
+# ---- the eight errors ------------------------------------------------------------------------------------------
+
+
+def test_glossary_says_what_the_default_draft_really_is():
+    eagle = next(t for t in glossary.TERMS if t.term == "EAGLE")
+    form = build.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
+    assert ("default draft is one." in eagle.meaning) == (form == "eagle")
+    assert form != "eagle" or "is not one" not in eagle.meaning
+
+
+@pytest.mark.parametrize("term", ["prefill", "KV cache", "roofline, ridge"])
+def test_glossary_terms_link_to_a_page_that_teaches_them(term):
+    from app.layout import all_pages
+
+    entry = next(t for t in glossary.TERMS if t.term == term)
+    page = next(p for p in all_pages() if p.url_path == entry.page)
+    source = (ROOT / "pages" / page.script).read_text(encoding="utf-8").lower()
+    for word in term.split(", "):
+        assert word.lower() in source, (term, page.script)
+
+
+def test_prompt_lookup_diagram_names_the_colours_it_draws():
+    from app.figures.variant_guide import prompt_lookup_figure
+
+    fig = prompt_lookup_figure()
+    drawn = {shape.fillcolor for shape in fig.layout.shapes}
+    named = set(re.findall(r"\(([a-z ]+)\)", fig.layout.title.text))
+    colour_of = {name: colour for colour, name in palette.NAMES.items()}
+    assert named and all(name in colour_of for name in named), named
+    assert {colour_of[n] for n in named} <= drawn
+    assert "green" not in named  # nothing in it is green
+
+
+def test_medusa_tree_caption_names_the_colours_of_the_tree():
+    from app.figures.variants import token_tree
+    from app.widgets.variants import tree_caption
+
+    caption = tree_caption(1, 6, 3, 2)
+    fig = token_tree(["", "a", "b", "c"], [0, 0, 1, 2], ["root", "h1", "h2", "h3"], [1, 3], "d")
+    colours = {c for t in fig.data for c in ([t.line.color] if t.line and t.line.color else [])}
+    colours |= {c for t in fig.data if t.marker is not None and t.marker.color is not None
+                for c in (t.marker.color if isinstance(t.marker.color, tuple) else [t.marker.color])}
+    assert palette.EXTRA in colours and f"({palette.NAMES[palette.EXTRA]})" in caption
+    assert "(blue)" not in caption and "longest accepted path from the root" in caption
+
+
+def test_llma_and_prompt_lookup_are_told_apart_with_their_own_figures():
+    from app.widgets.variant_guide import GUIDE
+
+    assert published.YANG_SPEEDUP.figure == "over 2×"
+    text = next(t for h, t, _ in GUIDE if h.startswith("Prompt lookup"))
+    assert "Saxena, 2023" in text and "Yang et al., 2023" in text and "reference documents" in text
+    assert published.YANG_SPEEDUP.figure in text and published.SAXENA_SPEEDUP.figure in text
+    row = methods.method("prompt_lookup").lesson
+    assert "Saxena" in row.correction and "LLMA" in row.correction
+
+
+def test_in_practice_says_a_token_outside_the_drafts_vocabulary_can_also_be_copied():
+    at = open_page("in_practice.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "only ever arrives" not in text
+    assert "copied from earlier in the text" in text and "hybrid" in text
+
+
+# ---- a useless draft: the bound computed, memory named, watch α --------------------------------------------------
+
+
+@pytest.mark.parametrize("v", [1.0, 1.3])
+def test_useless_draft_sentence_gives_the_bound_and_says_to_watch_alpha(v):
+    s = CalcSettings(k=4, alpha_pct=70, draft_cost=0.13, verify_cost=v)
+    text = calc_text.useless_draft_sentence(s)
+    assert "safe to switch on" not in text and "small, bounded downside" not in text
+    assert f"{calc_text.fmt(analytics.speedup(0.0, 4, 0.13, v))}× the plain speed" in text
+    assert "KV cache" in text and "switch speculation off" in text
+
+
+def test_home_key_insight_computes_what_a_useless_draft_costs_without_undefined_symbols():
+    at = open_page()
+    insight = next(s.value for s in at.success if "Key insight" in s.value)
+    lesson = CalcSettings()
+    worst = calc_text.fmt(analytics.speedup(0.0, lesson.k, lesson.draft_cost, lesson.verify_cost))
+    assert f"{worst}× plain speed" in insight and worst == "0.66"  # the lesson's own K = 4, c = 0.13
+    assert "K·c" not in insight and "(v − 1)" not in insight  # c and v are not defined on the home page
+    assert "small and bounded downside" not in insight and "switch it off" in insight
+
+
+def test_home_caption_says_the_pass_scored_the_grey_slots_and_discarded_them():
+    caption = " ".join(c.value for c in open_page().caption)
+    assert "never checked" not in caption
+    assert "scored" in caption and "discarded (grey)" in caption
+
+
+def test_calculator_loop_caption_says_the_grey_scores_are_discarded():
+    at = open_page("calculator.py")
+    text = " ".join(c.value for c in at.caption)
+    assert "never checked" not in text and "scores are discarded" in text
+    assert "Four numbers decide" in text and "Three numbers decide" not in text
+
+
+# ---- the variants page ------------------------------------------------------------------------------------------
+
+
+def test_lesson_table_quotes_the_lesson_and_corrects_it_in_its_own_column():
+    rows = methods.lesson_methods()
+    lookahead = methods.method("lookahead").lesson
+    assert lookahead.note == "Same decoder; regenerate only failed tokens"  # the lesson's words, quoted
+    assert "whole window" in lookahead.correction
+    medusa = methods.method("medusa_tree").lesson
+    assert "405B" in medusa.correction and published.NVIDIA_MEDUSA_70B_SPEEDUP.figure in medusa.correction
+    assert "typical acceptance" in medusa.correction
+    from specsim.variants import compare as cmp
+
+    table = cmp.lesson_rows([])
+    assert [r["variant"] for r in table] == [m.label for m in rows]
+    assert all("correction (this app)" in r and "note (lesson)" not in r for r in table)
+
+
+def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalone_draft():
+    from app.widgets.variant_guide import EAGLE_DRAFT, GUIDE
+
+    eagle = next(t for h, t, _ in GUIDE if h.startswith("EAGLE"))
+    assert "*hidden features*" in eagle and "*output head*" in eagle
+    assert "Features are easier to predict than tokens, so one layer goes far" not in eagle
+    for draft in (EAGLE_DRAFT, defaults.CLASSIC_DRAFT):
+        assert f"{machine.heldout_alpha(draft, copy=False):.0%}" in eagle
+
+
+def test_early_exit_is_not_called_a_cautionary_case_and_names_trained_self_speculation():
+    from app.widgets.variant_guide import GUIDE
+
+    text = next(t for h, t, _ in GUIDE if h.startswith("Early exit"))
+    assert "cautionary" not in text
+    assert all(name in text for name in ("LayerSkip", "Draft & Verify", "Kangaroo"))
+    page = (ROOT / "pages" / "variants.py").read_text(encoding="utf-8")
+    assert "cautionary" not in page
+
+
+def test_medusa_entry_names_typical_acceptance_and_medusa_2():
+    from app.widgets.variant_guide import GUIDE
+
+    text = next(t for h, t, _ in GUIDE if h.startswith("Medusa"))
+    assert "typical acceptance" in text and "not follow" not in text
+    assert "no longer follows the target's" in text and published.MEDUSA_2_SPEEDUP.figure in text
+
+
+def test_the_variants_page_title_does_not_count_four():
+    from app.layout import all_pages
+
+    assert all("Four variants" not in p.title for p in all_pages())
+    at = open_page("variants.py")
+    assert not at.exception and "Four" not in at.title[0].value
+
+
+# ---- the calculator's numbers and the published figures ---------------------------------------------------------
+
+
+def test_backsolved_alphas_are_called_lower_bounds_not_the_lessons_source():
+    from tests.conftest import open_tab
+
+    at = open_page("calculator.py")
+    open_tab(at, "Backwards from a paper")
+    text = " ".join(m.value for m in at.markdown)
+    assert "come out of these published numbers" not in text
+    assert "lower bounds" in text
+
+
+def test_one_gpu_ridge_point_everywhere():
+    from app import v_curve
+    from app.settings import VerifySettings
+
+    assert passcost.A100.ridge_tokens < passcost.GPU_RIDGE < passcost.H100.ridge_tokens
+    assert VerifySettings().gpu_ridge == passcost.GPU_RIDGE
+    gpu = [r for name, r in v_curve.MODELS.items() if "GPU" in name]
+    assert gpu == [float(passcost.GPU_RIDGE)]
+    page = (ROOT / "pages" / "verify_free.py").read_text(encoding="utf-8")
+    assert "a few hundred" not in page
+
+
+def test_verify_page_explains_prefill_the_kv_cache_and_the_ridge_before_measuring():
+    at = open_page("verify_free.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "**KV cache**" in text and "**Prefill**" in text
+    assert "*ridge point*" in text and f"R = {passcost.GPU_RIDGE}" in text
+    assert f"{passcost.H100.ridge_tokens:.0f}" in text and f"{passcost.A100.ridge_tokens:.0f}" in text
+
+
+def test_leviathan_is_dated_as_venue_and_preprint():
+    assert published.LEVIATHAN_2023.when == "ICML 2023; arXiv 2022"
+    at = open_page()
+    assert any("Leviathan et al. (ICML 2023; arXiv 2022)" in m.value for m in at.markdown)
+
+
+def test_nvidias_medusa_figure_names_the_405b_model():
+    assert "405B" in published.NVIDIA_MEDUSA_SPEEDUP.setting
+    assert "70B" in published.NVIDIA_MEDUSA_70B_SPEEDUP.setting
+    claims = methods.method("medusa_tree").claimed_speedup()
+    assert "405B" in claims and "70B" in claims
+
+
+def test_live_drafter_choice_says_the_bundled_draft_also_copies():
+    assert "copies" in methods.LIVE_DRAFTERS["model"]
+
+
+def test_gpu_projection_labels_the_cpu_draft_cost():
+    source = (ROOT / "app" / "why_speed.py").read_text(encoding="utf-8")
+    assert "measured on this CPU" in source
+    at = open_page("live.py")
+    assert not at.exception
+    projection = [c.value for c in at.caption if c.value.startswith("Projection, not a measurement")]
+    assert projection and all("measured on this CPU (c = " in p for p in projection)
+
+
+def test_domain_results_count_copied_guesses():
+    from specsim import domains
+
+    r = domains.DomainResult("echo", 2, accepted=10, checked=12, tokens=20, loops=8, alpha=10 / 12,
+                             tokens_per_loop=2.5, copied_kept=7)
+    assert "echo 7 of 10" in domains.copied_sentence([r])
+    assert domains.copied_sentence([]) == "No guess was kept, copied or drafted."
