@@ -27,17 +27,43 @@ def alpha_text(speedup: float, k: int, c: float, v: float) -> str:
     return f"α = {alpha:.0%}"
 
 
+def parse_speedup(text: str, k: int, c: float, v: float) -> tuple[float | None, str | None]:
+    """The speedup typed in the box, or None and a message naming the limit it broke.
+
+    A reported speedup must beat plain decoding (above 1×), and no α can give more than every guess kept:
+    (K + 1) ÷ (K·c + v), which is K + 1 at most, when drafting and checking are free.
+    """
+    cleaned = str(text).strip().rstrip("×xX").strip().replace(",", ".")
+    try:
+        value = float(cleaned)
+    except ValueError:
+        return None, f"'{text}' is not a number: type a speedup such as 1.92."
+    top = float(analytics.speedup(1.0, k, c, v))
+    if not value > 1.0 or value != value:
+        return None, (f"{text} is refused: a reported speedup must be above 1×, faster than plain decoding; "
+                      "no acceptance rate explains a gain of 1× or less.")
+    if value > top:
+        return None, (f"{text} is refused: at K = {k}, c = {c:.2f} and v = {v:.2f} even a draft whose every guess "
+                      f"is kept gives at most (K + 1) ÷ (K·c + v) = {top:.2f}× (and never more than K + 1 = {k + 1}×, "
+                      "when drafting and checking are free).")
+    return value, None
+
+
 def section(s: CalcSettings) -> None:
     """Back-solve α from a reported speedup at the calculator's K, c and v, and from Chen et al.'s runs."""
     st.subheader("Run it backwards: what acceptance does a paper's speedup imply?")
     st.markdown(
         "Papers report speedups, rarely acceptance rates. Turn the closed form around: given K, c and v, "
         "exactly one α gives a reported speedup, because tokens per loop grows with α.")
-    reported = st.number_input("Reported speedup (×)", min_value=0.1, max_value=20.0, step=0.01, format="%.2f",
-                               key=state.bound(state.CALC_REPORTED_SPEEDUP),
-                               on_change=state.keep, args=([state.CALC_REPORTED_SPEEDUP],))
-    st.markdown(f"At K = {s.k}, c = {s.draft_cost:.2f} and v = {s.verify_cost:.2f}, a speedup of "
-                f"{reported:.2f}× means {alpha_text(reported, s.k, s.draft_cost, s.verify_cost)}.")
+    typed = st.text_input("Reported speedup (×)", key=state.bound(state.CALC_REPORTED_SPEEDUP),
+                          on_change=state.keep, args=([state.CALC_REPORTED_SPEEDUP],),
+                          help="A speedup over plain decoding, such as 1.92 or 2.46×")
+    reported, problem = parse_speedup(typed, s.k, s.draft_cost, s.verify_cost)
+    if problem is not None:
+        st.error(problem, icon="⚠️")
+    else:
+        st.markdown(f"At K = {s.k}, c = {s.draft_cost:.2f} and v = {s.verify_cost:.2f}, a speedup of "
+                    f"{reported:.2f}× means {alpha_text(reported, s.k, s.draft_cost, s.verify_cost)}.")
     c = round(published.CHEN_2023.draft_cost, 2)
     rows = [f"- {run.task}: {run.speedup:.2f}× at K = {run.k} gives {alpha_text(run.speedup, run.k, c, 1.0)}"
             for run in published.REPORTED_RUNS]

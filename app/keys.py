@@ -93,7 +93,7 @@ LIVE_EXPORT_PLAIN_BUTTON = "live_export_plain"
 
 DEFAULTS: dict[str, Any] = {
     CALC_K: _CALC.k,
-    CALC_REPORTED_SPEEDUP: published.CHEN_XSUM.speedup,  # a paper's figure to start from
+    CALC_REPORTED_SPEEDUP: f"{published.CHEN_XSUM.speedup:.2f}",  # a paper's figure to start from (as typed)
     CALC_V_CURVE: None,  # None: the first curve offered (the measured one when there is one)
     CALC_ALPHA_PCT: _CALC.alpha_pct,
     CALC_DRAFT_COST: _CALC.draft_cost,

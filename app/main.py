@@ -16,15 +16,26 @@ from app.layout import PAGES  # noqa: E402
 
 st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
 state.init()
-nav = st.navigation(
-    {
-        section: [
-            st.Page(str(ROOT / "pages" / p.script), title=p.title, icon=p.icon, url_path=p.url_path,
-                    default=p.default)
-            for p in pages
-        ]
-        for section, pages in PAGES.items()
-    }
-)
+HOME = next(p for pages in PAGES.values() for p in pages if p.default)
+
+
+def home_alias() -> None:
+    """/home, the path the first page declares: the first page itself lives at /, so go there."""
+    st.switch_page(str(ROOT / "pages" / HOME.script))
+
+
+sections = {
+    section: [
+        st.Page(str(ROOT / "pages" / p.script), title=p.title, icon=p.icon, default=p.default,
+                url_path=f"{p.url_path}-default" if p.default else p.url_path)
+        for p in pages
+    ]
+    for section, pages in PAGES.items()
+}
+# Streamlit serves the default page at / and answers its url_path with "Page not found", though the path stays
+# reserved: the default page takes a path no link uses, and a hidden page answers the declared one (/home).
+sections[next(iter(sections))].append(st.Page(home_alias, title=HOME.title, url_path=HOME.url_path,
+                                              visibility="hidden"))
+nav = st.navigation(sections)
 state.note_page(nav.url_path)
 nav.run()

@@ -22,7 +22,7 @@ st.caption(
     "Four numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
     "how often the target agrees with a proposal (α), how much a draft pass costs next to a target pass (c), and "
     "how much the target's check of K + 1 tokens costs next to a plain one-token pass (v; the lesson takes 1, and "
-    "*Calibrate with measured costs* below changes it). "
+    "the calibration box below changes it). "
     "The address bar keeps your settings, so a link reproduces this view."
 )
 

@@ -55,7 +55,30 @@ def test_the_calculator_back_solves_a_typed_speedup_and_chens_runs():
     text = " ".join(m.value for m in at.markdown)
     assert "XSum (summarisation): 1.92× at K = 4 gives α = 73%" in text
     assert "HumanEval (code): 2.46× at K = 4 gives α = 85%" in text
-    box = at.number_input(key=state.widget_key(state.CALC_REPORTED_SPEEDUP))
-    box.set_value(9.5).run()
+    box = at.text_input(key=state.widget_key(state.CALC_REPORTED_SPEEDUP))
+    box.set_value("2.2").run()
     text = " ".join(m.value for m in at.markdown)
-    assert "a speedup of 9.50× means out of reach" in text
+    assert f"a speedup of 2.20× means α = {analytics.alpha_for_speedup(2.2, 4, 0.13, 1.0):.0%}" in text
+    top = f"{analytics.speedup(1.0, 4, 0.13, 1.0):.2f}×"
+    for typed, limit in (("9.5", top), ("25", top), ("0", "above 1×"), ("1", "above 1×"), ("abc", "not a number")):
+        box.set_value(typed).run()
+        assert not at.exception
+        errors = " ".join(e.value for e in at.error)
+        assert limit in errors and typed in errors, (typed, errors)
+        text = " ".join(m.value for m in at.markdown)
+        assert "a speedup of" not in text  # never a sentence about another value
+
+
+@pytest.mark.parametrize(("typed", "value"), [("1.92", 1.92), (" 2,5× ", 2.5), ("3x", 3.0)])
+def test_typed_speedups_are_read_leniently(typed, value):
+    from app.backsolve import parse_speedup
+
+    assert parse_speedup(typed, 4, 0.13, 1.0) == (value, None)
+
+
+@pytest.mark.parametrize("typed", ["nan", "inf", "-2", "1.0", "3.3"])
+def test_impossible_speedups_are_refused_with_the_limit(typed):
+    from app.backsolve import parse_speedup
+
+    value, problem = parse_speedup(typed, 4, 0.13, 1.0)
+    assert value is None and problem

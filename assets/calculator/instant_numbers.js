@@ -70,6 +70,9 @@ function update() {
 export default function ({data}) {
   window.specsimInstantNumbers = {headline, fmt, shown};  // for the browser tests' cross-check
   latest = data;
+  // A re-render can touch a slider's attributes before this render's data arrives (after v was typed, say): the
+  // observer then computed with the previous v and wrote over the server's numbers. Recompute with the new data.
+  update();
   if (observer === null) {
     observer = new MutationObserver((records) => {
       if (records.some((r) => r.target instanceof HTMLInputElement && r.target.type === "range")) update();

@@ -200,3 +200,48 @@ def test_screenshots_of_the_calculator(page):
     if os.environ.get("SPECSIM_UPDATE_DOCS") == "1":
         DOCS_SHOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(shot, DOCS_SHOT)
+
+
+def test_every_typed_v_reaches_the_metrics_the_notice_and_the_address(page):
+    """Issue 39: after typing 10.5 the box and the notice said v = 10.00 while the metrics kept the v = 1 numbers,
+    and typing 1 after another value left the previous v's numbers on screen."""
+    goto(page, "calculator")
+    page.get_by_text("Calibrate with measured costs").click()
+    box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
+    for typed, used in (("10.5", 10.0), ("1", 1.0), ("2.5", 2.5), ("1", 1.0), ("1.35", 1.35)):
+        act(page, lambda typed=typed: (box.fill(typed), box.press("Enter")))
+        page.wait_for_timeout(300)  # let any late re-render of the sliders land
+        assert box.input_value() == f"{used:.2f}"
+        assert metrics(page) == expected_metrics(*settings(page), v=used), typed
+        query = parse_qs(urlparse(page.url).query)
+        assert query.get("v", ["1.00"]) == [f"{used:.2f}"] or (used == 1.0 and "v" not in query)
+        if used != float(typed):
+            assert f"v = {used:.2f}" in " ".join(alerts(page))
+
+
+def test_backwards_box_refuses_impossible_speedups_and_never_shows_another_values_sentence(page):
+    """Issue 39: typing 0, 25 or letters left the sentence on 1.92× with no word."""
+    goto(page, "calculator")
+    open_tab(page, "Backwards from a paper")
+    box = page.get_by_role("textbox", name="Reported speedup (×)")
+    for typed, limit in (("0", "above 1×"), ("25", "at most"), ("abc", "not a number"), ("2.2", None)):
+        act(page, lambda typed=typed: (box.fill(typed), box.press("Enter")))
+        body = page.inner_text("body")
+        if limit is None:
+            assert "a speedup of 2.20× means α =" in body and "is refused" not in body
+        else:
+            assert limit in " ".join(alerts(page)), (typed, alerts(page))
+            assert "a speedup of" not in body and "1.92× means" not in body
+
+
+def test_a_slider_moved_after_typing_v_keeps_the_typed_v(page):
+    """The browser-side copy of the numbers must use the v the server last drew, not the one it first saw."""
+    goto(page, "calculator")
+    page.get_by_text("Calibrate with measured costs").click()
+    box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
+    for typed in ("2.5", "1.4"):
+        act(page, lambda typed=typed: (box.fill(typed), box.press("Enter")))
+        for key in ("ArrowRight", "ArrowLeft"):
+            press_key(page, K_LABEL, key)
+            page.wait_for_function(IDLE, timeout=60_000)
+            assert metrics(page) == expected_metrics(*settings(page), v=float(typed)), (typed, key)
