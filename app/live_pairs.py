@@ -30,12 +30,24 @@ NOT_ALLOWED = ("The {side} must be a Hugging Face hub id (owner/name) or a folde
                f"in {MODEL_DIRS_ENV} when the server was started. Other paths are not opened.")
 
 
+NOT_A_URL = ("The {side} is a web address: type a Hugging Face hub id (owner/name) or a folder on this server "
+             "instead. Models are not downloaded from other addresses.")
+
+
 @dataclass(frozen=True)
 class Source:
-    """A model to load: a hub id (``local`` False: never read from this machine's disk), or a folder's real path."""
+    """A model to load: a hub id (``local`` False: never read from this machine's disk), or a folder's real path.
+
+    ``typed`` is the name as the user typed it: messages show that, never the server's real path.
+    """
 
     name: str
     local: bool
+    typed: str = ""
+
+    def hide_path(self, message: str) -> str:
+        """``message`` with this source's real path replaced by the name the user typed."""
+        return message.replace(self.name, self.typed) if self.local and self.typed else message
 
 
 def allowed_roots() -> list[Path]:
@@ -52,13 +64,15 @@ def source(name: str, side: str) -> Source:
     """Where to load the custom ``side`` ("target" or "draft") named ``name`` from; ModelUnavailable when the
     server may not open it."""
     name = name.strip()
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", name):
+        raise ModelUnavailable(NOT_A_URL.format(side=side))
     path = Path(os.path.expanduser(name) if name == "~" or name.startswith("~/") else name)
     real = Path(os.path.realpath(paths.resolve(path)))  # relative to the project, links resolved, .. gone
     inside = any(real.is_relative_to(root) for root in allowed_roots())
     if models.is_hub_id(name):  # a local folder only when an allowed one has that name
-        return Source(str(real), local=True) if inside and real.is_dir() else Source(name, local=False)
+        return Source(str(real), local=True, typed=name) if inside and real.is_dir() else Source(name, local=False)
     if inside:
-        return Source(str(real), local=True)
+        return Source(str(real), local=True, typed=name)
     raise ModelUnavailable(NOT_ALLOWED.format(side=side))
 
 

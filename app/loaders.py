@@ -115,12 +115,18 @@ def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
     may not open raises ModelUnavailable before anything is read (app.live_pairs)."""
     where = live_pairs.target(settings)
     draft = live_pairs.draft(settings) if settings.drafter == "model" else None
-    target = bundled_target() if where is None else model_by_id(where.name, where.local)
+    try:
+        target = bundled_target() if where is None else model_by_id(where.name, where.local)
+    except ModelUnavailable as error:
+        raise ModelUnavailable(where.hide_path(str(error)) if where else str(error)) from None
     if settings.drafter == "model":
         if not draft:
             raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or "
                                    "early exit as the drafter, or a hub pair when online.")
-        return target, draft_model(draft.name, target, draft.local)
+        try:
+            return target, draft_model(draft.name, target, draft.local)
+        except ModelUnavailable as error:
+            raise ModelUnavailable(draft.hide_path(str(error))) from None
     layers = live_pairs.early_exit_layers(settings, target) if settings.drafter == "early_exit" else 0
     return target, methods.build_drafter(settings.drafter, target, early_exit_layers=layers)
 

@@ -124,6 +124,10 @@ LIVE_MODELS = [
     Bad("models-server-missing", "live models", {"target": "/no/such/folder", "draft": "{draft}"}, NOT_ALLOWED),
     Bad("models-climbs-out", "live models", {"target": "{tmp}/../../../../etc", "draft": "{draft}"}, NOT_ALLOWED),
     Bad("models-draft-server-file", "live models", {"target": "{target}", "draft": "/etc/shadow"}, NOT_ALLOWED),
+    # Issue 39: a URL was read as a folder under the project, and the message showed the server's install path
+    Bad("models-url", "live models", {"target": "http://127.0.0.1:1/x", "draft": "{draft}"}, "is a web address"),
+    Bad("models-draft-url", "live models", {"target": "{target}", "draft": "https://example.org/m"},
+        "is a web address"),
 ]
 
 

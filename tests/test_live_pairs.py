@@ -77,3 +77,23 @@ def test_a_local_path_is_never_called_the_hugging_face_cache(tmp_path):
         models.load_model(str(tmp_path / "missing"))
     message = str(error.value)
     assert "local directory" in message and "Hugging Face" not in message
+
+
+def test_a_url_is_refused_and_a_local_path_never_shows_the_servers_install_path():
+    """Issue 39 (4): http://127.0.0.1:1/x was read as a folder under the project, and the failure named
+    '<install path>/http:/127.0.0.1:1/x'."""
+    import pytest
+
+    from app import live_pairs, loaders
+    from app.settings import LiveSettings
+    from specsim import paths
+    from specsim.models import ModelUnavailable
+
+    with pytest.raises(ModelUnavailable, match="is a web address"):
+        live_pairs.source("http://127.0.0.1:1/x", "target")
+    settings = LiveSettings(pair=live_pairs.CUSTOM, target="no-such-folder/inside-the-project",
+                            drafter="prompt_lookup")
+    with pytest.raises(ModelUnavailable) as told:
+        loaders.load_pair(settings)
+    assert "no-such-folder/inside-the-project" in str(told.value)
+    assert str(paths.REPO_ROOT) not in str(told.value)
