@@ -190,7 +190,8 @@ VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
 DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
 DOMAIN_BUTTON = "domain_measure"
 PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
-PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps
+PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps (the last one accepted)
+PQ_SEED_TEXT = "pq_seed_text"  # the seed box, as typed
 
 
 # Buttons, inputs and charts of the teaching panels, page by page
@@ -211,7 +212,8 @@ def pq_slider_key(index: int) -> str:
 
 
 DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: _VERIFY.batch, VERIFY_GPU_R: _VERIFY.gpu_ridge,
-                 DOMAIN_RESULTS: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed})
+                 DOMAIN_RESULTS: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed,
+                 PQ_SEED_TEXT: str(_UNCHANGED.seed)})
 
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [

@@ -5,8 +5,11 @@ import streamlit as st
 
 from app import state
 from app.figures import unchanged as figs
+from app.urlcodec import Number
 from app.widgets import pq
-from specsim import unchanged
+from specsim import defaults, unchanged
+
+SEED = Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)
 
 st.title("Why the output is unchanged")
 st.markdown(
@@ -53,7 +56,15 @@ st.markdown(
     "top token. So greedy speculative decoding writes exactly the tokens plain greedy decoding writes.")
 
 st.subheader("Checked by sampling")
-seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.PQ_SEED)
+typed = st.text_input(f"Seed (a whole number from {SEED.limit(SEED.lo)} to {SEED.limit(SEED.hi)})",
+                      key=state.bound(state.PQ_SEED_TEXT), on_change=state.keep, args=([state.PQ_SEED_TEXT],))
+accepted = SEED.parse(typed)
+if accepted is None:
+    st.error(f"The seed must be {SEED.describe()}, not '{typed.strip()}'. The steps below still use seed "
+             f"{state.get(state.PQ_SEED)}, the last one accepted.", icon="⚠️")
+else:
+    state.put(state.PQ_SEED, int(accepted))
+seed = state.get(state.PQ_SEED)
 n_draws = 10_000
 draws = unchanged.speculative_draws(p, q, n_draws, seed=int(seed))
 counts = np.bincount(draws, minlength=len(p))

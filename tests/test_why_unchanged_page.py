@@ -53,10 +53,18 @@ def test_a_draft_that_proposes_nothing_is_refused_with_a_message():
 def test_sampled_check_uses_the_seed():
     at = open_page("why_unchanged.py")
     first = next(m.value for m in at.markdown if "χ²" in m.value)
-    at.number_input(key=state.PQ_SEED).set_value(5).run()
+    box = at.text_input(key=state.widget_key(state.PQ_SEED_TEXT))
+    box.set_value("5").run()
     second = next(m.value for m in at.markdown if "χ²" in m.value)
     assert first != second
     draws = unchanged.speculative_draws(pq.TARGET_P, unchanged.normalise(at.session_state[state.PQ_WEIGHTS]),
                                         10_000, seed=5)
     stat = unchanged.chi_square(np.bincount(draws, minlength=5), pq.TARGET_P).statistic
     assert f"χ² = {stat:.2f}" in second
+    # Issue 39 (7): -5 or 2**31 stayed in the box, in red, while the χ² used the previous seed without a word
+    for bad in ("-5", "2147483648", "seven", "1.5"):
+        box.set_value(bad).run()
+        assert not at.exception
+        told = " ".join(e.value for e in at.error)
+        assert f"not '{bad}'" in told and "still use seed 5" in told
+        assert next(m.value for m in at.markdown if "χ²" in m.value) == second

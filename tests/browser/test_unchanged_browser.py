@@ -7,7 +7,7 @@ import pytest
 
 from app.widgets import pq
 from specsim import unchanged
-from tests.browser.conftest import act, drag, goto, metrics, plot_trace, press_key, screenshot, slider_value
+from tests.browser.conftest import act, alerts, drag, goto, metrics, plot_trace, press_key, screenshot, slider_value
 
 
 def _weights(page) -> list[int]:
@@ -43,3 +43,16 @@ def test_presets_keyboard_and_mouse_move_q(page):
     q = _check(page)
     assert q[4] > pq.TARGET_P[4]  # now the draft over-proposes the last token, and a rejection is possible
     screenshot(page, "why-unchanged")
+
+
+def test_a_refused_seed_is_named_and_the_check_says_which_seed_it_used(page):
+    """Issue 39 (7): -5 or 2147483648 stayed in the box, in red, while the χ² used the previous seed."""
+    goto(page, "unchanged")
+    box = page.get_by_role("textbox", name="Seed", exact=False)
+    act(page, lambda: (box.fill("7"), box.press("Enter")))
+    chi = page.get_by_text("speculative steps with this q").inner_text()
+    for bad in ("-5", "2147483648"):
+        act(page, lambda bad=bad: (box.fill(bad), box.press("Enter")))
+        told = " ".join(alerts(page))
+        assert f"not '{bad}'" in told and "still use seed 7" in told
+        assert page.get_by_text("speculative steps with this q").inner_text() == chi
