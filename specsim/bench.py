@@ -219,7 +219,29 @@ def main(argv: list[str] | None = None) -> int:
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:
         print("\n" + format_breakdown(rows, domains))
+    verdict = chosen_k_report(rows, machine.cached())
+    if verdict:
+        print("\n" + verdict)
     return 0
+
+
+def chosen_k_report(rows: list[dict], profile) -> str | None:
+    """The machine profile's chosen K beside the best K these rows measured (fair speedups), for the first
+    drafter's rows: does the live page start where the measurement says it should?"""
+    if profile is None or not rows:
+        return None
+    first = rows[0]["drafter"]
+    fair = {row["K"]: float(str(row["fair"]).rstrip("*")) for row in rows if row["drafter"] == first}
+    best = max(fair, key=fair.get)
+    predicted = profile.speedup_by_k.get(profile.best_k, 0.0)
+    head = f"K: the machine profile chose K = {profile.best_k} (predicted {predicted:.2f}x)"
+    if profile.best_k not in fair:
+        return f"{head}; measured best here K = {best} at {fair[best]:.2f}x (K = {profile.best_k} was not run)."
+    gap = 1 - fair[profile.best_k] / fair[best]
+    agree = "the same K" if profile.best_k == best else (
+        f"within {gap:.1%} of the best" if gap <= 0.03 else f"{gap:.1%} below the best, more than 3 %")
+    return (f"{head}; measured best here K = {best} at {fair[best]:.2f}x, K = {profile.best_k} at "
+            f"{fair[profile.best_k]:.2f}x: {agree}.")
 
 
 def pass_cost_report(target, args: argparse.Namespace) -> str:

@@ -8,10 +8,16 @@ it before the app starts, ``python -m specsim.machine`` by hand) this module:
    bfloat16 with the position-invariant path (the only one that guarantees greedy identity), stock
    bfloat16 and stock float32;
 2. picks the fastest path that guarantees identity, and names the runner-up and what it costs;
-3. measures v(n) for n = 1 .. K_MAX + 1 on that path, and the default draft's c from one short real
-   run read through the cost model (:mod:`specsim.costmodel`);
-4. picks the default drafter's best K from the closed form with the draft's held-out α, that c and
-   v(K + 1): argmax over K of (1 − α^(K+1)) / (1 − α) ÷ (K·c + v(K + 1)).
+3. measures v(n) for n = 1 .. K_MAX + 1 on that path in shuffled rounds, each round's passes divided by that
+   round's one-token pass, until the 95 % interval of every v(n) lies within ±5 % of its median (or a time cap:
+   then the profile says it is noisy), and fits the medians monotone (a pass over more tokens never costs less);
+4. runs the default drafter for real, greedy, at every K of :data:`PROFILE_KS` on held-out prompts the bench's
+   check does not use, each prompt's plain run beside them and the Ks in shuffled order. Greedy runs are
+   deterministic, so tokens per loop at each K is exact, not a sample; drafting and bookkeeping per loop come
+   from the cost model (:mod:`specsim.costmodel`) of those runs, and v(K + 1) from the fitted curve;
+5. picks the K whose predicted speedup t ÷ (K·c + v(K + 1) + o) is highest. No i.i.d. α is plugged in: real
+   runs keep fewer guesses than the closed form says, because acceptance rises along the draft and loops
+   start right after a rejection.
 
 The result is cached as JSON under the specsim cache, keyed by CPU model, thread count and library
 versions; a later run on the same machine reads it back in milliseconds.
@@ -21,8 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import random
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -30,6 +39,15 @@ import torch
 
 from specsim import analytics
 from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX, K_MIN
+
+PROFILE_VERSION = 2  # 2: K chosen from real runs, v(n) timed to ±5 % and fitted monotone
+PROFILE_KS = tuple(range(1, 7))
+"""The Ks the profile runs for real; the live page starts at the best of them."""
+PROFILE_PROMPTS = 6  # held-out prompts for the runs, after the ones the bench's check (--heldout 8) uses
+PROFILE_TOKENS = 24  # new tokens per run
+SPREAD_GOAL = 0.05  # keep timing until every 95 % interval is within ± this share of its median
+V_MIN_ROUNDS, V_TIME_CAP_S = 7, 25.0
+RUNS_TIME_CAP_S = 45.0
 
 PATHS = (("bfloat16", True), ("bfloat16", False), ("float32", False))
 """Candidate target paths: (dtype, position-invariant). Only the invariant path guarantees identity."""
@@ -49,10 +67,17 @@ class Profile:
     one_token_ms: dict[str, float]  # median one-token pass per path name
     chosen: str  # the fastest path that guarantees greedy identity
     v: dict[int, float]  # v(n) on the chosen path, n = 1 .. K_MAX + 1
-    draft_alpha: float  # the default draft's held-out α (its heldout_eval.json)
+    draft_alpha: float  # acceptance the default drafter measured in the profile's real runs (checked slots kept)
     draft_cost: float  # c, measured through the cost model on the chosen path
     best_k: int
-    speedup_by_k: dict[int, float] = field(default_factory=dict)  # the closed form at each K
+    speedup_by_k: dict[int, float] = field(default_factory=dict)  # the prediction at each K the choice was made from
+    v_spread: dict[int, float] = field(default_factory=dict)  # each v(n)'s 95 % interval, ± share of its median
+    draft_cost_spread: float = 0.0  # c's 95 % interval, ± share of c
+    rounds: int = 0  # shuffled rounds the v(n) timing took
+    noisy: str = ""  # why the timings did not settle within ±5 % before the time cap ("" when they did)
+    tokens_per_loop_by_k: dict[int, float] = field(default_factory=dict)  # exact, from the greedy runs
+    alpha_by_position: list[float] = field(default_factory=list)  # P(kept | checked) at draft positions 1, 2, ...
+    prompts: int = 0  # held-out prompts the runs used
 
     @property
     def runner_up(self) -> tuple[str, float] | None:
@@ -64,13 +89,23 @@ class Profile:
         return name, others[name] / self.one_token_ms[self.chosen]
 
     def k_sentence(self) -> str:
-        """Why the live page starts at its K."""
-        return (f"K starts at {self.best_k}, the best K for the default draft on this machine: with that draft's "
-                f"held-out acceptance as the app runs it ({self.draft_alpha:.2f}), its cost "
-                f"measured here ({self.draft_cost:.3f} target passes per guess) and this machine's pass over K + 1 "
-                f"tokens ({self.v[self.best_k + 1]:.2f} one-token passes), the closed form gives "
-                f"{self.speedup_by_k[self.best_k]:.2f}×. Real runs usually measure less: the closed form keeps every "
-                "guess with the same chance, but a loop often starts just after a rejection, where guessing is harder.")
+        """Why the live page starts at its K, quoting the figures the choice was made from."""
+        if not self.tokens_per_loop_by_k:  # a profile measured before the runs existed
+            return (f"K starts at {self.best_k}, the best K the closed form gives for the default draft on this "
+                    "machine (measured before real runs decided it; `python -m specsim.machine --again` measures "
+                    "it afresh).")
+        others = ", ".join(f"K = {k}: {x:.2f}×" for k, x in sorted(self.speedup_by_k.items()) if k != self.best_k)
+        positions = " / ".join(f"{a:.2f}" for a in self.alpha_by_position)
+        text = (f"K starts at {self.best_k}, the best K for the default drafter on this machine. Run for real on "
+                f"{self.prompts} held-out prompts, it kept {self.draft_alpha:.0%} of the guesses the target checked "
+                f"(by draft position: {positions}, rising along the draft) and wrote "
+                f"{self.tokens_per_loop_by_k[self.best_k]:.2f} tokens per loop at K = {self.best_k}. With its drafting "
+                f"({self.draft_cost:.3f} target passes per guess) and a pass over {self.best_k + 1} tokens "
+                f"({self.v[self.best_k + 1]:.2f} one-token passes) timed here, the cost model predicts "
+                f"{self.speedup_by_k[self.best_k]:.2f}× ({others}).")
+        if self.noisy:
+            text += f" The timings were noisy ({self.noisy}), so neighbouring Ks may be as good."
+        return text
 
     def path_sentence(self) -> str:
         """Which path runs and why, with the runner-up."""
@@ -88,7 +123,8 @@ class Profile:
     def from_json(cls, text: str) -> Profile:
         data = json.loads(text)
         data["v"] = {int(n): x for n, x in data["v"].items()}
-        data["speedup_by_k"] = {int(k): x for k, x in data["speedup_by_k"].items()}
+        for name in ("speedup_by_k", "v_spread", "tokens_per_loop_by_k"):
+            data[name] = {int(k): x for k, x in data.get(name, {}).items()}
         return cls(**data)
 
 
@@ -101,7 +137,7 @@ def profile_key(threads: int | None = None) -> str:
     from specsim.host import machine_name
 
     threads = threads or torch.get_num_threads()
-    return (f"{machine_name()} | {threads} threads | torch {torch.__version__} | "
+    return (f"{machine_name()} | {threads} threads | profile {PROFILE_VERSION} | torch {torch.__version__} | "
             f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}")
 
 
@@ -176,12 +212,138 @@ def run_costs(target, drafter, k: int = DEFAULT_K, n_new: int = 24, prompt: str 
     return cost_model([spec], [plain])
 
 
+def median_interval(samples: Sequence[float]) -> tuple[float, float]:
+    """The median of ``samples`` and its 95 % interval's half-width as a share of it, from order statistics (no
+    assumption about the distribution: the ranks n/2 ± 1.96·√n/2). Fewer than 6 samples give an infinite width."""
+    xs = sorted(samples)
+    n = len(xs)
+    med = statistics.median(xs) if xs else math.nan
+    if n < 6 or not med > 0:
+        return med, math.inf
+    half = 1.96 * math.sqrt(n) / 2
+    lo, hi = xs[max(0, math.floor(n / 2 - half))], xs[min(n - 1, math.ceil(n / 2 + half) - 1)]
+    return med, max(med - lo, hi - med) / med
+
+
+@dataclass(frozen=True)
+class VTiming:
+    """v(n) timed in shuffled rounds: the fitted curve, each raw median's spread, the rounds, and why it is noisy."""
+
+    v: dict[int, float]
+    raw: dict[int, float]
+    spread: dict[int, float]
+    rounds: int
+    noisy: str
+
+
+def time_v(target, ns: Sequence[int], log=print, goal: float = SPREAD_GOAL, min_rounds: int = V_MIN_ROUNDS,
+           cap_s: float = V_TIME_CAP_S, seed: int = 0) -> VTiming:
+    """Passes over n new tokens on one cached context, the sizes in a new random order every round, each divided by
+    the same round's one-token pass, until every median's 95 % interval is within ±``goal`` (or ``cap_s``)."""
+    from specsim.clock import now
+    from specsim.passcost import time_pass_rounds
+
+    rng = random.Random(seed)
+    ratios: dict[int, list[float]] = {n: [] for n in ns if n != 1}
+    start, rounds, spread = now(target.device), 0, {n: math.inf for n in ratios}
+    for round_times in time_pass_rounds(target, sorted({1, *ns}), rng):
+        for n in ratios:
+            ratios[n].append(round_times[n] / round_times[1])
+        rounds += 1
+        spread = {n: median_interval(r)[1] for n, r in ratios.items()}
+        worst = max(spread.values(), default=0.0)
+        elapsed = now(target.device) - start
+        if rounds % 5 == 0:
+            log(f"  v(n): {rounds} rounds, widest 95 % interval ±{worst:.1%} ({elapsed:.0f} s)")
+        if rounds >= min_rounds and worst <= goal:
+            break
+        if elapsed > cap_s:
+            break
+    from specsim.passcost import monotone_v
+
+    raw = {1: 1.0, **{n: median_interval(r)[0] for n, r in ratios.items()}}
+    worst_n = max(spread, key=spread.get) if spread else 1
+    noisy = "" if max(spread.values(), default=0.0) <= goal else (
+        f"v({worst_n}) still ±{spread[worst_n]:.0%} after {rounds} rounds")
+    return VTiming(monotone_v(raw), raw, {1: 0.0, **spread}, rounds, noisy)
+
+
+def profile_prompts(n: int = PROFILE_PROMPTS) -> list[str]:
+    """Held-out prompts for the profile's runs: the ones after those the bench's check (``--heldout 8``) takes."""
+    from specsim.prompts import heldout_items
+
+    items = heldout_items()
+    by_domain: dict[str, list[str]] = {}
+    for item in items:
+        by_domain.setdefault(item["domain"], []).append(item["prompt"])
+    order, queues = [], [list(v) for v in by_domain.values()]
+    while any(queues):  # round robin over the domains, as the bench picks its prompts
+        for queue in queues:
+            if queue:
+                order.append(queue.pop(0))
+    return order[8:8 + n] or order[:n]
+
+
+def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFILE_KS,
+              n_new: int = PROFILE_TOKENS, log=print, goal: float = SPREAD_GOAL, cap_s: float = RUNS_TIME_CAP_S,
+              seed: int = 0) -> tuple[dict[int, list], list]:
+    """Greedy runs at every K on every prompt, each prompt's plain run first and the Ks in a random order; more
+    rounds over the prompts while the draft cost's 95 % interval is wider than ±``goal`` and time is left."""
+    from specsim.clock import now
+    from specsim.engine import plain_generate, speculative_generate
+    from specsim.models import format_prompt
+
+    rng = random.Random(seed)
+    encoded = [format_prompt(target.tokenizer, p) for p in prompts]
+    speculative_generate(target, drafter, encoded[0], max(ks), 4)  # warm-up, untimed
+    plain_generate(target, encoded[0], 4)
+    spec: dict[int, list] = {k: [] for k in ks}
+    plain: list = []
+    start = now(target.device)
+    while True:
+        for i, ids in enumerate(encoded):
+            plain.append(plain_generate(target, ids, n_new))
+            for k in rng.sample(list(ks), len(ks)):
+                spec[k].append(speculative_generate(target, drafter, ids, k, n_new))
+            elapsed = now(target.device) - start
+            log(f"  runs: prompt {i + 1} of {len(encoded)}, K = {min(ks)}..{max(ks)} ({elapsed:.0f} s)")
+        spread = draft_cost_interval(spec, plain)[1]
+        if spread <= goal or now(target.device) - start > cap_s:
+            return spec, plain
+
+
+def draft_cost_interval(spec: dict[int, list], plain: list) -> tuple[float, float]:
+    """c over every loop of the runs (drafting time per guess ÷ the median plain pass) and its 95 % interval."""
+    from specsim.costmodel import plain_pass_times
+
+    base = statistics.median(plain_pass_times(plain))
+    per_loop = [it.draft_time_s / it.k / base for runs in spec.values() for t in runs for it in t.iterations if it.k]
+    return median_interval(per_loop)
+
+
+def predicted_speedups(spec: dict[int, list], plain: list, v: dict[int, float]) -> dict[int, float]:
+    """The cost model of each K's real runs, its v replaced by the fitted curve's v(K + 1): t ÷ (K·c + v + o)."""
+    from dataclasses import replace
+
+    from specsim.costmodel import cost_model
+
+    return {k: replace(cost_model(runs, plain), verify_cost=v[k + 1]).speedup for k, runs in spec.items()}
+
+
+def choose_k(predicted: dict[int, float]) -> int:
+    """The K with the highest predicted speedup; the smaller K on a tie (fewer wasted guesses)."""
+    return max(predicted, key=lambda k: (predicted[k], -k))
+
+
 def measure(repeats: int = 5, log=print) -> Profile:
-    """Measure this machine (see the module docstring); a few tens of seconds."""
+    """Measure this machine (see the module docstring); about a minute."""
     from specsim.methods import build_drafter
     from specsim.models import load_bundled_target
     from specsim.passcost import measure_pass_costs
+    from specsim.trace import acceptance_given_reached, pooled_acceptance_rate, pooled_tokens_per_pass
 
+    log("Measuring this machine once (about a minute): decode paths, v(n), then real runs at "
+        f"K = {min(PROFILE_KS)}..{max(PROFILE_KS)}")
     targets = {path_name(d, inv): load_bundled_target("cpu", d, invariant=inv) for d, inv in PATHS}
     samples: dict[str, list[float]] = {name: [] for name in targets}
     for _ in range(repeats):  # interleaved: a burst of load hits every path alike
@@ -192,14 +354,22 @@ def measure(repeats: int = 5, log=print) -> Profile:
     chosen = min(guaranteed, key=one_token_ms.get)
     target = targets[chosen]
     log("one-token pass: " + ", ".join(f"{n} {ms:.1f} ms" for n, ms in one_token_ms.items()))
-    v = measure_pass_costs(target, ns=tuple(range(1, K_MAX + 2)), repeats=repeats, warmup=1)
-    v_of_n = {n: v.v(n) for n in v.seconds}
-    c = run_costs(target, build_drafter(DEFAULT_DRAFTER, target, DEFAULT_DRAFT)).draft_cost
-    alpha = heldout_alpha()
-    k, values = best_k(alpha, c, v_of_n)
+    timing = time_v(target, tuple(range(1, K_MAX + 2)), log=log)
+    log(f"v(n) after {timing.rounds} rounds: " + " ".join(f"{timing.v[n]:.2f}" for n in sorted(timing.v)[1:9]) + " …")
+    drafter = build_drafter(DEFAULT_DRAFTER, target, DEFAULT_DRAFT)
+    prompts = profile_prompts()
+    spec, plain = time_runs(target, drafter, prompts, log=log)
+    c, c_spread = draft_cost_interval(spec, plain)
+    predicted = predicted_speedups(spec, plain, timing.v)
+    k = choose_k(predicted)
+    noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
     return Profile(key=profile_key(), machine=profile_key().split(" | ")[0], threads=torch.get_num_threads(),
-                   one_token_ms=one_token_ms, chosen=chosen, v=v_of_n, draft_alpha=alpha, draft_cost=c, best_k=k,
-                   speedup_by_k=values)
+                   one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),
+                   draft_cost=c, best_k=k, speedup_by_k=predicted, v_spread=timing.spread,
+                   draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy,
+                   tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
+                   alpha_by_position=[round(a, 3) for a in acceptance_given_reached(spec[max(spec)], max(spec))],
+                   prompts=len(prompts))
 
 
 def load_or_measure(log=print) -> Profile:
@@ -220,10 +390,15 @@ def format_profile(p: Profile) -> str:
     lines.append(f"chosen: {p.path_sentence()}")
     ns = sorted(p.v)
     lines.append("n new tokens  " + " ".join(f"{n:5d}" for n in ns))
-    lines.append("v(n)          " + " ".join(f"{p.v[n]:5.2f}" for n in ns))
+    lines.append("v(n), fitted  " + " ".join(f"{p.v[n]:5.2f}" for n in ns))
+    if p.v_spread:
+        lines.append("95 % ± share  " + " ".join(f"{p.v_spread.get(n, 0.0):5.1%}" for n in ns))
+        lines.append(f"({p.rounds} shuffled rounds; c = {p.draft_cost:.3f} ± {p.draft_cost_spread:.1%})")
     ks = sorted(p.speedup_by_k)
     lines.append("K             " + " ".join(f"{k:5d}" for k in ks))
-    lines.append("closed form   " + " ".join(f"{p.speedup_by_k[k]:5.2f}" for k in ks))
+    if p.tokens_per_loop_by_k:
+        lines.append("tokens/loop   " + " ".join(f"{p.tokens_per_loop_by_k[k]:5.2f}" for k in ks))
+    lines.append("predicted     " + " ".join(f"{p.speedup_by_k[k]:5.2f}" for k in ks))
     lines.append(p.k_sentence())
     return "\n".join(lines)
 

@@ -18,7 +18,7 @@ arithmetic that made verification free, so the gain shrinks.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +70,31 @@ def measure_pass_costs(target: LoadedModel, ns: Sequence[int] = tuple(range(1, 1
                      str(target.dtype).removeprefix("torch."), repeats)
 
 
+def time_pass_rounds(target: LoadedModel, ns: Sequence[int], rng, warmup: int = 1,
+                     context_text: str = CONTEXT_TEXT) -> Iterator[dict[int, float]]:
+    """Endless rounds of passes over each n new tokens after the same context, in a new random order every round
+    (``rng.shuffle``), so no size always runs right after another; yields each round's seconds by n."""
+    ids = format_prompt(target.tokenizer, context_text)
+    device = target.device
+    order = list(ns)
+    with torch.inference_mode():
+        cache = DynamicCache()
+        target.model(input_ids=torch.tensor([ids], device=device), past_key_values=cache, use_cache=True)
+        round_ = 0
+        while True:
+            rng.shuffle(order)
+            times = {}
+            for n in order:
+                crop_cache(cache, len(ids))
+                new = torch.tensor([(ids * (n // len(ids) + 1))[:n]], device=device)
+                start = now(device)
+                target.model(input_ids=new, past_key_values=cache, use_cache=True)
+                times[n] = now(device) - start
+            round_ += 1
+            if round_ > warmup:
+                yield times
+
+
 def plain_tokens_per_s(target: LoadedModel, max_new_tokens: int = 32, repeats: int = 3,
                        context_text: str = CONTEXT_TEXT) -> float:
     """Plain greedy decoding speed (decode only, after one warm-up run): median over the repeats."""
@@ -92,6 +117,16 @@ def format_pass_costs(costs: Sequence[PassCosts]) -> str:
         rows.append([f"{c.dtype} v(n)", *(f"{c.v(n):.2f}" for n in ns)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows)
+
+
+def monotone_v(medians: dict[int, float]) -> dict[int, float]:
+    """v(n) fitted non-decreasing in n and never below 1 (isotonic regression): a pass over more tokens never
+    costs less, so a measured dip is noise."""
+    from scipy.optimize import isotonic_regression
+
+    ns = sorted(medians)
+    fit = isotonic_regression([max(1.0, medians[n]) for n in ns], increasing=True).x
+    return {n: float(max(1.0, x)) for n, x in zip(ns, fit, strict=True)}
 
 
 # ---- reading a measurement: the "Is verification free here?" page ------------------------------------
@@ -120,9 +155,16 @@ class VerifyCurve:
         """v(n): each pass in one-token passes."""
         return tuple(s / self.one_token_s for s in self.seconds)
 
+    @property
+    def v_fitted(self) -> tuple[float, ...]:
+        """v(n) fitted non-decreasing and never below 1 (:func:`monotone_v`): what the page offers the calculator."""
+        fit = monotone_v(dict(zip(self.ns, self.v, strict=True)))
+        return tuple(fit[n] for n in self.ns)
+
     def v_at(self, n: int) -> float:
-        """v at n new tokens, interpolated linearly between measured n (clamped at the ends)."""
-        return float(np.interp(n, self.ns, self.v))
+        """The fitted v at n new tokens, interpolated linearly between measured n (clamped at the ends): never below
+        1, and never less for more tokens (a measured dip, such as v = 0.94, is noise)."""
+        return float(np.interp(n, self.ns, self.v_fitted))
 
     def flat_until(self, tolerance: float = FLAT_TOLERANCE) -> int:
         """The largest n up to which every v stays within ``tolerance`` of 1 (1 when even n = 2 costs more)."""

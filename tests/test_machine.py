@@ -14,7 +14,9 @@ def _profile(**changes) -> machine.Profile:
                   one_token_ms={"bfloat16, position-invariant": 36.0, "bfloat16, stock kernels": 34.0,
                                 "float32, stock kernels": 30.0},
                   chosen="bfloat16, position-invariant", v=v, draft_alpha=0.7, draft_cost=0.13, best_k=k,
-                  speedup_by_k=values)
+                  speedup_by_k=values, v_spread={n: 0.03 for n in v}, draft_cost_spread=0.02, rounds=9,
+                  tokens_per_loop_by_k={kk: float(analytics.tokens_per_loop(0.7, kk)) for kk in values},
+                  alpha_by_position=[0.45, 0.53, 0.6], prompts=6)
     fields.update(changes)
     return machine.Profile(**fields)
 
@@ -89,3 +91,123 @@ def test_a_draft_retrained_under_the_same_name_is_measured_afresh(monkeypatch, t
     again = machine.profile_key()
     assert first != again and machine.cache_file(first) != machine.cache_file(again)
     assert " | draft standalone-L2-W384-v8k " in again
+
+
+# ---- the profile measured right the first time (issue 39) ----------------------------------------------------
+
+
+def test_median_interval_is_distribution_free_and_narrows_with_more_samples():
+    import random
+
+    rng = random.Random(1)
+    few = [1 + rng.gauss(0, 0.1) for _ in range(9)]
+    many = few + [1 + rng.gauss(0, 0.1) for _ in range(200)]
+    med, spread = machine.median_interval(few)
+    assert med == pytest.approx(sorted(few)[4]) and spread > machine.median_interval(many)[1]
+    assert machine.median_interval([1.0, 2.0])[1] == float("inf")  # too few to say
+    # exact: 11 equal samples have no spread; one wild sample moves the median interval little
+    assert machine.median_interval([2.0] * 11) == (2.0, 0.0)
+    assert machine.median_interval([2.0] * 10 + [100.0])[1] == 0.0
+
+
+def test_v_is_fitted_monotone_and_never_below_one():
+    from specsim.passcost import VerifyCurve, monotone_v
+
+    raw = {1: 1.0, 2: 1.21, 3: 1.27, 4: 1.45, 5: 1.25, 6: 1.28, 7: 0.97, 8: 1.72, 9: 1.33}
+    fit = monotone_v(raw)
+    ns = sorted(fit)
+    assert all(fit[a] <= fit[b] for a, b in zip(ns, ns[1:], strict=False)) and min(fit.values()) >= 1.0
+    assert fit[9] >= fit[8] >= 1.33
+    # Issue 39 (5): the verify page offered "v = 0.94 measured" and the calculator refused it
+    curve = VerifyCurve(ns=(1, 2, 3, 4), seconds=(0.030, 0.0282, 0.031, 0.033), context=45, repeats=5)
+    assert curve.v[1] < 1 and curve.v_at(2) >= 1.0
+    assert [curve.v_at(n) for n in (1, 2, 3, 4)] == sorted(curve.v_at(n) for n in (1, 2, 3, 4))
+
+
+def test_the_k_comes_from_real_runs_through_the_cost_model():
+    """Two Ks' runs of a hand trace: the prediction is the cost model's with v from the fitted curve."""
+    from dataclasses import replace
+
+    from specsim.costmodel import cost_model
+    from tests.live_traces import hand_plain, hand_trace
+
+    spec, plain = hand_trace(), hand_plain()
+    runs = {spec.settings.k: [spec]}
+    v = {n: 1.0 + 0.1 * (n - 1) for n in range(1, 18)}
+    predicted = machine.predicted_speedups(runs, [plain], v)
+    k = spec.settings.k
+    assert predicted[k] == pytest.approx(replace(cost_model([spec], [plain]), verify_cost=v[k + 1]).speedup)
+    assert machine.choose_k({1: 1.2, 2: 1.3, 3: 1.3, 4: 1.1}) == 2  # a tie goes to the smaller K
+    c, spread = machine.draft_cost_interval(runs, [plain])
+    assert c == pytest.approx(cost_model([spec], [plain]).draft_cost)
+
+
+def test_the_k_sentence_quotes_the_figures_the_choice_was_made_from():
+    p = _profile()
+    text = p.k_sentence()
+    assert f"{p.prompts} held-out prompts" in text and f"{p.draft_alpha:.0%}" in text
+    assert "0.45 / 0.53 / 0.60" in text and f"{p.tokens_per_loop_by_k[p.best_k]:.2f} tokens per loop" in text
+    assert f"{p.speedup_by_k[p.best_k]:.2f}×" in text and "closed form" not in text
+    noisy = _profile(noisy="v(5) still ±9% after 40 rounds").k_sentence()
+    assert "noisy" in noisy and "neighbouring Ks" in noisy
+    table = machine.format_profile(p)
+    assert "95 % ± share" in table and "tokens/loop" in table and "predicted" in table
+
+
+def test_the_profile_prompts_are_held_out_and_not_the_benchs_check():
+    from specsim.bench import heldout_prompts
+
+    check = {item["prompt"] for item in heldout_prompts(8)}
+    mine = machine.profile_prompts()
+    assert len(mine) == machine.PROFILE_PROMPTS and not check & set(mine)
+
+
+def test_v_timing_stops_when_every_interval_is_within_the_goal(monkeypatch):
+    """A machine whose passes cost exactly n/2 one-token passes settles at the minimum number of rounds."""
+    from specsim import passcost
+
+    def rounds(target, ns, rng, **_):
+        while True:
+            yield {n: 0.01 * max(1.0, n / 2) for n in ns}
+
+    monkeypatch.setattr(passcost, "time_pass_rounds", rounds)
+
+    class Target:
+        device = "cpu"
+
+    timing = machine.time_v(Target(), (1, 2, 3, 4, 6), log=lambda _: None)
+    assert timing.rounds == machine.V_MIN_ROUNDS and not timing.noisy
+    assert timing.v == {1: 1.0, 2: 1.0, 3: 1.5, 4: 2.0, 6: 3.0}
+
+
+def test_v_timing_says_it_is_noisy_at_the_time_cap(monkeypatch):
+    import itertools
+
+    from specsim import passcost
+
+    wild = itertools.cycle([1.0, 3.0, 0.5, 2.0])
+
+    def rounds(target, ns, rng, **_):
+        while True:
+            yield {n: 0.01 * (1.0 if n == 1 else next(wild)) for n in ns}
+
+    monkeypatch.setattr(passcost, "time_pass_rounds", rounds)
+
+    class Target:
+        device = "cpu"
+
+    timing = machine.time_v(Target(), (1, 2, 3), log=lambda _: None, cap_s=0.0)
+    assert timing.noisy and "rounds" in timing.noisy
+
+
+def test_the_bench_prints_the_profiles_k_beside_the_measured_best():
+    from specsim.bench import chosen_k_report
+
+    rows = [{"drafter": "model", "K": k, "fair": f} for k, f in ((1, "1.20"), (2, "1.38"), (3, "1.35*"), (4, "1.22"))]
+    rows.append({"drafter": "prompt_lookup", "K": 2, "fair": "3.00"})  # another drafter's rows do not count
+    assert chosen_k_report(rows, None) is None
+    text = chosen_k_report(rows, _profile(best_k=3))
+    assert "chose K = 3" in text and "best here K = 2 at 1.38x" in text and "within 2.2% of the best" in text
+    assert "more than 3 %" in chosen_k_report(rows, _profile(best_k=4))
+    assert "the same K" in chosen_k_report(rows, _profile(best_k=2))
+    assert "was not run" in chosen_k_report(rows, _profile(best_k=6))
