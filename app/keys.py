@@ -187,6 +187,7 @@ LIVE_WIN_BUTTON = "live_win_example"
 VERIFY_CURVE = "verify_curve"  # specsim.passcost.VerifyCurve measured on this machine, or None
 VERIFY_BUTTON = "verify_measure"
 VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
+VERIFY_RUNNING = "verify_running"  # True while v(n) is being measured; a measurement stopped midway leaves it behind
 DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
 DOMAIN_BUTTON = "domain_measure"
 PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
@@ -211,7 +212,8 @@ def pq_slider_key(index: int) -> str:
     return f"pq_q_{index}"
 
 
-DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_BATCH: _VERIFY.batch, VERIFY_GPU_R: _VERIFY.gpu_ridge,
+DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_RUNNING: False, VERIFY_BATCH: _VERIFY.batch,
+                 VERIFY_GPU_R: _VERIFY.gpu_ridge,
                  DOMAIN_RESULTS: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed,
                  PQ_SEED_TEXT: str(_UNCHANGED.seed)})
 

@@ -47,15 +47,24 @@ with st.expander("Prefill and the KV cache: what \"cached context\" means", expa
         "measurement below appends n tokens to one cached context of a few dozen tokens, then crops back, so "
         "every pass sees the same context.")
 
+if state.get(state.VERIFY_RUNNING):  # a measurement stopped midway (the page was left, or a control used)
+    state.put(state.VERIFY_RUNNING, False)
+    st.warning("Cancelled: the last measurement of v(n) stopped before it finished, because the page was left or "
+               "another control was used while it ran, so it kept no result. Press the button to measure again.",
+               icon="⚠️")
 if st.button("Measure v(n) on this machine (a few seconds)", key=state.VERIFY_BUTTON, type="primary"):
+    state.put(state.VERIFY_RUNNING, True)
     try:
         with st.spinner("Timing target passes over 1 to 16 tokens, every size once per round, after a warm-up…"):
             target = loaders.bundled_target()
             costs = passcost.measure_pass_costs(target, ns=passcost.DEFAULT_NS, repeats=5, warmup=1)
-            curve = passcost.VerifyCurve.of(costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)),
-                                            str(target.device), torch.get_num_threads())
-        state.put(state.VERIFY_CURVE, curve)
+            # stored before the next UI call: a click that stops the script there no longer loses the result
+            state.put(state.VERIFY_CURVE, passcost.VerifyCurve.of(
+                costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)), str(target.device),
+                torch.get_num_threads()))
+            state.put(state.VERIFY_RUNNING, False)
     except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
+        state.put(state.VERIFY_RUNNING, False)
         st.error(f"The measurement could not run: {type(error).__name__}: {error}")
 
 curve = state.get(state.VERIFY_CURVE)

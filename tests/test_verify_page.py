@@ -52,3 +52,24 @@ def test_measure_button_runs_the_real_measurement():
     assert not at.exception and not at.error
     curve = at.session_state[state.VERIFY_CURVE]
     assert curve is not None and curve.ns[0] == 1 and len(curve.seconds) == len(curve.ns)
+
+
+def test_leaving_mid_measurement_and_coming_back_says_it_was_cancelled(monkeypatch):
+    """Issue 39 (6): leaving the page mid-measurement dropped the result with no notice."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from app import loaders, state
+    from tests.conftest import ROOT, open_page
+
+    def interrupted():
+        raise StopException()  # what Streamlit raises in the script thread when the user leaves mid-run
+
+    monkeypatch.setattr(loaders, "bundled_target", interrupted)
+    at = open_page("verify_free.py")
+    at.button(key=state.VERIFY_BUTTON).click().run()
+    at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
+    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    assert not at.exception
+    assert any(w.value.startswith("Cancelled: the last measurement of v(n)") for w in at.warning)
+    at.run()  # said once: the next visit starts clean
+    assert not any(w.value.startswith("Cancelled") for w in at.warning)
