@@ -47,12 +47,20 @@ def tick(step: int, n: int, last_tick: float | None, now: float, interval: float
 
 
 # ---- callbacks (run before the rerun they trigger) -------------------------------------------
+def _pause() -> None:
+    """A step chosen by hand pauses playback: else the next timer tick, served right after the click, moved the
+    step on again, and ◀ Back pressed while playing looked as if it did nothing (issue 39)."""
+    state.put(state.LIVE_PLAYING, False)
+
+
 def _go(n: int, step: int) -> None:
+    _pause()
     state.put(state.LIVE_STEP, clamp(step, n))
 
 
 def _shift(n: int, delta: int) -> None:
     """Step relative to the iteration on screen now (the timer may have moved it since the button was drawn)."""
+    _pause()
     state.put(state.LIVE_STEP, clamp(state.get(state.LIVE_STEP) + delta, n))
 
 
@@ -65,6 +73,7 @@ def _from_slider(key: str, drawn: int) -> None:
     """The learner moved the slider drawn (under ``key``) at value ``drawn``; a report of ``drawn`` is an echo."""
     value = int(state.get(key))
     if value != drawn:
+        _pause()
         state.put(state.LIVE_STEP, value - 1)
 
 
@@ -100,6 +109,8 @@ def player(n: int, render: Callable[[int], None]) -> None:
 
 def _replay(n: int, render: Callable[[int], None], interval: float | None) -> None:
     step = clamp(state.get(state.LIVE_STEP), n)
+    if interval is not None and not state.get(state.LIVE_PLAYING):  # paused by a step chosen by hand
+        st.rerun(scope="app")  # stop the timer and relabel the play button
     if interval is not None:
         step, playing, last = tick(step, n, state.get(state.LIVE_LAST_TICK), time.monotonic(), interval)
         state.put(state.LIVE_LAST_TICK, last)

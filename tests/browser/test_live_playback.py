@@ -64,3 +64,28 @@ def test_play_reaches_the_last_iteration_of_runs_of_every_length(browser, app_ur
         assert len(set(lengths)) >= 3, f"the runs should differ in length: {lengths}"
     finally:
         page.context.close()
+
+
+def test_back_pressed_while_playing_steps_back_and_pauses(browser, app_url):
+    """Issue 39 (2): ◀ Back pressed during playback had no effect in 3 of 6 trials: the next tick moved on again."""
+    page = new_page(browser, app_url)
+    try:
+        goto(page, "live")  # the shipped recordings: no run needed
+        speed = slider(page, "iterations/s").locator("input[type='range']")
+        # 1 iteration/s: a tick is due within a second of any click, and the click lands well inside one period
+        act(page, lambda: (speed.focus(), page.keyboard.press("Home"), page.keyboard.press("ArrowRight")))
+        for trial in range(6):
+            if shown_iteration(page) > 0:
+                click(page, "|◀ Restart")
+            click(page, "▶ Play")
+            page.wait_for_function(
+                "() => /Iteration ([3-9]|\\d\\d) of/.test(document.body.innerText)", timeout=60_000)
+            before = shown_iteration(page)
+            act(page, lambda: page.get_by_role("button", name="◀ Back", exact=True).click())
+            page.get_by_role("button", name="▶ Play", exact=True).wait_for(timeout=60_000)
+            page.wait_for_timeout(2500)  # more than two timer periods: playing on would have moved the step
+            after = shown_iteration(page)
+            assert after <= before, (trial, before, after)  # from before + 1 at most, Back lands on before
+            assert page.get_by_role("button", name="▶ Play", exact=True).count() == 1
+    finally:
+        page.close()
