@@ -135,7 +135,7 @@ def _finish(model: torch.nn.Module, device: str, dtype: torch.dtype, invariant: 
     from specsim.invariant import make_position_invariant
 
     model = model.to(device).eval()
-    if invariant is None:
+    if invariant is None or device.startswith("cuda"):  # its kernels are CPU code: never on a GPU's tensors
         invariant = wants_invariant(device, dtype)
     changes: tuple[str, ...] = ()
     if invariant:

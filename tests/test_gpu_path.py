@@ -1,0 +1,49 @@
+"""The CUDA path, checked where it can be without a GPU (issue 39): the device and dtype choice, the guarantee's
+wording on a GPU, and that the CPU-only invariant path is never switched on for a GPU's tensors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from specsim import models
+from specsim.replay import identity_guarantee
+from specsim.trace import Settings
+
+
+def test_the_invariant_path_is_for_the_cpu_only():
+    assert models.wants_invariant("cpu", torch.bfloat16)
+    assert not models.wants_invariant("cuda", torch.bfloat16) and not models.wants_invariant("cuda:0", torch.float32)
+
+
+def test_asking_for_the_invariant_path_on_a_gpu_keeps_the_stock_kernels(monkeypatch):
+    """Its kernels are C++ for the CPU: on CUDA tensors they must never run, even when asked for."""
+    called = []
+    monkeypatch.setattr("specsim.invariant.make_position_invariant", lambda model: called.append(model) or ())
+
+    class Model(torch.nn.Module):
+        def to(self, device):  # no GPU here: moving is what a CUDA machine would do
+            return self
+
+    _, invariant, changes = models._finish(Model(), "cuda", torch.bfloat16, True, lambda *_: None)
+    assert invariant is False and changes == () and not called
+    _, invariant, _ = models._finish(Model(), "cpu", torch.bfloat16, True, lambda *_: None)
+    assert invariant is True and called
+
+
+@pytest.mark.parametrize("invariant", [False, True])
+def test_a_gpu_run_is_called_observed_never_guaranteed(invariant):
+    text = identity_guarantee(Settings(4, 8, dtype="bfloat16", device="cuda", invariant=invariant))
+    assert text.startswith("Usual but not guaranteed") and "GPU" in text
+    assert identity_guarantee(Settings(4, 8, dtype="bfloat16", device="cpu", invariant=True)).startswith("Guaranteed")
+
+
+def test_asking_for_cuda_without_a_gpu_gives_a_message_not_a_traceback(capsys):
+    from specsim import run
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the message is for machines without one")
+    with pytest.raises(SystemExit) as stopped:
+        run.main(["--prompt", "hi", "--device", "cuda"])
+    assert stopped.value.code == 2
+    assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
