@@ -1,5 +1,8 @@
 """Two small C++ kernels for position-invariant CPU decode passes, built once: attention and the linears.
 
+The C++ lives in ``specsim/kernels/fused.cpp``; this module builds it, names the build, and decides where its
+linear kernel is used.
+
 **Attention** (``attend``). Each query row is computed by one thread with reductions in a fixed order
 that depends only on the row itself: the score q·k of every visible key summed over the head dimension
 in order, the softmax over the visible keys in key order, and the weighted sum of values in key order. So
@@ -8,518 +11,73 @@ of a verification pass, or as a node of a tree. It replaces the per-row Python l
 :func:`specsim.invariant.invariant_attention`, which paid one small float32 attention per row and layer.
 
 **Linears** (``rows_linear``). ``x @ W.T`` for 1 to K + 1 rows, where each (row, output) sum runs through
-the same instructions in the same order whatever the number of rows. On a CPU with AMX tiles (Intel
-Sapphire Rapids and later) every row sits in a 16-row tile (padded with zeros) that meets the weights as
-they are stored, so one row costs what 16 cost: checking K + 1 tokens costs one pass, and the bitwise
-guarantee comes free. On a CPU with AVX2 but no bfloat16 arithmetic (AMD Zen 2/3, older Intel), where the
-stock bfloat16 matmul costs about one pass per row, the AVX2 route reads each block of weights from memory
+the same instructions in the same order whatever the number of rows. It has two routes. On a CPU with AMX
+tiles (Intel Sapphire Rapids and later) every row sits in a 16-row tile (padded with zeros) that meets the
+weights as they are stored, so one row costs what 16 cost: checking K + 1 tokens costs one pass, and the
+bitwise guarantee comes free. On a CPU with AVX2 but no bfloat16 arithmetic (AMD Zen 2/3, older Intel), where
+the stock bfloat16 matmul costs about one pass per row, the AVX2 route reads each block of weights from memory
 once, widens it to float32 and meets every row with it while it sits in registers, and fetches the next
 block while this one computes: the pass is bound by reading the weights, and the arithmetic of up to about
-four extra rows hides under that reading. The AVX512-BF16 and plain float32 routes are
-invariant too, but no faster than the stock linears; where only they exist, the invariant path keeps the
-stock linears it has probed (see :func:`linear_kernel`).
+four extra rows hides under that reading. Anywhere else (bfloat16 arithmetic without AMX, or no AVX2) the
+invariant path keeps the stock linears it has probed (see :func:`linear_kernel`).
 
-The kernels are compiled with ``torch.utils.cpp_extension.load_inline`` on first use (about 25-60 s with
-g++) and cached under ``~/.cache/specsim/torch_extensions``; ``make run`` builds them ahead of time. Where
-no compiler is at hand, :func:`kernel` returns None, :func:`status` says so in one line, and the
-invariant path falls back to the Python loop and probed stock linears, which give the same guarantee at a
-higher cost.
+The kernels are compiled with ``torch.utils.cpp_extension.load`` on first use (about 25-60 s with g++) and
+cached under ``~/.cache/specsim/torch_extensions``, one folder per build key (:func:`extension_name`: the CPU
+flags ``-march=native`` compiles for, torch, the source); ``make run`` builds them ahead of time. Where no
+compiler is at hand, or ``SPECSIM_NO_FUSED=1`` switches them off, :func:`kernel` returns None, :func:`status`
+says so in one line, and the invariant path falls back to the Python loop and probed stock linears, which give
+the same guarantee at a higher cost (``make test`` runs the engine tests that way too).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import platform
 import threading
+from collections.abc import Iterable
+from pathlib import Path
 
 import torch
 
 LOG = logging.getLogger("specsim")
 
-SOURCE = r"""
-#include <torch/extension.h>
-#include <ATen/Parallel.h>
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <vector>
-#include <cstdlib>
-#include <string>
-#if defined(__AVX512BF16__) || defined(__AMX_TILE__)
-#include <immintrin.h>
-#endif
+SOURCES = (Path(__file__).resolve().parent / "kernels" / "fused.cpp",)
+"""The C++ the extension is built from (it defines its own Python module: ``attend``, ``rows_linear``,
+``draft_pass``, ``linear_path``)."""
 
-// exp(x) for x <= 0 as 2^i * 2^f, 2^f by a degree-6 polynomial (relative error about 2e-7). Elementwise,
-// so the compiler vectorises it; the same input always gives the same output.
-static inline float exp_nonpositive(float x) {
-  x = x < -87.f ? -87.f : x;
-  const float t = x * 1.4426950408889634f;
-  const float whole = std::floor(t);
-  const float f = t - whole;
-  float p = 1.535336188319500e-4f;
-  p = p * f + 1.339887440266574e-3f;
-  p = p * f + 9.618437357674640e-3f;
-  p = p * f + 5.550332471162809e-2f;
-  p = p * f + 2.402264791363012e-1f;
-  p = p * f + 6.931472028550421e-1f;
-  p = p * f + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(whole) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
-}
+CFLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp")
+LDFLAGS = ("-fopenmp",)  # at::parallel_for is OpenMP
 
-// q: (B, H, G, N, D) float32, pre-scaled; kt: (B, H, D, L) float32 (keys transposed); v: (B, H, L, D)
-// float32; allowed: (B, N, L) bool, or empty for causal (row i sees keys 0 .. L - N + i).
-// Per row: each score sums over d in order 0..D-1; the softmax total and the weighted sum of values run
-// over the visible keys in key order. Nothing depends on N or on the other rows. Returns (B, H, G, N, D).
-torch::Tensor attend(torch::Tensor q, torch::Tensor kt, torch::Tensor v, torch::Tensor allowed) {
-  TORCH_CHECK(q.dtype() == torch::kFloat32 && kt.dtype() == torch::kFloat32 && v.dtype() == torch::kFloat32);
-  q = q.contiguous(); kt = kt.contiguous(); v = v.contiguous();
-  const int64_t B = q.size(0), H = q.size(1), G = q.size(2), N = q.size(3), D = q.size(4), L = kt.size(3);
-  const bool causal = allowed.numel() == 0;
-  torch::Tensor mask = causal ? allowed : allowed.to(torch::kBool).contiguous();
-  auto out = torch::empty_like(q);
-  const float* qp = q.data_ptr<float>();
-  const float* kp = kt.data_ptr<float>();
-  const float* vp = v.data_ptr<float>();
-  const bool* ap = causal ? nullptr : mask.data_ptr<bool>();
-  float* op = out.data_ptr<float>();
-  at::parallel_for(0, B * H * G * N, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> w(L);
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t i = row % N, bh = row / (G * N), b = bh / H;
-      const float* __restrict__ qr = qp + row * D;
-      const float* __restrict__ kb = kp + bh * D * L;
-      const float* __restrict__ vb = vp + bh * L * D;
-      const bool* ar = causal ? nullptr : ap + (b * N + i) * L;
-      const int64_t n_keys = causal ? L - N + i + 1 : L;
-      float* __restrict__ s = w.data();
-      for (int64_t j = 0; j < n_keys; ++j) s[j] = 0.f;
-      for (int64_t t = 0; t < D; ++t) {
-        const float qt = qr[t];
-        const float* __restrict__ krow = kb + t * L;
-#pragma GCC ivdep
-        for (int64_t j = 0; j < n_keys; ++j) s[j] += qt * krow[j];
-      }
-      float top = -INFINITY;
-      for (int64_t j = 0; j < n_keys; ++j)
-        if (!ar || ar[j]) top = s[j] > top ? s[j] : top;
-#pragma GCC ivdep
-      for (int64_t j = 0; j < n_keys; ++j) s[j] = exp_nonpositive(s[j] - top);
-      float total = 0.f;
-      for (int64_t j = 0; j < n_keys; ++j)
-        if (!ar || ar[j]) total += s[j];
-      float* __restrict__ o = op + row * D;
-      for (int64_t t = 0; t < D; ++t) o[t] = 0.f;
-      for (int64_t j = 0; j < n_keys; ++j) {
-        if (ar && !ar[j]) continue;
-        const float a = s[j] / total;
-        const float* __restrict__ vr = vb + j * D;
-#pragma GCC ivdep
-        for (int64_t t = 0; t < D; ++t) o[t] += a * vr[t];
-      }
-    }
-  });
-  return out;
-}
-
-typedef float f16v __attribute__((vector_size(64)));          // 16 float lanes
-typedef uint16_t u16v __attribute__((vector_size(32)));       // 16 bfloat16 values, as bits
-typedef uint32_t u32v __attribute__((vector_size(64)));
-
-static inline f16v load_f32(const float* p) { f16v v; std::memcpy(&v, p, sizeof v); return v; }
-static inline f16v load_bf16(const uint16_t* p) {            // exact: a bfloat16 is the top half of a float
-  u16v h; std::memcpy(&h, p, sizeof h);
-  u32v w = __builtin_convertvector(h, u32v) << 16;
-  f16v v; std::memcpy(&v, &w, sizeof v); return v;
-}
-static inline float lanes_sum(f16v a) {                      // a fixed tree over the 16 lanes
-  float s[16]; std::memcpy(s, &a, sizeof s);
-  for (int w = 8; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) s[l] = s[l] + s[l + w];
-  return s[0];
-}
-
-#if defined(__AVX512BF16__)
-// bfloat16 x and w, IN a multiple of 32: acc lane l += x[2l] w[2l] + x[2l+1] w[2l+1] over 32-wide steps in k
-// order (one dpbf16 instruction each), then the lanes by a fixed tree. R rows and 4 outputs share the loads;
-// every accumulator goes through the same instructions, so blocking never changes a result.
-template <int R>
-static inline void block_bf16(const uint16_t* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0,
-                              int64_t nj, int64_t IN, int64_t OUT) {
-  __m512 acc[R][4];
-  for (int r = 0; r < R; ++r) for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_setzero_ps();
-  const uint16_t* w[4];
-  for (int t = 0; t < 4; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
-  for (int64_t k = 0; k < IN; k += 32) {
-    __m512bh wv[4];
-    for (int t = 0; t < 4; ++t) wv[t] = (__m512bh)_mm512_loadu_si512(w[t] + k);
-    for (int r = 0; r < R; ++r) {
-      const __m512bh xv = (__m512bh)_mm512_loadu_si512(xp + (m0 + r) * IN + k);
-      for (int t = 0; t < 4; ++t) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], xv, wv[t]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < nj; ++t) {
-      f16v a; std::memcpy(&a, &acc[r][t], sizeof a);
-      op[(m0 + r) * OUT + j0 + t] = lanes_sum(a);
-    }
-}
-#endif
+ISA_FLAGS = frozenset((
+    # x86 (/proc/cpuinfo "flags"): what -march=native may compile for, from SSE to AMX
+    "sse", "sse2", "pni", "ssse3", "sse4_1", "sse4_2", "sse4a", "popcnt", "abm", "movbe", "bmi1", "bmi2", "adx",
+    "avx", "avx2", "fma", "fma4", "f16c", "xop", "avx_vnni", "avx512f", "avx512dq", "avx512cd", "avx512bw",
+    "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2", "avx512_vnni", "avx512_bitalg", "avx512_vpopcntdq",
+    "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16",
+    # Arm (/proc/cpuinfo "Features")
+    "fp", "asimd", "asimdhp", "fphp", "asimddp", "sve", "sve2", "bf16", "i8mm",
+))
+"""The CPU features a build is keyed by: the instruction sets ``-march=native`` can use. Other flags (a VM's
+``hypervisor``, power management) change nothing in the code, so they do not force a rebuild."""
 
 
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#include <sys/syscall.h>
-#include <unistd.h>
-// AMX tiles: out^T (16 outputs x 16 rows, float32) += W block (16 outputs x 32 k, bfloat16, read in place) times
-// x^T (32 k x 16 rows, packed in pairs). Rows beyond M are zeros; every row of x always sits in a full 16-row
-// tile and goes through the same tile instructions in the same k order, so its result never depends on M.
-static bool amx_ready() {
-  static const bool ok = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
-  return ok;
-}
-struct TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {0};
-  uint16_t colsb[16] = {0};
-  uint8_t rows[16] = {0};
-};
-static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
-  const int64_t ksteps = IN / 32, ctiles = (M + 15) / 16;
-  // x^T packed per (column tile, k step): 16 k-pair rows of 16 rows x 2 values, zero padded
-  std::vector<uint16_t> xb(ctiles * ksteps * 16 * 32, 0);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < IN; ++k) {
-      const int64_t ct = m / 16, col = m % 16, ks = k / 32, kp = (k % 32) / 2;
-      xb[((ct * ksteps + ks) * 16 + kp) * 32 + col * 2 + (k % 2)] = xp[m * IN + k];
-    }
-  // Four blocks of 16 outputs at a time, each in its own accumulator tile, so four chains of tile products run
-  // side by side (one chain alone waits on each product's latency). A block's chain is the same instructions in
-  // the same k order whichever group it falls in.
-  const int64_t blocks = OUT / 16;
-  at::parallel_for(0, (blocks + 3) / 4, 1, [&](int64_t begin, int64_t end) {
-    TileConfig cfg;
-    for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
-    _tile_loadconfig(&cfg);
-    alignas(64) float cbuf[16 * 16];
-    auto store = [&](int64_t nb, int64_t ct) {
-      for (int64_t col = 0; col < 16 && ct * 16 + col < M; ++col)
-        for (int64_t r = 0; r < 16; ++r) op[(ct * 16 + col) * OUT + nb * 16 + r] = cbuf[r * 16 + col];
-    };
-    const int64_t stride = IN * 2;
-    for (int64_t g = begin; g < end; ++g) {
-      const int64_t nb0 = g * 4;
-      const uint16_t* a = wp + nb0 * 16 * IN;
-      for (int64_t ct = 0; ct < ctiles; ++ct) {
-        const uint16_t* b = xb.data() + ct * ksteps * 16 * 32;
-        if (nb0 + 4 <= blocks) {
-          _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-          for (int64_t ks = 0; ks < ksteps; ++ks) {
-            _tile_loadd(6, b + ks * 16 * 32, 64);
-            _tile_loadd(4, a + ks * 32, stride);
-            _tile_loadd(5, a + 16 * IN + ks * 32, stride);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 5, 6);
-            _tile_loadd(4, a + 32 * IN + ks * 32, stride);
-            _tile_loadd(5, a + 48 * IN + ks * 32, stride);
-            _tile_dpbf16ps(2, 4, 6);
-            _tile_dpbf16ps(3, 5, 6);
-          }
-          _tile_stored(0, cbuf, 64); store(nb0, ct);
-          _tile_stored(1, cbuf, 64); store(nb0 + 1, ct);
-          _tile_stored(2, cbuf, 64); store(nb0 + 2, ct);
-          _tile_stored(3, cbuf, 64); store(nb0 + 3, ct);
-        } else {
-          for (int64_t nb = nb0; nb < blocks; ++nb) {
-            _tile_zero(0);
-            for (int64_t ks = 0; ks < ksteps; ++ks) {
-              _tile_loadd(6, b + ks * 16 * 32, 64);
-              _tile_loadd(4, wp + nb * 16 * IN + ks * 32, stride);
-              _tile_dpbf16ps(0, 4, 6);
-            }
-            _tile_stored(0, cbuf, 64); store(nb, ct);
-          }
-        }
-      }
-    }
-    _tile_release();
-  });
-}
-#endif
+def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
+    """This CPU's instruction-set flags (:data:`ISA_FLAGS` among those /proc/cpuinfo lists); empty where it
+    cannot be read (not Linux). ``cpuinfo`` stands in for the file's text."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return frozenset()
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return frozenset(flags & ISA_FLAGS)
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-// AVX2 + FMA, bfloat16 weights (a CPU without bfloat16 arithmetic: AMD Zen 2/3, Intel before Cooper Lake).
-// A decode pass is bound by reading the weights, so each block of T weight rows is read from memory once,
-// widened to float32 (exact: a shift), and meets every row of x while it sits in registers. acc lane l sums
-// x[m, k] w[j, k] over k = l, l + 8, ... in k order (one FMA each), then the 8 lanes by a fixed tree. Every
-// (row, output) pair runs through the same instructions in the same order whatever M and the blocking, so a
-// row's result never depends on how many rows share the pass.
-//
-// Two things make the extra rows of a verification pass nearly free:
-// - the block shape (R rows x T outputs) keeps R x T accumulators side by side, enough to hide the FMA
-//   latency, within the 16 vector registers (R x T + T + 1); it is chosen by M, never changing a result;
-// - while one block computes, the next block's weights are prefetched, so reading memory and the arithmetic
-//   of the extra rows overlap instead of taking turns.
-#define ALWAYS_INLINE __attribute__((always_inline)) static inline  // inlined, the accumulators stay in registers
-static inline __m256 load8_bf16(const uint16_t* p) {
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-static inline float lanes_sum8(__m256 a) {                    // (l + l+4), then (l + l+2), then (0 + 1)
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
-template <int R, int T>
-ALWAYS_INLINE void block_avx2(const float* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
-                              int64_t IN, int64_t OUT) {
-  __m256 acc[R][T];
-  for (int r = 0; r < R; ++r) for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  const uint16_t* w[T];
-  for (int t = 0; t < T; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
-  const uint16_t* ahead = wp + (j0 + T) * IN;  // the next block (a prefetch past the end never faults)
-  for (int64_t k = 0; k < IN; k += 8) {
-    if ((k & 31) == 0)  // one 64-byte line of each of the next block's rows every 32 values
-      for (int t = 0; t < T; ++t) _mm_prefetch(reinterpret_cast<const char*>(ahead + t * IN + k), _MM_HINT_T0);
-    __m256 wv[T];
-    for (int t = 0; t < T; ++t) wv[t] = load8_bf16(w[t] + k);
-    for (int r = 0; r < R; ++r) {
-      const __m256 xv = _mm256_loadu_ps(xp + (m0 + r) * IN + k);
-      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(xv, wv[t], acc[r][t]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < nj; ++t) op[(m0 + r) * OUT + j0 + t] = lanes_sum8(acc[r][t]);
-}
-// Every row against one block of T = 2 outputs, in ceil(M / 6) groups of 3 to 6 rows (M >= 5).
-ALWAYS_INLINE void groups_avx2(const float* xp, const uint16_t* wp, float* op, int64_t M, int64_t j0, int64_t nj,
-                               int64_t IN, int64_t OUT) {
-  const int64_t groups = (M + 5) / 6;
-  for (int64_t g = 0, m = 0; g < groups; ++g) {
-    const int64_t size = (M - m) / (groups - g);  // an even split: sizes differ by at most one
-    switch (size) {
-      case 6: block_avx2<6, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-      case 5: block_avx2<5, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-      case 4: block_avx2<4, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-      default: block_avx2<3, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-    }
-    m += size;
-  }
-}
-template <int T, typename Block>
-static void over_blocks_avx2(int64_t OUT, Block block) {
-  at::parallel_for(0, (OUT + T - 1) / T, 64 / T, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) block(b * T, OUT - b * T < T ? OUT - b * T : T);
-  });
-}
-// Block shapes measured on an AMD EPYC (see docs/invariant.md): 1 x 8, 2 x 6, 3 x 4, 4 x 3, then groups x 2.
-static void rows_linear_avx2(const float* x, const uint16_t* w, float* o, int64_t M, int64_t IN, int64_t OUT) {
-  switch (M) {
-    case 1: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_avx2<1, 8>(x, w, o, 0, j, n, IN, OUT); }); break;
-    case 2: over_blocks_avx2<6>(OUT, [&](int64_t j, int64_t n) { block_avx2<2, 6>(x, w, o, 0, j, n, IN, OUT); }); break;
-    case 3: over_blocks_avx2<4>(OUT, [&](int64_t j, int64_t n) { block_avx2<3, 4>(x, w, o, 0, j, n, IN, OUT); }); break;
-    case 4: over_blocks_avx2<3>(OUT, [&](int64_t j, int64_t n) { block_avx2<4, 3>(x, w, o, 0, j, n, IN, OUT); }); break;
-    default: over_blocks_avx2<2>(OUT, [&](int64_t j, int64_t n) { groups_avx2(x, w, o, M, j, n, IN, OUT); }); break;
-  }
-}
-#endif
-
-// Any weight dtype: out[m, j] = sum_k x[m, k] w[j, k] in float32, lane l summing k = l, l + 16, ... in order,
-// then the lanes by a fixed tree. The same steps for every (m, j), whatever M.
-template <typename W>
-static void rows_linear_generic(const float* xp, const W* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
-  const int64_t steps = IN / 16;
-  at::parallel_for(0, (OUT + 3) / 4, 8, [&](int64_t begin, int64_t end) {
-    std::vector<float> wbuf(4 * steps * 16);
-    for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t j0 = blk * 4, nj = OUT - j0 < 4 ? OUT - j0 : 4;
-      for (int64_t t = 0; t < 4; ++t)
-        for (int64_t s = 0; s < steps; ++s) {
-          const int64_t row = j0 + (t < nj ? t : 0);
-          f16v v;
-          if constexpr (std::is_same<W, float>::value) v = load_f32(wp + row * IN + s * 16);
-          else v = load_bf16(reinterpret_cast<const uint16_t*>(wp) + row * IN + s * 16);
-          std::memcpy(&wbuf[(t * steps + s) * 16], &v, sizeof v);
-        }
-      for (int64_t m = 0; m < M; ++m) {
-        const float* xr = xp + m * IN;
-        f16v a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        const float* w0 = wbuf.data();
-        const float* w1 = w0 + steps * 16;
-        const float* w2 = w1 + steps * 16;
-        const float* w3 = w2 + steps * 16;
-        for (int64_t s = 0; s < steps; ++s) {
-          const f16v xv = load_f32(xr + s * 16);
-          a0 = a0 + xv * load_f32(w0 + s * 16);
-          a1 = a1 + xv * load_f32(w1 + s * 16);
-          a2 = a2 + xv * load_f32(w2 + s * 16);
-          a3 = a3 + xv * load_f32(w3 + s * 16);
-        }
-        float r[4] = {lanes_sum(a0), lanes_sum(a1), lanes_sum(a2), lanes_sum(a3)};
-        for (int64_t t = 0; t < nj; ++t) op[m * OUT + j0 + t] = r[t];
-      }
-    }
-  });
-}
-
-// x (M, IN) times w (OUT, IN) transposed, in float32 with reductions fixed per (row, output): a row's result
-// does not depend on M or on the thread count. Returns float32 (M, OUT).
-torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
-  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1));
-  TORCH_CHECK(w.size(1) % 16 == 0, "rows_linear needs in_features divisible by 16");
-  w = w.contiguous();
-  const int64_t M = x.size(0), IN = x.size(1), OUT = w.size(0);
-  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-  if (x.scalar_type() == torch::kBFloat16 && w.scalar_type() == torch::kBFloat16 && IN % 32 == 0 && OUT % 16 == 0
-      && amx_ready()) {
-    auto xc = x.contiguous();
-    rows_linear_amx(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()),
-                    reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()), out.data_ptr<float>(), M, IN, OUT);
-    return out;
-  }
-#endif
-#if defined(__AVX512BF16__)
-  if (x.scalar_type() == torch::kBFloat16 && w.scalar_type() == torch::kBFloat16 && IN % 32 == 0) {
-    auto xc = x.contiguous();
-    const uint16_t* xp = reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>());
-    const uint16_t* wp = reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>());
-    float* op = out.data_ptr<float>();
-    at::parallel_for(0, (OUT + 3) / 4, 8, [&](int64_t begin, int64_t end) {
-      for (int64_t blk = begin; blk < end; ++blk) {
-        const int64_t j0 = blk * 4, nj = OUT - j0 < 4 ? OUT - j0 : 4;
-        int64_t m = 0;
-        for (; m + 4 <= M; m += 4) block_bf16<4>(xp, wp, op, m, j0, nj, IN, OUT);
-        if (M - m == 3) block_bf16<3>(xp, wp, op, m, j0, nj, IN, OUT);
-        else if (M - m == 2) block_bf16<2>(xp, wp, op, m, j0, nj, IN, OUT);
-        else if (M - m == 1) block_bf16<1>(xp, wp, op, m, j0, nj, IN, OUT);
-      }
-    });
-    return out;
-  }
-#endif
-  auto xf = x.to(torch::kFloat32).contiguous();
-#if defined(__AVX2__) && defined(__FMA__)
-  if (w.scalar_type() == torch::kBFloat16 && IN % 8 == 0) {
-    rows_linear_avx2(xf.data_ptr<float>(), reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()),
-                     out.data_ptr<float>(), M, IN, OUT);
-    return out;
-  }
-#endif
-  if (w.scalar_type() == torch::kBFloat16)
-    rows_linear_generic<at::BFloat16>(xf.data_ptr<float>(), w.data_ptr<at::BFloat16>(), out.data_ptr<float>(),
-                                      M, IN, OUT);
-  else {
-    TORCH_CHECK(w.scalar_type() == torch::kFloat32, "rows_linear takes bfloat16 or float32 weights");
-    rows_linear_generic<float>(xf.data_ptr<float>(), w.data_ptr<float>(), out.data_ptr<float>(), M, IN, OUT);
-  }
-  return out;
-}
-
-// One pass of a Llama draft (no biases, default RoPE) over n new tokens, the whole pass in one call: the same
-// steps as specsim.distill.lean.LeanLlama.forward, which is its readable reference (tests compare the two).
-// Activations float32, matrices bfloat16 as stored, through rows_linear. x: (n, d) embeddings of the new
-// tokens; layers: per layer w_in (d), w_qkv, w_o, w_post (d), w_gate_up, w_down; keys, values: (layers, kv
-// heads, capacity, head dim), written at positions start .. start + n - 1; cos, sin: (n, head dim) for those
-// positions. Returns the logits at the last position, (vocab).
-static torch::Tensor rms_scaled(const torch::Tensor& x, const torch::Tensor& w, double eps) {
-  const int64_t n = x.size(0), d = x.size(1);
-  auto out = torch::empty_like(x);
-  const float* xp = x.data_ptr<float>();
-  const float* wp = w.data_ptr<float>();
-  float* op = out.data_ptr<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    float ss = 0.f;
-    for (int64_t j = 0; j < d; ++j) ss += xp[i * d + j] * xp[i * d + j];
-    const float r = 1.f / std::sqrt(ss / static_cast<float>(d) + static_cast<float>(eps));
-    for (int64_t j = 0; j < d; ++j) op[i * d + j] = wp[j] * (xp[i * d + j] * r);
-  }
-  return out;
-}
-static inline void rope_into(const float* in, const float* c, const float* s, float* out, int64_t hd) {
-  const int64_t half = hd / 2;
-  for (int64_t t = 0; t < hd; ++t) out[t] = in[t] * c[t] + (t < half ? -in[t + half] : in[t - half]) * s[t];
-}
-torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, torch::Tensor keys, torch::Tensor values,
-                         torch::Tensor cos, torch::Tensor sin, int64_t start, int64_t heads, int64_t kv_heads,
-                         double eps, torch::Tensor norm, torch::Tensor head) {
-  TORCH_CHECK(x.dtype() == torch::kFloat32 && keys.dtype() == torch::kFloat32 && layers.size() % 6 == 0);
-  TORCH_CHECK(keys.is_contiguous() && values.is_contiguous());
-  x = x.contiguous(); cos = cos.contiguous(); sin = sin.contiguous();
-  const int64_t n = x.size(0), hd = keys.size(3), cap = keys.size(2);
-  const int64_t qw = heads * hd, kvw = kv_heads * hd, group = heads / kv_heads;
-  TORCH_CHECK(start + n <= cap, "draft_pass: the cache is too small");
-  const float scale = 1.f / std::sqrt(static_cast<float>(hd));
-  const float* cp = cos.data_ptr<float>();
-  const float* sp = sin.data_ptr<float>();
-  std::vector<float> q(hd), w(start + n);
-  for (size_t l = 0; l < layers.size() / 6; ++l) {
-    const torch::Tensor* L = &layers[6 * l];
-    auto qkv = rows_linear(rms_scaled(x, L[0], eps), L[1]);  // (n, qw + 2 kvw)
-    const float* qkvp = qkv.data_ptr<float>();
-    float* kc = keys.data_ptr<float>() + l * kv_heads * cap * hd;
-    float* vc = values.data_ptr<float>() + l * kv_heads * cap * hd;
-    for (int64_t i = 0; i < n; ++i) {  // keys rotated by their position, values as they are, into the cache
-      const float* row = qkvp + i * (qw + 2 * kvw);
-      for (int64_t g = 0; g < kv_heads; ++g) {
-        rope_into(row + qw + g * hd, cp + i * hd, sp + i * hd, kc + (g * cap + start + i) * hd, hd);
-        std::memcpy(vc + (g * cap + start + i) * hd, row + qw + kvw + g * hd, hd * sizeof(float));
-      }
-    }
-    auto attended = torch::zeros({n, qw}, x.options());
-    float* ap = attended.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t seen = start + i + 1;  // causal: every cached key and the new ones up to its own position
-      for (int64_t h = 0; h < heads; ++h) {
-        rope_into(qkvp + i * (qw + 2 * kvw) + h * hd, cp + i * hd, sp + i * hd, q.data(), hd);
-        const float* kb = kc + (h / group) * cap * hd;
-        const float* vb = vc + (h / group) * cap * hd;
-        float top = -INFINITY, total = 0.f;
-        for (int64_t j = 0; j < seen; ++j) {
-          float dot = 0.f;
-          for (int64_t t = 0; t < hd; ++t) dot += q[t] * kb[j * hd + t];
-          w[j] = dot * scale;
-          top = w[j] > top ? w[j] : top;
-        }
-        for (int64_t j = 0; j < seen; ++j) { w[j] = std::exp(w[j] - top); total += w[j]; }
-        float* o = ap + i * qw + h * hd;
-        for (int64_t j = 0; j < seen; ++j) {
-          const float a = w[j] / total;
-          for (int64_t t = 0; t < hd; ++t) o[t] += a * vb[j * hd + t];
-        }
-      }
-    }
-    x = x + rows_linear(attended, L[2]);
-    auto gate_up = rows_linear(rms_scaled(x, L[3], eps), L[4]);  // (n, 2 I): gate, then up
-    const int64_t inter = gate_up.size(1) / 2;
-    auto act = torch::empty({n, inter}, x.options());
-    const float* gp = gate_up.data_ptr<float>();
-    float* actp = act.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < inter; ++j) {
-        const float g = gp[i * 2 * inter + j];
-        actp[i * inter + j] = g / (1.f + std::exp(-g)) * gp[i * 2 * inter + inter + j];
-      }
-    x = x + rows_linear(act, L[5]);
-  }
-  return rows_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head)[0];
-}
-
-// Which route rows_linear takes for bfloat16 on this build and machine: "amx", "avx512-bf16", "avx2" or "generic".
-std::string linear_path() {
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-  if (amx_ready()) return "amx";
-#endif
-#if defined(__AVX512BF16__)
-  return "avx512-bf16";
-#elif defined(__AVX2__) && defined(__FMA__)
-  return "avx2";
-#else
-  return "generic";
-#endif
-}
-"""
 
 ENABLED = True
 """False routes the invariant path through the Python loop and the probed stock linears (for tests and
@@ -529,31 +87,40 @@ _LOCK = threading.Lock()
 _STATE: dict[str, object] = {}
 
 
-def build_dir() -> str:
+def build_dir(flags: Iterable[str] | None = None) -> str:
     """One folder per build (see :func:`extension_name`): torch writes its build files there, and two
     environments that share the cache must not rewrite each other's, which rebuilds the kernel every time."""
     from specsim.paths import cache_dir
 
-    folder = cache_dir() / "torch_extensions" / extension_name()
+    folder = cache_dir() / "torch_extensions" / extension_name(flags)
     folder.mkdir(parents=True, exist_ok=True)
     return str(folder)
 
 
-def extension_name() -> str:
-    """The build's name, keyed by the CPU model (``-march=native`` code must not run on another CPU) and by the
-    torch it compiles against (its version and where it is installed, whose headers the build reads), and by
-    the source, so an edited kernel never meets an old build."""
-    import hashlib
+def build_key(flags: Iterable[str] | None = None) -> str:
+    """What a build depends on, one item a line: the instruction sets it compiles for (``flags``, this CPU's
+    :func:`cpu_flags` by default; ``-march=native`` code must not run where one is missing, so a VM that hides
+    AVX2 gets a build of its own whatever the CPU's model name), the compiler flags, the torch it compiles
+    against (its version and where it is installed, whose headers the build reads), and a digest of the C++,
+    so an edited kernel never meets an old build."""
+    isa = sorted(set(cpu_flags() if flags is None else flags) & ISA_FLAGS)
+    if not isa:  # flags unreadable (not Linux): the CPU's name is the best key there is
+        from specsim.host import machine_name
 
-    from specsim.host import machine_name
+        isa = [f"unknown flags: {machine_name()}"]
+    source = hashlib.sha256(b"".join(path.read_bytes() for path in SOURCES)).hexdigest()
+    return "\n".join((platform.machine(), " ".join(isa), " ".join(CFLAGS + LDFLAGS), torch.__version__,
+                      os.path.dirname(torch.__file__), source))
 
-    key = "\n".join((machine_name(), torch.__version__, os.path.dirname(torch.__file__), SOURCE))
-    return "specsim_fused_" + hashlib.sha1(key.encode()).hexdigest()[:10]
+
+def extension_name(flags: Iterable[str] | None = None) -> str:
+    """The build's name: ``specsim_fused_`` and a digest of :func:`build_key` (``flags``: the CPU's by default)."""
+    return "specsim_fused_" + hashlib.sha1(build_key(flags).encode()).hexdigest()[:10]
 
 
 def kernel():
-    """The compiled extension (``attend``, ``rows_linear``, ``linear_path``), building it on first call; None
-    when it cannot be built or is switched off."""
+    """The compiled extension (``attend``, ``rows_linear``, ``linear_path``, ``draft_pass``), building it from
+    :data:`SOURCES` on first call; None when it cannot be built or is switched off (``SPECSIM_NO_FUSED=1``)."""
     if not ENABLED:
         return None
     if "kernel" in _STATE:  # built (or refused) already: every attention layer of every pass asks
@@ -564,13 +131,11 @@ def kernel():
                 _STATE["kernel"], _STATE["why"] = None, "switched off (SPECSIM_NO_FUSED=1)"
             else:
                 try:
-                    from torch.utils.cpp_extension import load_inline
+                    from torch.utils.cpp_extension import load
 
-                    module = load_inline(extension_name(), cpp_sources=SOURCE,
-                                         functions=["attend", "rows_linear", "linear_path", "draft_pass"],
-                                         extra_cflags=["-O3", "-march=native", "-fno-math-errno", "-fopenmp"],
-                                         extra_ldflags=["-fopenmp"],  # at::parallel_for is OpenMP
-                                         build_directory=build_dir(), verbose=False)
+                    module = load(extension_name(), sources=[str(path) for path in SOURCES],
+                                  extra_cflags=list(CFLAGS), extra_ldflags=list(LDFLAGS),
+                                  build_directory=build_dir(), verbose=False)
                     _STATE["kernel"], _STATE["why"] = module, None
                 except Exception as error:  # noqa: BLE001 - no compiler, no headers: fall back and say so
                     from specsim.errors import brief_error
@@ -582,10 +147,11 @@ def kernel():
 
 
 KERNEL_ROUTES = ("amx", "avx2")
-"""The ``rows_linear`` routes that read each weight once for all K + 1 rows, so a verification pass costs
+"""The ``rows_linear`` routes, both read each weight once for all K + 1 rows, so a verification pass costs
 about what a one-token pass does: AMX tiles, and the AVX2 route for CPUs without bfloat16 arithmetic (where
-the stock bfloat16 matmul pays a full pass per row). The AVX512-BF16 route is invariant too, but slower than
-the stock linears it would replace, so it is not used."""
+the stock bfloat16 matmul pays a full pass per row). Where the CPU has bfloat16 arithmetic but no AMX tiles
+(the stock bfloat16 linears are faster there than the AVX2 route), or neither route, the kernel's
+``linear_path()`` names no route and says why, and the invariant path keeps the stock linears."""
 
 
 def linear_kernel():
@@ -615,7 +181,7 @@ def status() -> str:
         return f"Python loop over rows (the fused kernels are unavailable: {_STATE.get('why')})"
     if linear_kernel() is not None:
         return f"fused C++ attention kernel, {module.linear_path().upper()} linear kernel"
-    return f"fused C++ attention kernel, probed stock linears (no AMX or AVX2 here: {module.linear_path()})"
+    return f"fused C++ attention kernel, probed stock linears ({module.linear_path()})"
 
 
 def attend(q: torch.Tensor, keys_t: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:

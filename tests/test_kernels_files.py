@@ -1,0 +1,110 @@
+"""The fused kernels' C++ lives in specsim/kernels/*.cpp (issue 41): fused.py holds none, loads those files, and
+names each build by the instruction sets it compiles for, torch and the source, never by the CPU's model name."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from specsim import fused
+
+ROOT = Path(__file__).resolve().parents[1]
+AVX2 = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c"})
+
+
+def test_fused_py_holds_no_cpp():
+    text = (ROOT / "specsim" / "fused.py").read_text()
+    for cpp in ("#include", "torch::", "TORCH_CHECK", "load_inline", "__AVX2__", "PYBIND11_MODULE"):
+        assert cpp not in text, cpp
+
+
+def test_the_sources_are_the_cpp_files_under_specsim_kernels():
+    kernels = ROOT / "specsim" / "kernels"
+    assert fused.SOURCES == tuple(sorted(kernels.glob("*.cpp")))
+    for path in fused.SOURCES:
+        assert path.is_file() and path.suffix == ".cpp"
+    text = "".join(path.read_text() for path in fused.SOURCES)
+    assert "PYBIND11_MODULE(TORCH_EXTENSION_NAME" in text  # the files define the module torch loads
+    for function in ("attend", "rows_linear", "draft_pass", "linear_path"):
+        assert f'm.def("{function}"' in text, function
+
+
+def test_only_the_selected_linear_routes_are_compiled():
+    """AMX and AVX2 are the routes linear_kernel() selects; the AVX512-BF16 and generic routes were never
+    selected and are gone (a CPU with neither route keeps the probed stock linears)."""
+    text = "".join(path.read_text() for path in fused.SOURCES)
+    assert "rows_linear_amx" in text and "rows_linear_avx2" in text
+    for gone in ("rows_linear_generic", "block_bf16", "_mm512_dpbf16_ps"):
+        assert gone not in text, gone
+    assert fused.KERNEL_ROUTES == ("amx", "avx2")
+
+
+def test_the_kernel_loads_those_files_under_the_build_name(monkeypatch, tmp_path):
+    calls = []
+
+    def fake_load(name, sources, **kwargs):
+        calls.append((name, sources, kwargs))
+        return object()
+
+    monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))
+    monkeypatch.delenv("SPECSIM_NO_FUSED", raising=False)
+    monkeypatch.setattr(fused, "ENABLED", True)
+    monkeypatch.setattr(fused, "_STATE", {})
+    monkeypatch.setattr("torch.utils.cpp_extension.load", fake_load)
+    assert fused.kernel() is not None
+    ((name, sources, kwargs),) = calls
+    assert name == fused.extension_name()
+    assert sources == [str(path) for path in fused.SOURCES]
+    assert kwargs["extra_cflags"] == list(fused.CFLAGS) and "-march=native" in kwargs["extra_cflags"]
+    assert kwargs["build_directory"] == str(tmp_path / "torch_extensions" / name)
+
+
+def test_the_build_name_follows_the_instruction_sets(monkeypatch, tmp_path):
+    monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))
+    names = {flags: fused.extension_name(flags) for flags in (
+        AVX2, AVX2 - {"avx2"}, AVX2 | {"avx512f", "avx512bw"}, AVX2 | {"avx512f", "avx512bw", "avx512_bf16"},
+        AVX2 | {"amx_tile", "amx_bf16"})}
+    assert len(set(names.values())) == len(names)  # each flag set its own build
+    assert fused.build_dir(AVX2) != fused.build_dir(AVX2 - {"avx2"})
+    assert Path(fused.build_dir(AVX2)).name == names[AVX2]
+    # flags that change no code (a VM's, power management) do not force a rebuild
+    assert fused.extension_name(AVX2 | {"hypervisor", "constant_tsc"}) == names[AVX2]
+
+
+def test_the_build_name_does_not_follow_the_cpu_model(monkeypatch):
+    """A VM that hides AVX2 under a familiar model name must not get that model's build, and the same flags
+    under another name need no rebuild."""
+    before = fused.extension_name(AVX2)
+    monkeypatch.setattr("specsim.host.machine_name", lambda: "Some Other CPU @ 9.9GHz")
+    assert fused.extension_name(AVX2) == before
+
+
+def test_the_build_name_follows_the_source(monkeypatch, tmp_path):
+    before = fused.extension_name(AVX2)
+    edited = tmp_path / "fused.cpp"
+    edited.write_text(fused.SOURCES[0].read_text() + "\n// edited\n")
+    monkeypatch.setattr(fused, "SOURCES", (edited,))
+    assert fused.extension_name(AVX2) != before
+
+
+def test_cpu_flags_reads_the_instruction_sets_from_cpuinfo():
+    cpuinfo = ("processor\t: 0\nmodel name\t: AMD EPYC\n"
+               "flags\t\t: fpu vme avx avx2 fma f16c hypervisor constant_tsc\nprocessor\t: 1\n")
+    assert fused.cpu_flags(cpuinfo) == {"avx", "avx2", "fma", "f16c"}
+    assert fused.cpu_flags("Features\t: fp asimd sve evtstrm\n") == {"fp", "asimd", "sve"}
+    assert fused.cpu_flags("") == frozenset()
+
+
+def test_the_cpp_ships_with_the_package():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = data["tool"]["setuptools"]["package-data"]["specsim"]
+    assert "kernels/*.cpp" in patterns
+    assert all(path.is_relative_to(ROOT / "specsim") for path in fused.SOURCES)
+
+
+@pytest.mark.parametrize("needle", ["load_inline", "SOURCE string", "fused.SOURCE"])
+def test_the_docs_do_not_describe_the_old_inline_build(needle):
+    for doc in (ROOT / "README.md", ROOT / "docs" / "invariant.md"):
+        assert needle not in doc.read_text(), (doc.name, needle)
