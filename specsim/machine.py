@@ -95,10 +95,13 @@ class Profile:
                     "machine (measured before real runs decided it; `python -m specsim.machine --again` measures "
                     "it afresh).")
         others = ", ".join(f"K = {k}: {x:.2f}×" for k, x in sorted(self.speedup_by_k.items()) if k != self.best_k)
-        positions = " / ".join(f"{a:.2f}" for a in self.alpha_by_position)
+        rates = self.alpha_by_position
+        positions = " / ".join(f"{a:.2f}" for a in rates)
+        rising = len(rates) > 1 and all(a < b for a, b in zip(rates[:-1], rates[1:], strict=True))
+        trend = "rising along the draft" if rising else "not one α for every slot"
         text = (f"K starts at {self.best_k}, the best K for the default drafter on this machine. Run for real on "
                 f"{self.prompts} held-out prompts, it kept {self.draft_alpha:.0%} of the guesses the target checked "
-                f"(by draft position: {positions}, rising along the draft) and wrote "
+                f"(by draft position: {positions}, {trend}) and wrote "
                 f"{self.tokens_per_loop_by_k[self.best_k]:.2f} tokens per loop at K = {self.best_k}. With its drafting "
                 f"({self.draft_cost:.3f} target passes per guess) and a pass over {self.best_k + 1} tokens "
                 f"({self.v[self.best_k + 1]:.2f} one-token passes) timed here, the cost model predicts "
@@ -330,6 +333,23 @@ def predicted_speedups(spec: dict[int, list], plain: list, v: dict[int, float]) 
     return {k: replace(cost_model(runs, plain), verify_cost=v[k + 1]).speedup for k, runs in spec.items()}
 
 
+POSITION_MIN_CHECKED = 20  # a draft position's acceptance is quoted only when this many checks reached it
+
+
+def position_rates(spec: dict[int, list]) -> list[float]:
+    """P(kept | checked) at draft positions 1, 2, ... pooled over every K's runs, up to the first position fewer
+    than :data:`POSITION_MIN_CHECKED` checks reached (a rate from a handful of checks says little)."""
+    from specsim.trace import acceptance_given_reached
+
+    rates = acceptance_given_reached([t for runs in spec.values() for t in runs], max(spec), POSITION_MIN_CHECKED)
+    out = []
+    for rate in rates:
+        if math.isnan(rate):
+            break
+        out.append(round(rate, 3))
+    return out
+
+
 def choose_k(predicted: dict[int, float]) -> int:
     """The K with the highest predicted speedup; the smaller K on a tie (fewer wasted guesses)."""
     return max(predicted, key=lambda k: (predicted[k], -k))
@@ -340,7 +360,7 @@ def measure(repeats: int = 5, log=print) -> Profile:
     from specsim.methods import build_drafter
     from specsim.models import load_bundled_target
     from specsim.passcost import measure_pass_costs
-    from specsim.trace import acceptance_given_reached, pooled_acceptance_rate, pooled_tokens_per_pass
+    from specsim.trace import pooled_acceptance_rate, pooled_tokens_per_pass
 
     log("Measuring this machine once (about a minute): decode paths, v(n), then real runs at "
         f"K = {min(PROFILE_KS)}..{max(PROFILE_KS)}")
@@ -368,7 +388,7 @@ def measure(repeats: int = 5, log=print) -> Profile:
                    draft_cost=c, best_k=k, speedup_by_k=predicted, v_spread=timing.spread,
                    draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy,
                    tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
-                   alpha_by_position=[round(a, 3) for a in acceptance_given_reached(spec[max(spec)], max(spec))],
+                   alpha_by_position=position_rates(spec),
                    prompts=len(prompts))
 
 

@@ -231,11 +231,12 @@ def pooled_tokens_per_pass(traces: Iterable[Trace]) -> float:
     return sum(t.n_generated for t in traces) / passes if passes else 0.0
 
 
-def acceptance_given_reached(traces: Iterable[Trace], k: int) -> list[float]:
+def acceptance_given_reached(traces: Iterable[Trace], k: int, min_checked: int = 1) -> list[float]:
     """P(draft position j kept | the target checked position j), j = 1..k, pooled over runs.
 
     Unlike :meth:`Trace.kept_share_by_position`, a position past the first rejection does not count
-    against it: this is the draft's accuracy at each depth. NaN where no run reached position j.
+    against it: this is the draft's accuracy at each depth. NaN where fewer than ``min_checked`` checks
+    reached position j.
     """
     hit, tried = [0] * k, [0] * k
     for trace in traces:
@@ -244,4 +245,4 @@ def acceptance_given_reached(traces: Iterable[Trace], k: int) -> list[float]:
                 if s.status != "unchecked" and s.position <= k:
                     tried[s.position - 1] += 1
                     hit[s.position - 1] += s.status == "accepted"
-    return [h / t if t else float("nan") for h, t in zip(hit, tried, strict=True)]
+    return [h / t if t and t >= min_checked else float("nan") for h, t in zip(hit, tried, strict=True)]

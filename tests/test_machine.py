@@ -211,3 +211,16 @@ def test_the_bench_prints_the_profiles_k_beside_the_measured_best():
     assert "more than 3 %" in chosen_k_report(rows, _profile(best_k=4))
     assert "the same K" in chosen_k_report(rows, _profile(best_k=2))
     assert "was not run" in chosen_k_report(rows, _profile(best_k=6))
+
+
+def test_position_rates_stop_where_too_few_checks_reached():
+    from tests.live_traces import hand_trace
+
+    spec = hand_trace()
+    assert machine.position_rates({spec.settings.k: [spec]}) == []  # a hand trace is far below 20 checks a slot
+    many = {spec.settings.k: [spec] * 30}
+    rates = machine.position_rates(many)
+    from specsim.trace import acceptance_given_reached
+
+    full = acceptance_given_reached([spec] * 30, spec.settings.k)
+    assert rates and rates == [round(r, 3) for r in full[: len(rates)]]
