@@ -184,9 +184,17 @@ def status() -> str:
     return f"fused C++ attention kernel, probed stock linears ({module.linear_path()})"
 
 
+def require_cpu(*tensors: torch.Tensor | None) -> None:
+    """The kernels are C++ for the CPU: a tensor on another device (a GPU's) is refused before they see it."""
+    for t in tensors:
+        if t is not None and t.device.type != "cpu":
+            raise ValueError(f"the fused kernels run on the CPU only; got a tensor on {t.device}")
+
+
 def attend(q: torch.Tensor, keys_t: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
     """softmax(q kᵀ) v row by row: q (b, kvh, g, n, d) pre-scaled, keys_t (b, kvh, d, L) and values
     (b, kvh, L, d), all float32; ``allowed`` (b, n, L) bool, or None for causal. Needs :func:`kernel`."""
+    require_cpu(q, keys_t, values, allowed)
     empty = torch.empty(0, dtype=torch.bool)
     return kernel().attend(q, keys_t, values, empty if allowed is None else allowed)
 
@@ -194,4 +202,5 @@ def attend(q: torch.Tensor, keys_t: torch.Tensor, values: torch.Tensor, allowed:
 def rows_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """``x @ weight.T`` in float32 for x (rows, in) and weight (out, in), each row's result independent of the
     number of rows. Needs :func:`linear_kernel`."""
+    require_cpu(x, weight)
     return linear_kernel()(x, weight)

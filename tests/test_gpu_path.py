@@ -47,3 +47,18 @@ def test_asking_for_cuda_without_a_gpu_gives_a_message_not_a_traceback(capsys):
         run.main(["--prompt", "hi", "--device", "cuda"])
     assert stopped.value.code == 2
     assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
+
+
+def test_the_cpu_kernels_refuse_a_tensor_on_another_device():
+    """No CPU-only kernel ever sees a GPU's tensor: the entry points check the device before the C++ runs (meta
+    tensors stand in for CUDA ones here)."""
+    from specsim import fused
+
+    meta = torch.empty(1, 1, 1, 2, 4, device="meta")
+    keys_t = torch.empty(1, 1, 4, 3)
+    with pytest.raises(ValueError, match="CPU only; got a tensor on meta"):
+        fused.attend(meta, keys_t, torch.empty(1, 1, 3, 4), None)
+    with pytest.raises(ValueError, match="CPU only"):
+        fused.rows_linear(torch.empty(2, 8, device="meta"), torch.empty(4, 8))
+    with pytest.raises(ValueError, match="CPU only"):
+        fused.rows_linear(torch.empty(2, 8), torch.empty(4, 8, dtype=torch.bfloat16, device="meta"))
