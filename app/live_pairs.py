@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.settings import LiveSettings
@@ -43,7 +43,7 @@ class Source:
 
     name: str
     local: bool
-    typed: str = ""
+    typed: str = field(default="", compare=False)
 
     def hide_path(self, message: str) -> str:
         """``message`` with this source's real path replaced by the name the user typed."""

@@ -38,7 +38,7 @@ def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
 def test_variants_guide_before_any_run(page):
     goto(page, "variants")
     assert page.get_by_text("How each variant makes its guess").count() == 1
-    page.get_by_text("Prompt lookup (inference with reference)").click()
+    page.get_by_text("Prompt lookup and inference with reference").click()
     page.wait_for_timeout(300)
     assert page.get_by_role("button", name="Run every variant on this prompt").count() == 1
     _publish(screenshot(page, "variants-guide"), "variants-guide")
