@@ -51,10 +51,10 @@ CALC_REPORTED_SPEEDUP = "calc_reported_speedup"  # the speedup a paper reported,
 LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
 LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
 LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
-LIVE_RUN = "live_run_box"  # app.live_run.RunBox of the generation in progress or just stopped, else None
+LIVE_RUN = "live_run_box"  # app.live.run.RunBox of the generation in progress or just stopped, else None
 # Playback
 LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
-LIVE_STEP_SLIDER = "live_step_slider"  # prefix of the jump slider's widget key, one per step (app.widgets.playback)
+LIVE_STEP_SLIDER = "live_step_slider"  # prefix of the jump slider's widget key, one per step (app.live.playback)
 LIVE_PLAYING = "live_playing"
 LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
@@ -114,7 +114,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_CUSTOM_DRAFT: _LIVE.draft,
     LIVE_DRAFTER: _LIVE.drafter,
     LIVE_PROMPT: _LIVE.prompt,
-    # the number boxes hold text (app.live_params.TEXT_BOXES)
+    # the number boxes hold text (app.live.params.TEXT_BOXES)
     LIVE_K: str(_LIVE.k),
     LIVE_TEMPERATURE: number_text(_LIVE.temperature),
     LIVE_MAX_NEW: str(_LIVE.max_new_tokens),

@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 import streamlit as st
 from streamlit.logger import get_logger
 
-from app import live_pairs
+from app.live import pairs as live_pairs
 from app.settings import LiveSettings
 from specsim import build, methods, models
 from specsim.drafters import Drafter, ModelDrafter
@@ -112,7 +112,7 @@ def draft_model(name: str, target: LoadedModel, local: bool | None = None) -> Mo
 
 def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
     """(target, drafter) for the live page's settings; loads what is not loaded yet. A custom path the server
-    may not open raises ModelUnavailable before anything is read (app.live_pairs)."""
+    may not open raises ModelUnavailable before anything is read (app.live.pairs)."""
     where = live_pairs.target(settings)
     draft = live_pairs.draft(settings) if settings.drafter == "model" else None
     try:

@@ -1,7 +1,7 @@
 """Each page's settings as a frozen dataclass, with its defaults, defined once. Pure: no Streamlit.
 
 :mod:`app.keys` takes the session-state defaults of these settings from here, the URL codecs
-(:mod:`app.urlstate`, :mod:`app.live_params`) read links into them, and the pages compute from them.
+(:mod:`app.calculator.params`, :mod:`app.live.params`) read links into them, and the pages compute from them.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ class LiveSettings:
     """What the user asked for on the live page.
 
     The number fields hold the text typed into their boxes when it is not a number in range
-    (:func:`app.live_params.from_text`), so a refusal can name what was typed.
+    (:func:`app.live.params.from_text`), so a refusal can name what was typed.
     """
 
-    pair: str = "bundled"  # app.live_pairs.BUNDLED
+    pair: str = "bundled"  # app.live.pairs.BUNDLED
     target: str = ""  # custom hub id or local folder (pair == "custom")
     draft: str = ""
     drafter: str = defaults.DEFAULT_DRAFTER

@@ -98,9 +98,11 @@ def read_url_now(key: str) -> bool:
 @functools.cache
 def _pages_params() -> frozenset[str]:
     """Every page's own query parameters, lower case."""
-    from app import live_params, urlcodec, urlstate
+    from app import urlcodec
+    from app.calculator import params as calc_params
+    from app.live import params as live_params
 
-    every = {*urlstate.NAMES, *live_params.NAMES, urlcodec.KNOWLEDGE_PARAM, urlcodec.SEQUENCE_PARAM}
+    every = {*calc_params.NAMES, *live_params.NAMES, urlcodec.KNOWLEDGE_PARAM, urlcodec.SEQUENCE_PARAM}
     return frozenset(name.lower() for name in every)
 
 

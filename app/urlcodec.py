@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TypeVar
 
-KNOWLEDGE_PARAM = "kq"  # the knowledge check's answers (app.quiz_url)
-SEQUENCE_PARAM = "order"  # the sequence quiz's order (app.quiz_url)
+KNOWLEDGE_PARAM = "kq"  # the knowledge check's answers (app.quiz.params)
+SEQUENCE_PARAM = "order"  # the sequence quiz's order (app.quiz.params)
 
 PLAIN_NUMBER = re.compile(r"\+?([0-9]{1,10}(\.[0-9]{0,8})?|\.[0-9]{1,8})")
 """A plain decimal number: ASCII digits, an optional point and sign; short enough to read."""
@@ -85,6 +85,21 @@ class Number:
         step = Decimal(1).scaleb(-self.decimals)
         value = Decimal(raw.strip()).quantize(step, rounding=ROUND_HALF_UP)
         return int(value) if self.decimals == 0 else float(value)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One query parameter, in the table shape every page uses: its URL name, the settings field it fills, the
+    session-state key that holds it, and, for a number, its range and step (None for a text setting)."""
+
+    name: str
+    field: str
+    state_key: str
+    number: Number | None = None
+
+    def __post_init__(self) -> None:
+        if self.number is not None and self.number.name != self.name:
+            raise ValueError(f"parameter {self.name!r} carries the range of {self.number.name!r}")
 
 
 @dataclass(frozen=True)

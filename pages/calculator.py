@@ -2,8 +2,13 @@
 
 import streamlit as st
 
-from app import backsolve, calc_derivation, state, v_curve
-from app.calc_text import (
+from app import state
+from app.calculator import backsolve, v_curve
+from app.calculator import derivation as calc_derivation
+from app.calculator import figures as figs
+from app.calculator import numbers as calc_numbers
+from app.calculator.controls import apply_url, controls, write_url
+from app.calculator.text import (
     CalcNumbers,
     best_k_sentence,
     ceiling_sentence,
@@ -12,10 +17,7 @@ from app.calc_text import (
     loop_sentence,
     useless_draft_sentence,
 )
-from app.figures import calculator as figs
 from app.settings import CalcSettings
-from app.widgets import calc_numbers
-from app.widgets.calc_controls import apply_url, controls, write_url
 
 st.title("Speedup calculator")
 st.caption(

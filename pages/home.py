@@ -3,8 +3,8 @@
 import streamlit as st
 
 from app import state
-from app.calc_text import fmt
-from app.figures.calculator import iteration_figure
+from app.calculator.figures import iteration_figure
+from app.calculator.text import fmt
 from app.layout import all_pages, script_path
 from app.settings import CalcSettings
 from specsim import analytics

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import loaders, loop_size, recording, state
-from app.figures.practice import domain_figure
+from app import loaders, recording, state
+from app.practice import loop_size
+from app.practice.figures import domain_figure
 from specsim import defaults, domains
 
 MAX_NEW = 24

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from app.widgets import knowledge_quiz
-from app.widgets.quiz_common import knowledge_quiz_or_stop
+from app.quiz import knowledge as knowledge_quiz
+from app.quiz.common import knowledge_quiz_or_stop
 
 st.title("Knowledge check")
 knowledge_quiz.render(knowledge_quiz_or_stop())

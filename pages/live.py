@@ -2,9 +2,12 @@
 
 import streamlit as st
 
-from app import be_the_draft, glossary, live_pairs, live_run, live_view, recording, state, why_speed
-from app.widgets import playback
-from app.widgets.live_controls import apply_url, controls, write_url
+from app import recording, state
+from app.live import be_the_draft, glossary, playback, why_speed
+from app.live import pairs as live_pairs
+from app.live import run as live_run
+from app.live import view as live_view
+from app.live.controls import apply_url, controls, write_url
 from specsim import machine
 
 st.title("Live decoding")

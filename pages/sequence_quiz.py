@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from app.widgets import sequence_quiz
-from app.widgets.quiz_common import sequence_quiz_or_stop
+from app.quiz import sequence as sequence_quiz
+from app.quiz.common import sequence_quiz_or_stop
 
 st.title("Order one round")
 sequence_quiz.render(sequence_quiz_or_stop())

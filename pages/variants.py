@@ -3,8 +3,8 @@
 import streamlit as st
 
 from app import loaders, state
-from app.widgets import variant_guide
-from app.widgets import variants as ui
+from app.variants import compare as ui
+from app.variants import guide as variant_guide
 from specsim.variants import compare as cmp
 
 state.init()

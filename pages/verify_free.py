@@ -4,9 +4,9 @@ import streamlit as st
 import torch
 
 from app import loaders, state
-from app.figures import passcost as figs
-from app.live_params import calculator_link
+from app.live.params import calculator_link
 from app.settings import CalcSettings
+from app.verify import figures as figs
 from specsim import analytics, passcost
 from specsim.models import format_prompt
 

@@ -4,9 +4,9 @@ import numpy as np
 import streamlit as st
 
 from app import state
-from app.figures import unchanged as figs
+from app.unchanged import figures as figs
+from app.unchanged import pq
 from app.urlcodec import Number
-from app.widgets import pq
 from specsim import defaults, unchanged
 
 SEED = Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)

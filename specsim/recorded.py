@@ -4,7 +4,7 @@ Two recordings (:data:`RECIPES`): the technique's easiest win on a CPU (prompt l
 for its own words back) and the everyday case (the default draft on free prose), whose speedup depends on how
 well the shipped draft guesses: below 1x with the drafts of 2026-12-01, above 1x since the draft trained
 longer on the corpus (docs/distill.md). The page computes every figure from the trace it replays.
-``python -m app.record_default`` runs each through :func:`record`, warm-up first, speculative then
+``python -m app.live.record_default`` runs each through :func:`record`, warm-up first, speculative then
 plain, and writes both traces with a label (CPU, threads, dtype, date) to ``assets/live/<name>.json``.
 A recording whose plain baseline is noisy (:func:`specsim.costmodel.baseline_noise`) is refused and
 run again: a page never opens on a speedup that is noise.

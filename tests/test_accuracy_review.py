@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from app import calc_text, glossary, palette
+from app import palette
+from app.calculator import text as calc_text
+from app.live import glossary
 from app.settings import CalcSettings
 from specsim import analytics, build, defaults, machine, methods, passcost, published
 from tests.conftest import ROOT, open_page
@@ -34,7 +36,7 @@ def test_glossary_terms_link_to_a_page_that_teaches_them(term):
 
 
 def test_prompt_lookup_diagram_names_the_colours_it_draws():
-    from app.figures.variant_guide import prompt_lookup_figure
+    from app.variants.guide_figures import prompt_lookup_figure
 
     fig = prompt_lookup_figure()
     drawn = {shape.fillcolor for shape in fig.layout.shapes}
@@ -46,8 +48,8 @@ def test_prompt_lookup_diagram_names_the_colours_it_draws():
 
 
 def test_medusa_tree_caption_names_the_colours_of_the_tree():
-    from app.figures.variants import token_tree
-    from app.widgets.variants import tree_caption
+    from app.variants.compare import tree_caption
+    from app.variants.figures import token_tree
 
     caption = tree_caption(1, 6, 3, 2)
     fig = token_tree(["", "a", "b", "c"], [0, 0, 1, 2], ["root", "h1", "h2", "h3"], [1, 3], "d")
@@ -59,7 +61,7 @@ def test_medusa_tree_caption_names_the_colours_of_the_tree():
 
 
 def test_llma_and_prompt_lookup_are_told_apart_with_their_own_figures():
-    from app.widgets.variant_guide import GUIDE
+    from app.variants.guide import GUIDE
 
     assert published.YANG_SPEEDUP.figure == "over 2×"
     text = next(t for h, t, _ in GUIDE if h.startswith("Prompt lookup"))
@@ -131,7 +133,7 @@ def test_lesson_table_quotes_the_lesson_and_corrects_it_in_its_own_column():
 
 
 def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalone_draft():
-    from app.widgets.variant_guide import EAGLE_DRAFT, GUIDE
+    from app.variants.guide import EAGLE_DRAFT, GUIDE
 
     eagle = next(t for h, t, _ in GUIDE if h.startswith("EAGLE"))
     assert "*hidden features*" in eagle and "*output head*" in eagle
@@ -141,7 +143,7 @@ def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalo
 
 
 def test_early_exit_is_not_called_a_cautionary_case_and_names_trained_self_speculation():
-    from app.widgets.variant_guide import GUIDE
+    from app.variants.guide import GUIDE
 
     text = next(t for h, t, _ in GUIDE if h.startswith("Early exit"))
     assert "cautionary" not in text
@@ -151,7 +153,7 @@ def test_early_exit_is_not_called_a_cautionary_case_and_names_trained_self_specu
 
 
 def test_medusa_entry_names_typical_acceptance_and_medusa_2():
-    from app.widgets.variant_guide import GUIDE
+    from app.variants.guide import GUIDE
 
     text = next(t for h, t, _ in GUIDE if h.startswith("Medusa"))
     assert "typical acceptance" in text and "not follow" not in text
@@ -180,7 +182,7 @@ def test_backsolved_alphas_are_called_lower_bounds_not_the_lessons_source():
 
 
 def test_one_gpu_ridge_point_everywhere():
-    from app import v_curve
+    from app.calculator import v_curve
     from app.settings import VerifySettings
 
     assert passcost.A100.ridge_tokens < passcost.GPU_RIDGE < passcost.H100.ridge_tokens
@@ -218,7 +220,7 @@ def test_live_drafter_choice_says_the_bundled_draft_also_copies():
 
 
 def test_gpu_projection_labels_the_cpu_draft_cost():
-    source = (ROOT / "app" / "why_speed.py").read_text(encoding="utf-8")
+    source = (ROOT / "app" / "live" / "why_speed.py").read_text(encoding="utf-8")
     assert "measured on this CPU" in source
     at = open_page("live.py")
     assert not at.exception

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.figures.calculator import prefix_distribution_figure
+from app.calculator.figures import prefix_distribution_figure
 from specsim import analytics, published
 
 
@@ -71,14 +71,14 @@ def test_the_calculator_back_solves_a_typed_speedup_and_chens_runs():
 
 @pytest.mark.parametrize(("typed", "value"), [("1.92", 1.92), (" 2,5× ", 2.5), ("3x", 3.0)])
 def test_typed_speedups_are_read_leniently(typed, value):
-    from app.backsolve import parse_speedup
+    from app.calculator.backsolve import parse_speedup
 
     assert parse_speedup(typed, 4, 0.13, 1.0) == (value, None)
 
 
 @pytest.mark.parametrize("typed", ["nan", "inf", "-2", "1.0", "3.3"])
 def test_impossible_speedups_are_refused_with_the_limit(typed):
-    from app.backsolve import parse_speedup
+    from app.calculator.backsolve import parse_speedup
 
     value, problem = parse_speedup(typed, 4, 0.13, 1.0)
     assert value is None and problem

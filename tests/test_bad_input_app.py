@@ -123,7 +123,7 @@ def test_a_non_latin_prompt_runs_and_matches_plain_decoding():
 # ---- live page, custom model pairs ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, str]:
-    from app.live_pairs import MODEL_DIRS_ENV
+    from app.live.pairs import MODEL_DIRS_ENV
     from tests.local_models import tiny_pair
 
     root = tmp_path_factory.mktemp("models")

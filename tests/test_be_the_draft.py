@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app import state
-from app.be_the_draft import NO_GUESS, offered, pick_key, verdict_line
+from app.live.be_the_draft import NO_GUESS, offered, pick_key, verdict_line
 from specsim import costmodel, guess, recorded
 from tests.conftest import open_page
 

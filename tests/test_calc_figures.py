@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from app import calc_text
-from app.figures import calculator as figs
+from app.calculator import figures as figs
+from app.calculator import text as calc_text
 from app.settings import CalcSettings
 from specsim import analytics
 

@@ -119,7 +119,7 @@ def test_settings_survive_a_visit_to_another_page():
 
 def test_derivation_plugs_in_the_current_settings():
     from app import state
-    from app.figures.derivation import kept_share_figure
+    from app.calculator.derivation_figures import kept_share_figure
 
     at = open_tab(open_page("calculator.py"), "The formulas")
     assert "Where the formulas come from" in [h.value for h in at.subheader]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from app.figures.why import loop_cost_figure
+from app.live.why_figures import loop_cost_figure
 from specsim import analytics
 from specsim.costmodel import CostModel
 from specsim.explain import budget_sentence, decider_sentence, slowdown_sentence

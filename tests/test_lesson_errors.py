@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app import calc_text
+from app.calculator import text as calc_text
 from app.settings import CalcSettings
 from specsim import analytics
 from tests.conftest import open_page
@@ -34,7 +34,7 @@ def test_useless_draft_sentence_computes_which_case_applies(k, c, v):
 @pytest.mark.parametrize(("k", "prefix"), [(4, 2.0), (6, 0.0), (3, 3.0), (5, 1.2)])
 def test_loop_figure_draws_never_checked_slots_grey(k, prefix):
     from app import palette
-    from app.figures.calculator import expected_kept_slots, iteration_figure
+    from app.calculator.figures import expected_kept_slots, iteration_figure
 
     fig = iteration_figure(k, prefix)
     kept = expected_kept_slots(prefix, k)
@@ -77,7 +77,7 @@ def _tied_iteration(kept_first_in_record: bool):
 @pytest.mark.parametrize("kept_first_in_record", [True, False])
 def test_alternatives_put_the_kept_token_first_on_a_tie(kept_first_in_record):
     from app import palette
-    from app.figures import live
+    from app.live import figures as live
 
     it = _tied_iteration(kept_first_in_record)
     f = live.alternatives_figure(it, 1)
@@ -114,7 +114,7 @@ def test_variant_guide_names_the_live_default_once_and_rightly():
     import json
     from pathlib import Path
 
-    from app.widgets import variant_guide
+    from app.variants import guide as variant_guide
     from specsim import defaults
 
     kind = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text(encoding="utf-8"))["kind"]
@@ -128,7 +128,7 @@ def test_variant_guide_names_the_live_default_once_and_rightly():
 
 @pytest.mark.parametrize("form", ["standalone", "eagle", "prompt_lookup", "early_exit"])
 def test_variant_guide_moves_the_claim_with_the_default(form):
-    from app.widgets import variant_guide
+    from app.variants import guide as variant_guide
 
     entries = variant_guide.guide_entries(form)
     marked = [heading for heading, _, _ in entries if heading.endswith(variant_guide.LIVE_DEFAULT)]
@@ -144,7 +144,7 @@ def test_variant_guide_moves_the_claim_with_the_default(form):
 def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(current):
     import math
 
-    from app.figures.passcost import batch_figure
+    from app.verify.figures import batch_figure
     from specsim import passcost
 
     batches = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -275,7 +275,7 @@ def test_leviathan_et_al_is_dated_icml_2023_and_arxiv_2022_everywhere():
 
 
 def test_timeline_legend_sits_above_the_plot_clear_of_the_x_ticks():
-    from app.figures.live import timeline_figure
+    from app.live.figures import timeline_figure
     from tests.live_traces import hand_plain, hand_trace
 
     f = timeline_figure(hand_trace(), hand_plain())
@@ -285,7 +285,8 @@ def test_timeline_legend_sits_above_the_plot_clear_of_the_x_ticks():
 
 
 def test_bar_labels_stay_level_and_small_bars_carry_none():
-    from app.figures import live, why
+    from app.live import figures as live
+    from app.live import why_figures as why
     from specsim.costmodel import CostModel
     from tests.live_traces import hand_trace
 
@@ -309,7 +310,7 @@ def test_bar_labels_stay_level_and_small_bars_carry_none():
 
 
 def test_bar_label_fits_or_is_left_out():
-    from app.figures.why import bar_label
+    from app.live.why_figures import bar_label
 
     assert bar_label("draft 0.52", 0.52, 3.0) == "draft 0.52"
     assert bar_label("draft 0.02", 0.02, 3.0) == ""

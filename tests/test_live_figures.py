@@ -3,7 +3,7 @@
 import pytest
 
 from app import palette
-from app.figures import live as fig
+from app.live import figures as fig
 from specsim import analytics, replay
 from tests.live_traces import hand_plain, hand_trace
 

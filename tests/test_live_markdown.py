@@ -35,7 +35,7 @@ def trace_with(text: str):
 
 def _iteration_page(text: str) -> AppTest:
     def script(text):
-        from app.live_view import iteration_view
+        from app.live.view import iteration_view
         from tests.test_live_markdown import trace_with
 
         iteration_view(trace_with(text), 0)
@@ -55,7 +55,7 @@ def test_the_narration_shows_every_token_character(text):
 def _identity_script(n):
     from dataclasses import replace
 
-    from app.live_view import identity_panel
+    from app.live.view import identity_panel
     from tests.live_traces import hand_plain, hand_trace
 
     spec = hand_trace()

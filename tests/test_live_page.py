@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app import live_view, state
+from app import state
+from app.live import playback
+from app.live import view as live_view
+from app.live.tokens import md_plain
 from app.urlcodec import number_text
-from app.widgets import playback
-from app.widgets.tokens import md_plain
 from specsim import defaults, fairtime, replay
 from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
@@ -146,7 +147,7 @@ def test_out_of_range_k_shows_a_message():
 
 
 def test_unavailable_model_shows_a_message(tmp_path, monkeypatch):
-    from app.live_pairs import MODEL_DIRS_ENV
+    from app.live.pairs import MODEL_DIRS_ENV
 
     monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))  # a folder this server loads models from
     at = _set_form(open_page("live.py"))
@@ -197,8 +198,8 @@ def test_a_bad_link_falls_back_with_a_notice():
 
 
 def test_a_stopped_run_hands_over_its_partial_trace():
-    """What the next script run does after a click stopped a generation (see app/live_run.py)."""
-    from app.live_run import RunBox
+    """What the next script run does after a click stopped a generation (see app/live/run.py)."""
+    from app.live.run import RunBox
     from tests.live_traces import hand_trace
 
     at = open_page("live.py")
@@ -292,7 +293,7 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
     import shutil
 
     from app import loaders
-    from app.live_pairs import MODEL_DIRS_ENV
+    from app.live.pairs import MODEL_DIRS_ENV
     from specsim import defaults
 
     monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))

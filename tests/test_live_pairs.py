@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from app import live_pairs
+from app.live import pairs as live_pairs
 from app.settings import LiveSettings
 from specsim import defaults, models, paths
 from specsim.models import ModelUnavailable
@@ -84,7 +84,8 @@ def test_a_url_is_refused_and_a_local_path_never_shows_the_servers_install_path(
     '<install path>/http:/127.0.0.1:1/x'."""
     import pytest
 
-    from app import live_pairs, loaders
+    from app import loaders
+    from app.live import pairs as live_pairs
     from app.settings import LiveSettings
     from specsim import paths
     from specsim.models import ModelUnavailable

@@ -4,7 +4,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app import live_params as lp
+from app.live import params as lp
 
 PAIRS = ["bundled", "custom"]
 
@@ -56,7 +56,7 @@ def test_custom_ids_travel_only_with_a_custom_pair():
 def test_bad_values_fall_back_with_a_notice_naming_the_parameter(name, raw):
     parsed, notices = lp.parse_query({name: raw, "k": "3"} if name != "k" else {name: raw}, PAIRS)
     assert len(notices) == 1 and f"`{name}`" in notices[0]
-    field = next(f for f, (n, _) in lp.FIELDS.items() if n == name)
+    field = next(p.field for p in lp.PARAMS if p.name == name)
     assert getattr(parsed, field) == getattr(lp.LiveSettings(), field)
 
 
@@ -90,10 +90,10 @@ def test_calculator_link_clamps_what_the_calculator_cannot_show():
 
 
 def test_the_calculator_reads_the_link_as_written():
-    from app import urlstate
+    from app.calculator import params as calc_params
 
     link = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
-    result = urlstate.parse_query({k: v[0] for k, v in parse_qs(urlsplit(link.url).query).items()})
+    result = calc_params.parse_query({k: v[0] for k, v in parse_qs(urlsplit(link.url).query).items()})
     assert result.problems == () and result.adjustments == ()
     s = result.settings
     assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.13, 1.24)
@@ -116,7 +116,7 @@ def test_the_recorded_run_names_the_temperature_it_ran():
     """Issue 12, defect 3: the line under the replay names the very temperature, not 6 rounded digits."""
     from dataclasses import replace
 
-    from app.live_view import describe
+    from app.live.view import describe
     from tests.live_traces import hand_trace
 
     trace = hand_trace(greedy=False)

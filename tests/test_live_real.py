@@ -2,9 +2,9 @@
 
 import pytest
 
-from app import live_run
-from app.figures import live as figs
-from app.widgets.tokens import chips_html
+from app.live import figures as figs
+from app.live import run as live_run
+from app.live.tokens import chips_html
 from specsim import replay
 from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate

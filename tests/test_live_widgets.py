@@ -2,7 +2,7 @@
 
 import re
 
-from app.widgets import playback, tokens
+from app.live import playback, tokens
 from specsim import replay
 from tests.live_traces import hand_trace
 

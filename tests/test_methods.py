@@ -53,7 +53,7 @@ def test_every_entry_point_offers_the_registered_drafters():
     for kind in methods.DRAFTER_KINDS:
         assert run.parse_args(["--prompt", "x", "--drafter", kind]).drafter == kind
         assert bench.parse_args(["--drafters", kind]).drafters == [kind]
-    from app.live_params import DRAFTERS
+    from app.live.params import DRAFTERS
 
     assert list(DRAFTERS) == [m.drafter for m in methods.METHODS if m.live]
 

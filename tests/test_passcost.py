@@ -49,7 +49,7 @@ def test_a_measurement_of_the_bundled_target_reads_as_a_curve(bundled_target):
 
 
 def test_figures_plot_the_curve_and_the_model():
-    from app.figures.passcost import batch_figure, verify_curve_figure
+    from app.verify.figures import batch_figure, verify_curve_figure
 
     curve = gpu_like()
     fig = verify_curve_figure(curve.ns, curve.v, curve.flat_until(), curve.ridge())

@@ -8,7 +8,7 @@ import pytest
 import streamlit as st
 
 from app import state
-from app.widgets.sequence_quiz import ANSWER_HEADER, TRAY_HEADER
+from app.quiz.sequence import ANSWER_HEADER, TRAY_HEADER
 from specsim import quiz
 from tests.conftest import ROOT, open_page
 
@@ -277,7 +277,7 @@ def test_a_bad_saved_progress_starts_a_new_attempt_with_a_note(page, param, valu
 def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
     """Issue 23 (3): the sortable puts a <style> element before its first list, so `:nth-child(2)` numbered
     the tray. Every numbering rule now names the list after the tray."""
-    from app.widgets.sequence_quiz import ANSWER_LIST, drag_style
+    from app.quiz.sequence import ANSWER_LIST, drag_style
 
     attempt = quiz.SequenceAttempt(SEQ.correct_order, (SEQ.correct_order[0], SEQ.correct_order[1]) + (None,) * 3)
     style = drag_style(attempt)
@@ -289,7 +289,7 @@ def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
 def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
     """Issue 23 (3): `order=43210.-2-4-.0` has steps in slots 2 and 4 only; drag mode showed them as 1 and 2
     and closed the gaps on the next drag without a word."""
-    from app.widgets.sequence_quiz import drag_style, slot_numbers
+    from app.quiz.sequence import drag_style, slot_numbers
 
     at = open_page("sequence_quiz.py", query={"order": "43210.-2-4-.0"})
     c = SEQ.correct_order

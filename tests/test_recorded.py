@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from app import state
+from app.live.tokens import md_plain
 from app.recording import choice_label
-from app.widgets.tokens import md_plain
 from specsim import costmodel, fairtime, recorded, replay
 from specsim.prompts import EXAMPLES
 from tests.conftest import open_page

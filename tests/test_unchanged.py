@@ -103,7 +103,7 @@ def test_normalise_refuses_bad_weights():
 
 
 def test_figures_draw_the_computed_parts():
-    from app.figures import unchanged as figs
+    from app.unchanged import figures as figs
 
     labels = ["a", "b", "c", "d", "e"]
     q = np.array([0.05, 0.10, 0.15, 0.25, 0.45])

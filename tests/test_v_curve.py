@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import state, v_curve
-from app.figures.calculator import k_sweep_figure
+from app import state
+from app.calculator import v_curve
+from app.calculator.figures import k_sweep_figure
 from specsim import analytics
 from tests.conftest import open_page, open_tab
 

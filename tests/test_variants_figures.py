@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app import palette
-from app.figures import variants as figs
+from app.variants import figures as figs
 
 
 def test_comparison_chart_marks_slowdowns_red_and_speedups_green():
@@ -39,7 +39,7 @@ def test_per_pass_chart_stacks_one_target_token_on_every_iteration():
 
 
 def test_guide_diagrams_draw_their_boxes_and_arrows():
-    from app.figures import variant_guide as g
+    from app.variants import guide_figures as g
 
     jacobi = g.jacobi_figure(window=4, iterations=3)
     assert len(jacobi.layout.shapes) == 12
@@ -53,7 +53,7 @@ def test_guide_diagrams_draw_their_boxes_and_arrows():
 
 
 def test_arrows_join_box_edges():
-    from app.figures.variant_guide import HALF_HEIGHT, Box, edge_points
+    from app.variants.guide_figures import HALF_HEIGHT, Box, edge_points
 
     a, b = Box("a", 0, 1, width=1.0), Box("b", 3, 1, width=2.0)
     assert edge_points(a, b) == ((0.5, 1), (2.0, 1))

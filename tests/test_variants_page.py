@@ -34,7 +34,7 @@ def test_a_failing_model_load_shows_an_error_not_a_traceback(monkeypatch):
 
 
 def test_running_every_variant_fills_the_page(monkeypatch):
-    """In the default run (about 40 s): the page's result sections are most of app/widgets/variants.py, and
+    """In the default run (about 40 s): the page's result sections are most of app/variants/compare.py, and
     the bundled target's default dtype can change under them (bfloat16 broke the Medusa rows, issue 12).
     One timed round instead of the page's three keeps it short; the rounds are tested in test_variants_bundled."""
     monkeypatch.setattr(cmp, "ROUNDS", 1)
@@ -50,7 +50,7 @@ def test_running_every_variant_fills_the_page(monkeypatch):
 
 
 def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_table():
-    from app.widgets.variant_guide import GUIDE
+    from app.variants.guide import GUIDE
 
     at = open_page("variants.py")
     assert not at.exception

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from app import live_run, state, why_speed
+from app import state
+from app.live import run as live_run
+from app.live import why_speed
 from specsim import explain
 from specsim.prompts import EXAMPLES
 from tests.conftest import ROOT, open_page

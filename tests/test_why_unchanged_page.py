@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app import state
-from app.widgets import pq
+from app.unchanged import pq
 from specsim import unchanged
 from tests.conftest import open_page
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from app.calc_text import heatmap_sentence
-from app.figures.live import residual_figure
+from app.calculator.text import heatmap_sentence
+from app.live import tokens
+from app.live.figures import residual_figure
 from app.settings import CalcSettings
-from app.widgets import tokens
 from specsim import replay
 from specsim.paths import ASSETS
 from tests.live_traces import hand_trace
@@ -57,7 +57,7 @@ def test_heatmap_sentence_follows_the_costs(c, v, expect):
 
 
 def test_calibrate_text_does_not_say_a_little_more():
-    source = (ASSETS.parent / "app" / "widgets" / "calc_controls.py").read_text(encoding="utf-8")
+    source = (ASSETS.parent / "app" / "calculator" / "controls.py").read_text(encoding="utf-8")
     assert "a little more" not in source and "Is verification free here?" in source
 
 
@@ -91,10 +91,10 @@ def test_quiz_wording():
 def test_no_setting_of_the_calculator_can_make_a_useless_draft_faster_than_plain():
     """v below 1 (a pass over K + 1 tokens cheaper than a one-token pass) is refused: at α = 0 the best the
     calculator can show is 1×."""
-    from app import urlstate
+    from app.calculator import params as calc_params
     from specsim import analytics
 
-    v_param = next(p for p in urlstate.PARAMS if p.name == "v")
+    v_param = calc_params.BY_NAME["v"].number
     assert v_param.lo >= 1.0
     assert analytics.speedup(0.0, 1, 0.0, v_param.lo) <= 1.0
-    assert urlstate.parse_query({"v": "0.5"}).settings.verify_cost >= 1.0
+    assert calc_params.parse_query({"v": "0.5"}).settings.verify_cost >= 1.0

@@ -16,7 +16,7 @@ export function headline(k, alphaPct, c, v) {
   return {prefix: tokens - 1, tokens, cost, speedup: tokens / cost};
 }
 
-// Python's f"{x:.2f}" (app.calc_text.fmt), or null when x lies so close to a rounding tie (x.xx5) that the last
+// Python's f"{x:.2f}" (app.calculator.text.fmt), or null when x lies so close to a rounding tie (x.xx5) that the last
 // bit, which a browser's pow can set differently from numpy's, could decide the digit: the browser then shows
 // nothing new and leaves that case to the script run.
 export function fmt(x) {

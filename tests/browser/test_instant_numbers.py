@@ -2,7 +2,7 @@
 
 The component recomputes the four headline numbers in the browser while a slider moves, before the script run
 answers; that run then draws specsim's numbers. Two checks: at every slider position (all K, all α, every c on
-its 0.01 step, at a few v) the browser's texts equal the page's own (app.widgets.calc_numbers.texts), digit for
+its 0.01 step, at a few v) the browser's texts equal the page's own (app.calculator.numbers.texts), digit for
 digit (a position where one number lies within 1e-9 of a rounding tie is left to the script run, and such
 positions are rare); and with the server cut off, a key press on a slider still shows the new settings'
 numbers, so they can only have come from the browser.
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.calc_text import CalcNumbers
+from app.calculator.numbers import texts
+from app.calculator.text import CalcNumbers
 from app.settings import CalcSettings
-from app.widgets.calc_numbers import texts
 from specsim.defaults import K_MAX, K_MIN
 from tests.browser.conftest import (
     ALPHA_LABEL,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.widgets import pq
+from app.unchanged import pq
 from specsim import unchanged
 from tests.browser.conftest import act, alerts, drag, goto, metrics, plot_trace, press_key, screenshot, slider_value
 

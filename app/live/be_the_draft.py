@@ -10,7 +10,7 @@ import zlib
 import streamlit as st
 
 from app import state
-from app.widgets.tokens import md_plain
+from app.live.tokens import md_plain
 from specsim import costmodel, guess, replay
 from specsim.trace import Trace
 

@@ -1,6 +1,6 @@
 """The calculator's four headline numbers, with a browser-side copy that updates them while a slider moves.
 
-The numbers on screen come from :class:`app.calc_text.CalcNumbers` (specsim.analytics) in every script run. A
+The numbers on screen come from :class:`app.calculator.text.CalcNumbers` (specsim.analytics) in every script run. A
 run takes a round trip to the server and longer than a frame, so a small component
 (assets/calculator/instant_numbers.js) recomputes the same closed forms in the browser the moment a slider
 moves and writes them into these metrics; the run that follows draws specsim's numbers over them. The browser
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.calc_text import CalcNumbers, fmt
+from app.calculator.controls import SLIDER_LABELS
+from app.calculator.text import CalcNumbers, fmt
 from app.settings import CalcSettings
-from app.widgets.calc_controls import SLIDER_LABELS
 from specsim.paths import CALC_INSTANT_JS
 
 KEY = "calc_instant_numbers"

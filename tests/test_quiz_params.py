@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app import quiz_url
+from app.quiz import params as quiz_params
 from specsim import quiz
 
 SEQ = quiz.load_sequence()
@@ -20,7 +20,7 @@ def test_every_reachable_knowledge_attempt_round_trips(seed, picks, advance_last
         attempt = quiz.answer_current(attempt, pick % len(QUESTIONS[attempt.current].options))
         if i < len(picks) - 1 or advance_last:
             attempt = quiz.advance(attempt)
-    assert quiz_url.decode_knowledge(quiz_url.encode_knowledge(attempt), QUESTIONS) == attempt
+    assert quiz_params.decode_knowledge(quiz_params.encode_knowledge(attempt), QUESTIONS) == attempt
 
 
 @given(seed=st.integers(0, 2**31 - 1), moves=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=12),
@@ -31,12 +31,13 @@ def test_every_reachable_sequence_attempt_round_trips(seed, moves, check):
         attempt = attempt.place(attempt.tray_order[piece % len(attempt.tray_order)], slot % len(attempt.slots))
     if check and attempt.complete:
         attempt = attempt.check()
-    assert quiz_url.decode_sequence(quiz_url.encode_sequence(attempt, SEQ.correct_order), SEQ.correct_order) == attempt
+    encoded = quiz_params.encode_sequence(attempt, SEQ.correct_order)
+    assert quiz_params.decode_sequence(encoded, SEQ.correct_order) == attempt
 
 
 @given(text=st.text(max_size=40))
 def test_arbitrary_text_decodes_to_nothing_or_to_a_valid_attempt(text):
-    k = quiz_url.decode_knowledge(text, QUESTIONS)
-    assert k is None or quiz_url.encode_knowledge(k) == text
-    s = quiz_url.decode_sequence(text, SEQ.correct_order)
-    assert s is None or quiz_url.encode_sequence(s, SEQ.correct_order) == text
+    k = quiz_params.decode_knowledge(text, QUESTIONS)
+    assert k is None or quiz_params.encode_knowledge(k) == text
+    s = quiz_params.decode_sequence(text, SEQ.correct_order)
+    assert s is None or quiz_params.encode_sequence(s, SEQ.correct_order) == text

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from app.calc_text import fmt
-from app.figures.derivation import kept_share_figure
+from app.calculator.derivation_figures import kept_share_figure
+from app.calculator.text import fmt
 from app.settings import CalcSettings
 from specsim import analytics
 

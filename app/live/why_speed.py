@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from app.figures.why import loop_cost_figure
+from app.live.why_figures import loop_cost_figure
 from specsim import explain, fairtime
 from specsim.costmodel import CostModel, cost_model
 from specsim.prompts import EXAMPLES

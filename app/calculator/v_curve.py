@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from app import state
-from app.figures import calculator as figs
+from app.calculator import figures as figs
 from app.settings import CalcSettings
 from specsim import analytics, machine
 from specsim.passcost import GPU_RIDGE, roofline_pass_cost

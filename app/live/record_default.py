@@ -1,4 +1,4 @@
-"""``python -m app.record_default``: record the live page's runs into assets/live/ (see specsim.recorded).
+"""``python -m app.live.record_default``: record the live page's runs into assets/live/ (see specsim.recorded).
 
 Record on an idle machine at its full thread count: the recorder refuses a noisy plain baseline.
 """

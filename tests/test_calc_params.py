@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import state
-from app.urlstate import NAMES, CalcSettings, parse_query, to_query
+from app.calculator.params import NAMES, CalcSettings, parse_query, to_query
 
 DEFAULT = CalcSettings()
 
@@ -154,24 +154,25 @@ def _readme_rows() -> dict[str, list[str]]:
 
 def test_the_readme_states_the_ranges_the_calculator_accepts():
     """Issue 23 (5): the README said v accepts 0.50–10.00; the calculator accepts 1–10."""
-    from app.urlstate import PARAMS
+    from app.calculator.params import PARAMS
 
     rows = _readme_rows()
     assert set(rows) == set(NAMES)
     for param in PARAMS:
+        number = param.number
         accepted = rows[param.name][2]
         ends = accepted.split(",")[0].removeprefix("whole number ").split("–")
-        assert [float(e) for e in ends] == [param.lo, param.hi], (param.name, accepted)
-        if param.decimals:
-            assert ends == [f"{param.lo:.{param.decimals}f}", f"{param.hi:.{param.decimals}f}"]
-            assert f"rounded to {10 ** -param.decimals:.{param.decimals}f}" in accepted
+        assert [float(e) for e in ends] == [number.lo, number.hi], (param.name, accepted)
+        if number.decimals:
+            assert ends == [f"{number.lo:.{number.decimals}f}", f"{number.hi:.{number.decimals}f}"]
+            assert f"rounded to {10 ** -number.decimals:.{number.decimals}f}" in accepted
         default = getattr(DEFAULT, param.field)
-        assert rows[param.name][3].split(" ")[0] == param.format(default)
+        assert rows[param.name][3].split(" ")[0] == number.format(default)
 
 
 def test_wrong_case_names_are_read_as_ours_and_an_exact_name_wins():
     """Issue 23 (a): `K=9` was ignored without a word."""
-    from app.urlstate import ours
+    from app.calculator.params import ours
 
     assert parse_query({"K": "9", "ALPHA": "55", "C": "0.2", "V": "1.5"}).settings == CalcSettings(9, 55, 0.2, 1.5)
     assert ours({"K": "9", "Alpha": ["3", "5"], "other": "x"}) == {"k": "9", "alpha": "5"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from app.figures import variant_guide as figs
+from app.variants import guide_figures as figs
 from specsim import build, defaults, machine, methods
 from specsim.paths import DRAFTS
 from specsim.published import MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, SAXENA_SPEEDUP, YANG_SPEEDUP

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app import live_pairs, live_params, loaders, state
+from app import loaders, state
+from app.live import pairs as live_pairs
+from app.live import params as live_params
+from app.live import playback
 from app.settings import LiveSettings
-from app.widgets import playback
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel, ModelUnavailable
 from specsim.trace import Trace

@@ -13,24 +13,15 @@ from dataclasses import dataclass, replace
 
 from app import keys, urlcodec
 from app.settings import CalcSettings
-from app.urlcodec import Number, last, read_number
+from app.urlcodec import Number, Param, last, read_number
 from specsim.defaults import K_MAX, K_MIN
 
-
-@dataclass(frozen=True)
-class Param(Number):
-    """One calculator query parameter: a :class:`Number` plus the settings field and the state key it fills."""
-
-    field: str = ""
-    state_key: str = ""
-
-
 PARAMS: tuple[Param, ...] = (
-    Param("k", K_MIN, K_MAX, 0, "draft tokens per loop", whole_only=True, field="k", state_key=keys.CALC_K),
-    Param("alpha", 0, 100, 0, "acceptance rate in percent", field="alpha_pct", state_key=keys.CALC_ALPHA_PCT),
-    Param("c", 0.0, 1.0, 2, "draft pass cost in target passes", field="draft_cost", state_key=keys.CALC_DRAFT_COST),
-    Param("v", 1.0, 10.0, 2, "verification pass cost in target passes", field="verify_cost",
-          state_key=keys.CALC_VERIFY_COST),
+    Param("k", "k", keys.CALC_K, Number("k", K_MIN, K_MAX, 0, "draft tokens per loop", whole_only=True)),
+    Param("alpha", "alpha_pct", keys.CALC_ALPHA_PCT, Number("alpha", 0, 100, 0, "acceptance rate in percent")),
+    Param("c", "draft_cost", keys.CALC_DRAFT_COST, Number("c", 0.0, 1.0, 2, "draft pass cost in target passes")),
+    Param("v", "verify_cost", keys.CALC_VERIFY_COST,
+          Number("v", 1.0, 10.0, 2, "verification pass cost in target passes")),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 BY_NAME: dict[str, Param] = {p.name: p for p in PARAMS}
@@ -62,7 +53,7 @@ def parse_query(query: Mapping[str, str | Sequence[str]]) -> ParseResult:
     for param in PARAMS:
         if param.name not in query:
             continue
-        reading = read_number(param, last(query[param.name]), getattr(defaults, param.field))
+        reading = read_number(param.number, last(query[param.name]), getattr(defaults, param.field))
         if reading.problem:
             rejected.append(param.name)
             problems.append(reading.problem)
@@ -81,7 +72,7 @@ def to_query(settings: CalcSettings, every: bool = False) -> dict[str, str]:
         value = getattr(settings, param.field)
         if param.name == "v" and value == defaults.verify_cost and not every:
             continue
-        query[param.name] = param.format(value)
+        query[param.name] = param.number.format(value)
     return query
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from app.figures import live as figs
-from app.live_params import calculator_link, number_text
-from app.widgets.tokens import md_plain, render_chips
+from app.live import figures as figs
+from app.live.params import calculator_link, number_text
+from app.live.tokens import md_plain, render_chips
 from specsim import fairtime, replay
 from specsim.trace import Trace
 

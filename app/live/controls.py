@@ -10,8 +10,9 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from app import live_params, state, urlcodec
-from app.live_params import DRAFTERS
+from app import state, urlcodec
+from app.live import params as live_params
+from app.live.params import DRAFTERS
 from app.settings import LiveSettings
 from specsim.prompts import EXAMPLES
 
@@ -25,12 +26,12 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     if not query:
         return
     settings, notices = live_params.parse_query(query, list(pairs))
-    for field, (name, key) in live_params.FIELDS.items():
-        if name in query:
-            value = getattr(settings, field)
-            if field in live_params.TEXT_BOXES:  # those boxes hold text; a temperature as the link wrote it
+    for param in live_params.PARAMS:
+        if param.name in query:
+            value = getattr(settings, param.field)
+            if param.field in live_params.TEXT_BOXES:  # those boxes hold text; a temperature as the link wrote it
                 value = urlcodec.number_text(value) if isinstance(value, float) else str(value)
-            state.show(key, value)
+            state.show(param.state_key, value)
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
@@ -73,13 +74,13 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         for col, (name, text) in zip(cols, EXAMPLES.items(), strict=True):
             col.button(f"Example: {name.lower()}", key=f"{state.LIVE_EXAMPLE_BUTTON}{name}", on_click=_use_example,
                        args=(text,), use_container_width=True)
-    state.keep(key for _, key in live_params.FIELDS.values())
+    state.keep(p.state_key for p in live_params.PARAMS)
     return current()
 
 
 def current() -> LiveSettings:
     """The settings as they stand in session state."""
-    values = {field: state.get(key) for field, (_, key) in live_params.FIELDS.items()}
+    values = {p.field: state.get(p.state_key) for p in live_params.PARAMS}
     for field in live_params.TEXT_BOXES:
         values[field] = live_params.from_text(field, values[field])
     return LiveSettings(**values)

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from app import keys, urlcodec, urlstate
+from app import keys, urlcodec
+from app.calculator import params as calc_params
 from app.settings import CalcSettings, LiveSettings
-from app.urlcodec import WHOLE_NUMBER, Number, Reading, half_up, last, number_text, read_number, refused
+from app.urlcodec import WHOLE_NUMBER, Number, Param, Reading, half_up, last, number_text, read_number, refused
 from specsim import defaults, methods
 
 MAX_PROMPT_CHARS = 2000
@@ -22,25 +23,22 @@ DRAFTERS = methods.LIVE_DRAFTERS  # drafter kind -> how the page describes it (s
 
 
 
-# field -> (URL name, session-state key)
-FIELDS: dict[str, tuple[str, str]] = {
-    "pair": ("pair", keys.LIVE_PAIR),
-    "target": ("target", keys.LIVE_CUSTOM_TARGET),
-    "draft": ("draft", keys.LIVE_CUSTOM_DRAFT),
-    "drafter": ("drafter", keys.LIVE_DRAFTER),
-    "prompt": ("prompt", keys.LIVE_PROMPT),
-    "k": ("k", keys.LIVE_K),
-    "temperature": ("t", keys.LIVE_TEMPERATURE),
-    "max_new_tokens": ("n", keys.LIVE_MAX_NEW),
-    "seed": ("seed", keys.LIVE_SEED),
-}
-NAMES: tuple[str, ...] = tuple(name for name, _ in FIELDS.values())
-NUMBERS: dict[str, Number] = {  # field -> its range and step
-    "k": Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True),
-    "temperature": Number("t", 0.0, defaults.TEMPERATURE_MAX, 2, exact=True),  # the page, run and link agree
-    "max_new_tokens": Number("n", 1, defaults.MAX_NEW_TOKENS_LIMIT, 0, whole_only=True),
-    "seed": Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True),
-}
+PARAMS: tuple[Param, ...] = (
+    Param("pair", "pair", keys.LIVE_PAIR),
+    Param("target", "target", keys.LIVE_CUSTOM_TARGET),
+    Param("draft", "draft", keys.LIVE_CUSTOM_DRAFT),
+    Param("drafter", "drafter", keys.LIVE_DRAFTER),
+    Param("prompt", "prompt", keys.LIVE_PROMPT),
+    Param("k", "k", keys.LIVE_K, Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True)),
+    # exact: the page, the run and the link agree on the temperature as typed
+    Param("t", "temperature", keys.LIVE_TEMPERATURE, Number("t", 0.0, defaults.TEMPERATURE_MAX, 2, exact=True)),
+    Param("n", "max_new_tokens", keys.LIVE_MAX_NEW,
+          Number("n", 1, defaults.MAX_NEW_TOKENS_LIMIT, 0, whole_only=True)),
+    Param("seed", "seed", keys.LIVE_SEED, Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)),
+)
+NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
+BY_FIELD: dict[str, Param] = {p.field: p for p in PARAMS}
+NUMBERS: dict[str, Number] = {p.field: p.number for p in PARAMS if p.number is not None}  # field -> range and step
 
 
 TEXT_BOXES = ("k", "temperature", "max_new_tokens", "seed")
@@ -72,7 +70,8 @@ def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) 
     values: dict[str, object] = {}
     notices: list[str] = []
     defaults = LiveSettings()
-    for field, (name, _) in FIELDS.items():
+    for param in PARAMS:
+        field, name = param.field, param.name
         if name not in query:
             continue
         raw = last(query[name])
@@ -107,7 +106,8 @@ def to_query(settings: LiveSettings, current: Mapping[str, str] | None = None) -
     """
     refused, current = problems(settings), current or {}
     query = {}
-    for field, (name, _) in FIELDS.items():
+    for param in PARAMS:
+        field, name = param.field, param.name
         value = getattr(settings, field)
         if field in ("target", "draft") and settings.pair != "custom":
             continue
@@ -121,7 +121,7 @@ def to_query(settings: LiveSettings, current: Mapping[str, str] | None = None) -
 
 def _reads_cleanly(field: str, raw: str) -> bool:
     """Whether a URL value for ``field`` would be taken as it stands (no refusal, no rounding)."""
-    name, default = FIELDS[field][0], getattr(LiveSettings(), field)
+    name, default = BY_FIELD[field].name, getattr(LiveSettings(), field)
     reading = read_number(NUMBERS[field], raw, default) if field in NUMBERS \
         else _read_text(field, name, raw, (), default)
     return reading.problem is None and reading.adjustment is None
@@ -166,12 +166,12 @@ class CalculatorLink:
     @property
     def url(self) -> str:
         settings = CalcSettings(self.k, self.alpha_pct, self.draft_cost, self.verify_cost)
-        return "/calculator?" + urlencode(urlstate.to_query(settings, every=True))
+        return "/calculator?" + urlencode(calc_params.to_query(settings, every=True))
 
 
 def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float) -> CalculatorLink:
     """Where to open the calculator for measured alpha, K, c and v (the calculator reads these query names)."""
-    k_range, c_range, v_range = (urlstate.BY_NAME[n] for n in ("k", "c", "v"))
+    k_range, c_range, v_range = (calc_params.BY_NAME[n].number for n in ("k", "c", "v"))
     notes = []
     c = min(c_range.hi, max(c_range.lo, draft_cost))
     v = min(v_range.hi, max(v_range.lo, verify_cost))

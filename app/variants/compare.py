@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from app import loaders, state
-from app.figures import variants as figs
 from app.palette import EXTRA, KEPT, NAMES
+from app.variants import figures as figs
 from specsim import fairtime, methods
 from specsim.models import format_prompt
 from specsim.paths import HELDOUT_RESULTS
@@ -171,7 +171,7 @@ def medusa_section(data: PageData) -> None:
 
 
 def tree_caption(step_no: int, candidates: int, heads: int, kept: int) -> str:
-    """What one pass of the Medusa tree shows, naming the colours :func:`app.figures.variants.token_tree` draws."""
+    """What one pass of the Medusa tree shows, naming the colours :func:`app.variants.figures.token_tree` draws."""
     return (f"Pass {step_no}: {candidates} candidate tokens from {heads} heads, read in one target pass with tree "
             f"attention; {kept} kept ({NAMES[KEPT]}), the longest accepted path from the root, then the target's own "
             f"token ({NAMES[EXTRA]}). The check is greedy: a node is kept only if it is the target's own top token "

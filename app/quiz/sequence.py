@@ -12,8 +12,9 @@ from typing import Any
 import streamlit as st
 from streamlit_sortables import sort_items
 
-from app import quiz_url, state
-from app.widgets.quiz_common import new_seed
+from app import state
+from app.quiz import params as quiz_params
+from app.quiz.common import new_seed
 from specsim.quiz import SequenceAttempt, SequenceQuiz
 
 TRAY_HEADER = "Tray: drag the steps from here"
@@ -31,8 +32,8 @@ def current_attempt(quiz: SequenceQuiz) -> SequenceAttempt:
     """The attempt in progress, started (shuffled) on first use or when the quiz data changed."""
     attempt = state.get(state.SEQ_ATTEMPT)
     if attempt is None:  # a new session (e.g. the page was reloaded): the address bar may hold the progress
-        attempt = quiz_url.restore(quiz_url.SEQUENCE_PARAM,
-                                   lambda text: quiz_url.decode_sequence(text, quiz.correct_order))
+        attempt = quiz_params.restore(quiz_params.SEQUENCE_PARAM,
+                                   lambda text: quiz_params.decode_sequence(text, quiz.correct_order))
     if attempt is None or sorted(attempt.tray_order) != sorted(quiz.correct_order):
         attempt = SequenceAttempt.start(quiz.correct_order, new_seed())
     state.put(state.SEQ_ATTEMPT, attempt)
@@ -211,4 +212,4 @@ def render(quiz: SequenceQuiz) -> None:
     if attempt.checked:
         _result(quiz, attempt)
     # after the board: the drag mode may have moved pieces in this very run
-    quiz_url.remember(quiz_url.SEQUENCE_PARAM, quiz_url.encode_sequence(attempt, quiz.correct_order))
+    quiz_params.remember(quiz_params.SEQUENCE_PARAM, quiz_params.encode_sequence(attempt, quiz.correct_order))

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from app import quiz_url, state
-from app.widgets.quiz_common import new_seed
+from app import state
+from app.quiz import params as quiz_params
+from app.quiz.common import new_seed
 from specsim.quiz import KnowledgeAttempt, Question, advance, answer_current, option_order, review, score
 
 
@@ -19,7 +20,8 @@ def current_attempt(questions: Sequence[Question]) -> KnowledgeAttempt:
     """The attempt in progress, started on first use or when the number of questions changed."""
     attempt = state.get(state.KQ_ATTEMPT)
     if attempt is None:  # a new session (e.g. the page was reloaded): the address bar may hold the progress
-        attempt = quiz_url.restore(quiz_url.KNOWLEDGE_PARAM, lambda text: quiz_url.decode_knowledge(text, questions))
+        attempt = quiz_params.restore(quiz_params.KNOWLEDGE_PARAM,
+                                      lambda text: quiz_params.decode_knowledge(text, questions))
     if attempt is None or len(attempt.answers) != len(questions):
         attempt = KnowledgeAttempt.start(len(questions), new_seed())
     state.put(state.KQ_ATTEMPT, attempt)
@@ -85,7 +87,7 @@ def _review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
 def render(questions: Sequence[Question]) -> None:
     """The current question with its feedback, or the review once every question is answered."""
     attempt = current_attempt(questions)
-    quiz_url.remember(quiz_url.KNOWLEDGE_PARAM, quiz_url.encode_knowledge(attempt))  # a reload keeps it
+    quiz_params.remember(quiz_params.KNOWLEDGE_PARAM, quiz_params.encode_knowledge(attempt))  # a reload keeps it
     if attempt.finished:
         _review(questions, attempt)
     else:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state, urlstate
+from app import state
+from app.calculator import params as calc_params
 from app.layout import script_path
 from app.settings import CalcSettings
 
-_KEYS = {p.field: p.state_key for p in urlstate.PARAMS}
+_KEYS = {p.field: p.state_key for p in calc_params.PARAMS}
 SLIDER_LABELS = ("K: tokens the draft proposes per loop", "α: chance the target accepts a proposal",
                  "c: one draft pass, in target passes")
 
@@ -31,10 +32,10 @@ def apply_url() -> None:
     """
     if not state.read_url_now(state.CALC_URL_VISIT):
         return
-    query = urlstate.ours(st.query_params.to_dict())
+    query = calc_params.ours(st.query_params.to_dict())
     if not query:
         return
-    result = urlstate.parse_query(query)
+    result = calc_params.parse_query(query)
     _store(result.settings)
     for problem in result.problems:
         st.warning(problem, icon="⚠️")
@@ -44,7 +45,7 @@ def apply_url() -> None:
 
 def _use_v(v: float) -> None:
     """Put ``v`` in the box, or the nearest value the calculator takes with a notice saying why."""
-    param = urlstate.BY_NAME["v"]
+    param = calc_params.BY_NAME["v"].number
     used = round(min(param.hi, max(param.lo, float(v))), param.decimals)
     notice = None
     if used != round(float(v), param.decimals):
@@ -62,7 +63,7 @@ def _typed_v() -> None:
 
 def controls() -> CalcSettings:
     """Draw the three sliders and the calibration expander; return what they are set to."""
-    k_, alpha_, c_, v_ = urlstate.PARAMS
+    k_, alpha_, c_, v_ = (p.number for p in calc_params.PARAMS)
     left, mid, right = st.columns(3)
     k_label, alpha_label, c_label = SLIDER_LABELS
     k = left.slider(k_label, k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
@@ -102,4 +103,4 @@ def controls() -> CalcSettings:
 
 def write_url(settings: CalcSettings) -> None:
     """Put ``settings`` in the address bar, touching only the calculator's own parameters."""
-    state.write_query(urlstate.NAMES, urlstate.to_query(settings))
+    state.write_query(calc_params.NAMES, calc_params.to_query(settings))

@@ -1,0 +1,1 @@
+"""The calculator page (pages/calculator.py): its controls, numbers, figures and URL."""

@@ -1,0 +1,1 @@
+"""The in-practice page (pages/in_practice.py)."""

@@ -1,0 +1,1 @@
+"""The variants page (pages/variants.py): the guide and the measured comparison."""

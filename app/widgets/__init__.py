@@ -1,1 +1,0 @@
-"""Streamlit widgets, one module per concept; pages lay them out."""
