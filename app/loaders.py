@@ -16,7 +16,7 @@ from streamlit.logger import get_logger
 
 from app.live import pairs as live_pairs
 from app.settings import LiveSettings
-from specsim import build, methods, models
+from specsim import draft_loader, methods, models
 from specsim.drafters import Drafter, ModelDrafter
 from specsim.models import LoadedModel, ModelUnavailable
 
@@ -64,7 +64,7 @@ def _by_id(name: str, local: bool | None) -> _Once[LoadedModel]:
 def _draft(name: str, local: bool | None, target_name: str, device: str, dtype: str,
            _target: LoadedModel) -> _Once[ModelDrafter]:
     """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
-    return _Once(lambda _progress: build.load_draft_model(name, _target, local=local))
+    return _Once(lambda _progress: draft_loader.load_draft_model(name, _target, local=local))
 
 
 def _with_bar(label: str, load: Callable[[Progress], LoadedModel]) -> LoadedModel:

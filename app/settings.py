@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsim import defaults, machine
-from specsim.passcost import GPU_RIDGE
+from specsim import defaults
+from specsim.defaults import GPU_RIDGE
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class LiveSettings:
     draft: str = ""
     drafter: str = defaults.DEFAULT_DRAFTER
     prompt: str = "The quick brown fox jumps over the lazy dog. The quick brown fox"
-    k: int | str = machine.default_k()[0]  # the best K measured on this machine, else the lesson's
+    k: int | str = defaults.DEFAULT_K  # the page starts at this machine's measured best K (app.live.controls)
     temperature: float | str = 0.0
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
@@ -59,7 +59,7 @@ class VerifySettings:
     """The is-verification-free page's batch-size model: the batch size, and R of a hypothetical accelerator."""
 
     batch: int = 1
-    gpu_ridge: int = GPU_RIDGE  # tokens per pass before it is compute-bound (specsim.passcost.GPU_RIDGE)
+    gpu_ridge: int = GPU_RIDGE  # tokens per pass before it is compute-bound (specsim.defaults.GPU_RIDGE)
 
 
 @dataclass(frozen=True)

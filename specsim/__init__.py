@@ -2,14 +2,24 @@
 
 The library never imports streamlit. Read it top to bottom:
 
-- ``analytics``: the closed forms (expected accepted prefix, tokens per loop, speedup);
-- ``trace``: the record of one run that every consumer replays;
-- ``models`` / ``drafters`` / ``engine``: real models, draft proposals, one speculative iteration;
-- ``loop``: the decoding loop every decoder shares (prefill, budget, end-of-text, timing, the trace);
-- ``defaults`` / ``paths`` / ``clock``: every shared constant, every asset path, the one timer;
-- ``sampling``: min(1, p/q), norm(max(0, p - q)), temperature and top-p;
-- ``measure``: measured alpha and costs of real runs, and the calculator's prediction from them;
-- ``run`` / ``bench``: the command line (``python -m specsim.run``) and the benchmark table.
+- ``analytics``: the closed forms (expected accepted prefix, tokens per loop, speedup, the best K);
+- ``trace`` / ``trace_build`` / ``replay``: the record of one run that every consumer replays;
+- ``models`` / ``drafters`` / ``draft_loader``: real models, draft proposals, loading a drafter for a target;
+- ``engine``: one speculative iteration (``SpeculativeStep``) and the loop around it (``decode_loop``);
+- ``step`` / ``verify`` / ``sampling``: what every step shares (prefill, budget, end-of-text), the acceptance
+  of one block, and min(1, p/q), norm(max(0, p - q)), temperature and top-p;
+- ``invariant`` / ``fused``: the position-invariant decode path and its C++ kernels (``kernels/``);
+- ``timing`` / ``costmodel`` / ``fairtime`` / ``clock``: the one timing driver, the one cost model, fair
+  speedups on a shared machine, the one timer;
+- ``passcost`` / ``machine`` / ``cpu``: v(n) measured, this machine's profile (decode path, v(n), best K), its name;
+- ``methods`` / ``variants``: every decoding method registered once, and lookahead and Medusa;
+- ``defaults`` / ``paths`` / ``published`` / ``prompt_sets``: shared constants, asset paths, the papers' figures,
+  the built-in and held-out prompts;
+- ``explain`` / ``domains`` / ``unchanged`` / ``guess`` / ``quiz`` / ``interview`` / ``recorded``: what the
+  pages teach with, each computed from runs or from ``analytics``;
+- ``cli`` / ``bench`` / ``hf_assisted`` / ``distill``: the command line (``python -m specsim.cli``), the
+  benchmark table, transformers' assisted generation as a yardstick, and how the shipped draft was trained;
+- ``errors``: one line per error for users.
 """
 
 __version__ = "0.1.0"

@@ -12,6 +12,8 @@ alpha = 1 and alpha = 0 are evaluated as exact limits, never as 0/0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -71,13 +73,31 @@ def useless_draft_loss(k: ArrayLike, draft_cost: ArrayLike, verify_cost: ArrayLi
     return _out(np.asarray(cost_per_loop(k, draft_cost, verify_cost)) - 1.0)
 
 
-def optimal_k(
-    alpha: float, draft_cost: float, verify_cost: float = 1.0, k_min: int = K_MIN, k_max: int = K_MAX
-) -> int:
-    """The K in [k_min, k_max] with the highest speedup (the smallest such K on a tie)."""
-    ks = np.arange(k_min, k_max + 1)
-    values = np.asarray(speedup(alpha, ks, draft_cost, verify_cost))
-    return int(ks[int(np.argmax(values))])
+def best_k(speedups: Mapping[int, float]) -> int:
+    """The K with the highest speedup, the smallest such K on a tie (fewer wasted guesses).
+
+    The one argmax over K: the calculator, the machine profile and the bench all choose K here, from closed-form
+    or measured speedups alike.
+    """
+    if not speedups:
+        raise ValueError("no K to choose from")
+    return min(speedups, key=lambda k: (-speedups[k], k))
+
+
+def speedup_by_k(alpha: float, draft_cost: float, verify_cost: float | Mapping[int, float] = 1.0,
+                 k_min: int = K_MIN, k_max: int = K_MAX) -> dict[int, float]:
+    """The closed-form speedup at every K in [k_min, k_max]. ``verify_cost`` is one v for every K, or v(n) by pass
+    size n (then K uses v(K + 1), where measured; a reading below 1 is noise and counts as 1)."""
+    if isinstance(verify_cost, Mapping):
+        return {k: float(speedup(alpha, k, draft_cost, max(1.0, verify_cost[k + 1])))
+                for k in range(k_min, k_max + 1) if k + 1 in verify_cost}
+    return {k: float(speedup(alpha, k, draft_cost, verify_cost)) for k in range(k_min, k_max + 1)}
+
+
+def optimal_k(alpha: float, draft_cost: float, verify_cost: float | Mapping[int, float] = 1.0, k_min: int = K_MIN,
+              k_max: int = K_MAX) -> int:
+    """The K in [k_min, k_max] with the highest closed-form speedup (:func:`best_k` of :func:`speedup_by_k`)."""
+    return best_k(speedup_by_k(alpha, draft_cost, verify_cost, k_min, k_max))
 
 
 def prefix_distribution(alpha: float, k: int) -> np.ndarray:
@@ -113,16 +133,12 @@ def alpha_for_speedup(speedup_: float, k: int, draft_cost: float, verify_cost: f
 
     tokens per loop is increasing in α, from 1 (α = 0) to K + 1 (α = 1), so the answer is unique where it
     exists; None when the reported speedup lies outside what any α can give at this K, c and v.
-    Bisection to 1e-12: exact enough for two decimals, with no division near α = 1.
+    Found by Brent's method (scipy) to 1e-12: exact enough for two decimals.
     """
     tokens = speedup_ * float(cost_per_loop(k, draft_cost, verify_cost))
     if not 1.0 - 1e-12 <= tokens <= k + 1.0 + 1e-12:
         return None
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if float(tokens_per_loop(mid, k)) < tokens:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+    from scipy.optimize import brentq  # imported here: most pages never back-solve, and scipy is slow to import
+
+    tokens = min(max(tokens, 1.0), k + 1.0)
+    return float(brentq(lambda a: float(tokens_per_loop(a, k)) - tokens, 0.0, 1.0, xtol=1e-12))

@@ -26,9 +26,7 @@ from pathlib import Path
 
 import torch
 
-from specsim import fairtime, machine
-from specsim.build import load_draft_model, usable_device
-from specsim.costmodel import cost_model
+from specsim import analytics, fairtime, machine
 from specsim.defaults import (
     BENCH_MAX_NEW_TOKENS,
     DEFAULT_DRAFT,
@@ -37,15 +35,18 @@ from specsim.defaults import (
     K_MAX,
     K_MIN,
 )
+from specsim.draft_loader import load_draft_model, usable_device
 from specsim.drafters import ModelDrafter
 from specsim.engine import plain_generate, speculative_generate
-from specsim.hf_assisted import hf_assisted_generate
+from specsim.hf_assisted import hf_assisted_trace
 from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
-from specsim.prompts import builtin_prompts, heldout_items
+from specsim.prompt_sets import builtin_prompts, heldout_items
+from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
 
+OURS, HF = "specsim", "transformers"  # the two contenders of a row
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
            "HF tok/s", "ours/HF", "identical")
 
@@ -58,24 +59,22 @@ def stock_drafter(lean_drafter) -> ModelDrafter:
 
 def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool,
               label: str | None = None) -> dict:
-    """Run every prompt plainly, speculatively and through transformers; pool the figures."""
-    spec, plain, hf_time, ours_e2e, identical = [], [], 0.0, 0.0, True
+    """Every prompt decoded plainly, speculatively and through transformers, timed by
+    :func:`specsim.timing.time_decoders` (after its warm-up); the figures pooled."""
     assistant = getattr(drafter, "model", None)
     # transformers' assisted generation needs a full-vocabulary HF model; the distilled drafts speak a
     # reduced vocabulary (q = 0 outside it), so for them the HF columns stay empty.
     with_hf = with_hf and (assistant is None or hasattr(assistant, "generation_config"))
-    for ids in prompts:
-        plain.append(plain_generate(target, ids, max_new_tokens))
-        spec.append(speculative_generate(target, drafter, ids, k, max_new_tokens))
-        ours_e2e += spec[-1].total_time_s
-        identical &= spec[-1].generated_ids == plain[-1].generated_ids
-        if with_hf:
-            hf_ids, seconds = hf_assisted_generate(target, ids, k, max_new_tokens, assistant)
-            hf_time += seconds
-            identical &= tuple(hf_ids) == plain[-1].generated_ids
-    m = cost_model(spec, plain)
-    fair = fairtime.fair_speedup(list(zip(spec, plain, strict=True)))
-    n_tokens = sum(t.n_generated for t in spec)
+    contenders = [Contender(OURS, lambda ids, n: speculative_generate(target, drafter, ids, k, n))]
+    if with_hf:
+        contenders.append(Contender(HF, lambda ids, n: hf_assisted_trace(target, ids, k, n, assistant)))
+    timed = time_decoders(prompts, contenders, lambda ids, n: plain_generate(target, ids, n), max_new_tokens)
+    spec = timed.runs[OURS]
+    identical = all(timed.identical(c.name) for c in contenders)
+    m, fair = timed.costs(OURS), timed.fair(OURS)
+    n_tokens = sum(t.n_generated for t in timed.runs.get(HF, []))
+    hf_time = sum(t.total_time_s for t in timed.runs.get(HF, []))
+    ours_e2e = sum(t.total_time_s for t in spec)
     return {
         "drafter": label or drafter.kind, "K": k,
         "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
@@ -203,7 +202,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dtype: {target.dtype_reason}")
     if not args.no_passes:
         print("\n" + pass_cost_report(target, args) + "\n", flush=True)
-    speculative_generate(target, drafters[0][1], prompts[0], 2, 4)  # warm-up
     rows = []
     for label, drafter in drafters:
         print(f"drafter: {drafter.name}", flush=True)
@@ -232,7 +230,7 @@ def chosen_k_report(rows: list[dict], profile) -> str | None:
         return None
     first = rows[0]["drafter"]
     fair = {row["K"]: float(str(row["fair"]).rstrip("*")) for row in rows if row["drafter"] == first}
-    best = max(fair, key=fair.get)
+    best = analytics.best_k(fair)
     predicted = profile.speedup_by_k.get(profile.best_k, 0.0)
     head = f"K: the machine profile chose K = {profile.best_k} (predicted {predicted:.2f}x)"
     if profile.best_k not in fair:

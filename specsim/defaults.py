@@ -58,7 +58,12 @@ CALC_VERIFY_COST = 1.0
 """The calculator's starting v: verifying K+1 tokens costs one plain target pass (memory-bound decoding)."""
 
 COPY_NGRAM = (2, 4)
-"""The shipped draft's copying (min, max n-gram, :func:`specsim.build.copy_lookup`): a slot whose last 2 to 4
+"""The shipped draft's copying (min, max n-gram, :func:`specsim.draft_loader.copy_lookup`): a slot whose last 2 to 4
 tokens occurred earlier in the text takes what followed them there instead of the draft's guess. On the
 held-out answers a 2-gram repeat was followed by the same token 63 % of the time, where the draft guessed
 right 32 % of the time (docs/distill.md)."""
+
+GPU_RIDGE = 256
+"""The one R the app uses for "a GPU serving one request": between the A100's ridge (about 153 tokens) and the
+H100's (about 295; both computed in :mod:`specsim.passcost`), rounded to a power of two. A pass over K + 1 ≤ 17
+tokens is then far inside the flat part."""

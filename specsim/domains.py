@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specsim.prompts import heldout_items
+from specsim.prompt_sets import heldout_items
 from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 
 ECHO_PROMPTS = (

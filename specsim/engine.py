@@ -26,7 +26,9 @@ from transformers import DynamicCache
 from specsim.clock import now
 from specsim.defaults import TOP_N
 from specsim.drafters import Drafter, NoDrafter, crop_cache, hidden_request, target_features
-from specsim.loop import (
+from specsim.models import LoadedModel
+from specsim.sampling import SamplingConfig, warp
+from specsim.step import (
     PLAIN,
     Checked,
     Step,
@@ -37,8 +39,6 @@ from specsim.loop import (
     prefill,
     run_settings,
 )
-from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig, warp
 from specsim.trace import Iteration, Settings, Trace
 from specsim.trace_build import TokenNamer, build_iteration
 from specsim.verify import verify

@@ -105,7 +105,7 @@ def build_key(flags: Iterable[str] | None = None) -> str:
     so an edited kernel never meets an old build."""
     isa = sorted(set(cpu_flags() if flags is None else flags) & ISA_FLAGS)
     if not isa:  # flags unreadable (not Linux): the CPU's name is the best key there is
-        from specsim.host import machine_name
+        from specsim.cpu import machine_name
 
         isa = [f"unknown flags: {machine_name()}"]
     source = hashlib.sha256(b"".join(path.read_bytes() for path in SOURCES)).hexdigest()

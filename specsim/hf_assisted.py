@@ -1,17 +1,18 @@
 """The same runs through transformers' own assisted generation, as a reference and a yardstick.
 
 ``generate(assistant_model=...)`` with a constant K and no confidence threshold is the classic
-algorithm; ``prompt_lookup_num_tokens=K`` is its prompt-lookup variant. Greedy only here.
+algorithm; ``prompt_lookup_num_tokens=K`` is its prompt-lookup variant. Greedy only here. The bench times it
+beside specsim's own loop through :mod:`specsim.timing` (:func:`hf_assisted_trace` is a contender there).
 """
 
 from __future__ import annotations
 
-import time
-
 import torch
 
-from specsim.loop import eos_token_ids
+from specsim.clock import now
 from specsim.models import LoadedModel
+from specsim.step import eos_token_ids
+from specsim.trace import Settings, Trace
 
 
 def pin_constant_k(assistant_model: torch.nn.Module, k: int) -> None:
@@ -36,12 +37,21 @@ def hf_assisted_generate(
     eos = sorted(eos_token_ids(target))
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=target.device)
     with torch.inference_mode():
-        start = time.perf_counter()
+        start = now(target.device)
         output = target.model.generate(
             input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=max_new_tokens, do_sample=False,
             num_beams=1, eos_token_id=eos or None, pad_token_id=eos[0] if eos else None, **kwargs,
         )
-        if str(target.device).startswith("cuda"):
-            torch.cuda.synchronize()
-        elapsed = time.perf_counter() - start
+        elapsed = now(target.device) - start
     return output[0, len(prompt_ids):].tolist(), elapsed
+
+
+def hf_assisted_trace(target: LoadedModel, prompt_ids: list[int], k: int, max_new_tokens: int,
+                      assistant_model: torch.nn.Module | None = None) -> Trace:
+    """:func:`hf_assisted_generate` as a trace: its tokens and its end-to-end time (transformers does not report
+    its passes, so the trace has no iterations and its time includes the prefill)."""
+    ids, seconds = hf_assisted_generate(target, prompt_ids, k, max_new_tokens, assistant_model)
+    settings = Settings(k=k, max_new_tokens=max_new_tokens, drafter="transformers", target=target.name,
+                        dtype=str(target.dtype).removeprefix("torch."), device=str(target.device))
+    return Trace(mode="speculative", settings=settings, prompt="", prompt_ids=tuple(prompt_ids),
+                 generated_ids=tuple(ids), text="", total_time_s=seconds)

@@ -4,7 +4,7 @@ Hosts change from day to day (an Intel Xeon one time, an AMD EPYC the next), and
 fastest, or how steep v(n) is, changes with them. So on the first run on a machine (``make run`` does
 it before the app starts, ``python -m specsim.machine`` by hand) this module:
 
-1. times one-token target passes on each candidate path, interleaved, medians (STYLE.md):
+1. times one-token target passes on each candidate path, interleaved, medians (docs/timing.md):
    bfloat16 with the position-invariant path (the only one that guarantees greedy identity), stock
    bfloat16 and stock float32;
 2. picks the fastest path that guarantees identity, and names the runner-up and what it costs;
@@ -38,7 +38,7 @@ from pathlib import Path
 import torch
 
 from specsim import analytics
-from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX, K_MIN
+from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX
 
 PROFILE_VERSION = 2  # 2: K chosen from real runs, v(n) timed to ±5 % and fitted monotone
 PROFILE_KS = tuple(range(1, 7))
@@ -136,8 +136,8 @@ def profile_key(threads: int | None = None) -> str:
     pick the best K): what a measurement depends on."""
     import transformers
 
+    from specsim.cpu import machine_name
     from specsim.fused import extension_name
-    from specsim.host import machine_name
 
     threads = threads or torch.get_num_threads()
     return (f"{machine_name()} | {threads} threads | profile {PROFILE_VERSION} | torch {torch.__version__} | "
@@ -182,13 +182,6 @@ def default_k() -> tuple[int, str]:
                        "`make run` measures it once (or run `python -m specsim.machine`).")
 
 
-def best_k(alpha: float, draft_cost: float, v: dict[int, float]) -> tuple[int, dict[int, float]]:
-    """argmax over K of tokens per loop ÷ (K·c + v(K + 1)), the smallest K on a tie; and every K's value."""
-    ks = [k for k in range(K_MIN, K_MAX + 1) if k + 1 in v]
-    values = {k: float(analytics.speedup(alpha, k, draft_cost, max(1.0, v[k + 1]))) for k in ks}
-    return max(ks, key=lambda k: (values[k], -k)), values
-
-
 def heldout_alpha(draft: str = DEFAULT_DRAFT, copy: bool = True) -> float:
     """The draft's held-out α from the evaluation saved beside it: as the app runs it (copying repeated text, where
     its evaluation measured that), or with ``copy=False`` the draft model's own guesses alone."""
@@ -202,17 +195,16 @@ COST_PROMPT = "Write a short paragraph about a lighthouse keeper during a storm.
 
 def run_costs(target, drafter, k: int = DEFAULT_K, n_new: int = 24, prompt: str = COST_PROMPT):
     """The cost model (:class:`specsim.costmodel.CostModel`: c, v and o in plain passes) of one short real run
-    of ``drafter`` against plain decoding of the same prompt, after an untimed warm-up of both."""
-    from specsim.costmodel import cost_model
+    of ``drafter`` against plain decoding of the same prompt, timed by :func:`specsim.timing.time_decoders`."""
     from specsim.engine import plain_generate, speculative_generate
     from specsim.models import format_prompt
+    from specsim.timing import Contender, time_decoders
 
     ids = format_prompt(target.tokenizer, prompt)
-    speculative_generate(target, drafter, ids, k, 4)  # warm-up
-    plain_generate(target, ids, 4)
-    spec = speculative_generate(target, drafter, ids, k, n_new)
-    plain = plain_generate(target, ids, spec.n_generated)
-    return cost_model([spec], [plain])
+    spec = Contender("spec", lambda p, n: speculative_generate(target, drafter, p, k, n))
+    timed = time_decoders([ids], [spec], lambda p, n: plain_generate(target, p, n), n_new, matched_plain=True,
+                          warmup_tokens=4)
+    return timed.costs("spec")
 
 
 def median_interval(samples: Sequence[float]) -> tuple[float, float]:
@@ -273,7 +265,7 @@ def time_v(target, ns: Sequence[int], log=print, goal: float = SPREAD_GOAL, min_
 
 def profile_prompts(n: int = PROFILE_PROMPTS) -> list[str]:
     """Held-out prompts for the profile's runs: the ones after those the bench's check (``--heldout 8``) takes."""
-    from specsim.prompts import heldout_items
+    from specsim.prompt_sets import heldout_items
 
     items = heldout_items()
     by_domain: dict[str, list[str]] = {}
@@ -289,30 +281,33 @@ def profile_prompts(n: int = PROFILE_PROMPTS) -> list[str]:
 
 def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFILE_KS,
               n_new: int = PROFILE_TOKENS, log=print, goal: float = SPREAD_GOAL, cap_s: float = RUNS_TIME_CAP_S,
-              seed: int = 0) -> tuple[dict[int, list], list]:
-    """Greedy runs at every K on every prompt, each prompt's plain run first and the Ks in a random order; more
-    rounds over the prompts while the draft cost's 95 % interval is wider than ±``goal`` and time is left."""
+              seed: int = 0, max_rounds: int = 20) -> tuple[dict[int, list], list]:
+    """Greedy runs at every K on every prompt, timed by :func:`specsim.timing.time_decoders` (each prompt's plain
+    run and the Ks in a random order); more rounds over the prompts while the draft cost's 95 % interval is wider
+    than ±``goal`` and time is left. Returns each K's runs and the plain runs."""
     from specsim.clock import now
     from specsim.engine import plain_generate, speculative_generate
     from specsim.models import format_prompt
+    from specsim.timing import PLAIN, Contender, time_decoders
 
-    rng = random.Random(seed)
     encoded = [format_prompt(target.tokenizer, p) for p in prompts]
-    speculative_generate(target, drafter, encoded[0], max(ks), 4)  # warm-up, untimed
-    plain_generate(target, encoded[0], 4)
-    spec: dict[int, list] = {k: [] for k in ks}
-    plain: list = []
+    contenders = [Contender(f"K={k}", lambda ids, n, k=k: speculative_generate(target, drafter, ids, k, n))
+                  for k in ks]
     start = now(target.device)
-    while True:
-        for i, ids in enumerate(encoded):
-            plain.append(plain_generate(target, ids, n_new))
-            for k in rng.sample(list(ks), len(ks)):
-                spec[k].append(speculative_generate(target, drafter, ids, k, n_new))
-            elapsed = now(target.device) - start
-            log(f"  runs: prompt {i + 1} of {len(encoded)}, K = {min(ks)}..{max(ks)} ({elapsed:.0f} s)")
-        spread = draft_cost_interval(spec, plain)[1]
-        if spread <= goal or now(target.device) - start > cap_s:
-            return spec, plain
+
+    def progress(round_: int, prompt: int, name: str, _tokens: int) -> None:
+        if name == PLAIN:  # once per prompt and round
+            log(f"  runs: round {round_ + 1}, prompt {prompt + 1} of {len(encoded)}, K = {min(ks)}..{max(ks)} "
+                f"({now(target.device) - start:.0f} s)")
+
+    def enough(timed) -> bool:
+        spec = {k: timed.runs[f"K={k}"] for k in ks}
+        return draft_cost_interval(spec, timed.plain_runs())[1] <= goal or now(target.device) - start > cap_s
+
+    timed = time_decoders(encoded, contenders, lambda ids, n: plain_generate(target, ids, n), n_new,
+                          rounds=max_rounds, order="shuffle", seed=seed, warmup_tokens=4, enough=enough,
+                          on_run=progress)
+    return {k: timed.runs[f"K={k}"] for k in ks}, timed.plain_runs()
 
 
 def draft_cost_interval(spec: dict[int, list], plain: list) -> tuple[float, float]:
@@ -350,11 +345,6 @@ def position_rates(spec: dict[int, list]) -> list[float]:
     return out
 
 
-def choose_k(predicted: dict[int, float]) -> int:
-    """The K with the highest predicted speedup; the smaller K on a tie (fewer wasted guesses)."""
-    return max(predicted, key=lambda k: (predicted[k], -k))
-
-
 def measure(repeats: int = 5, log=print) -> Profile:
     """Measure this machine (see the module docstring); about a minute."""
     from specsim.methods import build_drafter
@@ -381,7 +371,7 @@ def measure(repeats: int = 5, log=print) -> Profile:
     spec, plain = time_runs(target, drafter, prompts, log=log)
     c, c_spread = draft_cost_interval(spec, plain)
     predicted = predicted_speedups(spec, plain, timing.v)
-    k = choose_k(predicted)
+    k = analytics.best_k(predicted)
     noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
     return Profile(key=profile_key(), machine=profile_key().split(" | ")[0], threads=torch.get_num_threads(),
                    one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from specsim import defaults
-from specsim.build import load_draft_model, prompt_lookup_drafter
+from specsim.draft_loader import load_draft_model, prompt_lookup_drafter
 from specsim.drafters import Drafter, EarlyExitDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel

@@ -5,7 +5,7 @@ memory-bound (the weights are read once whatever the number of tokens). v(n) = t
 n new tokens / time of a one-token pass measures how true that is on this machine: flat (v near 1)
 while the pass is memory-bound, then a slope once arithmetic dominates.
 
-Timing on a shared machine (STYLE.md): warm-up passes first, the n values interleaved round-robin
+Timing on a shared machine (docs/timing.md): warm-up passes first, the n values interleaved round-robin
 so a burst of load hits them alike, and the median of the repeats.
 
 :class:`VerifyCurve` is how the "Is verification free here?" page reads a measurement: the flat part,
@@ -27,6 +27,7 @@ from transformers import DynamicCache
 
 from specsim import analytics
 from specsim.clock import now
+from specsim.defaults import GPU_RIDGE  # noqa: F401  (pages read passcost.GPU_RIDGE beside A100 and H100)
 from specsim.drafters import crop_cache
 from specsim.engine import plain_generate
 from specsim.models import LoadedModel, format_prompt
@@ -227,9 +228,7 @@ class Accelerator:
 
 A100 = Accelerator("A100 SXM (80 GB)", 312.0, 2.04)
 H100 = Accelerator("H100 SXM", 989.0, 3.35)
-GPU_RIDGE = 256
-"""The one R the app uses for "a GPU serving one request": between the A100's ridge (about 153 tokens) and the
-H100's (about 295), rounded to a power of two. A pass over K + 1 ≤ 17 tokens is then far inside the flat part."""
+# GPU_RIDGE (imported above from specsim.defaults) lies between A100.ridge_tokens and H100.ridge_tokens.
 
 
 def roofline_pass_cost(tokens: float, ridge: float) -> float:

@@ -4,10 +4,10 @@ Two recordings (:data:`RECIPES`): the technique's easiest win on a CPU (prompt l
 for its own words back) and the everyday case (the default draft on free prose), whose speedup depends on how
 well the shipped draft guesses: below 1x with the drafts of 2026-12-01, above 1x since the draft trained
 longer on the corpus (docs/distill.md). The page computes every figure from the trace it replays.
-``python -m app.live.record_default`` runs each through :func:`record`, warm-up first, speculative then
-plain, and writes both traces with a label (CPU, threads, dtype, date) to ``assets/live/<name>.json``.
-A recording whose plain baseline is noisy (:func:`specsim.costmodel.baseline_noise`) is refused and
-run again: a page never opens on a speedup that is noise.
+``python -m app.live.record_default`` runs each through :func:`record` (timed by :mod:`specsim.timing`:
+warm-up first, speculative then plain) and writes both traces with a label (CPU, threads, dtype, date) to
+``assets/live/<name>.json``. A recording whose plain baseline is noisy
+(:func:`specsim.costmodel.baseline_noise`) is refused and run again: a page never opens on a speedup that is noise.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specsim.costmodel import baseline_noise, plain_pass_times
+from specsim.cpu import machine_name
 from specsim.defaults import DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
-from specsim.host import machine_name
 from specsim.paths import RECORDINGS
-from specsim.prompts import EXAMPLES
+from specsim.prompt_sets import EXAMPLES
 from specsim.trace import Trace
 
 
@@ -33,7 +33,7 @@ class Recipe:
     title: str  # what the learner picks
     drafter: str
     draft: str
-    example: str  # key of specsim.prompts.EXAMPLES
+    example: str  # key of specsim.prompt_sets.EXAMPLES
     k: int = DEFAULT_K
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
 
@@ -103,17 +103,20 @@ def record(recipe: Recipe, dtype: str = "auto", threads: int = 1, attempts: int 
     from specsim.engine import plain_generate, speculative_generate
     from specsim.methods import build_drafter
     from specsim.models import format_prompt, load_bundled_target
+    from specsim.timing import Contender, time_decoders
 
     torch.set_num_threads(threads)
     target = load_bundled_target(device="cpu", dtype=dtype)
     drafter = build_drafter(recipe.drafter, target, recipe.draft)
     ids = format_prompt(target.tokenizer, recipe.prompt)
-    speculative_generate(target, drafter, ids, recipe.k, 2)  # warm-up, untimed
-    plain_generate(target, ids, 2)
+    contender = Contender(recipe.name, lambda p, n: speculative_generate(target, drafter, p, recipe.k, n))
     reasons = []
-    for _ in range(attempts):
-        spec = speculative_generate(target, drafter, ids, recipe.k, recipe.max_new_tokens)
-        plain = plain_generate(target, ids, spec.n_generated)
+    for attempt in range(attempts):
+        timed = time_decoders([ids], [contender], lambda p, n: plain_generate(target, p, n), recipe.max_new_tokens,
+                              matched_plain=True, warmup_tokens=2 if attempt == 0 else 0)
+        if not timed.pairs(recipe.name):
+            raise NoisyBaseline(f"{recipe.name}: the speculative run wrote no token, so there is nothing to time")
+        spec, plain = timed.pairs(recipe.name)[0]
         reason = baseline_noise(plain_pass_times([plain]))
         if reason is None:
             return RecordedRun(spec=spec, plain=plain, machine=machine_name(),

@@ -11,7 +11,7 @@ from app import palette
 from app.calculator import text as calc_text
 from app.live import glossary
 from app.settings import CalcSettings
-from specsim import analytics, build, defaults, machine, methods, passcost, published
+from specsim import analytics, defaults, draft_loader, machine, methods, passcost, published
 from tests.conftest import ROOT, open_page
 
 # ---- the eight errors ------------------------------------------------------------------------------------------
@@ -19,7 +19,7 @@ from tests.conftest import ROOT, open_page
 
 def test_glossary_says_what_the_default_draft_really_is():
     eagle = next(t for t in glossary.TERMS if t.term == "EAGLE")
-    form = build.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
+    form = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
     assert ("default draft is one." in eagle.meaning) == (form == "eagle")
     assert form != "eagle" or "is not one" not in eagle.meaning
 

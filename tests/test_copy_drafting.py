@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from specsim.build import COPY_NOTE, load_draft_model
 from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT
+from specsim.draft_loader import COPY_NOTE, load_draft_model
 from specsim.drafters import PromptLookupDrafter, propose_by_passes
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import format_prompt

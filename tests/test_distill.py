@@ -12,7 +12,7 @@ import torch
 from specsim import analytics
 from specsim.defaults import CORPUS_DIR
 from specsim.distill import evaluate as E
-from specsim.distill import prompts as P
+from specsim.distill import training_prompts as P
 from specsim.distill.draft_model import choose_vocab, load_draft
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,7 +219,7 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
 
 @pytest.mark.parametrize("folder", EAGLES, ids=[f.name for f in EAGLES])
 def test_eagle_drafter_runs_with_a_bfloat16_target(folder):
-    from specsim.build import load_draft_model
+    from specsim.draft_loader import load_draft_model
     from specsim.engine import plain_generate, speculative_generate
     from specsim.models import format_prompt, load_bundled_target
 

@@ -1,4 +1,4 @@
-"""The command line (python -m specsim.run) and the measured-cost arithmetic behind its statistics."""
+"""The command line (python -m specsim.cli) and the measured-cost arithmetic behind its statistics."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import specsim.run as run
+import specsim.cli as cli_module
 from specsim.costmodel import cost_model
 from specsim.trace import Iteration, Settings, Slot, TokenProb, Trace, acceptance_given_reached
 from tests.live_traces import plain_steps
@@ -14,9 +14,9 @@ from tests.live_traces import plain_steps
 
 @pytest.fixture
 def cli(monkeypatch, bundled_target):
-    """specsim.run with the session's bundled target instead of a fresh load."""
-    monkeypatch.setattr(run, "load_model", lambda *a, **k: bundled_target)
-    return run
+    """specsim.cli with the session's bundled target instead of a fresh load."""
+    monkeypatch.setattr(cli_module, "load_model", lambda *a, **k: bundled_target)
+    return cli_module
 
 
 def test_prints_marked_text_and_statistics(cli, capsys):

@@ -10,7 +10,7 @@ from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.models import format_prompt
-from specsim.prompts import builtin_prompts
+from specsim.prompt_sets import builtin_prompts
 from tests.tiny_models import tiny_llama
 
 N_NEW = 12

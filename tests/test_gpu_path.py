@@ -39,12 +39,12 @@ def test_a_gpu_run_is_called_observed_never_guaranteed(invariant):
 
 
 def test_asking_for_cuda_without_a_gpu_gives_a_message_not_a_traceback(capsys):
-    from specsim import run
+    from specsim import cli
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the message is for machines without one")
     with pytest.raises(SystemExit) as stopped:
-        run.main(["--prompt", "hi", "--device", "cuda"])
+        cli.main(["--prompt", "hi", "--device", "cuda"])
     assert stopped.value.code == 2
     assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
 

@@ -18,7 +18,7 @@ from specsim.invariant import (
     invariant_attention,
 )
 from specsim.models import format_prompt
-from specsim.prompts import builtin_prompts, load_heldout
+from specsim.prompt_sets import builtin_prompts, load_heldout
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -177,9 +177,10 @@ def test_the_probe_leaves_the_thread_count_alone(monkeypatch):
     calls = []
     monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
     monkeypatch.setattr(invariant, "_VERDICTS", {})
-    model = torch.nn.Sequential(torch.nn.Linear(64, 32)).to(torch.bfloat16)
-    invariant.make_position_invariant_linears(model) if hasattr(invariant, "make_position_invariant_linears") \
-        else invariant._pick_chunk(model[0])
+    from tests.tiny_models import tiny_llama
+
+    model = tiny_llama(64, seed=0).to(torch.bfloat16)
+    invariant.make_position_invariant(model)  # probes every linear shape of the model
     assert calls == []
 
 

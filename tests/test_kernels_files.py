@@ -77,7 +77,7 @@ def test_the_build_name_does_not_follow_the_cpu_model(monkeypatch):
     """A VM that hides AVX2 under a familiar model name must not get that model's build, and the same flags
     under another name need no rebuild."""
     before = fused.extension_name(AVX2)
-    monkeypatch.setattr("specsim.host.machine_name", lambda: "Some Other CPU @ 9.9GHz")
+    monkeypatch.setattr("specsim.cpu.machine_name", lambda: "Some Other CPU @ 9.9GHz")
     assert fused.extension_name(AVX2) == before
 
 

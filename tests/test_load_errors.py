@@ -15,7 +15,7 @@ import shutil
 import pytest
 import torch
 
-from specsim import bench, build, defaults, errors, models, run
+from specsim import bench, cli, defaults, draft_loader, errors, models
 from tests.test_bad_input_cli import error_lines, folders, good_argv, run_main  # noqa: F401 - the fixture
 
 SHIPPED = defaults.DEFAULT_DRAFT
@@ -44,7 +44,7 @@ def test_a_damaged_distilled_draft_says_so_on_the_command_line(tmp_path, folders
 def test_a_damaged_distilled_draft_raises_model_unavailable(tmp_path):
     target = models.LoadedModel(torch.nn.Module(), None, "t", "cpu", torch.float32, 0.0)
     with pytest.raises(models.ModelUnavailable, match="damaged or incomplete"):
-        build.load_draft_model(str(_damaged(tmp_path, "half")), target)
+        draft_loader.load_draft_model(str(_damaged(tmp_path, "half")), target)
 
 
 def test_bench_refuses_cuda_without_a_gpu(monkeypatch, capsys):
@@ -62,7 +62,7 @@ def test_the_cli_and_the_bench_agree_on_devices(monkeypatch):
         with pytest.raises(SystemExit):
             bench.parse_args(argv)
         with pytest.raises(SystemExit):
-            run.parse_args(["--prompt", "x", *argv])
+            cli.parse_args(["--prompt", "x", *argv])
     assert bench.parse_args(["--device", "cpu"]).device == "cpu"
 
 

@@ -9,7 +9,8 @@ from specsim import analytics, defaults, machine
 
 def _profile(**changes) -> machine.Profile:
     v = {n: 1.0 + 0.05 * (n - 1) for n in range(1, defaults.K_MAX + 2)}
-    k, values = machine.best_k(0.7, 0.13, v)
+    values = analytics.speedup_by_k(0.7, 0.13, v)
+    k = analytics.best_k(values)
     fields = dict(key=machine.profile_key(), machine="a CPU", threads=2,
                   one_token_ms={"bfloat16, position-invariant": 36.0, "bfloat16, stock kernels": 34.0,
                                 "float32, stock kernels": 30.0},
@@ -23,15 +24,16 @@ def _profile(**changes) -> machine.Profile:
 
 def test_best_k_uses_the_verification_cost_of_its_own_pass_size():
     flat = {n: 1.0 for n in range(1, 18)}
-    assert machine.best_k(0.7, 0.13, flat)[0] == analytics.optimal_k(0.7, 0.13, 1.0)
+    assert analytics.optimal_k(0.7, 0.13, flat) == analytics.optimal_k(0.7, 0.13, 1.0)
     # a steep v(n) makes long drafts dear: the best K falls
     steep = {n: 1.0 + 0.25 * (n - 1) for n in range(1, 18)}
-    k, values = machine.best_k(0.7, 0.13, steep)
+    values = analytics.speedup_by_k(0.7, 0.13, steep)
+    k = analytics.optimal_k(0.7, 0.13, steep)
     assert k < analytics.optimal_k(0.7, 0.13, 1.0)
     brute = max(range(1, 17), key=lambda kk: float(analytics.speedup(0.7, kk, 0.13, steep[kk + 1])))
     assert k == brute and values[k] == pytest.approx(float(analytics.speedup(0.7, k, 0.13, steep[k + 1])))
     # a reading of v below 1 is noise: it never makes a pass cheaper than a one-token pass
-    assert machine.best_k(0.3, 0.05, {n: 0.5 for n in range(1, 18)})[1][2] == pytest.approx(
+    assert analytics.speedup_by_k(0.3, 0.05, {n: 0.5 for n in range(1, 18)})[2] == pytest.approx(
         float(analytics.speedup(0.3, 2, 0.05, 1.0)))
 
 
@@ -50,7 +52,8 @@ def test_the_live_page_starts_at_the_measured_k(tmp_path, monkeypatch):
     k, why = machine.default_k()
     assert k == defaults.DEFAULT_K and "not been measured" in why
     p = _profile(v={n: 1.0 + 0.3 * (n - 1) for n in range(1, 18)})
-    k_best, values = machine.best_k(p.draft_alpha, p.draft_cost, p.v)
+    values = analytics.speedup_by_k(p.draft_alpha, p.draft_cost, p.v)
+    k_best = analytics.best_k(values)
     p = _profile(v=p.v, best_k=k_best, speedup_by_k=values)
     machine.cache_file(p.key).write_text(p.to_json())
     k, why = machine.default_k()
@@ -137,7 +140,7 @@ def test_the_k_comes_from_real_runs_through_the_cost_model():
     predicted = machine.predicted_speedups(runs, [plain], v)
     k = spec.settings.k
     assert predicted[k] == pytest.approx(replace(cost_model([spec], [plain]), verify_cost=v[k + 1]).speedup)
-    assert machine.choose_k({1: 1.2, 2: 1.3, 3: 1.3, 4: 1.1}) == 2  # a tie goes to the smaller K
+    assert analytics.best_k({1: 1.2, 2: 1.3, 3: 1.3, 4: 1.1}) == 2  # a tie goes to the smaller K
     c, spread = machine.draft_cost_interval(runs, [plain])
     assert c == pytest.approx(cost_model([spec], [plain]).draft_cost)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import bench, methods, published, run
+from specsim import bench, cli, methods, published
 from specsim.drafters import NoDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.variants import compare as cmp
@@ -49,9 +49,9 @@ def test_k_zero_is_refused_for_a_real_drafter(tiny):
 def test_every_entry_point_offers_the_registered_drafters():
     assert methods.DRAFTER_KINDS == ("model", "prompt_lookup", "early_exit")
     with pytest.raises(SystemExit):
-        run.parse_args(["--prompt", "x", "--drafter", "medusa"])  # registered as a variant, not as a drafter kind
+        cli.parse_args(["--prompt", "x", "--drafter", "medusa"])  # registered as a variant, not as a drafter kind
     for kind in methods.DRAFTER_KINDS:
-        assert run.parse_args(["--prompt", "x", "--drafter", kind]).drafter == kind
+        assert cli.parse_args(["--prompt", "x", "--drafter", kind]).drafter == kind
         assert bench.parse_args(["--drafters", kind]).drafters == [kind]
     from app.live.params import DRAFTERS
 

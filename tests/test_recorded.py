@@ -10,7 +10,7 @@ from app import state
 from app.live.tokens import md_plain
 from app.recording import choice_label
 from specsim import costmodel, fairtime, recorded, replay
-from specsim.prompts import EXAMPLES
+from specsim.prompt_sets import EXAMPLES
 from tests.conftest import open_page
 from tests.live_traces import with_pass_times
 

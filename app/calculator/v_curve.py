@@ -37,10 +37,11 @@ def curves() -> dict[str, np.ndarray]:
 
 
 def best(alpha: float, c: float, v: np.ndarray) -> tuple[int, float]:
-    ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
-    speed = np.asarray(analytics.speedup(alpha, ks, c, v))
-    i = int(np.argmax(speed))
-    return int(ks[i]), float(speed[i])
+    """The best K (:func:`specsim.analytics.best_k`) and its speedup, with v(K + 1) from the curve (one per K)."""
+    speeds = analytics.speedup_by_k(alpha, c, {int(k) + 1: float(vk) for k, vk in zip(
+        range(analytics.K_MIN, analytics.K_MAX + 1), v, strict=True)})
+    k = analytics.best_k(speeds)
+    return k, speeds[k]
 
 
 def section(s: CalcSettings) -> None:

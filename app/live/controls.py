@@ -14,7 +14,8 @@ from app import state, urlcodec
 from app.live import params as live_params
 from app.live.params import DRAFTERS
 from app.settings import LiveSettings
-from specsim.prompts import EXAMPLES
+from specsim import machine
+from specsim.prompt_sets import EXAMPLES
 
 
 def apply_url(pairs: Mapping[str, str]) -> None:
@@ -43,6 +44,8 @@ def _use_example(text: str) -> None:
 def controls(pairs: Mapping[str, str]) -> LiveSettings:
     """Draw the form; return what it is set to (validation happens when Run is pressed)."""
     state.init()
+    if state.get(state.LIVE_K) is None:  # the first visit: this machine's measured best K (read here, not at import)
+        state.show(state.LIVE_K, str(machine.default_k()[0]))
     left, right = st.columns([2, 1])
     with right:
         if state.get(state.LIVE_PAIR) not in pairs:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app.layout import all_pages, script_path
-from specsim import build, defaults
+from specsim import defaults, draft_loader
 
-DEFAULT_FORM = build.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
+DEFAULT_FORM = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
 """What the live page drafts with by default: "standalone" or "eagle" (its draft.json says which)."""
 
 

@@ -23,6 +23,7 @@ from app.live import playback
 from app.settings import LiveSettings
 from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel, ModelUnavailable
+from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
@@ -31,6 +32,7 @@ except ImportError:  # pragma: no cover - older layouts
     from streamlit.runtime.scriptrunner.exceptions import ScriptControlException  # type: ignore
 
 UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
+SPECULATIVE = "speculative"  # the timed contender's name
 
 
 class _Interruptible:
@@ -120,12 +122,6 @@ def wait_for_previous_run(timeout_s: float = 60.0) -> None:
     adopt()
 
 
-def warm_up(target: LoadedModel, drafter, prompt_ids: list[int], k: int) -> None:
-    """Decode a few tokens both ways, untimed, so neither timed run pays for first-call set-up."""
-    speculative_generate(target, drafter, prompt_ids, k, 2)
-    plain_generate(target, prompt_ids, 2)
-
-
 def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
              seed: int) -> None:
     """Run both decodings and store their traces; partial results are kept on a cancel."""
@@ -140,42 +136,52 @@ def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
 
 def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
               temperature: float, seed: int) -> None:
+    """Warm up, then the speculative run and its plain baseline over the same number of tokens, timed by
+    :func:`specsim.timing.time_decoders` as every speedup in specsim is."""
     holder = st.empty()
     with holder.container():
         bar = st.progress(0.0, text="Speculative decoding…")
         # Any click stops the run (see the module docstring); this button is the obvious one to click.
         st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
-    done: list[int] = [0]
-    warm_up(target, drafter, prompt_ids, k)
+    phase: list[str | None] = [None]  # None during the untimed warm-up, then SPECULATIVE or timing.PLAIN
+    done, goal = [0], [max_new_tokens]
+
+    def on_run(_round: int, _prompt: int, name: str, new_tokens: int) -> None:
+        phase[0], done[0], goal[0] = name, 0, new_tokens
+
+    def describe() -> tuple[float, str]:
+        if phase[0] == SPECULATIVE:
+            return done[0] / goal[0], f"Speculative decoding: {done[0]} of {goal[0]} tokens"
+        return done[0] / goal[0], f"Plain decoding (the baseline): {done[0]} of {goal[0]} tokens"
+
+    progress = _Interruptible(bar, describe)
 
     def on_iteration(it) -> None:
-        done[0] += len(it.emitted)
-        spec_cb.update()
+        if phase[0] is not None:  # the warm-up's iterations are not the run's
+            done[0] += len(it.emitted)
+            progress.update()
 
-    spec_cb = _Interruptible(bar, lambda: (done[0] / max_new_tokens,
-                                           f"Speculative decoding: {done[0]} of {max_new_tokens} tokens"))
-    box.spec = speculative_generate(target, drafter, prompt_ids, k, max_new_tokens, temperature=temperature,
-                                    seed=seed, on_iteration=on_iteration, should_stop=spec_cb.should_stop)
-    if spec_cb.interruption is not None:
-        box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(box.spec.iterations)} "
-                                 f"iterations ({box.spec.n_generated} tokens); they are kept below, without the plain "
-                                 "baseline.")
-        raise spec_cb.interruption
-    n = box.spec.n_generated
-    if n == 0:
+    spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
+        target, drafter, ids, k, n, temperature=temperature, seed=seed, on_iteration=on_iteration,
+        should_stop=progress.should_stop))
+
+    def plain(ids, n: int) -> Trace:
+        return plain_generate(target, ids, n, temperature=temperature, seed=seed, on_iteration=on_iteration,
+                              should_stop=progress.should_stop)
+
+    timed = time_decoders([prompt_ids], [spec], plain, max_new_tokens, matched_plain=True, on_run=on_run,
+                          should_stop=progress.should_stop)
+    box.spec = timed.runs[SPECULATIVE][0] if timed.runs[SPECULATIVE] else None
+    if progress.interruption is not None:
+        if phase[0] == SPECULATIVE and box.spec is not None:
+            box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(box.spec.iterations)} "
+                                     f"iterations ({box.spec.n_generated} tokens); they are kept below, without the "
+                                     "plain baseline.")
+        else:
+            box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "
+                                     "speedup.")
+        raise progress.interruption
+    if box.spec is None or box.spec.n_generated == 0:
         return
-    count: list[int] = [0]
-
-    def on_pass(_it) -> None:
-        count[0] += 1
-        plain_cb.update()
-
-    plain_cb = _Interruptible(bar, lambda: (count[0] / n, f"Plain decoding (the baseline): {count[0]} of {n} tokens"))
-    plain = plain_generate(target, prompt_ids, n, temperature=temperature, seed=seed, on_iteration=on_pass,
-                           should_stop=plain_cb.should_stop)
-    if plain_cb.interruption is not None:
-        box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "
-                                 "speedup.")
-        raise plain_cb.interruption
-    box.plain = plain
+    box.plain = timed.plains[SPECULATIVE][0]
     holder.empty()

@@ -9,7 +9,7 @@ from app import state
 from app.live.why_figures import loop_cost_figure
 from specsim import explain, fairtime
 from specsim.costmodel import CostModel, cost_model
-from specsim.prompts import EXAMPLES
+from specsim.prompt_sets import EXAMPLES
 from specsim.trace import Trace
 
 WIN_EXAMPLE = "Repeats its input"  # prompt lookup copies the prompt: the technique's easiest win

@@ -1,4 +1,4 @@
-"""Streamlit sections of the variants page; every number comes from a run, every chart from app.figures."""
+"""Streamlit sections of the variants page; every number comes from a run, every chart from app.variants.figures."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import state
 from app.variants import guide_figures as figs
-from specsim import build, defaults, machine, methods
+from specsim import defaults, draft_loader, machine, methods
 from specsim.paths import DRAFTS
 from specsim.published import MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, SAXENA_SPEEDUP, YANG_SPEEDUP
 
@@ -18,7 +18,7 @@ LIVE_DEFAULT = " (the live page's default)"
 
 def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
     """(heading, explanation, figure builder) per variant; the one the live page runs by default (``live_form``,
-    from :func:`specsim.build.draft_form`) says so in its heading and text, and no other does."""
+    from :func:`specsim.draft_loader.draft_form`) says so in its heading and text, and no other does."""
     standalone = ("A second, much smaller model with the same tokenizer writes K tokens one after another; the target "
                   "checks them in one pass. It costs a second model to train or find, host and run.")
     if live_form == "standalone":
@@ -80,7 +80,7 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
                  for form, heading, text, figure in entries)
 
 
-LIVE_FORM = build.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
+LIVE_FORM = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
 """What the live page runs by default (the bundled pair with :data:`specsim.defaults.DEFAULT_DRAFTER`)."""
 GUIDE = guide_entries(LIVE_FORM)
 

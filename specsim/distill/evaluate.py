@@ -30,8 +30,8 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from specsim.build import copy_lookup
-from specsim.distill.prompts import load_heldout
+from specsim.distill.training_prompts import load_heldout
+from specsim.draft_loader import copy_lookup
 from specsim.models import format_prompt
 
 
@@ -157,14 +157,17 @@ def summarize(chains: list[tuple[int, int]], k: int) -> dict:
 
 
 def fit_alpha(mean_accepted: float, k: int) -> float:
-    """The α with α + α² + ... + α^K = mean accepted (bisection; the analytics' geometric model)."""
+    """The α with α + α² + ... + α^K = mean accepted (the analytics' geometric model), by Brent's method (scipy);
+    0 or 1 where the mean lies outside what any α gives."""
+    from scipy.optimize import brentq
+
     if not np.isfinite(mean_accepted):
         return float("nan")
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if sum(mid**j for j in range(1, k + 1)) < mean_accepted else (lo, mid)
-    return (lo + hi) / 2
+    if mean_accepted <= 0:
+        return 0.0
+    if mean_accepted >= k:
+        return 1.0
+    return float(brentq(lambda a: sum(a**j for j in range(1, k + 1)) - mean_accepted, 0.0, 1.0, xtol=1e-12))
 
 
 def draft_costs(folder: Path, target, n_new: int = 24) -> dict:

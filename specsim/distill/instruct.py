@@ -6,11 +6,12 @@ Each round of :mod:`specsim.distill.corpus` asks the target (sampled, T = 1) to 
 - ``passage`` seeds: the target writes a short text, which becomes a rewriting task (summarise, simplify,
   bullet points, formal tone, ...) with the text quoted in the prompt;
 - arithmetic word problems with random names, things and numbers;
-- code tasks x languages, and the template, task-family and stdlib prompts of :mod:`specsim.distill.prompts`;
+- code tasks x languages, and the template, task-family and stdlib prompts of :mod:`specsim.distill.training_prompts`;
 - multi-turn chat: an answered conversation gets a follow-up user turn and is answered again.
 
 Every prompt passes :func:`heldout_overlap`: word n-gram overlap with each held-out prompt, plus the
-content-word rule of :func:`specsim.distill.prompts.too_close_to_heldout`. The largest overlap kept is reported.
+content-word rule of
+:func:`specsim.distill.training_prompts.too_close_to_heldout`. The largest overlap kept is reported.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from specsim.distill import prompts as P
+from specsim.distill import training_prompts as P
 
 DOMAINS = [
     "ancient history", "modern history", "home cooking", "baking", "astronomy", "Python programming",

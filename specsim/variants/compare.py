@@ -5,10 +5,10 @@ table. Every number is measured here: tokens per target pass, acceptance of the 
 decode time (prefill excluded) and speedup against plain decoding timed the same way, extra
 parameters, training cost, and whether the output equals plain greedy decoding token for token.
 
-Timing is fair (:mod:`specsim.fairtime`): every variant first decodes a few tokens untimed (warm-up),
-then plain decoding and the variants run in ``rounds`` interleaved rounds (the order reversed every
-other round, so plain decoding is not always the first, coldest run), each variant paired with the
-plain run of its round. The speedup shown is the median of those pairs when it agrees with the cost
+Timing is fair (:mod:`specsim.timing`, :mod:`specsim.fairtime`): every variant first decodes a few tokens
+untimed (warm-up), then plain decoding and the variants run in ``rounds`` interleaved rounds (the order
+reversed every other round, so plain decoding is not always the first, coldest run), each variant paired
+with the plain run of its round. The speedup shown is the median of those pairs when it agrees with the cost
 model from median pass times, and the cost model otherwise; never more than tokens per target pass.
 """
 
@@ -27,7 +27,8 @@ import torch
 from specsim import fairtime, methods
 from specsim.methods import LABELS, VARIANTS, VariantRun
 from specsim.models import LoadedModel, format_prompt, load_bundled_target
-from specsim.prompts import load_heldout
+from specsim.prompt_sets import load_heldout
+from specsim.timing import PLAIN, Contender, time_decoders
 from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 from specsim.variants.medusa import MedusaHeads
 
@@ -83,27 +84,34 @@ ROUNDS = 3  # timed rounds per prompt
 WARMUP_TOKENS = 4
 
 
+class _VariantFailed(Exception):
+    """A variant raised while it was timed: which one, and its message."""
+
+    def __init__(self, key: str, error: Exception):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.key = key
+
+
 def compare(
     target: LoadedModel, prompt: str, max_new_tokens: int = 32, variants: tuple[str, ...] = VARIANTS,
     medusa_heads: MedusaHeads | None = None, progress: Callable[[float, str], None] | None = None,
     rounds: int = ROUNDS, warmup_tokens: int = WARMUP_TOKENS,
 ) -> Comparison:
-    """Plain decoding and each variant on one prompt (chat-formatted), warmed up, then timed in
-    ``rounds`` interleaved rounds. A variant that fails is recorded in ``errors`` with its message;
-    the others still run."""
+    """Plain decoding and each variant on one prompt (chat-formatted), warmed up, then timed in ``rounds``
+    interleaved rounds by :func:`specsim.timing.time_decoders`. A variant that fails is recorded in ``errors``
+    with its message; the others still run."""
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
     prompt_ids = format_prompt(target.tokenizer, prompt)
     comparison = Comparison(prompt, max_new_tokens)
     steps = ["plain", *variants]
     total = len(steps) * (rounds + 1)
-    done = 0
+    done = [0]
 
     def tick(text: str) -> None:
         if progress is not None:
-            progress(done / total, text)
+            progress(done[0] / total, text)
 
-    runs: dict[str, list[tuple[Trace, int, str, object]]] = {key: [] for key in steps}
     for key in list(steps):  # warm-up: first calls pay for allocations and kernel choices, untimed
         tick(f"Warming up {LABELS.get(key, key)}")
         try:
@@ -111,37 +119,52 @@ def compare(
         except (FileNotFoundError, ValueError, RuntimeError) as error:
             comparison.errors[key] = f"{type(error).__name__}: {error}"
             steps.remove(key)
-            runs.pop(key)
-        done += 1
+        done[0] += 1
     if "plain" not in steps:
         return comparison
-    for r in range(rounds):
-        order = list(steps) if r % 2 == 0 else steps[::-1]
-        for key in order:
-            tick(f"Round {r + 1} of {rounds}: {LABELS.get(key, key)}")
+    first: dict[str, VariantRun] = {}  # each variant's first timed run: what the page shows
+
+    def decoder(key: str):
+        def decode(ids, n: int) -> Trace:
             try:
-                runs[key].append(run_variant(key, target, prompt_ids, max_new_tokens, medusa_heads))
+                run = run_variant(key, target, list(ids), n, medusa_heads)
             except (FileNotFoundError, ValueError, RuntimeError) as error:
-                comparison.errors[key] = f"{type(error).__name__}: {error}"
-                steps.remove(key)
-                runs.pop(key)
-                if key == "plain":
-                    return comparison
-            done += 1
-    plains = [run[0] for run in runs["plain"]]
+                raise _VariantFailed(key, error) from error
+            first.setdefault(key, run)
+            return run[0]
+        return decode
+
+    def on_run(r: int, _prompt: int, name: str, _tokens: int) -> None:
+        key = "plain" if name == PLAIN else name
+        tick(f"Round {r + 1} of {rounds}: {LABELS.get(key, key)}")
+        done[0] += 1
+
+    while True:  # a variant that fails while timed is dropped and the timing starts again without it
+        first.clear()
+        try:
+            timed = time_decoders([prompt_ids], [Contender(key, decoder(key)) for key in steps if key != "plain"]
+                                  or [Contender("plain copy", decoder("plain"))], decoder("plain"), max_new_tokens,
+                                  rounds=rounds, warmup_tokens=0, on_run=on_run)
+            break
+        except _VariantFailed as failed:
+            comparison.errors[failed.key] = str(failed)
+            steps.remove(failed.key)
+            if failed.key == "plain":
+                return comparison
+    plains = timed.plain_runs()
     for key in steps:
-        trace, params, training, details = runs[key][0]
-        traces = [run[0] for run in runs[key]]
-        fair = None if key == "plain" else fairtime.fair_speedup(list(zip(traces, plains, strict=True)))
+        trace, params, training, details = first[key]
+        pairs = [] if key == "plain" else timed.pairs(key)
+        traces = plains if key == "plain" else [s for s, _ in pairs]
+        fair = None if key == "plain" else timed.fair(key)
         comparison.results.append(VariantResult(
             key=key, label=LABELS[key], trace=trace, tokens_per_pass=trace.tokens_per_pass,
             acceptance=trace.acceptance_rate if trace.n_checked else None,
             decode_s=statistics.median(t.decode_time_s for t in traces),
             speedup=1.0 if fair is None else fair.headline, extra_parameters=params, training=training,
-            identical=all(t.generated_ids == p.generated_ids for t, p in zip(traces, plains, strict=True)),
-            details=details, fair=fair,
-            pairs=() if key == "plain" else tuple(zip(traces, plains, strict=True))))
-    done = total
+            identical=True if key == "plain" else timed.identical(key),
+            details=details, fair=fair, pairs=tuple(pairs)))
+    done[0] = total
     tick("Done")
     return comparison
 

@@ -19,9 +19,9 @@ from transformers import DynamicCache
 from specsim.clock import now
 from specsim.drafters import Proposal
 from specsim.engine import decode_loop
-from specsim.loop import Checked, run_settings
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
+from specsim.step import Checked, run_settings
 from specsim.trace import Iteration, Trace
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree

@@ -1,6 +1,6 @@
 """Command line: run speculative decoding once and show what the target kept.
 
-    python -m specsim.run --prompt "Write a haiku about rain." -k 4
+    python -m specsim.cli --prompt "Write a haiku about rain." -k 4
 
 Accepted draft tokens, rejected ones and the target's own +1 token are marked (colours on a
 terminal, brackets otherwise), followed by the run's statistics and a plain-decoding baseline.
@@ -14,7 +14,6 @@ import sys
 
 import torch
 
-from specsim.build import usable_device
 from specsim.costmodel import cost_model
 from specsim.defaults import (
     DEFAULT_DRAFT,
@@ -28,9 +27,11 @@ from specsim.defaults import (
     SEED_MAX,
     SEED_MIN,
 )
+from specsim.draft_loader import usable_device
 from specsim.engine import plain_generate, speculative_generate
 from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
+from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace
 
 GREEN, RED, BLUE, DIM, RESET = "\033[32m", "\033[9;31m", "\033[1;34m", "\033[2m", "\033[0m"
@@ -76,7 +77,7 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m specsim.run", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m specsim.cli", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
     parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help=f"draft tokens per loop ({K_MIN}-{K_MAX})")
     parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
@@ -119,19 +120,25 @@ def main(argv: list[str] | None = None) -> int:
         target = load_model(args.target, device=args.device, dtype=args.dtype)
         drafter = build_drafter(args.drafter, target, args.draft, args.early_exit_layers)
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
-        print(f"python -m specsim.run: error: {error}", file=sys.stderr)
+        print(f"python -m specsim.cli: error: {error}", file=sys.stderr)
         return 2
     print(f"dtype: {target.dtype_reason}", file=sys.stderr)
     ids = format_prompt(target.tokenizer, args.prompt)
     context = getattr(target.model.config, "max_position_embeddings", None)
     if context and len(ids) + args.max_new_tokens > context:
-        print(f"python -m specsim.run: error: the prompt is {len(ids)} tokens and --max-new-tokens is "
+        print(f"python -m specsim.cli: error: the prompt is {len(ids)} tokens and --max-new-tokens is "
               f"{args.max_new_tokens}; together they exceed the target's context of {context} tokens",
               file=sys.stderr)
         return 2
-    common = dict(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed)
-    spec = speculative_generate(target, drafter, ids, args.k, **common)
-    plain = plain_generate(target, ids, **common)
+    sampling = dict(temperature=args.temperature, top_p=args.top_p, seed=args.seed)
+    contender = Contender("speculative", lambda p, n: speculative_generate(target, drafter, p, args.k, n, **sampling))
+    timed = time_decoders([ids], [contender], lambda p, n: plain_generate(target, p, n, **sampling),
+                          args.max_new_tokens, matched_plain=True)
+    spec = timed.runs["speculative"][0]
+    if timed.plains["speculative"]:
+        plain = timed.plains["speculative"][0]
+    else:  # the speculative run wrote nothing (end of text at once): a plain run to show beside it
+        plain = plain_generate(target, ids, args.max_new_tokens, **sampling)
     colour = sys.stdout.isatty()
     print(marked_text(spec, colour))
     print()

@@ -1,0 +1,150 @@
+"""Every module, function and file a docstring, comment or document names exists (issue 41: stale references).
+
+A dotted name such as ``specsim.engine.decode_loop`` or ``app.live.params.PARAMS`` must resolve to a module of
+this repository and, after it, to names that module (or a class in it) defines. A path such as
+``specsim/engine.py`` or ``docs/timing.md`` must be a file. Read statically (ast), so nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOTTED = re.compile(r"(?<![\w./-])((?:specsim|app)(?:\.[A-Za-z_]\w*)+)")
+PATH = re.compile(r"(?<![\w./-])((?:specsim|app|pages|tests|docs|scripts)/[\w./-]*\.(?:py|md|cpp|js|css|json))")
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _sources() -> list[Path]:
+    return [p for folder in ("specsim", "app", "pages", "tests") for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+@cache
+def _defined(path: Path) -> dict[str, set[str]]:
+    """Top-level names a module defines or imports, and each class's attribute names (under 'Class.')."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top: set[str] = set()
+    members: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            top.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            top.add(node.name)
+            names = set()
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.add(item.name)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    names.add(item.target.id)
+                elif isinstance(item, ast.Assign):
+                    names |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+            members[node.name] = names
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name):
+                        top.add(n.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top.add(node.target.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            top |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Try | ast.If):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    top |= {(a.asname or a.name).split(".")[0] for a in inner.names}
+                elif isinstance(inner, ast.FunctionDef | ast.ClassDef):
+                    top.add(inner.name)
+    return {"": top, **members}
+
+
+def _module_file(parts: list[str]) -> Path | None:
+    base = ROOT.joinpath(*parts)
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    return None
+
+
+def resolve(dotted: str) -> str | None:
+    """None when ``dotted`` names something that exists, else what is missing."""
+    parts = dotted.rstrip(".").split(".")
+    for cut in range(len(parts), 0, -1):
+        module = _module_file(parts[:cut])
+        if module is None:
+            continue
+        rest = parts[cut:]
+        if not rest:
+            return None
+        defined = _defined(module)
+        if rest[0] not in defined[""]:
+            if module.name == "__init__.py" and _module_file(parts[:cut + 1]):
+                continue
+            return f"{'.'.join(parts[:cut])} defines no {rest[0]!r}"
+        if len(rest) > 1 and rest[0] in defined and rest[1] not in defined[rest[0]]:
+            # a class: its own members, or a dataclass field, property or method
+            return f"{'.'.join(parts[:cut + 1])} has no {rest[1]!r}"
+        return None
+    return f"no module {parts[0]}.{parts[1] if len(parts) > 1 else ''}"
+
+
+def _references() -> list[tuple[str, str, str]]:
+    """(where, kind, text) for every dotted name and path in documents, docstrings and comments."""
+    found = []
+    for path in DOCUMENTS:
+        text = path.read_text(encoding="utf-8")
+        found += [(path.name, "name", m) for m in DOTTED.findall(text)]
+        found += [(path.name, "path", m) for m in PATH.findall(text)]
+    for path in _sources():
+        source = path.read_text(encoding="utf-8")
+        texts = [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                doc = ast.get_docstring(node, clean=False)
+                if doc:
+                    texts.append(doc)
+        where = str(path.relative_to(ROOT))
+        for text in texts:
+            found += [(where, "name", m) for m in DOTTED.findall(text)]
+            found += [(where, "path", m) for m in PATH.findall(text)]
+    return found
+
+
+def test_every_named_module_function_and_file_exists():
+    problems = set()
+    for where, kind, text in _references():
+        text = text.rstrip(".")
+        if kind == "name":
+            missing = resolve(text)
+            if missing:
+                problems.add(f"{where}: {text} ({missing})")
+        elif not (ROOT / text).exists():
+            problems.add(f"{where}: {text} (no such file)")
+    assert sorted(problems) == []
+
+
+def test_the_check_finds_a_stale_name_and_a_stale_path():
+    """The check has teeth: the names this issue found stale are reported."""
+    assert resolve("specsim.measure") is not None
+    assert resolve("specsim.loop.decode_loop") is not None
+    assert resolve("specsim.invariant.make_position_invariant_linears") is not None
+    assert resolve("specsim.engine.decode_loop") is None
+    assert resolve("app.live.params.PARAMS") is None
+    assert resolve("specsim.trace.Trace.n_generated") is None
+    assert resolve("specsim.trace.Trace.no_such_property") is not None
+    assert PATH.findall("see `specsim/loop.py` and docs/timing.md.") == ["specsim/loop.py", "docs/timing.md"]
+    assert not (ROOT / "specsim/loop.py").exists()
+
+
+def test_the_package_map_lists_every_module_and_only_modules_that_exist():
+    """specsim/__init__.py is the reader's map: it listed a ``measure`` module that did not exist."""
+    import specsim
+
+    listed = set(re.findall(r"``(\w+)``", specsim.__doc__)) - {"SpeculativeStep", "decode_loop", "kernels"}
+    modules = {p.stem for p in (ROOT / "specsim").glob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in (ROOT / "specsim").iterdir() if (p / "__init__.py").is_file()}
+    assert listed - modules == set(), "listed but missing"
+    assert modules - listed == set(), "a module the map does not list"

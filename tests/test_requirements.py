@@ -1,0 +1,89 @@
+"""The pins say why they are there and sit in the right file (issue 41, dependencies).
+
+- requirements.txt: what the app and the library import (plus what they need without importing it, said so);
+- requirements-train.txt: what only training imports;
+- requirements-dev.txt: test tools;
+- constraints.txt: pins of packages pulled in by others, imported nowhere in specsim.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAINING = ("specsim/distill/", "specsim/variants/train_medusa.py")  # python -m ... commands that train
+LINE = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)==(?P<version>\S+)\s*#\s*(?P<why>\S.*)$")
+
+
+def _pins(name: str) -> dict[str, str]:
+    """package (normalised) -> why, for every pin line of a requirements file; a pin without a reason fails."""
+    pins = {}
+    for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = LINE.match(line)
+        assert match, f"{name}: {line!r} is not 'package==version  # why'"
+        pins[_norm(match["name"])] = match["why"]
+    return pins
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _third_party_imports(paths) -> set[str]:
+    """Distributions (normalised) of every non-stdlib, non-project top-level module the files import."""
+    dists = packages_distributions()
+    found = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                modules = [node.module.split(".")[0]]
+            else:
+                continue
+            for module in modules:
+                if module in sys.stdlib_module_names or module in ("specsim", "app", "tests", "pages", "__future__"):
+                    continue
+                found |= {_norm(d) for d in dists.get(module, [module])}
+    return found
+
+
+def _files(*folders: str) -> list[Path]:
+    return [p for f in folders for p in sorted((ROOT / f).rglob("*.py"))]
+
+
+def _is_training(path: Path) -> bool:
+    rel = path.relative_to(ROOT).as_posix()
+    return any(rel.startswith(t) for t in TRAINING)
+
+
+def test_every_pin_says_why_and_every_import_is_pinned_in_its_file():
+    runtime, train, dev, constraints = (_pins(n) for n in ("requirements.txt", "requirements-train.txt",
+                                                           "requirements-dev.txt", "constraints.txt"))
+    app_files = [p for p in _files("specsim", "app", "pages") if not _is_training(p)]
+    used_at_runtime = _third_party_imports(app_files)
+    used_in_training = _third_party_imports([p for p in _files("specsim") if _is_training(p)])
+    used_in_tests = _third_party_imports(_files("tests"))
+    assert used_at_runtime - set(runtime) == set(), "imported by the app or library, not in requirements.txt"
+    assert used_in_training - set(runtime) - set(train) == set(), "imported by training, pinned nowhere"
+    assert used_in_tests - set(runtime) - set(train) - set(dev) == set(), "imported by tests, pinned nowhere"
+    # A runtime pin is imported by the app or the library, or says why it is needed anyway.
+    for name, why in runtime.items():
+        assert name in used_at_runtime or "not imported" in why, f"requirements.txt pins {name}, which nothing imports"
+    # Training-only packages stay out of the runtime pins; transitive pins stay out of the direct files.
+    assert not set(train) & set(runtime)
+    everything_imported = used_at_runtime | used_in_training | used_in_tests
+    assert not set(constraints) & everything_imported, "a constraints pin is imported: make it a direct pin"
+    assert not set(constraints) & (set(runtime) | set(train) | set(dev))
+
+
+def test_make_installs_with_the_constraints():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "-r requirements.txt -c constraints.txt" in makefile
+    assert "-r requirements-dev.txt -r requirements-train.txt -c constraints.txt" in makefile
