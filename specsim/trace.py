@@ -65,8 +65,8 @@ class CacheLengths:
     Convention: the target's cache holds the context except its last token, the first input of the next
     pass. The verification pass writes that token and the K proposals (K + 1 entries); the crop keeps the
     context plus the kept proposals, so the +1 token is again the one not yet written. The draft never read
-    its last proposal, nor a proposal it copied (:attr:`Slot.copied`) at the end of the draft: after a full
-    acceptance it must read that one as well as the +1 token before its next guess (``draft_catch_up``).
+    its last proposal (nor a copied one, :attr:`Slot.copied`, which had no draft pass): after a full
+    acceptance it must read it as well as the +1 token before its next guess (``draft_catch_up``).
     """
 
     target_before: int  # before the verification pass: the context minus its last token
@@ -75,8 +75,8 @@ class CacheLengths:
     draft_before: int | None = None  # the draft's cache before drafting (None: the drafter keeps no token cache)
     draft_drafted: int | None = None  # after drafting: every input of every draft pass
     draft_kept: int | None = None  # after the crop back to what the target kept
-    draft_catch_up: int | None = None  # tokens the draft reads before its next guess: the +1 token, and after a
-    # full acceptance its own last proposal (and any copied proposals at the end of the draft)
+    draft_catch_up: int | None = None  # tokens the draft reads before its next guess: the +1 token and any other
+    # kept token it has not read (after a full acceptance its own last proposal; copied proposals it skipped)
 
 
 @dataclass(frozen=True)
