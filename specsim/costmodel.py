@@ -72,7 +72,7 @@ def baseline_noise(times: Sequence[float]) -> str | None:
 class CostModel:
     """One average loop of speculative runs, in plain one-token target passes (see the module's table)."""
 
-    k_max: int  # the K setting
+    k_max: int  # the K setting (Trace.k_max: more where an adaptive K policy raised it)
     k: float  # proposals per loop, on average (fewer than K when a drafter finds nothing)
     alpha: float
     tokens_per_loop: float  # t
@@ -156,7 +156,7 @@ def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
     other = max(0.0, sum(t.decode_time_s for t in spec) - timed) / len(iterations) / base
     spec_time, plain_time = sum(t.decode_time_s for t in spec), sum(t.decode_time_s for t in plain)
     return CostModel(
-        k_max=max(t.settings.k for t in spec), k=sum(it.k for it in iterations) / len(iterations),
+        k_max=max(t.k_max for t in spec), k=sum(it.k for it in iterations) / len(iterations),
         alpha=pooled_acceptance_rate(spec), tokens_per_loop=pooled_tokens_per_pass(spec), plain_pass_s=base,
         draft_cost=c, verify_cost=v, verify_cost_raw=v_raw, other_cost=other,
         plain_tokens_per_s=sum(t.n_generated for t in plain) / plain_time if plain_time > 0 else 0.0,

@@ -5,9 +5,10 @@ Every drafter follows one protocol (:class:`Drafter`):
 1. ``start(prompt_ids, vocab_size, target_hidden)`` forgets the previous run and reads the prompt;
    ``target_hidden`` holds the target's last hidden states of the prompt minus its last token when
    the drafter asked for them (``needs_target_hidden``), else None;
-2. ``propose(context, k, sampling, generator)`` returns up to k tokens with the probability q the
-   drafter gave each (and, when sampling, its whole distribution q over the target's vocabulary,
-   which the residual norm(max(0, p - q)) needs);
+2. ``propose(context, k, sampling, generator, stop_below)`` returns up to k tokens with the probability q
+   the drafter gave each (and, when sampling, its whole distribution q over the target's vocabulary,
+   which the residual norm(max(0, p - q)) needs); a drafter that guesses one token at a time ends its draft
+   after a guess with q below ``stop_below`` (the confidence stop of :mod:`specsim.kpolicy`);
 3. ``observe(context, target_hidden)`` tells it what the target kept, so it can roll its KV cache
    back. ``target_hidden`` is for a feature-level (EAGLE-style) drafter: the target's last hidden
    states (after its final norm, as transformers returns them) at the newly verified positions,
@@ -62,7 +63,8 @@ class Drafter(Protocol):
     ) -> None: ...
 
     def propose(
-        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+        stop_below: float = 0.0,
     ) -> Proposal: ...
 
     def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None: ...
@@ -86,6 +88,11 @@ def hidden_request(drafter) -> bool | list[int]:
     return list(layers) if layers else bool(drafter.needs_target_hidden)
 
 
+def draft_cache_length(drafter: Drafter) -> int | None:
+    """Positions in a :class:`ModelDrafter`'s KV cache (one per token read); None for any other drafter."""
+    return drafter.cache.get_seq_length() if isinstance(drafter, ModelDrafter) else None
+
+
 def crop_cache(cache: DynamicCache, length: int) -> None:
     """Keep only the first ``length`` positions of a KV cache (never recompute)."""
     extra = cache.get_seq_length() - length
@@ -105,11 +112,12 @@ far included, or None when they do not repeat (:meth:`PromptLookupDrafter.next_c
 
 def propose_by_passes(draft_pass: DraftPass, k: int, vocab_size: int, sampling: SamplingConfig,
                       generator: torch.Generator | None, device: torch.device | str,
-                      copy: Copier | None = None) -> Proposal:
+                      copy: Copier | None = None, stop_below: float = 0.0) -> Proposal:
     """Up to k proposals, one draft pass each, with q, the draft's top alternatives and each pass's time.
 
     Greedy: the draft's argmax. Sampling: a draw from the draft's warped distribution, whose whole q
-    (zero outside the draft's vocabulary, ``vocab_size`` = the target's) the residual needs.
+    (zero outside the draft's vocabulary, ``vocab_size`` = the target's) the residual needs. The draft ends
+    early after a guess whose q is below ``stop_below`` (the confidence stop; that guess is still proposed).
 
     With ``copy``, a slot where the text repeats itself (the last few tokens occurred earlier, as when an
     answer quotes its prompt) takes the token that followed them last time instead, with q = 1 on it, and
@@ -150,6 +158,8 @@ def propose_by_passes(draft_pass: DraftPass, k: int, vocab_size: int, sampling: 
         if copy is not None:
             proposal.copied.append(copied)
         proposal.pass_times.append(now(device) - start)
+        if proposal.q[-1] < stop_below:  # the draft is unsure of this guess: check the draft so far
+            break
     return proposal
 
 
@@ -225,7 +235,8 @@ class ModelDrafter:
         del self.cached[keep:]
 
     def propose(
-        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+        stop_below: float = 0.0,
     ) -> Proposal:
         # The cache must end before the context's last token: that token is the first input. After a
         # full acceptance this also feeds the draft's own last proposal, which it never saw.
@@ -245,7 +256,7 @@ class ModelDrafter:
             def copy(proposed: list[int]) -> int | None:
                 return self.copy_from.next_copy(context, proposed)
 
-        return propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device, copy)
+        return propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device, copy, stop_below)
 
 
 def truncated_model(model: torch.nn.Module, n_layers: int) -> torch.nn.Module:
@@ -355,8 +366,10 @@ class PromptLookupDrafter:
         return follow[0] if follow else None
 
     def propose(
-        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+        stop_below: float = 0.0,
     ) -> Proposal:
+        """Copy the continuation; q = 1 on every copied token, so the confidence stop never ends it."""
         start = now()
         tokens = self.continuation(context, k) if k > 0 else []
         proposal = Proposal(tokens=tokens, q=[1.0] * len(tokens), top=[[(t, 1.0)] for t in tokens])
@@ -386,7 +399,8 @@ class NoDrafter:
         pass  # no state
 
     def propose(
-        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+        stop_below: float = 0.0,
     ) -> Proposal:
         return Proposal()
 

@@ -2,7 +2,8 @@
 
 One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 2023):
 
-1. the drafter proposes K tokens x_1..x_K, with q_i(x_i) for each;
+1. the drafter proposes K tokens x_1..x_K, with q_i(x_i) for each (K: fixed, or adapted by a
+   :class:`~specsim.kpolicy.KPolicy` from how the previous drafts fared);
 2. ONE target pass over [last kept token, x_1..x_K] gives p_1..p_{K+1} at once;
 3. slot i is kept with probability min(1, p_i(x_i) / q_i(x_i)) (greedy: iff x_i = argmax p_i);
 4. at the first rejected slot the target draws its own token from norm(max(0, p_i - q_i))
@@ -13,7 +14,8 @@ One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 202
 end-of-text or the token budget (the same loop runs lookahead and Medusa-tree decoding). Plain
 decoding, the baseline, is that loop with a drafter that proposes nothing (:class:`NoDrafter`).
 Cache convention: the target's cache always holds the context except its last token, which is
-the first input of the next verification pass.
+the first input of the next verification pass. Each iteration records what both caches held
+(:class:`~specsim.trace.CacheLengths`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from transformers import DynamicCache
 
 from specsim.clock import now
 from specsim.defaults import TOP_N
-from specsim.drafters import Drafter, NoDrafter, crop_cache, hidden_request, target_features
+from specsim.drafters import Drafter, NoDrafter, crop_cache, draft_cache_length, hidden_request, target_features
+from specsim.kpolicy import KPolicy, Schedule
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig, warp
 from specsim.step import (
@@ -39,7 +42,7 @@ from specsim.step import (
     prefill,
     run_settings,
 )
-from specsim.trace import Iteration, Settings, Trace
+from specsim.trace import CacheLengths, Iteration, Settings, Trace
 from specsim.trace_build import TokenNamer, build_iteration
 from specsim.verify import verify
 
@@ -49,14 +52,17 @@ __all__ = ["SpeculativeStep", "decode_loop", "speculative_generate", "plain_gene
 class SpeculativeStep:
     """Steps 1-5 with a drafter: the step :func:`decode_loop` runs for speculative decoding."""
 
-    def __init__(self, target: LoadedModel, drafter: Drafter, k: int, sampling: SamplingConfig,
+    def __init__(self, target: LoadedModel, drafter: Drafter, policy: KPolicy, sampling: SamplingConfig,
                  generator: torch.Generator | None):
-        self.target, self.drafter, self.k, self.sampling, self.generator = target, drafter, k, sampling, generator
+        self.target, self.drafter, self.policy = target, drafter, policy
+        self.sampling, self.generator = sampling, generator
+        self.k = policy.k  # the next draft's K; an adaptive policy moves it after every check
         self.needs_prompt_hidden = hidden_request(drafter)  # a feature-level (EAGLE-style) drafter reads them
         self.feature_layers = getattr(drafter, "feature_layers", None)  # EAGLE-3 style: these layers side by side
         self.eos = eos_token_ids(target)  # an accepted end-of-text ends the check (see verify)
         self.cache = DynamicCache()
         self.hidden: torch.Tensor | None = None  # the target's last hidden states in the latest pass
+        self.lengths: tuple = ()  # the caches' lengths in the latest check: target before and after, draft too
 
     def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
         self.cache = cache
@@ -64,11 +70,13 @@ class SpeculativeStep:
         self.drafter.start(context, vocab_size, target_hidden=prompt_hidden)
 
     def check(self, context: list[int], budget: int) -> Checked:
-        # 1. Draft: never more proposals than the budget can use (K+1 tokens per loop at most).
-        proposal = self.drafter.propose(context, min(self.k, budget - 1), self.sampling, self.generator)
+        # 1. Draft: K proposals, never more than the budget can use (K+1 tokens per loop at most).
+        k, draft_before = self.k, draft_cache_length(self.drafter)
+        proposal = self.drafter.propose(context, min(k, budget - 1), self.sampling, self.generator,
+                                        stop_below=self.policy.stop_below)
         draft_tokens = proposal.tokens
-        # 2. Verify all proposals in one target pass.
-        verify_start = now(self.target.device)
+        # 2. Verify all proposals in one target pass; it writes K+1 entries to the target's cache.
+        target_before, verify_start = self.cache.get_seq_length(), now(self.target.device)
         input_ids = torch.tensor([[context[-1], *draft_tokens]], dtype=torch.long, device=self.target.device)
         out = self.target.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True,
                                 output_hidden_states=self.needs_prompt_hidden)
@@ -77,12 +85,19 @@ class SpeculativeStep:
         verdict = verify(draft_tokens, proposal, target_probs, self.sampling, self.generator, self.eos)
         self.hidden = (target_features(out.hidden_states, self.feature_layers)[0]
                        if self.drafter.needs_target_hidden else None)
-        return Checked(proposal, target_probs, verdict, now(self.target.device) - verify_start)
+        verify_time = now(self.target.device) - verify_start
+        self.lengths = (target_before, self.cache.get_seq_length(), draft_before, draft_cache_length(self.drafter))
+        self.k = self.policy.next_k(k, proposed=len(draft_tokens), kept=verdict.n_accepted)  # the next draft's K
+        return Checked(proposal, target_probs, verdict, verify_time, k_planned=k)
 
-    def accept(self, context: list[int], emitted: list[int]) -> None:
+    def accept(self, context: list[int], emitted: list[int]) -> CacheLengths:
         # 5. Crop: the cache keeps the new context minus its last token; the drafter rolls back too.
         crop_cache(self.cache, len(context) - 1)
         self.drafter.observe(context, None if self.hidden is None else self.hidden[: len(emitted)])
+        target_before, target_written, draft_before, draft_drafted = self.lengths
+        draft_kept = draft_cache_length(self.drafter)  # the draft reads the rest of the context next time
+        return CacheLengths(target_before, target_written, self.cache.get_seq_length(), draft_before, draft_drafted,
+                            draft_kept, None if draft_kept is None else len(context) - draft_kept)
 
 
 def decode_loop(
@@ -102,16 +117,15 @@ def decode_loop(
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"
                 break
-            budget = settings.max_new_tokens - len(generated)
+            budget, context_len = settings.max_new_tokens - len(generated), len(context)
             checked = step.check(context, budget)  # propose, then verify every guess in one target pass
             kept = checked.proposal.tokens[: checked.verdict.n_accepted] + [checked.verdict.extra]
             emitted, stop_reason = cut_at_stop(kept, budget, eos)
-            iterations.append(build_iteration(
-                namer, len(iterations), len(context), checked.proposal, checked.target_probs, checked.verdict,
-                checked.verify_time, emitted, stop_reason, TOP_N))
             context += emitted
             generated += emitted
-            step.accept(context, emitted)  # crop the caches back to the kept tokens
+            caches = step.accept(context, emitted)  # crop the caches back to the kept tokens
+            iterations.append(build_iteration(namer, len(iterations), context_len, checked, emitted, stop_reason,
+                                              TOP_N, caches))
             if on_iteration is not None:
                 on_iteration(iterations[-1])
         end = now(target.device)
@@ -122,12 +136,18 @@ def speculative_generate(
     target: LoadedModel, drafter: Drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
     temperature: float = 0.0, top_p: float | None = None, seed: int = 0,
     on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
+    schedule: Schedule = "fixed", stop_below: float = 0.0,
 ) -> Trace:
-    """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens)."""
+    """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens).
+
+    K is ``k`` in every iteration unless ``schedule="heuristic"`` adapts it or ``stop_below`` > 0 ends a
+    draft at an unsure guess (:class:`~specsim.kpolicy.KPolicy`).
+    """
     sampling = SamplingConfig(temperature, top_p)
     generator = torch.Generator(device=target.device).manual_seed(seed)
-    step = SpeculativeStep(target, drafter, k, sampling, generator)
-    settings = run_settings(target, k, max_new_tokens, sampling, seed, drafter.kind, drafter.name)
+    policy = KPolicy(k, schedule, stop_below)
+    step = SpeculativeStep(target, drafter, policy, sampling, generator)
+    settings = run_settings(target, k, max_new_tokens, sampling, seed, drafter.kind, drafter.name, policy)
     return decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)
 
 
@@ -139,6 +159,6 @@ def plain_generate(
     """The baseline: the same loop with a drafter that proposes nothing, so one target pass per new token."""
     sampling = SamplingConfig(temperature, top_p)
     generator = torch.Generator(device=target.device).manual_seed(seed)
-    step = SpeculativeStep(target, NoDrafter(), 0, sampling, generator)
+    step = SpeculativeStep(target, NoDrafter(), KPolicy(0), sampling, generator)
     settings = run_settings(target, 0, max_new_tokens, sampling, seed, NoDrafter.kind, NoDrafter.name)
     return decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)

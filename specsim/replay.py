@@ -143,8 +143,8 @@ def narrate(trace: Trace, index: int) -> str:
 
 # ---- the whole run ----------------------------------------------------------------------------
 def kept_counts(trace: Trace) -> list[int]:
-    """How many iterations kept 0, 1, ..., K proposals (index = number kept)."""
-    counts = [0] * (trace.settings.k + 1)
+    """How many iterations kept 0, 1, ..., K proposals (index = number kept; K: the run's largest)."""
+    counts = [0] * (trace.k_max + 1)
     for it in trace.iterations:
         counts[it.n_accepted] += 1
     return counts

@@ -5,7 +5,8 @@ rules a student reads in the lesson are exactly the ones the engine runs:
 
 - ``warp``: logits -> probabilities at a temperature, optionally restricted to the top-p nucleus;
 - ``acceptance_probability``: min(1, p(x) / q(x)) for a proposed token x;
-- ``residual_distribution``: norm(max(0, p - q)), where a rejected slot draws its replacement.
+- ``residual_distribution``: norm(max(0, p - q)), where a rejected slot draws its replacement;
+- ``accepted_mass``: Σ min(p, q), the chance that rule keeps a guess drawn from q.
 """
 
 from __future__ import annotations
@@ -100,6 +101,16 @@ def residual_distribution(p: torch.Tensor, q: torch.Tensor) -> tuple[torch.Tenso
     if mass <= 1e-12:
         return p, 0.0
     return positive / mass, mass
+
+
+def accepted_mass(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Σ_x min(p(x), q(x)) over the last dimension: the chance a guess x ~ q is kept, before it is drawn.
+
+    It is E_{x~q}[min(1, p(x)/q(x))] = Σ_x q(x) min(1, p(x)/q(x)), Leviathan et al. (2023)'s acceptance rate
+    β of one slot, and equals 1 - TV(p, q) (total variation: half the L1 distance) and 1 minus the residual's
+    mass Σ max(0, p - q). Rows of a matrix give one value each.
+    """
+    return torch.minimum(p, q).sum(dim=-1)
 
 
 def top_tokens(probs: torch.Tensor, n: int) -> list[tuple[int, float]]:

@@ -20,9 +20,10 @@ from transformers import DynamicCache
 
 from specsim.clock import now
 from specsim.drafters import NoDrafter, Proposal, target_features
+from specsim.kpolicy import KPolicy
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
-from specsim.trace import Iteration, Settings, Trace
+from specsim.trace import CacheLengths, Iteration, Settings, Trace
 from specsim.verify import Verdict
 
 PLAIN = NoDrafter.kind  # the drafter kind of plain decoding: K = 0, nothing proposed
@@ -36,6 +37,7 @@ class Checked:
     target_probs: torch.Tensor  # row i: the target's p where guess i sits; the last row: after the last guess
     verdict: Verdict  # how many guesses were kept, and the target's own +1 token
     verify_time: float  # seconds of the verification pass
+    k_planned: int | None = None  # the K the step's policy chose this time (None: a step without a K policy)
 
 
 class Step(Protocol):
@@ -50,8 +52,10 @@ class Step(Protocol):
     def check(self, context: list[int], budget: int) -> Checked:
         """Propose at most ``budget - 1`` guesses and verify them in one target pass."""
 
-    def accept(self, context: list[int], emitted: list[int]) -> None:
-        """``context`` now ends with ``emitted``: crop the caches back to it, learn from what was kept."""
+    def accept(self, context: list[int], emitted: list[int]) -> CacheLengths | None:
+        """``context`` now ends with ``emitted``: crop the caches back to it, learn from what was kept.
+
+        Returns what the KV caches held during this iteration, or None when the step does not record it."""
 
 
 def eos_token_ids(target: LoadedModel) -> set[int]:
@@ -106,12 +110,14 @@ def cut_at_stop(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int
 
 
 def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                 kind: str, draft: str) -> Settings:
+                 kind: str, draft: str, policy: KPolicy | None = None) -> Settings:
     """What a run was asked to do, with the target's name, dtype and device, for its trace."""
+    policy = policy or KPolicy(k)
     return Settings(
         k=k, max_new_tokens=max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed,
         drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
-        device=str(target.device), invariant=target.invariant,
+        device=str(target.device), invariant=target.invariant, k_schedule=policy.schedule,
+        stop_below=policy.stop_below,
     )
 
 

@@ -45,7 +45,9 @@ class Slot:
     target_top: tuple[TokenProb, ...] = ()
     draft_time_s: float = 0.0  # wall-clock time of the draft pass that proposed this token
     draw: float | None = None  # sampling: the uniform number compared with accept_prob (None if unchecked/greedy)
-    copied: bool = False  # copied from earlier in the text (q = 1), not the draft model's guess
+    copied: bool = False  # copied from earlier in the text (q = 1), not the draft model's guess: no draft pass
+    accepted_mass: float | None = None  # sum over x of min(p(x), q(x)) = 1 - TV(p, q): the chance a guess drawn
+    # from q is kept here (Leviathan et al. 2023's beta); sampling only (None in greedy mode and in old traces)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,27 @@ class Residual:
 
     mass: float  # sum of max(0, p - q) before normalisation; equals the rejection probability
     top: tuple[TokenProb, ...]  # the residual's most likely tokens, normalised
+
+
+@dataclass(frozen=True)
+class CacheLengths:
+    """How many positions the target's and the draft's KV caches held at each point of one iteration.
+
+    Convention: the target's cache holds the context except its last token, the first input of the next
+    pass. The verification pass writes that token and the K proposals (K + 1 entries); the crop keeps the
+    context plus the kept proposals, so the +1 token is again the one not yet written. The draft never read
+    its last proposal (nor a copied one, :attr:`Slot.copied`, which had no draft pass): after a full
+    acceptance it must read it as well as the +1 token before its next guess (``draft_catch_up``).
+    """
+
+    target_before: int  # before the verification pass: the context minus its last token
+    target_written: int  # after the pass: target_before + 1 + the number of proposals
+    target_kept: int  # after the crop: the new context minus its last token (the +1 token)
+    draft_before: int | None = None  # the draft's cache before drafting (None: the drafter keeps no token cache)
+    draft_drafted: int | None = None  # after drafting: every input of every draft pass
+    draft_kept: int | None = None  # after the crop back to what the target kept
+    draft_catch_up: int | None = None  # tokens the draft reads before its next guess: the +1 token and any other
+    # kept token it has not read (after a full acceptance its own last proposal; copied proposals it skipped)
 
 
 @dataclass(frozen=True)
@@ -72,6 +95,9 @@ class Iteration:
     emitted: tuple[int, ...]  # token ids appended to the output (may be cut short by EOS or the budget)
     stop_reason: str | None = None  # "eos" or "max_new_tokens" when the run ended in this iteration
     draft_overhead_s: float = 0.0  # drafting time not tied to one slot (e.g. a prompt-lookup search that found nothing)
+    k_planned: int | None = None  # the K the run's K policy chose for this iteration (specsim.kpolicy); the
+    # drafter was asked for at most min(k_planned, budget - 1) and may propose fewer (``k``). None: not recorded
+    caches: CacheLengths | None = None  # the KV caches' lengths in this iteration; None: not recorded
 
     @property
     def draft_time_s(self) -> float:
@@ -102,6 +128,8 @@ class Settings:
     dtype: str = "float32"
     device: str = "cpu"
     invariant: bool = False  # the target ran the position-invariant decode path (specsim.invariant)
+    k_schedule: str = "fixed"  # how K moved between iterations: "fixed" (always k) or "heuristic" (specsim.kpolicy)
+    stop_below: float = 0.0  # confidence stop: a draft ended after a guess whose q was below this (0: never)
 
 
 @dataclass(frozen=True)
@@ -144,9 +172,24 @@ class Trace:
         return sum(it.n_accepted for it in self.iterations)
 
     @property
+    def k_max(self) -> int:
+        """The largest K of the run: ``settings.k``, or more where an adaptive K policy raised it."""
+        return max([self.settings.k, *(it.k for it in self.iterations),
+                    *(it.k_planned for it in self.iterations if it.k_planned is not None)])
+
+    @property
     def acceptance_rate(self) -> float:
         """α, measured: accepted proposals over proposals that the target actually checked."""
         return pooled_acceptance_rate([self])
+
+    @property
+    def mean_accepted_mass(self) -> float | None:
+        """The α the distributions promise: the mean of Σ min(p, q) over the checked slots (α = E[β],
+        Leviathan et al. 2023); :attr:`acceptance_rate` is its measurement. None when no slot recorded it
+        (greedy runs, old traces)."""
+        masses = [s.accepted_mass for it in self.iterations for s in it.slots
+                  if s.status != "unchecked" and s.accepted_mass is not None]
+        return sum(masses) / len(masses) if masses else None
 
     @property
     def target_passes(self) -> int:
@@ -171,7 +214,7 @@ class Trace:
         None where no iteration proposed that many tokens.
         """
         out: list[float | None] = []
-        for i in range(1, self.settings.k + 1):
+        for i in range(1, self.k_max + 1):
             proposed = [it for it in self.iterations if it.k >= i and not (it.ended_by_text_end and i > it.n_accepted)]
             out.append(sum(it.n_accepted >= i for it in proposed) / len(proposed) if proposed else None)
         return out
@@ -198,7 +241,8 @@ def _build(cls: type, data: dict[str, Any]) -> Any:
     """Rebuild a (nested) frozen dataclass from ``asdict`` output."""
     nested = {
         Trace: {"settings": Settings, "iterations": Iteration},
-        Iteration: {"slots": Slot, "extra": TokenProb, "extra_target_top": TokenProb, "residual": Residual},
+        Iteration: {"slots": Slot, "extra": TokenProb, "extra_target_top": TokenProb, "residual": Residual,
+                    "caches": CacheLengths},
         Slot: {"draft_top": TokenProb, "target_top": TokenProb},
         Residual: {"top": TokenProb},
     }.get(cls, {})

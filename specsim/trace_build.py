@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from specsim.drafters import Proposal
-from specsim.sampling import top_rows, top_tokens
-from specsim.trace import Iteration, Residual, Slot, TokenProb
-from specsim.verify import Verdict
+from specsim.sampling import accepted_mass, top_rows, top_tokens
+from specsim.step import Checked
+from specsim.trace import CacheLengths, Iteration, Residual, Slot, TokenProb
 
 
 class TokenNamer:
@@ -31,18 +30,21 @@ def build_iteration(
     namer: TokenNamer,
     index: int,
     context_len: int,
-    proposal: Proposal,
-    target_probs: torch.Tensor,
-    verdict: Verdict,
-    verify_time: float,
+    checked: Checked,
     emitted: list[int],
     stop_reason: str | None,
     top_n: int,
+    caches: CacheLengths | None = None,
 ) -> Iteration:
     """Record one iteration: every slot with q, p, verdict and alternatives, and the +1 token."""
+    proposal, target_probs, verdict = checked.proposal, checked.target_probs, checked.verdict
     tokens, n_accepted, extra = proposal.tokens, verdict.n_accepted, verdict.extra
     rows = torch.arange(len(tokens))
     p_tokens = target_probs[rows, torch.tensor(tokens, dtype=torch.long)].tolist() if tokens else []
+    masses = [None] * len(tokens)  # Σ min(p, q) per slot: needs the whole q, which only sampling keeps
+    if proposal.q_probs and len(proposal.q_probs) == len(tokens):
+        q_rows = torch.stack(proposal.q_probs).to(target_probs.device)
+        masses = accepted_mass(target_probs[: len(tokens), : q_rows.shape[-1]], q_rows).tolist()
     target_tops = top_rows(target_probs, top_n)  # one top-n over every row: K + 1 separate calls cost about 3x more
     slots = []
     for i, token in enumerate(tokens):
@@ -54,7 +56,7 @@ def build_iteration(
             target_top=namer.tops(target_tops[i]),
             draft_time_s=float(proposal.pass_times[i]) if i < len(proposal.pass_times) else 0.0,
             draw=verdict.draws[i] if i < len(verdict.draws) else None,
-            copied=i < len(proposal.copied) and proposal.copied[i],
+            copied=i < len(proposal.copied) and proposal.copied[i], accepted_mass=masses[i],
         ))
     landing = target_probs[n_accepted]
     summary = None
@@ -63,6 +65,7 @@ def build_iteration(
     return Iteration(
         index=index, context_len=context_len, slots=tuple(slots), n_accepted=n_accepted,
         extra=TokenProb(extra, namer(extra), float(landing[extra])), extra_kind=verdict.extra_kind,
-        extra_target_top=namer.tops(target_tops[n_accepted]), residual=summary, verify_time_s=verify_time,
+        extra_target_top=namer.tops(target_tops[n_accepted]), residual=summary, verify_time_s=checked.verify_time,
         emitted=tuple(emitted), stop_reason=stop_reason, draft_overhead_s=proposal.overhead_s,
+        k_planned=checked.k_planned, caches=caches,
     )

@@ -27,6 +27,7 @@ import torch
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from specsim import sampling
 from specsim.sampling import acceptance_probability, residual_distribution
 
 
@@ -48,8 +49,9 @@ def acceptance_chance(p: ArrayLike, q: ArrayLike) -> np.ndarray:
 
 
 def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
-    """Σ min(p, q): the chance that a proposal x ~ q is kept."""
-    return float(np.minimum(np.asarray(p, dtype=float), np.asarray(q, dtype=float)).sum())
+    """Σ min(p, q): the chance that a proposal x ~ q is kept (the engine's :func:`specsim.sampling.accepted_mass`)."""
+    return float(sampling.accepted_mass(torch.as_tensor(np.asarray(p, dtype=float)),
+                                        torch.as_tensor(np.asarray(q, dtype=float))))
 
 
 def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray | None:

@@ -76,7 +76,8 @@ def bf16_targets():
 
 
 HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py", "test_bad_input_app.py",
-               "test_engine_greedy.py", "test_variants_page.py", "test_live_page.py")
+               "test_engine_greedy.py", "test_variants_page.py", "test_live_page.py", "test_kpolicy.py",
+               "test_whole_block.py", "test_cache_lengths.py", "test_accepted_mass.py")
 """The longest in-process files: the two test workers (pytest-xdist, one file at a time) take them early, so
 neither worker is left with a long file at the end while the other waits."""
 

@@ -28,7 +28,7 @@ class Scripted:
     def start(self, prompt_ids, vocab_size, target_hidden=None) -> None:
         pass
 
-    def propose(self, context, k, sampling, generator) -> Proposal:
+    def propose(self, context, k, sampling, generator, stop_below=0.0) -> Proposal:
         tokens = self.tokens[:k]
         return Proposal(tokens, [1.0] * len(tokens), None, [[(t, 1.0)] for t in tokens], [0.0] * len(tokens))
 

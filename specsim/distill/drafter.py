@@ -72,7 +72,8 @@ class EagleDrafter:
         self.feats = torch.cat([self.feats, target_hidden.float().to(self.device)])[: len(context) - 1]
 
     def propose(
-        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+        stop_below: float = 0.0,
     ) -> Proposal:
         n_true = min(len(self.feats), len(context) - 1)  # inputs (f_t, x_{t+1}) for t < n_true
         crop_cache(self.cache, min(self.n_true, n_true))
@@ -96,7 +97,8 @@ class EagleDrafter:
             return logits[0, -1], self.draft.id_map
 
         with torch.inference_mode():
-            proposal = propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device)
+            proposal = propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device,
+                                         stop_below=stop_below)
         crop_cache(self.cache, self.n_true)  # drop the entries built on the draft's own guesses
         return proposal
 

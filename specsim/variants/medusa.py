@@ -124,7 +124,8 @@ class MedusaDrafter:
         with torch.inference_mode():
             return torch.softmax(self.heads.logits(hidden.float(), self.out_weight).float(), dim=-1)
 
-    def propose(self, context, k: int, sampling: SamplingConfig, generator: torch.Generator | None) -> Proposal:
+    def propose(self, context, k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+                stop_below: float = 0.0) -> Proposal:
         if not sampling.greedy:
             raise ValueError("the Medusa drafter here is greedy only (temperature 0)")
         if self.hidden is None or k <= 0:
@@ -138,6 +139,8 @@ class MedusaDrafter:
             proposal.tokens.append(int(ids[index]))
             proposal.q.append(float(head[index]))
             proposal.top.append([(int(ids[i]), p) for i, p in top_tokens(head, HEAD_ALTERNATIVES)])
+            if proposal.q[-1] < stop_below:  # the confidence stop (specsim.kpolicy): the later heads are dropped
+                break
         elapsed = now(self.device) - start
         proposal.pass_times = [elapsed] + [0.0] * (len(proposal.tokens) - 1)  # one matmul drafts them all
         return proposal
