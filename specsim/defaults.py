@@ -18,7 +18,7 @@ alone (``train --from-corpus data/corpus``; docs/distill.md)."""
 DEFAULT_DRAFT = CLASSIC_DRAFT
 """Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``.
 Picked by held-out acceptance and end-to-end speed over the EAGLE-style head ``eagle-L1-v8k``, which still
-ships (docs/distill.md, "2026-12-01, night")."""
+ships (docs/distill.md, "What ships")."""
 
 CORPUS_DIR = str(REPO_ROOT / "data" / "corpus")
 """The target's answers as token ids (``python -m specsim.distill gen``): what the drafts are trained on."""
