@@ -18,7 +18,7 @@ alone (``train --from-corpus data/corpus``; docs/distill.md)."""
 DEFAULT_DRAFT = CLASSIC_DRAFT
 """Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``.
 Picked by held-out acceptance and end-to-end speed over the EAGLE-style head ``eagle-L1-v8k``, which still
-ships (docs/distill.md, "2026-12-01, night")."""
+ships (docs/distill.md, "What ships")."""
 
 CORPUS_DIR = str(REPO_ROOT / "data" / "corpus")
 """The target's answers as token ids (``python -m specsim.distill gen``): what the drafts are trained on."""
@@ -61,7 +61,7 @@ COPY_NGRAM = (2, 4)
 """The shipped draft's copying (min, max n-gram, :func:`specsim.draft_loader.copy_lookup`): a slot whose last 2 to 4
 tokens occurred earlier in the text takes what followed them there instead of the draft's guess. On the
 held-out answers a 2-gram repeat was followed by the same token 63 % of the time, where the draft guessed
-right 32 % of the time (docs/distill.md)."""
+right 32 % of the time (docs/distill.md; the figures: docs/measurements/distill-log-2026-12-01-to-03.md)."""
 
 GPU_RIDGE = 256
 """The one R the app uses for "a GPU serving one request": between the A100's ridge (about 153 tokens) and the

@@ -7,7 +7,7 @@ any reduction whose order depends on the number of rows in the pass breaks the p
 that sits on a near-tie can flip ("Defeating Nondeterminism in LLM Inference", Thinking Machines,
 2025; vLLM's batch-invariant mode).
 
-On this CPU (measured, see docs/invariant.md):
+On this CPU (measured, see docs/measurements/invariant-log-2026-12-01-to-03.md; how it works: docs/invariant.md):
 
 - where the CPU has AMX tiles, every linear runs through :class:`KernelLinear` (:func:`specsim.fused.rows_linear`):
   invariant by construction, and as fast for K + 1 rows as for one, so the guarantee costs nothing;
@@ -102,8 +102,8 @@ PREFILL_KERNEL_ROWS = 256
 """Where the kernel's route beats the stock linears at any size (:func:`specsim.fused.kernel_for_prefill`:
 AVX2 without bfloat16 arithmetic, where a stock bfloat16 matmul costs about one pass per row), passes up to
 this many rows (a prompt's prefill) run through it too: 5-7x faster than stock at 17-128 rows on an AMD
-EPYC (docs/invariant.md). Larger ones take the stock path: the kernel rereads every row once per two
-outputs, which pays while the rows stay in cache."""
+EPYC (docs/measurements/invariant-log-2026-12-01-to-03.md). Larger ones take the stock path: the kernel
+rereads every row once per two outputs, which pays while the rows stay in cache."""
 
 
 class KernelLinear(nn.Module):

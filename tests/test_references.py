@@ -1,5 +1,8 @@
 """Every module, function and file a docstring, comment or document names exists (issue 41: stale references).
 
+The documents stay explanations: ``docs/*.md`` says how things work now, and dated session logs live under
+``docs/measurements/`` (issue 41, part 5); every relative link in the documents and the logs leads to a file.
+
 A dotted name such as ``specsim.engine.decode_loop`` or ``app.live.params.PARAMS`` must resolve to a module of
 this repository and, after it, to names that module (or a class in it) defines. A path such as
 ``specsim/engine.py`` or ``docs/timing.md`` must be a file. Read statically (ast), so nothing is imported.
@@ -16,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DOTTED = re.compile(r"(?<![\w./-])((?:specsim|app)(?:\.[A-Za-z_]\w*)+)")
 PATH = re.compile(r"(?<![\w./-])((?:specsim|app|pages|tests|docs|scripts)/[\w./-]*\.(?:py|md|cpp|js|css|json))")
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LOGS = sorted((ROOT / "docs" / "measurements").glob("*.md"))
+DATED_HEADING = re.compile(r"^(?:#{1,6}[ \t].*|\*\*[^*\n]*)\b20\d\d-\d\d(?:-\d\d)?\b")
+"""A heading line (or a paragraph that opens in bold, the logs' other kind of heading) with a date in it."""
+LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)\)")
 
 
 def _sources() -> list[Path]:
@@ -148,3 +155,36 @@ def test_the_package_map_lists_every_module_and_only_modules_that_exist():
     modules |= {p.name for p in (ROOT / "specsim").iterdir() if (p / "__init__.py").is_file()}
     assert listed - modules == set(), "listed but missing"
     assert modules - listed == set(), "a module the map does not list"
+
+
+def dated_headings(text: str) -> list[str]:
+    """The heading lines of a markdown text that carry a date: a session log's entries."""
+    return [line for line in text.splitlines() if DATED_HEADING.match(line)]
+
+
+def test_the_docs_are_explanations_not_dated_logs():
+    """docs/*.md explain how things work now; a dated session entry belongs in docs/measurements/."""
+    found = {path.name: dated_headings(path.read_text(encoding="utf-8")) for path in DOCUMENTS}
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+def test_the_dated_heading_check_has_teeth():
+    assert dated_headings("# Title\n\n### 2026-12-01, evening: the corpus at 2.4 M tokens\n") == [
+        "### 2026-12-01, evening: the corpus at 2.4 M tokens"]
+    assert dated_headings("## 2026-12-02 (evening): an AVX2 route\n") != []
+    assert dated_headings("**2026-12-01 (later), the post-run garbage collection.** Two findings\n") != []
+    assert dated_headings("## How K is chosen\n\nMeasured on 2026-12-03, see the raw file.\n") == []
+    assert dated_headings("[bench-heldout42-2026-12-03-amd.txt](measurements/bench-heldout42-2026-12-03-amd.txt)") == []
+    log = ROOT / "docs" / "measurements" / "distill-log-2026-12-01-to-03.md"  # what docs/distill.md used to be
+    assert len(dated_headings(log.read_text(encoding="utf-8"))) >= 5
+
+
+def test_every_relative_link_in_the_documents_and_logs_leads_to_a_file():
+    problems = []
+    for path in [*DOCUMENTS, *LOGS]:
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a web address or an anchor on the same page
+            if not (path.parent / target.split("#", 1)[0]).exists():
+                problems.append(f"{path.relative_to(ROOT)}: {target}")
+    assert problems == []

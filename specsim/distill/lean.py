@@ -19,8 +19,9 @@ Here the pass is the textbook one, and nothing else:
 It is the same maths as the Llama module it reads its weights from (tests compare the two), so the
 draft proposes the same tokens; only its cost changes. Where the fused kernels run, the same steps run
 as one C++ call (:func:`specsim.fused` ``draft_pass``): no Python between them, which halves the pass
-again (about 0.5 against 0.9 ms a pass here, measured in ``docs/invariant.md``). The Python below stays
-the reference that tests compare that call with, and runs a prompt's prefill (``ONE_CALL_ROWS``).
+again (about 0.5 against 0.9 ms a pass here, measured in
+``docs/measurements/invariant-log-2026-12-01-to-03.md``). The Python below stays the reference that tests
+compare that call with, and runs a prompt's prefill (``ONE_CALL_ROWS``).
 
 It runs in the target's dtype, as the stock draft did; with bfloat16 on a CPU where the fused linear kernel
 runs, the weights are bfloat16 and the activations float32 (see ``LeanLlama.__init__``).
