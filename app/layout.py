@@ -27,6 +27,7 @@ PAGES: dict[str, list[PageSpec]] = {
         PageSpec("calculator.py", "Speedup calculator", icon=":material/calculate:", url_path="calculator"),
         PageSpec("why_unchanged.py", "Why the output is unchanged", icon=":material/balance:", url_path="unchanged"),
         PageSpec("live.py", "Live decoding", icon=":material/play_circle:", url_path="live"),
+        PageSpec("under_the_hood.py", "Under the hood", icon=":material/build:", url_path="hood"),
         PageSpec("verify_free.py", "Is verification free here?", icon=":material/speed:", url_path="verify"),
         PageSpec("variants.py", "Variants", icon=":material/account_tree:", url_path="variants"),
         PageSpec("in_practice.py", "In practice", icon=":material/public:", url_path="practice"),

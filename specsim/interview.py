@@ -75,6 +75,45 @@ def _drafts(v: float = 1.0) -> dict[str, str]:
     return out
 
 
+CACHE = {"context": 100, "kept": 2}  # the cache question: a context of 100 tokens, 2 of the lesson's 4 guesses kept
+OVERLAP = {"p": (0.6, 0.3, 0.1), "q": (0.3, 0.5, 0.2), "t_low": 0.5, "t_high": 2.0}  # the α = 1 − TV question
+
+
+def _cache(k: int) -> dict[str, str]:
+    """The target's cache through one iteration (the engine's convention, specsim.trace.CacheLengths)."""
+    before = CACHE["context"] - 1  # the context minus its last token, the first input of the pass
+    return {"cache_context": str(CACHE["context"]), "cache_kept_guesses": str(CACHE["kept"]),
+            "cache_before": str(before), "cache_written": str(before + k + 1),
+            "cache_after": str(before + 1 + CACHE["kept"]), "cache_dropped": str(k - CACHE["kept"]),
+            "cache_next_context": str(CACHE["context"] + CACHE["kept"] + 1)}
+
+
+def _overlap() -> dict[str, str]:
+    """Σ min(p, q) for a three-token p and q, and again with both tempered (the engine's warp)."""
+    import torch
+
+    from specsim.overlap import accepted_mass_at_temperature, total_variation
+
+    p, q = torch.tensor(OVERLAP["p"]), torch.tensor(OVERLAP["q"])
+    out = {"ov_p": ", ".join(f"{x:g}" for x in OVERLAP["p"]), "ov_q": ", ".join(f"{x:g}" for x in OVERLAP["q"]),
+           "ov_tv": _x(total_variation(p, q)), "ov_alpha": _x(1 - total_variation(p, q)),
+           "ov_t_low": f"{OVERLAP['t_low']:g}", "ov_t_high": f"{OVERLAP['t_high']:g}"}
+    for name in ("t_low", "t_high"):
+        out[f"ov_alpha_{name}"] = _x(accepted_mass_at_temperature(p.log(), q.log(), OVERLAP[name]))
+    out["ov_alpha_greedy"] = _x(accepted_mass_at_temperature(p.log(), q.log(), 0.0))
+    return out
+
+
+def _schedule(k: int) -> dict[str, str]:
+    """transformers' heuristic K schedule (specsim.kpolicy) over kept, kept, refused, kept loops."""
+    from specsim.kpolicy import KPolicy
+
+    policy, ks = KPolicy(k, "heuristic"), [k]
+    for all_kept in (True, True, False, True):
+        ks.append(policy.next_k(ks[-1], ks[-1], ks[-1] if all_kept else 0))
+    return {"schedule_ks": ", ".join(str(x) for x in ks)}
+
+
 def figures() -> dict[str, str]:
     """Every figure an answer may name, computed."""
     a, k, c = LESSON["alpha"], LESSON["k"], LESSON["c"]
@@ -88,11 +127,17 @@ def figures() -> dict[str, str]:
         "speedup_below": _x(analytics.speedup(a, best - 1, c)),
         "speedup_above": _x(analytics.speedup(a, best + 1, c)),
         "speedup_lesson": _x(analytics.speedup(a, k, c)),
+        "k_plus_1_lesson": str(k + 1),
+        "tokens_per_loop_lesson": _x(analytics.tokens_per_loop(a, k)),
+        "target_work_lesson": _x((k + 1) / analytics.tokens_per_loop(a, k)),
         "ceiling_70": _x(analytics.prefix_limit(a)),
         "useless_loss_lesson": _x(analytics.useless_draft_loss(k, c, 1.0)),
         "useless_speed_lesson": _x(analytics.speedup(0.0, k, c, 1.0)),
         **_batching(a, k, c),
         **_drafts(),
+        **_cache(k),
+        **_overlap(),
+        **_schedule(k),
     }
 
 

@@ -7,6 +7,7 @@ widgets) → :func:`write_url` (so the address bar always reproduces the setting
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import streamlit as st
 
@@ -26,7 +27,8 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     query = urlcodec.ours({key: st.query_params.get_all(key) for key in st.query_params}, live_params.NAMES)
     if not query:
         return
-    settings, notices = live_params.parse_query(query, list(pairs))
+    starting = replace(LiveSettings(), k=machine.default_k()[0])  # the page starts at this machine's K
+    settings, notices = live_params.parse_query(query, list(pairs), starting)
     for param in live_params.PARAMS:
         if param.name in query:
             value = getattr(settings, param.field)

@@ -63,13 +63,14 @@ def from_text(field: str, text: object) -> int | float | str:
     return text
 
 
-def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str]) -> tuple[LiveSettings, list[str]]:
+def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str],
+                defaults: LiveSettings | None = None) -> tuple[LiveSettings, list[str]]:
     """Settings from the URL (a name in other letter case, ``K``, read as ours), and a notice for every parameter
-    that was refused or rounded."""
+    that was refused or rounded; a refused one takes its value from ``defaults`` (the page's starting settings)."""
     query = urlcodec.ours(query, NAMES)
     values: dict[str, object] = {}
     notices: list[str] = []
-    defaults = LiveSettings()
+    defaults = defaults or LiveSettings()
     for param in PARAMS:
         field, name = param.field, param.name
         if name not in query:

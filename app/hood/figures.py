@@ -1,0 +1,112 @@
+"""Charts of the Under-the-hood page: pure builders, records of specsim.hood in, a plotly figure out."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from app.palette import BACKGROUND, DRAFT, EXTRA, KEPT, MUTED, REJECTED, TARGET
+from specsim.hood import CacheStory, PositionModel, SlotOverlap, VerifyRow
+from specsim.replay import visible
+
+OUTCOME_COLOURS = {"kept": KEPT, "+1 token": EXTRA, "not used": MUTED}
+
+
+def _outcome_colour(outcome: str) -> str:
+    return REJECTED if outcome.startswith("rejected") else OUTCOME_COLOURS.get(outcome, MUTED)
+
+
+def mask_figure(labels: list[str], grid: list[list[bool]], hidden: int, rows: list[VerifyRow]) -> go.Figure:
+    """The verification pass's causal mask: one row per input, a filled cell where that row may attend."""
+    z = [[1 if cell else 0 for cell in row] for row in grid]
+    text = [["✓" if cell else "" for cell in row] for row in grid]
+    y = [f"row {r.index}: {visible(r.input_text)!s}" for r in rows]
+    fig = go.Figure(go.Heatmap(z=z, x=labels, y=y, text=text, texttemplate="%{text}", showscale=False,
+                               colorscale=[[0, BACKGROUND], [1, TARGET]], zmin=0, zmax=1, xgap=2, ygap=2,
+                               hovertemplate="%{y} may attend to position %{x}: %{text}<extra></extra>"))
+    title = "Causal mask of the verification pass (columns: positions it may read)"
+    if hidden:
+        title += f"; the {hidden} earlier cached positions are visible to every row"
+    fig.update_layout(title=title, height=120 + 34 * len(rows), margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis=dict(autorange="reversed"), xaxis=dict(side="top", tickangle=0))
+    return fig
+
+
+def rows_figure(rows: list[VerifyRow]) -> go.Figure:
+    """Each row's output: the target's top token (p) and, where the row judges a guess, the guess with its q."""
+    y = [f"row {r.index}" for r in rows]
+    top_p = [r.target_top[0].prob if r.target_top else 0.0 for r in rows]
+    top_text = [visible(r.target_top[0].text) if r.target_top else "" for r in rows]
+    guess_p = [r.p_of_proposed if r.p_of_proposed is not None else 0.0 for r in rows]
+    guess_q = [r.proposed.prob if r.proposed is not None else 0.0 for r in rows]
+    guess_text = [visible(r.proposed.text) if r.proposed is not None else "" for r in rows]
+    fig = go.Figure()
+    fig.add_bar(y=y, x=top_p, orientation="h", name="target's top token: p", marker_color=TARGET,
+                text=top_text, textposition="auto")
+    fig.add_bar(y=y, x=guess_p, orientation="h", name="the guess this row judges: p", marker_color=[
+        _outcome_colour(r.outcome) for r in rows], text=guess_text, textposition="auto")
+    fig.add_bar(y=y, x=guess_q, orientation="h", name="the same guess: q (the draft's)", marker_color=DRAFT,
+                text=guess_text, textposition="auto")
+    fig.update_layout(barmode="group", title="What each row of the one pass returns", height=140 + 70 * len(rows),
+                      xaxis=dict(title="probability", range=[0, 1]), yaxis=dict(autorange="reversed"),
+                      margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def cache_figure(story: CacheStory) -> go.Figure:
+    """KV-cache lengths through one iteration: before, after the pass or the drafting, after the crop."""
+    c = story.lengths
+    stages = ["before", "written", "after the crop"]
+    fig = go.Figure()
+    fig.add_bar(x=stages, y=[c.target_before, c.target_written, c.target_kept], name="target cache",
+                marker_color=TARGET, text=[c.target_before, c.target_written, c.target_kept], textposition="outside")
+    if c.draft_before is not None:
+        fig.add_bar(x=stages, y=[c.draft_before, c.draft_drafted, c.draft_kept], name="draft cache",
+                    marker_color=DRAFT, text=[c.draft_before, c.draft_drafted, c.draft_kept],
+                    textposition="outside")
+    low = min(v for v in (c.target_before, c.draft_before) if v is not None)
+    fig.update_layout(barmode="group", title="KV-cache length (positions) in this iteration",
+                      yaxis=dict(title="positions cached", range=[max(0, low - 6), c.target_written + 3]),
+                      height=320, margin=dict(l=10, r=10, t=50, b=30))
+    return fig
+
+
+def overlap_figure(overlaps: list[SlotOverlap], measured_alpha: float) -> go.Figure:
+    """Each checked slot's chance of being kept (Σ min(p, q)) in run order, coloured by what happened."""
+    x = list(range(1, len(overlaps) + 1))
+    fig = go.Figure(go.Scatter(
+        x=x, y=[o.chance for o in overlaps], mode="markers", name="Σ min(p, q) per checked slot",
+        marker=dict(color=[KEPT if o.kept else REJECTED for o in overlaps], size=9),
+        text=[f"iteration {o.step + 1}, slot {o.position}: {visible(o.text)!s} ({'kept' if o.kept else 'rejected'})"
+              for o in overlaps], hovertemplate="%{text}<br>chance %{y:.3f}<extra></extra>"))
+    if overlaps:
+        mean = sum(o.chance for o in overlaps) / len(overlaps)
+        fig.add_hline(y=mean, line_dash="dash", line_color=TARGET,
+                      annotation_text=f"mean chance {mean:.2f}", annotation_position="top left")
+    if not math.isnan(measured_alpha):
+        fig.add_hline(y=measured_alpha, line_dash="dot", line_color=KEPT,
+                      annotation_text=f"measured α {measured_alpha:.2f}", annotation_position="bottom right")
+    fig.update_layout(title="The chance each guess had, and what happened (green kept, red rejected)",
+                      xaxis=dict(title="checked slot, in run order"), yaxis=dict(title="chance of being kept",
+                                                                                 range=[-0.05, 1.05]),
+                      height=340, margin=dict(l=10, r=10, t=50, b=40))
+    return fig
+
+
+def position_figure(model: PositionModel) -> go.Figure:
+    """Acceptance by draft position against the calculator's constant α."""
+    ks = list(range(1, len(model.by_position) + 1))
+    fig = go.Figure()
+    fig.add_scatter(x=ks, y=[None if math.isnan(v) else v for v in model.by_position], mode="lines+markers",
+                    name="kept when checked (this run)", line_color=KEPT)
+    fig.add_scatter(x=ks, y=[model.alpha] * len(ks), mode="lines", name=f"constant α = {model.alpha:.2f}",
+                    line=dict(color=MUTED, dash="dash"))
+    fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers", name="share of loops that kept slot j",
+                    line_color=DRAFT)
+    fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="α^j (the calculator's model)",
+                    line=dict(color=TARGET, dash="dot"))
+    fig.update_layout(title="Is α the same at every draft position?", xaxis=dict(title="draft position j", dtick=1),
+                      yaxis=dict(title="probability", range=[0, 1.05]), height=340,
+                      margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
+    return fig

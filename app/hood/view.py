@@ -1,0 +1,228 @@
+"""The sections of the Under-the-hood page, each drawn from the run and the iteration the learner picked."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from app import recording, state
+from app.hood import figures as figs
+from app.layout import script_path
+from app.live.tokens import md_plain
+from specsim import analytics, hood, serving
+from specsim.defaults import GPU_RIDGE
+from specsim.replay import is_greedy, visible
+from specsim.trace import Trace
+
+
+def pick_run() -> tuple[Trace | None, Trace | None]:
+    """The run to dissect, the learner's own live run of this session or a shipped recording, and its plain
+    baseline (None where there is none)."""
+    options: dict[str, tuple[Trace, Trace | None, str]] = {}
+    live = state.get(state.LIVE_TRACE)
+    if live is not None:
+        options[state.HOOD_LIVE] = (live, state.get(state.LIVE_PLAIN), "Your run on the live page")
+    for name, run in recording.shipped_runs().items():
+        options[name] = (run.spec, run.plain, recording.choice_label(name, run))
+    if not options:
+        st.info("No run to look inside yet: press Run on the live page, then come back.")
+        return None, None
+    if state.get(state.HOOD_RUN) not in options:
+        state.put(state.HOOD_RUN, next(iter(options)))
+    name = st.radio("Run", list(options), format_func=lambda n: options[n][2], key=state.bound(state.HOOD_RUN),
+                    on_change=state.keep, args=([state.HOOD_RUN],))
+    return options[name][:2]
+
+
+def pick_step(trace: Trace) -> int:
+    """The iteration to dissect (0-based); the slider counts from 1, as the live page does."""
+    n = len(trace.iterations)
+    if not 1 <= state.get(state.HOOD_STEP) <= n:
+        state.show(state.HOOD_STEP, min(2, n))  # the second iteration: the first starts from the prompt
+    if n == 1:
+        return 0
+    step = st.slider("Iteration", 1, n, key=state.bound(state.HOOD_STEP), on_change=state.keep,
+                     args=([state.HOOD_STEP],))
+    return step - 1
+
+
+def verification_section(trace: Trace, step: int) -> None:
+    it = trace.iterations[step]
+    rows = hood.verification_rows(trace, step)
+    st.subheader("One pass, K + 1 answers")
+    st.markdown(
+        f"The target checks all {it.k} guesses of this iteration in **one** forward pass. Its input is the last token "
+        f"already kept followed by the {it.k} guesses, {it.k + 1} positions in all. A causal language model returns a "
+        "next-token distribution at every input position, so the pass returns K + 1 distributions at once: row i "
+        "answers *what comes after input i*. Row 0 judges guess 1, row 1 judges guess 2, and so on; the row after "
+        "the last kept guess supplies the target's own +1 token. Rows after a rejection are computed and thrown "
+        "away.")
+    table = [{"row": r.index, "position": r.position, "input": visible(r.input_text),
+              "judges": f"guess {r.judges}" if r.judges else "(the +1 token if all are kept)",
+              "target's top token (p)": (f"{visible(r.target_top[0].text)} ({r.target_top[0].prob:.2f})"
+                                         if r.target_top else "—"),
+              "guess (q, p)": (f"{visible(r.proposed.text)} (q {r.proposed.prob:.2f}, p {r.p_of_proposed:.2f})"
+                               if r.proposed is not None else "—"),
+              "what it decided": r.outcome} for r in rows]
+    st.dataframe(table, hide_index=True, use_container_width=True)
+    decisive = rows[hood.decisive_row(it)]
+    st.markdown(md_plain(
+        f"Row {decisive.index} decided the +1 token **{visible(it.extra.text)}** ({it.extra_kind}): "
+        + ("every guess was kept, so the last row's distribution gives a bonus token."
+           if it.n_accepted == it.k else f"guess {it.n_accepted + 1} was refused there, so the target's own "
+           "choice at that row replaces it.")))
+    labels, grid, hidden = hood.causal_mask(it)
+    st.plotly_chart(figs.mask_figure(labels, grid, hidden, rows), key=state.HOOD_MASK_CHART)
+    st.caption("The mask is what makes one pass equal K + 1 separate passes: row i reads the cached context and "
+               "the new inputs up to its own, never a later guess. So the distribution at row i is exactly what "
+               "plain decoding would compute after those tokens.")
+    st.plotly_chart(figs.rows_figure(rows), key=state.HOOD_ROWS_CHART)
+
+
+def cache_section(trace: Trace, step: int) -> None:
+    it = trace.iterations[step]
+    story = hood.cache_story(it)
+    st.subheader("The KV caches in one iteration")
+    st.markdown(
+        "A **KV cache** keeps each layer's attention keys and values for every position already processed, so a "
+        "pass over new tokens does not recompute the context. Speculation writes entries for guesses that may be "
+        "refused, so both caches are **cropped** back after each verdict.")
+    st.plotly_chart(figs.cache_figure(story), key=state.HOOD_CACHE_CHART)
+    for sentence in story.sentences(it.k, it.n_accepted):
+        st.markdown("- " + sentence)
+    if not story.recorded:
+        st.caption("This run was recorded before the engine wrote cache lengths into its trace; the target's are "
+                   "derived from the iteration's counts by the same rule, and the draft's are not shown.")
+
+
+def overlap_section(trace: Trace) -> None:
+    st.subheader("Where α comes from: the overlap of two distributions")
+    overlaps = hood.slot_overlaps(trace)
+    st.markdown(
+        "When the draft samples a guess x from q and the target keeps it with probability min(1, p(x)/q(x)), the "
+        "chance of keeping whatever it guessed is Σₓ q(x)·min(1, p(x)/q(x)) = **Σₓ min(p(x), q(x)) = 1 − TV(p, q)**, "
+        "one minus the total variation distance between the two distributions. That is α for one slot: the more "
+        "the draft's distribution overlaps the target's, the more it keeps. Temperature moves it, because it "
+        "reshapes both p and q.")
+    if not overlaps:
+        st.info("No guess of this run was checked.")
+        return
+    mean = hood.mean_chance(trace)
+    if is_greedy(trace):
+        st.markdown(
+            "This run is **greedy** (temperature 0): p and q are both one-hot on their top token, so the overlap is "
+            "1 when the draft's top token is the target's and 0 otherwise, and the rule keeps a guess exactly "
+            f"then. Mean chance {mean:.2f}, measured α {trace.acceptance_rate:.2f}: in greedy mode they are equal "
+            "by construction.")
+    else:
+        exact = sum(o.exact for o in overlaps)
+        st.markdown(
+            f"Mean Σ min(p, q) over the {len(overlaps)} checked slots: **{mean:.3f}**; the share actually kept "
+            f"(measured α): **{trace.acceptance_rate:.3f}**. The first is what the rule promises on average, the "
+            f"second what the random draws gave ({exact} of the slots carry the full-distribution sum).")
+    st.plotly_chart(figs.overlap_figure(overlaps, trace.acceptance_rate), key=state.HOOD_OVERLAP_CHART)
+    st.page_link(script_path("why_unchanged.py"), label="Set p and q yourself: Why the output is unchanged",
+                 icon=":material/balance:")
+
+
+def position_section(trace: Trace) -> None:
+    st.subheader("Is α the same at every position?")
+    model = hood.position_model(trace)
+    k = trace.settings.k
+    st.markdown(
+        "The calculator assumes one α for every guess, independent of the others, so slot j survives with "
+        "probability α^j and a loop yields 1 + α + … + α^K tokens. Real drafts are not like that: a loop starts "
+        "right after a rejection, where the draft has just been wrong, and a draft that got the first guesses "
+        "right is often on an easy stretch where the next ones are right too.")
+    st.plotly_chart(figs.position_figure(model), key=state.HOOD_POSITION_CHART)
+    if model.tokens_per_loop and not math.isnan(model.error):
+        direction = "over" if model.error > 0 else "under"
+        st.markdown(
+            f"With this run's α = {model.alpha:.2f} and K = {k}, the geometric model predicts "
+            f"**{model.geometric_tokens_per_loop:.2f}** tokens per loop; the run made **{model.tokens_per_loop:.2f}**. "
+            f"The model {direction}states it by **{abs(model.error):.0%}**.")
+
+
+def cost_section(trace: Trace, plain: Trace | None) -> None:
+    st.subheader("What it costs, and what it does not change")
+    c = hood.compute_per_token(trace)
+    a, b, d = st.columns(3)
+    a.metric("Target positions computed per token written", f"{c.target_tokens_per_emitted:.2f}",
+             help="(K + 1) positions per verification pass ÷ tokens per loop; plain decoding computes 1.00")
+    b.metric("Draft passes per token written", f"{c.draft_passes_per_emitted:.2f}",
+             help="copied guesses (prompt lookup) cost no draft pass")
+    d.metric("Prefill (time to the first pass)", f"{1000 * c.prefill_s:.0f} ms",
+             help="the prompt's pass: the same with or without a draft")
+    batch_limit = max(1, GPU_RIDGE // (c.k + 1))
+    st.markdown(
+        f"- **Compute rises.** Each loop runs the target over K + 1 = {c.k + 1} positions to write "
+        f"{c.tokens_per_loop:.2f} tokens on average, so the target does {c.target_tokens_per_emitted:.2f}× the "
+        "arithmetic of plain decoding per token, plus the draft's work. Speculation trades spare arithmetic for "
+        "fewer sequential passes.\n"
+        "- **Latency per token falls** when a pass over K + 1 tokens costs about as much as a pass over one, which "
+        "holds while the accelerator waits on memory.\n"
+        "- **Time to first token is unchanged**: the prompt's prefill is one pass either way (the draft also "
+        "reads the prompt, a small extra).\n"
+        f"- **Batching erodes it.** A server batching B requests runs B·(K + 1) positions per pass. With this app's "
+        f"ridge point R = {GPU_RIDGE} tokens per pass for a GPU, the pass stays memory-bound only while "
+        f"B·{c.k + 1} ≤ {GPU_RIDGE}, that is B ≤ {batch_limit}; beyond it each extra guess costs real time, and "
+        "throughput can fall below plain decoding.")
+    if plain is not None and plain.n_generated:
+        st.caption(f"The plain baseline of this run computed {plain.target_passes} one-token passes for "
+                   f"{plain.n_generated} tokens.")
+
+
+def adaptive_section(trace: Trace) -> None:
+    st.subheader("Adaptive K")
+    st.markdown(
+        "K need not be fixed. specsim's engine runs three policies (`specsim/kpolicy.py`), and records the K each "
+        "iteration planned:\n"
+        "- **fixed**: the same K every loop (this app's default, and the calculator's model);\n"
+        "- **transformers' schedule**: K grows by 2 after a loop that kept every guess and shrinks by 1 after one "
+        "that did not, never below 1;\n"
+        "- **a confidence stop**: the draft stops guessing early when its probability q for the next guess falls "
+        "below a threshold, so it spends passes only where it is sure.\n"
+        "Greedy output stays token for token the target's own under every policy: a policy only changes how many "
+        "guesses are checked, never the rule that checks them.")
+    planned = [it.k_planned for it in trace.iterations if it.k_planned is not None]
+    if planned:
+        st.caption(f"This run: {trace.settings.k_schedule} schedule, K per iteration "
+                   f"{', '.join(str(k) for k in planned[:30])}{'…' if len(planned) > 30 else ''}.")
+
+
+def trees_section() -> None:
+    st.subheader("Trees, and which variants stay lossless")
+    st.markdown(
+        "A chain proposes one guess per position. A **token tree** proposes several candidates per position "
+        "(SpecInfer, Medusa, EAGLE-2) and verifies the whole tree in one pass, with a **tree attention mask**: each "
+        "node attends to its own ancestors only, the tree version of the causal mask above.\n\n"
+        "- **Greedy trees** are lossless trivially: the longest path whose every token is the target's argmax is "
+        "kept.\n"
+        "- **Sampling trees** stay lossless with **multi-candidate rejection sampling** (SpecInfer; EAGLE-2): try the "
+        "candidates at a node one after another, each accepted with min(1, p/q); after a refusal, replace p by the "
+        "normalised residual max(0, p − q) before trying the next; if all are refused, sample the residual. Each "
+        "step is the one-slot rule of *Why the output is unchanged*, so the output distribution is still the "
+        "target's.\n"
+        "- **Medusa's typical acceptance** keeps a candidate whose probability under the target clears a "
+        "threshold. It is faster and **lossy**: the output no longer follows the target's distribution.")
+    st.page_link(script_path("variants.py"), label="Run the Medusa tree on the Variants page",
+                 icon=":material/account_tree:")
+
+
+def serving_section() -> None:
+    st.subheader("Turn it on")
+    st.markdown("Each snippet was checked against the tool's documentation; replace the model names with a pair that "
+                "shares a tokenizer.")
+    for snippet in serving.SNIPPETS:
+        st.markdown(f"**{snippet.tool}: {snippet.method}** ([docs]({snippet.source}))")
+        st.code(snippet.code, language=snippet.language)
+        if snippet.note:
+            st.caption(snippet.note)
+
+
+def closed_form_note(trace: Trace) -> None:
+    """One line tying the run to the calculator's formula."""
+    k, alpha = trace.settings.k, trace.acceptance_rate
+    st.caption(f"With α = {alpha:.2f} and K = {k}, the calculator's tokens per loop is "
+               f"{float(analytics.tokens_per_loop(alpha, k)):.2f}.")

@@ -1,0 +1,22 @@
+"""Under the hood: the mechanics of one speculative iteration (the pass, the caches, α, the costs), on a real run."""
+
+import streamlit as st
+
+from app.hood import view
+
+st.title("Under the hood")
+st.caption("What happens inside one iteration, read off a real run: the recordings the live page opens on, or your "
+           "own run from the live page. Nothing here runs a model.")
+
+trace, plain = view.pick_run()
+if trace is not None:
+    step = view.pick_step(trace)
+    view.verification_section(trace, step)
+    view.cache_section(trace, step)
+    view.overlap_section(trace)
+    view.position_section(trace)
+    view.closed_form_note(trace)
+    view.cost_section(trace, plain)
+    view.adaptive_section(trace)
+view.trees_section()
+view.serving_section()

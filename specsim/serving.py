@@ -1,0 +1,67 @@
+"""How to switch speculative decoding on in the tools people serve models with: one snippet per tool and method.
+
+Each snippet was checked against the tool's current documentation (``source``); the transformers ones run here
+(:func:`specsim.hf_assisted.hf_assisted_generate` calls ``generate`` with exactly these arguments, and the tests
+check that the installed transformers accepts them). Model names are placeholders to replace with a pair that
+shares a tokenizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Snippet:
+    tool: str
+    method: str
+    language: str  # for the code block: "python" or "bash"
+    code: str
+    source: str  # the documentation page it was checked against
+    note: str = ""
+
+
+SNIPPETS: tuple[Snippet, ...] = (
+    Snippet("transformers", "draft model", "python", """\
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("Qwen/Qwen2.5-1.5B-Instruct")
+target = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-1.5B-Instruct")
+draft = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct")  # same tokenizer
+inputs = tokenizer("Write a haiku about rain.", return_tensors="pt")
+out = target.generate(**inputs, assistant_model=draft, max_new_tokens=64, do_sample=False)""",
+            "https://huggingface.co/docs/transformers/generation_strategies",
+            "K adapts by default (num_assistant_tokens_schedule='heuristic': +2 after a fully kept draft, −1 "
+            "otherwise); set the draft's generation_config to 'constant' for a fixed K."),
+    Snippet("transformers", "prompt lookup", "python", """\
+out = target.generate(**inputs, prompt_lookup_num_tokens=4, max_new_tokens=64, do_sample=False)""",
+            "https://huggingface.co/docs/transformers/generation_strategies",
+            "No draft model: guesses are copied from the prompt where its last tokens reappear."),
+    Snippet("vLLM", "n-gram (prompt lookup)", "python", """\
+from vllm import LLM, SamplingParams
+
+llm = LLM(model="Qwen/Qwen3-8B",
+          speculative_config={"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4})
+outputs = llm.generate(["The future of AI is"], SamplingParams(temperature=0.8, top_p=0.95))""",
+            "https://docs.vllm.ai/en/latest/features/speculative_decoding/n_gram/"),
+    Snippet("vLLM", "draft model", "python", """\
+llm = LLM(model="facebook/opt-6.7b",
+          speculative_config={"model": "facebook/opt-125m", "num_speculative_tokens": 5})""",
+            "https://docs.vllm.ai/en/latest/features/speculative_decoding/draft_model/"),
+    Snippet("vLLM", "EAGLE", "python", """\
+llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
+          speculative_config={"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
+                              "num_speculative_tokens": 3})""",
+            "https://docs.vllm.ai/en/latest/features/speculative_decoding/eagle/"),
+    Snippet("llama.cpp", "draft model", "bash", """\
+llama-server -m target.gguf -md draft.gguf --draft-max 16 --draft-min 5""",
+            "https://github.com/ggml-org/llama.cpp/pull/10455",
+            "-md (--model-draft) loads the draft; --draft-max and --draft-min bound K per loop."),
+    Snippet("SGLang", "EAGLE", "bash", """\
+python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\
+    --speculative-algorithm EAGLE --speculative-draft-model-path yuhuili/EAGLE-LLaMA3.1-Instruct-8B \\
+    --speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8""",
+            "https://docs.sglang.io/docs/advanced_features/speculative_decoding",
+            "A token tree: num-steps is its depth, eagle-topk its branching, num-draft-tokens how many tree tokens "
+            "the target verifies in one pass (the values shown are SGLang's documented defaults)."),
+)

@@ -1,0 +1,137 @@
+"""Under the hood (issue 38): the mechanics read off real runs, and the page that shows them (AppTest)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app import state
+from specsim import analytics, hood, recorded
+from specsim.trace import acceptance_given_reached
+from tests.conftest import ROOT, open_page
+
+RUNS = {r.name: recorded.load(r.path) for r in recorded.RECIPES}
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_each_row_of_the_pass_judges_the_next_guess_and_the_decisive_row_gives_the_plus_one(name):
+    trace = RUNS[name].spec
+    for step, it in enumerate(trace.iterations):
+        rows = hood.verification_rows(trace, step)
+        assert len(rows) == it.k + 1
+        assert [r.position for r in rows] == list(range(it.context_len - 1, it.context_len + it.k))
+        for r in rows[1:]:  # row i's input is guess i
+            assert r.input_text == it.slots[r.index - 1].text
+        for r in rows[:-1]:  # row i judges guess i + 1, with that guess's p and q
+            slot = it.slots[r.index]
+            assert r.judges == r.index + 1 and r.proposed.token_id == slot.token_id
+            assert r.proposed.prob == slot.q and r.p_of_proposed == slot.p
+        decisive = rows[hood.decisive_row(it)]
+        assert "+1 token" in decisive.outcome
+        kept = [r for r in rows if r.outcome == "kept"]
+        assert len(kept) == it.n_accepted
+        if step:  # the pass opens on the token the previous iteration ended with
+            prev = trace.iterations[step - 1]
+            assert rows[0].input_text == prev.extra.text or prev.emitted[-1] != prev.extra.token_id
+
+
+def test_the_mask_lets_each_row_see_the_cache_and_the_new_inputs_up_to_its_own():
+    trace = RUNS["prose_run"].spec
+    it = next(i for i in trace.iterations if i.k >= 3)
+    labels, grid, hidden = hood.causal_mask(it, context_shown=4)
+    assert hidden == it.context_len - 1 - 4 and len(labels) == 4 + it.k + 1
+    for i, row in enumerate(grid):
+        assert all(row[:4])  # the cached context
+        assert row[4:] == [j <= i for j in range(it.k + 1)]  # no row reads a later guess
+
+
+def test_derived_cache_lengths_follow_the_engine_convention():
+    """Old recordings carry no cache lengths: the derived ones use the rule the engine records (tested against
+    the real DynamicCache in tests/test_cache_lengths.py)."""
+    for run in RUNS.values():
+        for it in run.spec.iterations:
+            story = hood.cache_story(it)
+            c = story.lengths
+            assert c.target_written - c.target_before == it.k + 1
+            assert c.target_kept == c.target_before + 1 + it.n_accepted
+            if it.caches is not None:
+                assert story.recorded and c == it.caches
+
+
+def test_overlap_and_position_model_agree_with_the_trace():
+    trace = RUNS["prose_run"].spec
+    overlaps = hood.slot_overlaps(trace)
+    assert len(overlaps) == trace.n_checked
+    assert sum(o.kept for o in overlaps) == trace.n_accepted
+    # greedy: the chance is the 0/1 rule, so its mean is the measured alpha exactly
+    assert hood.mean_chance(trace) == pytest.approx(trace.acceptance_rate)
+    model = hood.position_model(trace)
+    k = trace.settings.k
+    assert model.by_position == pytest.approx(acceptance_given_reached([trace], k), nan_ok=True)
+    assert model.geometric_tokens_per_loop == pytest.approx(float(analytics.tokens_per_loop(model.alpha, k)))
+    assert model.error == pytest.approx(model.geometric_tokens_per_loop / trace.tokens_per_pass - 1)
+
+
+def test_compute_per_token_is_positions_per_pass_over_tokens_per_loop():
+    trace = RUNS["prose_run"].spec
+    c = hood.compute_per_token(trace)
+    passes = len(trace.iterations)
+    assert c.target_tokens_per_emitted == pytest.approx(sum(i.k + 1 for i in trace.iterations) / passes
+                                                        / trace.tokens_per_pass)
+    assert c.target_tokens_per_emitted > 1  # speculation computes more per token than plain decoding
+    assert not math.isnan(c.prefill_s)
+
+
+def _page():
+    at = open_page(None)
+    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_page_dissects_each_recording_and_follows_the_iteration():
+    at = _page()
+    text = " ".join(m.value for m in at.markdown)
+    assert "One pass, K + 1 answers" in " ".join(h.value for h in at.subheader)
+    assert "1 − TV(p, q)" in text and "KV cache" in text
+    charts = {c.proto.id for c in at.get("plotly_chart")}
+    assert len(charts) >= 5
+    for name in RUNS:
+        at.radio(key=state.widget_key(state.HOOD_RUN)).set_value(name).run()
+        assert not at.exception
+        trace = RUNS[name].spec
+        n = len(trace.iterations)
+        at.slider(key=state.widget_key(state.HOOD_STEP)).set_value(n).run()
+        it = trace.iterations[n - 1]
+        table = at.dataframe[0].value
+        assert len(table) == it.k + 1
+        page = " ".join(m.value for m in at.markdown)
+        assert f"{it.k + 1} positions in all" in page
+        model = hood.position_model(trace)
+        assert f"{model.geometric_tokens_per_loop:.2f}" in page and f"{model.tokens_per_loop:.2f}" in page
+
+
+def test_the_page_prefers_the_learners_own_live_run():
+    spec = RUNS["win_run"].spec
+    at = open_page(None)
+    at.session_state[state.LIVE_TRACE] = spec
+    at.session_state[state.LIVE_PLAIN] = RUNS["win_run"].plain
+    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    assert not at.exception
+    assert at.radio(key=state.widget_key(state.HOOD_RUN)).value == state.HOOD_LIVE
+
+
+def test_serving_snippets_name_documented_flags_and_transformers_takes_its_arguments():
+    from transformers import GenerationConfig
+
+    from specsim import serving
+
+    tools = {s.tool for s in serving.SNIPPETS}
+    assert {"transformers", "vLLM", "llama.cpp", "SGLang"} <= tools
+    config = GenerationConfig(prompt_lookup_num_tokens=4, num_assistant_tokens_schedule="heuristic")
+    assert config.prompt_lookup_num_tokens == 4
+    for snippet in serving.SNIPPETS:
+        assert snippet.source.startswith("https://")
+        if snippet.tool == "transformers":
+            assert "assistant_model=" in snippet.code or "prompt_lookup_num_tokens=" in snippet.code
