@@ -18,7 +18,7 @@ from tests.conftest import ROOT, open_page
 
 
 def test_glossary_says_what_the_default_draft_really_is():
-    eagle = next(t for t in glossary.TERMS if t.term == "EAGLE")
+    eagle = next(t for t in glossary.terms() if t.term == "EAGLE")
     form = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
     assert ("default draft is one." in eagle.meaning) == (form == "eagle")
     assert form != "eagle" or "is not one" not in eagle.meaning
@@ -28,7 +28,7 @@ def test_glossary_says_what_the_default_draft_really_is():
 def test_glossary_terms_link_to_a_page_that_teaches_them(term):
     from app.layout import all_pages
 
-    entry = next(t for t in glossary.TERMS if t.term == term)
+    entry = next(t for t in glossary.terms() if t.term == term)
     page = next(p for p in all_pages() if p.url_path == entry.page)
     source = (ROOT / "pages" / page.script).read_text(encoding="utf-8").lower()
     for word in term.split(", "):
@@ -61,10 +61,10 @@ def test_medusa_tree_caption_names_the_colours_of_the_tree():
 
 
 def test_llma_and_prompt_lookup_are_told_apart_with_their_own_figures():
-    from app.variants.guide import GUIDE
+    from app.variants.guide import entries
 
     assert published.YANG_SPEEDUP.figure == "over 2×"
-    text = next(t for h, t, _ in GUIDE if h.startswith("Prompt lookup"))
+    text = next(t for h, t, _ in entries() if h.startswith("Prompt lookup"))
     assert "Saxena, 2023" in text and "Yang et al., 2023" in text and "reference documents" in text
     assert published.YANG_SPEEDUP.figure in text and published.SAXENA_SPEEDUP.figure in text
     row = methods.method("prompt_lookup").lesson
@@ -133,9 +133,9 @@ def test_lesson_table_quotes_the_lesson_and_corrects_it_in_its_own_column():
 
 
 def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalone_draft():
-    from app.variants.guide import EAGLE_DRAFT, GUIDE
+    from app.variants.guide import EAGLE_DRAFT, entries
 
-    eagle = next(t for h, t, _ in GUIDE if h.startswith("EAGLE"))
+    eagle = next(t for h, t, _ in entries() if h.startswith("EAGLE"))
     assert "*hidden features*" in eagle and "*output head*" in eagle
     assert "Features are easier to predict than tokens, so one layer goes far" not in eagle
     for draft in (EAGLE_DRAFT, defaults.CLASSIC_DRAFT):
@@ -143,9 +143,9 @@ def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalo
 
 
 def test_early_exit_is_not_called_a_cautionary_case_and_names_trained_self_speculation():
-    from app.variants.guide import GUIDE
+    from app.variants.guide import entries
 
-    text = next(t for h, t, _ in GUIDE if h.startswith("Early exit"))
+    text = next(t for h, t, _ in entries() if h.startswith("Early exit"))
     assert "cautionary" not in text
     assert all(name in text for name in ("LayerSkip", "Draft & Verify", "Kangaroo"))
     page = (ROOT / "pages" / "variants.py").read_text(encoding="utf-8")
@@ -153,9 +153,9 @@ def test_early_exit_is_not_called_a_cautionary_case_and_names_trained_self_specu
 
 
 def test_medusa_entry_names_typical_acceptance_and_medusa_2():
-    from app.variants.guide import GUIDE
+    from app.variants.guide import entries
 
-    text = next(t for h, t, _ in GUIDE if h.startswith("Medusa"))
+    text = next(t for h, t, _ in entries() if h.startswith("Medusa"))
     assert "typical acceptance" in text and "not follow" not in text
     assert "no longer follows the target's" in text and published.MEDUSA_2_SPEEDUP.figure in text
 

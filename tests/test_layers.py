@@ -109,3 +109,33 @@ def test_no_import_cycle_even_inside_functions():
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+def test_no_app_module_reads_the_disk_when_it_is_imported():
+    """Issue 41: app.settings read ~/.cache at import (the machine profile), so importing app.state pulled in torch
+    and transformers; a page's module reads assets and caches when a page asks, never at import."""
+    modules = sorted(
+        "app." + p.relative_to(APP).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
+        for p in APP.rglob("*.py"))
+    code = f"""
+import builtins, io, os, sys
+sys.path.insert(0, {str(ROOT)!r})
+ROOT, CACHE = {str(ROOT)!r}, os.path.expanduser("~/.cache/specsim")
+seen = []
+real_open = io.open
+def watching_open(file, *args, **kwargs):
+    path = os.path.abspath(os.fspath(file)) if isinstance(file, (str, bytes, os.PathLike)) else ""
+    ours = (path.startswith(ROOT) and "/.venv/" not in path and "/.streamlit/" not in path
+            and not path.endswith((".py", ".pyc")))
+    if ours or path.startswith(CACHE):
+        seen.append(path)
+    return real_open(file, *args, **kwargs)
+builtins.open = io.open = watching_open
+import importlib
+for name in {modules!r}:
+    importlib.import_module(name)
+print("\\n".join(seen))
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "", done.stdout

@@ -119,10 +119,10 @@ def test_variant_guide_names_the_live_default_once_and_rightly():
 
     kind = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text(encoding="utf-8"))["kind"]
     expected = {"eagle": "EAGLE", "standalone": "Draft model"}[kind] if defaults.DEFAULT_DRAFTER == "model" else None
-    claims = [(heading, text) for heading, text, _ in variant_guide.GUIDE
+    claims = [(heading, text) for heading, text, _ in variant_guide.entries()
               if "live page's default" in heading or "live page runs this form" in text]
     assert len(claims) == 1 and expected is not None and claims[0][0].startswith(expected)
-    draft_model_text = next(text for heading, text, _ in variant_guide.GUIDE if heading.startswith("Draft model"))
+    draft_model_text = next(text for heading, text, _ in variant_guide.entries() if heading.startswith("Draft model"))
     assert ("live page runs this form" in draft_model_text) == (kind == "standalone")
 
 

@@ -50,12 +50,12 @@ def test_running_every_variant_fills_the_page(monkeypatch):
 
 
 def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_table():
-    from app.variants.guide import GUIDE
+    from app.variants.guide import entries
 
     at = open_page("variants.py")
     assert not at.exception
     headings = [e.label for e in at.expander]
-    assert headings[: len(GUIDE)] == [g[0] for g in GUIDE]
+    assert headings[: len(entries())] == [g[0] for g in entries()]
     for word in ("EAGLE", "Prompt lookup", "Jacobi", "Medusa", "Early exit"):
         assert any(word in h for h in headings)
     table = at.table[0].value  # a table, not a dataframe: its long cells wrap instead of being clipped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import streamlit as st
@@ -9,7 +10,6 @@ import streamlit as st
 from app.layout import all_pages, script_path
 from specsim import defaults, draft_loader
 
-DEFAULT_FORM = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
 """What the live page drafts with by default: "standalone" or "eagle" (its draft.json says which)."""
 
 
@@ -20,47 +20,53 @@ class Term:
     page: str  # url path of the page that teaches it
 
 
-TERMS: tuple[Term, ...] = (
-    Term("draft, target", "The small, fast model that guesses tokens, and the large model whose output you want; "
-         "the target checks the draft's guesses.", "home"),
-    Term("K", "How many tokens the draft proposes per loop.", "calculator"),
-    Term("acceptance α", "The share of checked guesses the target keeps.", "calculator"),
-    Term("+1 token", "The token the target adds itself after every check: a correction, or a bonus after a "
-         "fully kept draft. It is why a loop never yields zero tokens.", "home"),
-    Term("prefill", "The first target pass over the whole prompt, before decoding starts; it fills the KV cache. "
-         "Both decoders share it, so speedups here leave it out.", "verify"),
-    Term("KV cache", "The keys and values every layer keeps for each token already seen, so a pass computes only "
-         "the new tokens'; a verification pass appends K + 1 entries, and those past the kept tokens are cropped.",
-         "verify"),
-    Term("held-out acceptance", "α measured on prompts the draft never saw in training (assets/prompts/heldout.json), "
-         "by the draft's own evaluation; a run on your prompt can measure more or less.", "live"),
-    Term("c, v, o", "The cost model's prices in one-token target passes: c for one draft guess, v for one "
-         "verification pass over K + 1 tokens, o for the bookkeeping between passes.", "calculator"),
-    Term("cost model", "speedup = tokens per loop ÷ (K·c + v + o), with c, v and o from median pass times: the "
-         "figure a busy machine hardly moves, checked against the wall clock.", "calculator"),
-    Term("closed form", "The formula for the expected tokens per loop, (1 − α^(K+1)) / (1 − α), if every guess is "
-         "kept independently with chance α.", "calculator"),
-    Term("memory-bound", "A pass whose time goes into reading the weights, not into arithmetic; then scoring K + 1 "
-         "tokens costs about what scoring one does (v ≈ 1).", "verify"),
-    Term("roofline, ridge", "A pass is limited by memory or by arithmetic, whichever runs out first: v(n) ≈ "
-         "max(1, n / R), where the ridge point R is how many tokens a pass carries before arithmetic sets its "
-         "time.", "verify"),
-    Term("position-invariant", "Kernels whose result for a position does not depend on how many positions share "
-         "the pass, so greedy speculative output is bit-for-bit plain decoding's.", "unchanged"),
-    Term("EAGLE", "A draft head that reads the target's own hidden states instead of being a separate model. "
-         + ("The live page's default draft is one." if DEFAULT_FORM == "eagle" else
-            "The live page's default draft is not one: it is a separate small model, which also copies repeated "
-            "text."), "variants"),
-    Term("prompt lookup", "A drafter with no model at all: it copies the tokens that followed the latest n-gram the "
-         "last time it appeared in the prompt or output.", "variants"),
-)
+@functools.cache
+def terms() -> tuple[Term, ...]:
+    """The glossary (built on first use: the EAGLE entry reads the default draft's form from its folder)."""
+    default_form = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
+    return (
+        Term("draft, target", "The small, fast model that guesses tokens, and the large model whose output you want; "
+             "the target checks the draft's guesses.", "home"),
+        Term("K", "How many tokens the draft proposes per loop.", "calculator"),
+        Term("acceptance α", "The share of checked guesses the target keeps.", "calculator"),
+        Term("+1 token", "The token the target adds itself after every check: a correction, or a bonus after a "
+             "fully kept draft. It is why a loop never yields zero tokens.", "home"),
+        Term("prefill", "The first target pass over the whole prompt, before decoding starts; it fills the KV cache. "
+             "Both decoders share it, so speedups here leave it out.", "verify"),
+        Term("KV cache", "The keys and values every layer keeps for each token already seen, so a pass computes only "
+             "the new tokens'; a verification pass appends K + 1 entries, and those past the kept tokens are cropped.",
+             "verify"),
+        Term("held-out acceptance", "α measured on prompts the draft never saw in training "
+             "(assets/prompts/heldout.json), "
+             "by the draft's own evaluation; a run on your prompt can measure more or less.", "live"),
+        Term("c, v, o", "The cost model's prices in one-token target passes: c for one draft guess, v for one "
+             "verification pass over K + 1 tokens, o for the bookkeeping between passes.", "calculator"),
+        Term("cost model", "speedup = tokens per loop ÷ (K·c + v + o), with c, v and o from median pass times: the "
+             "figure a busy machine hardly moves, checked against the wall clock.", "calculator"),
+        Term("closed form", "The formula for the expected tokens per loop, (1 − α^(K+1)) / (1 − α), if every guess is "
+             "kept independently with chance α.", "calculator"),
+        Term("memory-bound", "A pass whose time goes into reading the weights, not into arithmetic; then scoring K + 1 "
+             "tokens costs about what scoring one does (v ≈ 1).", "verify"),
+        Term("roofline, ridge", "A pass is limited by memory or by arithmetic, whichever runs out first: v(n) ≈ "
+             "max(1, n / R), where the ridge point R is how many tokens a pass carries before arithmetic sets its "
+             "time.", "verify"),
+        Term("position-invariant", "Kernels whose result for a position does not depend on how many positions share "
+             "the pass, so greedy speculative output is bit-for-bit plain decoding's.", "unchanged"),
+        Term("EAGLE", "A draft head that reads the target's own hidden states instead of being a separate model. "
+             + ("The live page's default draft is one." if default_form == "eagle" else
+                "The live page's default draft is not one: it is a separate small model, which also copies repeated "
+                "text."), "variants"),
+        Term("prompt lookup", "A drafter with no model at all: it copies the tokens that followed the latest n-gram "
+             "the "
+             "last time it appeared in the prompt or output.", "variants"),
+    )
 
 
 def expander() -> None:
     """The glossary, folded, each term linked to where it is taught."""
     pages = {p.url_path: p for p in all_pages()}
     with st.expander("Terms used on this page"):
-        for t in TERMS:
+        for t in terms():
             page = pages[t.page]
             st.markdown(f"**{t.term}**: {t.meaning}")
             st.page_link(script_path(page.script), label=f"taught in {page.title}", icon=page.icon)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from app import state
@@ -80,15 +82,17 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
                  for form, heading, text, figure in entries)
 
 
-LIVE_FORM = draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT)
-"""What the live page runs by default (the bundled pair with :data:`specsim.defaults.DEFAULT_DRAFTER`)."""
-GUIDE = guide_entries(LIVE_FORM)
+@functools.cache
+def entries() -> tuple:
+    """The guide's entries, built on first use: the live page's default form (the bundled pair with
+    :data:`specsim.defaults.DEFAULT_DRAFTER`) is read from the draft's folder."""
+    return guide_entries(draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT))
 
 
 def guide() -> None:
     """Draw the guide (no model runs)."""
     st.subheader("How each variant makes its guess")
-    for i, (heading, text, figure) in enumerate(GUIDE):
+    for i, (heading, text, figure) in enumerate(entries()):
         with st.expander(heading, expanded=i < 2):
             st.markdown(text)
             if figure is not None:
