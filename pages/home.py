@@ -96,6 +96,8 @@ st.subheader("Where to go next")
 blurbs = {
     "calculator.py": "Move K, the acceptance rate and the draft cost, and see the speedup the formulas predict.",
     "live.py": "Watch a real draft model propose and a real target model accept or reject, token by token.",
+    "under_the_hood.py": "One iteration taken apart: the verification pass and its mask, the KV caches, where α "
+                         "comes from, and how to switch it on in real serving stacks.",
     "variants.py": "The lesson's four variants and two more, run for real: a second model, the prompt itself, the "
                    "same model, extra heads, the target's features, its first layers.",
     "sequence_quiz.py": "Put the steps of one round in the right order.",

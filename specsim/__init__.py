@@ -17,6 +17,8 @@ The library never imports streamlit. Read it top to bottom:
 - ``methods`` / ``variants``: every decoding method registered once, and lookahead and Medusa;
 - ``defaults`` / ``paths`` / ``published`` / ``prompt_sets``: shared constants, asset paths, the papers' figures,
   the built-in and held-out prompts;
+- ``hood`` / ``serving``: one iteration's mechanics read off a trace (the pass, its mask, the caches, α as
+  overlap, acceptance by position, compute per token), and switching speculation on in serving stacks;
 - ``explain`` / ``domains`` / ``unchanged`` / ``guess`` / ``quiz`` / ``interview`` / ``recorded``: what the
   pages teach with, each computed from runs or from ``analytics``;
 - ``cli`` / ``bench`` / ``hf_assisted`` / ``distill``: the command line (``python -m specsim.cli``), the
