@@ -74,7 +74,7 @@ def test_back_pressed_while_playing_steps_back_and_pauses(browser, app_url):
         speed = slider(page, "iterations/s").locator("input[type='range']")
         # 1 iteration/s: a tick is due within a second of any click, and the click lands well inside one period
         act(page, lambda: (speed.focus(), page.keyboard.press("Home"), page.keyboard.press("ArrowRight")))
-        for trial in range(6):
+        for trial in range(4):
             if shown_iteration(page) > 0:
                 click(page, "|◀ Restart")
             click(page, "▶ Play")
@@ -83,9 +83,13 @@ def test_back_pressed_while_playing_steps_back_and_pauses(browser, app_url):
             before = shown_iteration(page)
             act(page, lambda: page.get_by_role("button", name="◀ Back", exact=True).click())
             page.get_by_role("button", name="▶ Play", exact=True).wait_for(timeout=60_000)
+            paused_at = shown_iteration(page)
             page.wait_for_timeout(2500)  # more than two timer periods: playing on would have moved the step
-            after = shown_iteration(page)
-            assert after <= before, (trial, before, after)  # from before + 1 at most, Back lands on before
+            assert shown_iteration(page) == paused_at, (trial, paused_at)  # paused: no tick moves it any more
+            # Back lands one before the iteration the server held when the click arrived. On a busy machine the page
+            # can show an iteration two ticks behind the server (seen once in a full run: read 2 here, paused at 3,
+            # Back from 4), so the step may end one past the one read here; before the fix playing went on to the end.
+            assert paused_at <= before + 1, (trial, before, paused_at)
             assert page.get_by_role("button", name="▶ Play", exact=True).count() == 1
     finally:
         page.close()
