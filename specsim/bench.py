@@ -9,9 +9,9 @@ Per row: plain and speculative tokens/s (decode only), measured alpha, tokens pe
 wall-clock speedup, the cost model's speedup (:mod:`specsim.costmodel`: tokens per loop / (K·c + v + o)
 from median pass times), "fair" (the median wall-clock speedup when it agrees with the cost model, else
 the cost model marked *), transformers' assisted generation (constant K, no confidence threshold) in
-tokens/s end to end, our end-to-end tokens/s over theirs, and whether all three produced identical
-tokens (greedy). Each speculative run is timed next to its own plain run, so slow drifts in machine
-load hit both alike.
+tokens/s end to end, our end-to-end tokens/s over theirs, whether our speculative run wrote plain decoding's
+tokens (greedy), and whether transformers' run did too (HF=plain). Each speculative run is timed next to its
+own plain run (:mod:`specsim.timing`), so slow drifts in machine load hit both alike.
 
 ``--heldout N`` runs N prompts of the held-out set (``assets/prompts/heldout.json``, spread over its
 domains) instead of the built-in ones, and adds, for each drafter at its best K, the acceptance per
@@ -48,7 +48,7 @@ from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rat
 
 OURS, HF = "specsim", "transformers"  # the two contenders of a row
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
-           "HF tok/s", "ours/HF", "identical")
+           "HF tok/s", "ours/HF", "identical", "HF=plain")
 
 
 def stock_drafter(lean_drafter) -> ModelDrafter:
@@ -70,7 +70,7 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
         contenders.append(Contender(HF, lambda ids, n: hf_assisted_trace(target, ids, k, n, assistant)))
     timed = time_decoders(prompts, contenders, lambda ids, n: plain_generate(target, ids, n), max_new_tokens)
     spec = timed.runs[OURS]
-    identical = all(timed.identical(c.name) for c in contenders)
+    identical = timed.identical(OURS)
     m, fair = timed.costs(OURS), timed.fair(OURS)
     n_tokens = sum(t.n_generated for t in timed.runs.get(HF, []))
     hf_time = sum(t.total_time_s for t in timed.runs.get(HF, []))
@@ -82,6 +82,7 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
         "cost model": m.speedup, "fair": f"{fair.headline:.2f}{'' if fair.agrees else '*'}",
         "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
         "ours/HF": hf_time / ours_e2e if with_hf else float("nan"), "identical": "yes" if identical else "NO",
+        "HF=plain": ("yes" if timed.identical(HF) else "NO") if with_hf else "-",
         "c": m.draft_cost, "v": m.verify_cost, "traces": spec,
     }
 
@@ -213,6 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     if any(row["fair"].endswith("*") for row in rows):  # the footnote only where a row carries its mark
         print(f"\n* the wall clock and the cost model disagreed by more than {fairtime.TOLERANCE:.0%}: the machine was "
               "too busy to time fairly, so 'fair' shows the cost model")
+    if any(row["HF=plain"] == "NO" for row in rows):
+        print("\nHF=plain NO: transformers' generate wrote other tokens than specsim's plain decoding. Its own plain "
+              "greedy generate splits from ours at the same token: in bfloat16 it writes the last prompt token's KV "
+              "in the stock prefill, specsim in its first invariant decode pass, and a near-tied argmax flips "
+              "(docs/measurements/hf-prompt-lookup-tokens-2026-12-03.md). 'identical' compares specsim's two runs.")
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:
