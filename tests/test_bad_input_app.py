@@ -103,6 +103,8 @@ def test_live_form(case: Bad):
     for name, key in FORM_KEYS.items():  # nothing typed is lost: the bad value stays for the user to fix
         assert at.session_state[key] == case.value.get(name, GOOD_FORM[name])
     name = next(iter(case.value))
+    if case is not next(c for c in LIVE_FORM if next(iter(c.value)) == name):
+        return  # the fix runs the same path whatever was refused: one real run per field checks it
     _fill(at, {name: GOOD_FORM[name]})
     at.button(key="live_run").click().run()  # fixed: the run goes through
     assert not at.exception and not at.error
