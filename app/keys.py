@@ -221,10 +221,10 @@ DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_RUNNING: False,
 # ---- under the hood ------------------------------------------------------------------------------
 HOOD_RUN = "hood_run"  # which run the page dissects: a shipped recording's name, or HOOD_LIVE for the live page's
 HOOD_LIVE = "live"  # HOOD_RUN's value for the run made on the live page in this session
-HOOD_STEP = "hood_step"  # the iteration dissected, counted from 1 as the slider shows it
+HOOD_STEP = "hood_step"  # the iteration dissected, counted from 1 as the slider shows it (None: not chosen)
 HOOD_MASK_CHART, HOOD_ROWS_CHART, HOOD_CACHE_CHART = "hood_mask", "hood_rows", "hood_cache"
 HOOD_OVERLAP_CHART, HOOD_POSITION_CHART = "hood_overlap", "hood_position"
-DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: 2})
+DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: None})
 
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [

@@ -80,6 +80,17 @@ def _outcome(it: Iteration, row: int) -> str:
     return "kept"
 
 
+def teaching_step(trace: Trace) -> int:
+    """The iteration a page opens on: the first that drafted two or more guesses and refused one (every part of
+    the mechanism at work), else the first that drafted two or more, else the first that drafted any, else 0."""
+    its = trace.iterations
+    for good in (lambda it: it.k >= 2 and it.n_accepted < it.k, lambda it: it.k >= 2, lambda it: it.k >= 1):
+        found = next((i for i, it in enumerate(its) if good(it)), None)
+        if found is not None:
+            return found
+    return 0
+
+
 def decisive_row(it: Iteration) -> int:
     """The row whose output chose the +1 token: the first rejected proposal's row, or the row after the last."""
     return it.n_accepted

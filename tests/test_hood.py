@@ -135,3 +135,17 @@ def test_serving_snippets_name_documented_flags_and_transformers_takes_its_argum
         assert snippet.source.startswith("https://")
         if snippet.tool == "transformers":
             assert "assistant_model=" in snippet.code or "prompt_lookup_num_tokens=" in snippet.code
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_page_opens_on_an_iteration_that_drafted_and_refused(name):
+    trace = RUNS[name].spec
+    step = hood.teaching_step(trace)
+    it = trace.iterations[step]
+    assert it.k >= 2 and it.n_accepted < it.k
+    assert all(not (i.k >= 2 and i.n_accepted < i.k) for i in trace.iterations[:step])
+    at = _page()
+    at.radio(key=state.widget_key(state.HOOD_RUN)).set_value(name).run()
+    assert at.slider(key=state.widget_key(state.HOOD_STEP)).value == step + 1
+    line = next(m.value for m in at.markdown if m.value.startswith("Row "))
+    assert "\\*" not in line and "**" in line  # the +1 token in bold, not escaped asterisks

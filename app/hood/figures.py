@@ -25,9 +25,9 @@ def mask_figure(labels: list[str], grid: list[list[bool]], hidden: int, rows: li
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=y, text=text, texttemplate="%{text}", showscale=False,
                                colorscale=[[0, BACKGROUND], [1, TARGET]], zmin=0, zmax=1, xgap=2, ygap=2,
                                hovertemplate="%{y} may attend to position %{x}: %{text}<extra></extra>"))
-    title = "Causal mask of the verification pass (columns: positions it may read)"
+    title = "Causal mask of the verification pass: which positions each row may read"
     if hidden:
-        title += f"; the {hidden} earlier cached positions are visible to every row"
+        title += f"<br><sup>and the {hidden} earlier cached positions, which every row reads</sup>"
     fig.update_layout(title=title, height=120 + 34 * len(rows), margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(autorange="reversed"), xaxis=dict(side="top", tickangle=0))
     return fig

@@ -31,15 +31,22 @@ def pick_run() -> tuple[Trace | None, Trace | None]:
     if state.get(state.HOOD_RUN) not in options:
         state.put(state.HOOD_RUN, next(iter(options)))
     name = st.radio("Run", list(options), format_func=lambda n: options[n][2], key=state.bound(state.HOOD_RUN),
-                    on_change=state.keep, args=([state.HOOD_RUN],))
+                    on_change=_new_run)
     return options[name][:2]
+
+
+def _new_run() -> None:
+    state.keep([state.HOOD_RUN])
+    state.forget(state.widget_key(state.HOOD_STEP))
+    state.put(state.HOOD_STEP, None)  # the next run opens on its own teaching iteration
 
 
 def pick_step(trace: Trace) -> int:
     """The iteration to dissect (0-based); the slider counts from 1, as the live page does."""
     n = len(trace.iterations)
-    if not 1 <= state.get(state.HOOD_STEP) <= n:
-        state.show(state.HOOD_STEP, min(2, n))  # the second iteration: the first starts from the prompt
+    step = state.get(state.HOOD_STEP)
+    if step is None or not 1 <= step <= n:  # a new run: open on an iteration that shows the mechanics
+        state.show(state.HOOD_STEP, hood.teaching_step(trace) + 1)
     if n == 1:
         return 0
     step = st.slider("Iteration", 1, n, key=state.bound(state.HOOD_STEP), on_change=state.keep,
@@ -51,6 +58,9 @@ def verification_section(trace: Trace, step: int) -> None:
     it = trace.iterations[step]
     rows = hood.verification_rows(trace, step)
     st.subheader("One pass, K + 1 answers")
+    if it.k == 0:
+        st.info("In this iteration the drafter proposed nothing (prompt lookup found no earlier match), so the pass "
+                "is a plain one-token pass. Pick another iteration to see guesses checked.")
     st.markdown(
         f"The target checks all {it.k} guesses of this iteration in **one** forward pass. Its input is the last token "
         f"already kept followed by the {it.k} guesses, {it.k + 1} positions in all. A causal language model returns a "
@@ -67,11 +77,11 @@ def verification_section(trace: Trace, step: int) -> None:
               "what it decided": r.outcome} for r in rows]
     st.dataframe(table, hide_index=True, use_container_width=True)
     decisive = rows[hood.decisive_row(it)]
-    st.markdown(md_plain(
-        f"Row {decisive.index} decided the +1 token **{visible(it.extra.text)}** ({it.extra_kind}): "
+    st.markdown(  # only the token's text is escaped: the sentence's own bold must stay bold
+        f"Row {decisive.index} decided the +1 token **{md_plain(visible(it.extra.text))}** ({it.extra_kind}): "
         + ("every guess was kept, so the last row's distribution gives a bonus token."
            if it.n_accepted == it.k else f"guess {it.n_accepted + 1} was refused there, so the target's own "
-           "choice at that row replaces it.")))
+           "choice at that row replaces it."))
     labels, grid, hidden = hood.causal_mask(it)
     st.plotly_chart(figs.mask_figure(labels, grid, hidden, rows), key=state.HOOD_MASK_CHART)
     st.caption("The mask is what makes one pass equal K + 1 separate passes: row i reads the cached context and "
