@@ -200,6 +200,7 @@ HOME_LOOP_CHART = "home_loop"
 CALC_KEPT_SHARE_CHART, CALC_USE_MEASURED_V_BUTTON = "calc_kept_share", "calc_use_measured_v"
 WHY_LOOP_COST_CHART = "why_loop_cost"
 PQ_BARS_CHART, PQ_PARTS_CHART, PQ_SAMPLED_CHART = "pq_bars", "pq_parts", "pq_sampled"
+PQ_TEMPERATURE_CHART = "pq_temperature"
 PQ_PRESET_BUTTON = "pq_preset_"  # + the preset's name
 VERIFY_CURVE_CHART, VERIFY_BATCH_CHART = "verify_curve_chart", "verify_batch_fig"
 VERIFY_K, VERIFY_GPU_R = "verify_k", "verify_gpu_r"

@@ -54,6 +54,34 @@ def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
                                         torch.as_tensor(np.asarray(q, dtype=float))))
 
 
+def total_variation(p: ArrayLike, q: ArrayLike) -> float:
+    """TV(p, q) = ½ Σ |p − q|, the most two distributions can disagree on the chance of any one event.
+
+    Σ min(p, q) = 1 − TV(p, q): the chance a guess is kept is one minus their total variation distance,
+    because |p − q| = p + q − 2 min(p, q) and p and q each sum to 1.
+    """
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    return float(0.5 * np.abs(p - q).sum())
+
+
+def at_temperature(probs: ArrayLike, temperature: float) -> np.ndarray:
+    """The distribution a sampler at temperature T draws from, given the model's distribution at T = 1:
+    softmax(log probs / T), through the engine's :func:`specsim.sampling.warp`. T = 0 is greedy: all the
+    mass on the top token (split evenly between ties). A token with probability 0 stays at 0."""
+    probs = np.asarray(probs, dtype=float)
+    if temperature <= 0:
+        top = probs == probs.max()
+        return top / top.sum()
+    with np.errstate(divide="ignore"):
+        logits = torch.as_tensor(np.log(probs))
+    return sampling.warp(logits, sampling.SamplingConfig(temperature=float(temperature))).double().numpy()
+
+
+def overlap_by_temperature(p: ArrayLike, q: ArrayLike, temperatures: ArrayLike) -> np.ndarray:
+    """Σ min(p_T, q_T) at each temperature: the chance a guess is kept when both models sample at T."""
+    return np.array([accepted_mass(at_temperature(p, t), at_temperature(q, t)) for t in np.asarray(temperatures)])
+
+
 def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray | None:
     """The engine's norm(max(0, p − q)), or None when p ≤ q everywhere (then a rejection never happens)."""
     dist, mass = residual_distribution(torch.as_tensor(np.asarray(p, dtype=float)),

@@ -114,3 +114,32 @@ def test_figures_draw_the_computed_parts():
     assert f"{u.accepted_mass(P, q):.3f}" in bars.layout.title.text
     rows = figs.acceptance_rows(labels, P, q)
     assert rows[4]["kept with chance min(1, p/q)"] == f"{0.05 / 0.45:.3f}"
+
+
+@pytest.mark.parametrize(("p", "q"), [((0.45, 0.25, 0.15, 0.10, 0.05), (0.05, 0.85, 0.05, 0.03, 0.02)),
+                                      ((0.5, 0.5, 0.0), (0.0, 0.2, 0.8)), ((0.2, 0.3, 0.5), (0.2, 0.3, 0.5))])
+def test_the_chance_kept_is_one_minus_total_variation(p, q):
+    tv = u.total_variation(p, q)
+    assert tv == pytest.approx(0.5 * sum(abs(a - b) for a, b in zip(p, q, strict=True)))
+    assert u.accepted_mass(p, q) == pytest.approx(1 - tv, abs=1e-6)
+
+
+def test_temperature_one_is_the_model_and_zero_is_its_top_token():
+    p = np.array([0.45, 0.25, 0.15, 0.10, 0.05])
+    assert np.allclose(u.at_temperature(p, 1.0), p, atol=1e-6)
+    assert list(u.at_temperature(p, 0)) == [1, 0, 0, 0, 0]
+    assert list(u.at_temperature(np.array([0.4, 0.4, 0.2]), 0)) == [0.5, 0.5, 0]
+    hot = u.at_temperature(p, 2.0)  # flatter: p^(1/2), renormalised
+    assert np.allclose(hot, np.sqrt(p) / np.sqrt(p).sum(), atol=1e-6)
+    assert u.at_temperature(np.array([0.5, 0.5, 0.0]), 3.0)[2] == 0  # never-proposed stays never
+
+
+def test_temperature_moves_the_overlap_towards_the_greedy_verdict():
+    p = np.array([0.45, 0.25, 0.15, 0.10, 0.05])
+    disagree = u.normalise((5, 85, 5, 3, 2))  # top tokens differ: greedy keeps nothing
+    agree = u.normalise((50, 30, 20, 0, 0))  # same top token, but two tokens never proposed
+    cold, one, hot = u.overlap_by_temperature(p, disagree, [0.05, 1.0, 10.0])
+    assert cold < 1e-3 < one < hot
+    assert one == pytest.approx(u.accepted_mass(p, disagree), abs=1e-6)
+    cold, one, hot = u.overlap_by_temperature(p, agree, [0.05, 1.0, 10.0])
+    assert cold > 0.999 and one > hot  # flattening p moves mass onto tokens q can never cover

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from app import state
@@ -68,3 +70,19 @@ def test_sampled_check_uses_the_seed():
         told = " ".join(e.value for e in at.error)
         assert f"not '{bad}'" in told and "still use seed 5" in told
         assert next(m.value for m in at.markdown if "χ²" in m.value) == second
+
+
+def test_the_overlap_is_tied_to_total_variation_and_temperature():
+    at = open_page("why_unchanged.py")
+    at.button(key="pq_preset_draft too sure of one token").click().run()
+    q = unchanged.normalise(at.session_state[state.PQ_WEIGHTS])
+    tv = unchanged.total_variation(pq.TARGET_P, q)
+    sentence = next(m.value for m in at.markdown if "total variation distance" in m.value)
+    assert f"TV(p, q) = ½ Σ |p − q| = {tv:.3f}" in sentence
+    assert f"{1 - tv:.3f} = Σ min(p, q)" in sentence
+    headings = [h.value for h in at.subheader]
+    assert "Temperature moves α" in headings and "From one guess to the whole block" in headings
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(state.PQ_TEMPERATURE_CHART))
+    names = [trace["name"] for trace in json.loads(chart.proto.spec)["data"]]
+    assert "greedy (T → 0): 0" in names  # the two top tokens differ: greedy keeps nothing
+    assert f"T = 1, the bars above: {unchanged.accepted_mass(pq.TARGET_P, q):.3f}" in names

@@ -73,3 +73,21 @@ def acceptance_rows(labels: Sequence[str], p: Sequence[float], q: Sequence[float
              "kept with chance min(1, p/q)": "never proposed" if np.isnan(c) else f"{c:.3f}",
              "residual norm(max(0, p − q))": "—" if r is None else f"{r[i]:.3f}"}
             for i, (lab, pi, qi, c) in enumerate(zip(labels, p, q, chance, strict=True))]
+
+
+def temperature_figure(temperatures: Sequence[float], overlaps: Sequence[float], greedy: float,
+                       at_one: float) -> go.Figure:
+    """Σ min(p_T, q_T) against the temperature both models sample at, with T = 1 (the bars above) marked
+    and the greedy limit T → 0 drawn as a point at T = 0."""
+    fig = go.Figure()
+    fig.add_scatter(x=temperatures, y=overlaps, mode="lines", name="Σ min(p_T, q_T)", line={"color": TARGET},
+                    hovertemplate="T = %{x:.2f}<br>chance kept %{y:.3f}<extra></extra>")
+    fig.add_scatter(x=[0.0], y=[greedy], mode="markers", name=f"greedy (T → 0): {greedy:.0f}",
+                    marker={"size": 11, "color": EXTRA, "symbol": "diamond"})
+    fig.add_scatter(x=[1.0], y=[at_one], mode="markers", name=f"T = 1, the bars above: {at_one:.3f}",
+                    marker={"size": 11, "color": DRAFT})
+    fig.update_layout(title="The chance a guess is kept, as both models' temperature moves",
+                      xaxis={"title": "temperature T (both models)"},
+                      yaxis={"title": "Σ min(p_T, q_T) = 1 − TV", "range": [0, 1.05]}, height=340,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25})
+    return fig
