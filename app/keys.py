@@ -193,6 +193,8 @@ DOMAIN_BUTTON = "domain_measure"
 PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
 PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps (the last one accepted)
 PQ_SEED_TEXT = "pq_seed_text"  # the seed box, as typed
+PQ_BLOCK_CHECK = "pq_block_check"  # specsim.blockcheck.BlockCheck of the whole-block check, or None before it runs
+PQ_BLOCK_BUTTON = "pq_block_run"
 
 
 # Buttons, inputs and charts of the teaching panels, page by page
@@ -215,7 +217,7 @@ def pq_slider_key(index: int) -> str:
 
 DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_RUNNING: False, VERIFY_BATCH: _VERIFY.batch,
                  VERIFY_GPU_R: _VERIFY.gpu_ridge,
-                 DOMAIN_RESULTS: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed,
+                 DOMAIN_RESULTS: None, PQ_BLOCK_CHECK: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed,
                  PQ_SEED_TEXT: str(_UNCHANGED.seed)})
 
 

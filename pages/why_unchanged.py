@@ -4,8 +4,8 @@ import numpy as np
 import streamlit as st
 
 from app import state
+from app.unchanged import block, pq
 from app.unchanged import figures as figs
-from app.unchanged import pq
 from app.urlcodec import Number
 from specsim import defaults, unchanged
 
@@ -70,8 +70,7 @@ st.markdown(
     "both, and the overlap rises, except on tokens the draft can never propose, which it can never cover.")
 temperatures = np.linspace(0.05, 2.0, 40)
 st.plotly_chart(figs.temperature_figure(temperatures, unchanged.overlap_by_temperature(p, q, temperatures),
-                                        unchanged.accepted_mass(unchanged.at_temperature(p, 0),
-                                                                unchanged.at_temperature(q, 0)), kept_mass),
+                                        float(unchanged.overlap_by_temperature(p, q, [0.0])[0]), kept_mass),
                 key=state.PQ_TEMPERATURE_CHART)
 
 st.subheader("From one guess to the whole block")
@@ -91,9 +90,8 @@ st.markdown(
     "guesses), directly: no draft is involved.\n\n"
     "Every branch uses fresh random numbers, so nothing but the tokens written decides what comes next. Multiplying "
     "the steps, P(y₁ … yₙ) = Π p(yᵢ | y₁ … yᵢ₋₁): exactly the target sampling alone. The proof never used how "
-    "good q is, nor K, nor where the block boundaries fall. The engine's test suite checks the two-token case "
-    "with real models: the first two tokens of many seeded K = 3 runs against the target's exact joint "
-    "distribution (a χ² test).")
+    "good q is, nor K, nor where the block boundaries fall.")
+block.section()
 
 st.subheader("Checked by sampling")
 typed = st.text_input(f"Seed (a whole number from {SEED.limit(SEED.lo)} to {SEED.limit(SEED.hi)})",

@@ -19,8 +19,10 @@ The library never imports streamlit. Read it top to bottom:
   the built-in and held-out prompts;
 - ``hood`` / ``serving``: one iteration's mechanics read off a trace (the pass, its mask, the caches, α as
   overlap, acceptance by position, compute per token), and switching speculation on in serving stacks;
-- ``explain`` / ``domains`` / ``unchanged`` / ``guess`` / ``quiz`` / ``interview`` / ``recorded``: what the
-  pages teach with, each computed from runs or from ``analytics``;
+- ``explain`` / ``domains`` / ``unchanged`` / ``blockcheck`` / ``guess`` / ``quiz`` / ``interview`` / ``recorded``:
+  what the pages teach with, each computed from runs or from ``analytics`` (``blockcheck``: a whole block keeps
+  the target's distribution, checked by running the engine on two tiny models);
+- ``tiny``: small random-weight models built in a moment, for that check and the tests;
 - ``cli`` / ``bench`` / ``hf_assisted`` / ``distill``: the command line (``python -m specsim.cli``), the
   benchmark table, transformers' assisted generation as a yardstick, and how the shipped draft was trained;
 - ``errors``: one line per error for users.

@@ -27,7 +27,7 @@ import torch
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from specsim import sampling
+from specsim import overlap, sampling
 from specsim.sampling import acceptance_probability, residual_distribution
 
 
@@ -55,31 +55,18 @@ def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
 
 
 def total_variation(p: ArrayLike, q: ArrayLike) -> float:
-    """TV(p, q) = ½ Σ |p − q|, the most two distributions can disagree on the chance of any one event.
-
-    Σ min(p, q) = 1 − TV(p, q): the chance a guess is kept is one minus their total variation distance,
-    because |p − q| = p + q − 2 min(p, q) and p and q each sum to 1.
-    """
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    return float(0.5 * np.abs(p - q).sum())
-
-
-def at_temperature(probs: ArrayLike, temperature: float) -> np.ndarray:
-    """The distribution a sampler at temperature T draws from, given the model's distribution at T = 1:
-    softmax(log probs / T), through the engine's :func:`specsim.sampling.warp`. T = 0 is greedy: all the
-    mass on the top token (split evenly between ties). A token with probability 0 stays at 0."""
-    probs = np.asarray(probs, dtype=float)
-    if temperature <= 0:
-        top = probs == probs.max()
-        return top / top.sum()
-    with np.errstate(divide="ignore"):
-        logits = torch.as_tensor(np.log(probs))
-    return sampling.warp(logits, sampling.SamplingConfig(temperature=float(temperature))).double().numpy()
+    """TV(p, q) = ½ Σ |p − q| (:func:`specsim.overlap.total_variation`); Σ min(p, q) = 1 − TV(p, q)."""
+    return float(overlap.total_variation(torch.as_tensor(np.asarray(p, dtype=float)),
+                                         torch.as_tensor(np.asarray(q, dtype=float))))
 
 
 def overlap_by_temperature(p: ArrayLike, q: ArrayLike, temperatures: ArrayLike) -> np.ndarray:
-    """Σ min(p_T, q_T) at each temperature: the chance a guess is kept when both models sample at T."""
-    return np.array([accepted_mass(at_temperature(p, t), at_temperature(q, t)) for t in np.asarray(temperatures)])
+    """Σ min(p_T, q_T) at each temperature, p and q being the models' distributions at T = 1: the engine's
+    warp of log p and log q (:func:`specsim.overlap.accepted_mass_by_temperature`; T = 0 is the greedy rule).
+    A token with probability 0 keeps probability 0 at every temperature."""
+    with np.errstate(divide="ignore"):
+        logits = [torch.as_tensor(np.log(np.asarray(x, dtype=float))) for x in (p, q)]
+    return np.array(overlap.accepted_mass_by_temperature(*logits, [float(t) for t in np.asarray(temperatures)]))
 
 
 def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray | None:

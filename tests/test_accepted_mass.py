@@ -22,7 +22,7 @@ from specsim.overlap import (
     total_variation,
 )
 from specsim.sampling import acceptance_probability, accepted_mass, residual_distribution
-from tests.tiny_models import tiny_llama, tiny_loaded
+from specsim.tiny import tiny_llama, tiny_loaded
 
 VOCAB = 12
 PROMPT = [1, 4, 7]

@@ -16,8 +16,8 @@ import torch
 from specsim import recorded
 from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
+from specsim.tiny import tiny_llama, tiny_loaded
 from specsim.trace import CacheLengths, Trace
-from tests.tiny_models import tiny_llama, tiny_loaded
 
 VOCAB = 32
 PROMPT = [3, 7, 11, 2, 9]

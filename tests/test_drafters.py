@@ -14,7 +14,7 @@ from specsim.drafters import (
     truncated_model,
 )
 from specsim.sampling import SamplingConfig
-from tests.tiny_models import tiny_llama
+from specsim.tiny import tiny_llama
 
 GREEDY = SamplingConfig(0.0)
 SAMPLE = SamplingConfig(1.0)

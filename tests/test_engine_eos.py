@@ -12,7 +12,7 @@ import pytest
 from specsim import replay
 from specsim.drafters import Proposal
 from specsim.engine import plain_generate, speculative_generate
-from tests.tiny_models import tiny_loaded
+from specsim.tiny import tiny_loaded
 
 VOCAB, SEED, PROMPT = 64, 3, [5, 9, 2, 7]
 

@@ -11,7 +11,7 @@ from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_generate
 from specsim.models import format_prompt
 from specsim.prompt_sets import builtin_prompts
-from tests.tiny_models import tiny_llama
+from specsim.tiny import tiny_llama
 
 N_NEW = 12
 KS = (1, 2, 4, 8, 16)

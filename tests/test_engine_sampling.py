@@ -18,8 +18,8 @@ import specsim.engine as engine
 import specsim.verify as verify_rule
 from specsim.drafters import ModelDrafter, PromptLookupDrafter, Proposal
 from specsim.sampling import SamplingConfig, residual_distribution
+from specsim.tiny import tiny_llama, tiny_loaded
 from tests.stats import chi_square_z
-from tests.tiny_models import tiny_llama, tiny_loaded
 
 Z_FAIL = 4.0  # chi-square z above this: the sample does not come from the claimed distribution
 VOCAB = 8

@@ -180,7 +180,7 @@ def test_the_probe_leaves_the_thread_count_alone(monkeypatch):
     calls = []
     monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
     monkeypatch.setattr(invariant, "_VERDICTS", {})
-    from tests.tiny_models import tiny_llama
+    from specsim.tiny import tiny_llama
 
     model = tiny_llama(64, seed=0).to(torch.bfloat16)
     invariant.make_position_invariant(model)  # probes every linear shape of the model

@@ -15,8 +15,8 @@ from specsim.kpolicy import KPolicy
 from specsim.models import format_prompt
 from specsim.prompt_sets import builtin_prompts
 from specsim.step import eos_token_ids
+from specsim.tiny import tiny_llama, tiny_loaded
 from specsim.trace import Trace
-from tests.tiny_models import tiny_llama, tiny_loaded
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -7,8 +7,8 @@ import pytest
 from specsim import bench, cli, methods, published
 from specsim.drafters import NoDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
+from specsim.tiny import tiny_loaded
 from specsim.variants import compare as cmp
-from tests.tiny_models import tiny_loaded
 
 VOCAB, PROMPT = 40, [1, 5, 9, 2]
 

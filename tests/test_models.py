@@ -18,7 +18,7 @@ from specsim.models import (
     load_model,
     shared_vocab_size,
 )
-from tests.tiny_models import tiny_llama
+from specsim.tiny import tiny_llama
 
 
 class VocabOnly:

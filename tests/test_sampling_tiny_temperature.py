@@ -7,8 +7,8 @@ import torch
 
 from specsim.engine import plain_generate, speculative_generate
 from specsim.sampling import SamplingConfig, warp
+from specsim.tiny import tiny_loaded
 from tests.test_engine_greedy import make_drafter
-from tests.tiny_models import tiny_loaded
 
 
 @pytest.mark.parametrize("t", [1e-3, 1e-40, 1e-300, 5e-324])

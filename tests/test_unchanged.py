@@ -124,14 +124,15 @@ def test_the_chance_kept_is_one_minus_total_variation(p, q):
     assert u.accepted_mass(p, q) == pytest.approx(1 - tv, abs=1e-6)
 
 
-def test_temperature_one_is_the_model_and_zero_is_its_top_token():
+def test_temperature_one_is_the_sliders_and_zero_is_the_greedy_rule():
     p = np.array([0.45, 0.25, 0.15, 0.10, 0.05])
-    assert np.allclose(u.at_temperature(p, 1.0), p, atol=1e-6)
-    assert list(u.at_temperature(p, 0)) == [1, 0, 0, 0, 0]
-    assert list(u.at_temperature(np.array([0.4, 0.4, 0.2]), 0)) == [0.5, 0.5, 0]
-    hot = u.at_temperature(p, 2.0)  # flatter: p^(1/2), renormalised
-    assert np.allclose(hot, np.sqrt(p) / np.sqrt(p).sum(), atol=1e-6)
-    assert u.at_temperature(np.array([0.5, 0.5, 0.0]), 3.0)[2] == 0  # never-proposed stays never
+    for weights in [(5, 85, 5, 3, 2), (50, 30, 20, 0, 0), (45, 25, 15, 10, 5)]:
+        q = u.normalise(weights)
+        greedy, one = u.overlap_by_temperature(p, q, [0.0, 1.0])
+        assert one == pytest.approx(u.accepted_mass(p, q), abs=1e-6)
+        assert greedy == float(np.argmax(q) == np.argmax(p))
+    hot = u.overlap_by_temperature(p, np.array([0.5, 0.5, 0, 0, 0]), [1000.0])[0]
+    assert hot == pytest.approx(0.4, abs=1e-3)  # p flat over five tokens, q over the two it can propose
 
 
 def test_temperature_moves_the_overlap_towards_the_greedy_verdict():

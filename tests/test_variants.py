@@ -13,11 +13,11 @@ import torch
 from transformers import DynamicCache
 
 from specsim.engine import plain_generate, speculative_generate
+from specsim.tiny import tiny_loaded
 from specsim.variants.lookahead import NgramPool, jacobi_iterations, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.medusa_tree import build_tree, medusa_tree_generate
 from specsim.variants.tree import TokenTree, keep_nodes, tree_forward, verify_tree
-from tests.tiny_models import tiny_loaded
 
 VOCAB = 40
 

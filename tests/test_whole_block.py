@@ -1,25 +1,18 @@
-"""A whole K = 3 block leaves the output distribution unchanged (issue 38): over many seeded runs at
-temperature 1 with a draft unlike the target, the first two emitted tokens follow the target's own joint
-distribution, computed exactly from its logits over a six-token vocabulary (χ², scipy, 5 % level). Both
-tokens usually come out of one block: kept, kept; kept, then resampled; or resampled, then the next block."""
+"""A whole K = 3 block leaves the output distribution unchanged (issue 38), through the check the *Why the output
+is unchanged* page runs (specsim.blockcheck): over many seeded runs at temperature 1 with a draft unlike the
+target, the first two emitted tokens follow the target's own joint distribution, computed exactly from its
+logits over a six-token vocabulary (χ², scipy, 5 % level). A wrong acceptance rule fails the same check."""
 
 from __future__ import annotations
 
 from collections import Counter
-from itertools import product
 
 import pytest
 import torch
-from scipy import stats
 
 import specsim.verify as verify_rule
-from specsim.drafters import ModelDrafter
-from specsim.engine import speculative_generate
-from tests.stats import chi_square_z
-from tests.tiny_models import tiny_llama, tiny_loaded
+from specsim import blockcheck
 
-VOCAB, K = 6, 3
-PROMPT = [1, 4, 2]
 N_RUNS = 1500
 LEVEL = 0.05
 
@@ -28,44 +21,27 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
 def pair():
-    small = dict(hidden=16, layers=1)
-    return tiny_loaded(VOCAB, seed=1, logit_scale=6.0, **small), tiny_llama(VOCAB, seed=2, logit_scale=6.0, **small)
+    return blockcheck.tiny_pair()
 
 
-def exact_joint(target) -> dict[tuple[int, int], float]:
-    """P(x1, x2) = p(x1 | prompt) p(x2 | prompt, x1) of the target sampling alone at temperature 1."""
+def test_the_exact_joint_is_a_distribution_of_the_targets_own_sampling(pair):
+    target, _ = pair
+    joint = blockcheck.exact_joint(target)
+    assert len(joint) == blockcheck.VOCAB ** 2 and sum(joint.values()) == pytest.approx(1.0)
+    first = Counter()
+    for (a, _b), prob in joint.items():
+        first[a] += prob
     with torch.inference_mode():
-        first = torch.softmax(target.model(torch.tensor([PROMPT])).logits[0, -1].double(), dim=-1)
-        second = torch.softmax(target.model(torch.tensor([[*PROMPT, a] for a in range(VOCAB)])).logits[:, -1].double(),
-                               dim=-1)
-    return {(a, b): float(first[a] * second[a, b]) for a, b in product(range(VOCAB), repeat=2)}
-
-
-def first_pairs(target, draft, n: int) -> tuple[Counter, Counter]:
-    """The first two tokens of n seeded runs, and how the first block ended (kept proposals) in each."""
-    pairs, blocks = Counter(), Counter()
-    drafter = ModelDrafter(draft)
-    for seed in range(n):
-        seen = []
-        trace = speculative_generate(target, drafter, PROMPT, K, K + 1, temperature=1.0, seed=seed,
-                                     on_iteration=seen.append,
-                                     should_stop=lambda seen=seen: sum(len(it.emitted) for it in seen) >= 2)
-        pairs[trace.generated_ids[:2]] += 1
-        blocks[trace.iterations[0].n_accepted] += 1
-    return pairs, blocks
-
-
-def chi_square_p(counts: Counter, probs: dict, n: int) -> float:
-    """Pearson's χ² p-value (tests.stats: cells expected fewer than 5 times pooled, scipy's χ² tail)."""
-    return float(stats.norm.sf(chi_square_z(counts, probs, n)))
+        p1 = torch.softmax(target.model(torch.tensor([blockcheck.PROMPT])).logits[0, -1].double(), dim=-1)
+    assert [first[a] for a in range(blockcheck.VOCAB)] == pytest.approx(p1.tolist())
 
 
 def test_the_first_two_tokens_follow_the_targets_joint_distribution(pair):
     target, draft = pair
-    pairs, blocks = first_pairs(target, draft, N_RUNS)
+    pairs, blocks = blockcheck.first_two_tokens(target, draft, N_RUNS)
     # every way a block can end happened often: rejected at slot 1, 2 or 3, or fully kept
-    assert all(blocks[kept] >= 50 for kept in range(K + 1)), blocks
-    assert chi_square_p(pairs, exact_joint(target), N_RUNS) > LEVEL
+    assert all(blocks[kept] >= 50 for kept in range(blockcheck.K + 1)), blocks
+    assert blockcheck.pooled_chi_square(pairs, blockcheck.exact_joint(target)).p_value > LEVEL
 
 
 def always_accept(p: float, q: float) -> float:
@@ -81,5 +57,10 @@ def test_a_wrong_rule_fails_the_same_check(pair, monkeypatch, wrong):
     name = "acceptance_probability" if wrong is always_accept else "residual_distribution"
     monkeypatch.setattr(verify_rule, name, wrong)
     target, draft = pair
-    pairs, _ = first_pairs(target, draft, N_RUNS // 3)
-    assert chi_square_p(pairs, exact_joint(target), N_RUNS // 3) < LEVEL
+    pairs, _ = blockcheck.first_two_tokens(target, draft, N_RUNS // 3)
+    assert blockcheck.pooled_chi_square(pairs, blockcheck.exact_joint(target)).p_value < LEVEL
+
+
+def test_a_sample_outside_the_support_is_impossible():
+    result = blockcheck.pooled_chi_square(Counter({(0, 0): 3, (9, 9): 1}), {(0, 0): 0.5, (0, 1): 0.5})
+    assert result.p_value == 0.0

@@ -86,3 +86,22 @@ def test_the_overlap_is_tied_to_total_variation_and_temperature():
     names = [trace["name"] for trace in json.loads(chart.proto.spec)["data"]]
     assert "greedy (T → 0): 0" in names  # the two top tokens differ: greedy keeps nothing
     assert f"T = 1, the bars above: {unchanged.accepted_mass(pq.TARGET_P, q):.3f}" in names
+
+
+def test_the_whole_block_check_runs_the_engine_and_reports_its_chi_square():
+    from app.unchanged.block import RUNS
+    from specsim import blockcheck
+
+    at = open_page("why_unchanged.py")
+    assert at.session_state[state.PQ_BLOCK_CHECK] is None
+    at.button(key=state.PQ_BLOCK_BUTTON).click().run(timeout=300)
+    assert not at.exception
+    result = at.session_state[state.PQ_BLOCK_CHECK]
+    assert result.runs == RUNS == sum(result.counts.values()) == sum(result.block_ends.values())
+    assert set(result.block_ends) == set(range(blockcheck.K + 1))  # every way a block can end
+    assert result.test.p_value > 0.01  # the engine's rule keeps the target's joint distribution
+    sentence = next(m.value for m in at.markdown if m.value.startswith(f"{RUNS} runs: χ²"))
+    assert f"χ² = {result.test.statistic:.2f} on {result.test.dof} degrees of freedom" in sentence
+    assert "consistent with the target's own joint distribution" in sentence
+    table = at.dataframe[-1].value
+    assert list(table["written"]) == [written for _, written, _ in result.top_pairs()]

@@ -1,4 +1,5 @@
-"""Small random-weight causal LMs built inside the tests (no downloads)."""
+"""Small random-weight causal LMs, built in a moment with no download: the tests' models, and the pair the
+*Why the output is unchanged* page runs its whole-block check on (:mod:`specsim.blockcheck`)."""
 
 from __future__ import annotations
 
