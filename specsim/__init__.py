@@ -8,8 +8,9 @@ The library never imports streamlit. Read it top to bottom:
 - ``engine``: one speculative iteration (``SpeculativeStep``) and the loop around it (``decode_loop``);
 - ``step`` / ``verify`` / ``sampling``: what every step shares (prefill, budget, end-of-text), the acceptance
   of one block, and min(1, p/q), norm(max(0, p - q)), temperature and top-p;
-- ``kpolicy`` / ``overlap``: how many tokens to draft each loop (fixed, transformers' schedule, a confidence
-  stop), and Σ min(p, q) = 1 − TV(p, q), the chance a guess is kept, at any temperature;
+- ``kpolicy`` / ``adaptive`` / ``overlap``: how many tokens to draft each loop (fixed, transformers' schedule, a
+  confidence stop), the three run side by side, and Σ min(p, q) = 1 − TV(p, q), the chance a guess is kept,
+  at any temperature;
 - ``invariant`` / ``fused``: the position-invariant decode path and its C++ kernels (``kernels/``);
 - ``timing`` / ``costmodel`` / ``fairtime`` / ``clock``: the one timing driver, the one cost model, fair
   speedups on a shared machine, the one timer;

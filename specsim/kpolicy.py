@@ -57,3 +57,4 @@ class KPolicy:
         if self.schedule == "fixed":
             return k
         return k + 2 if kept == proposed else max(1, k - 1)
+

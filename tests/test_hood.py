@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -149,3 +150,30 @@ def test_the_page_opens_on_an_iteration_that_drafted_and_refused(name):
     assert at.slider(key=state.widget_key(state.HOOD_STEP)).value == step + 1
     line = next(m.value for m in at.markdown if m.value.startswith("Row "))
     assert "\\*" not in line and "**" in line  # the +1 token in bold, not escaped asterisks
+
+
+def test_the_three_k_policies_run_for_real_and_keep_plain_decodings_tokens():
+    """The button runs plain decoding and each policy on the bundled target and its default draft (greedy):
+    every policy writes plain decoding's tokens, the schedules differ in what they draft, and the table and the
+    sentence show the runs' own counts."""
+    from specsim import adaptive
+
+    at = _page()
+    at.button(key=state.HOOD_POLICIES_BUTTON).click().run(timeout=600)
+    assert not at.exception, at.exception
+    plain, runs = at.session_state[state.HOOD_POLICIES]
+    assert [run.name for run in runs] == list(adaptive.POLICIES)
+    assert all(run.identical for run in runs)
+    fixed, schedule, confident = runs
+    assert {it.k_planned for it in fixed.trace.iterations} == {4} and max(fixed.drafted) == 4  # the budget may cut
+    # the last iterations short
+    assert schedule.drafted != fixed.drafted and max(confident.drafted) <= 8
+    for run in runs:  # K follows its own rule, iteration by iteration
+        for before, after in itertools.pairwise(run.trace.iterations):
+            if run.policy.schedule == "heuristic":
+                assert after.k_planned == run.policy.next_k(before.k_planned, before.k, before.n_accepted)
+    table = at.dataframe[-1].value
+    assert list(table["target passes"]) == [run.trace.target_passes for run in runs]
+    assert set(table["same tokens as plain decoding"]) == {"✓"}
+    sentence = next(m.value for m in at.markdown if m.value.startswith("Plain decoding took"))
+    assert f"{plain.target_passes} target passes for these {plain.n_generated} tokens" in sentence

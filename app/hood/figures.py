@@ -110,3 +110,15 @@ def position_figure(model: PositionModel) -> go.Figure:
                       yaxis=dict(title="probability", range=[0, 1.05]), height=340,
                       margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+def policies_figure(runs) -> go.Figure:
+    """Guesses drafted per iteration under each K policy (specsim.adaptive.PolicyRun), as steps."""
+    fig = go.Figure()
+    for run in runs:
+        fig.add_scatter(x=list(range(1, len(run.drafted) + 1)), y=run.drafted, mode="lines+markers",
+                        line={"shape": "hv"}, name=f"{run.name}: {len(run.drafted)} iterations")
+    fig.update_layout(title="Guesses drafted in each iteration, by K policy", xaxis={"title": "iteration"},
+                      yaxis={"title": "guesses drafted", "rangemode": "tozero"}, height=340,
+                      margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25})
+    return fig

@@ -6,12 +6,12 @@ import math
 
 import streamlit as st
 
-from app import recording, state
+from app import loaders, recording, state
 from app.hood import figures as figs
 from app.layout import script_path
 from app.live.tokens import md_plain
-from specsim import analytics, hood, serving
-from specsim.defaults import GPU_RIDGE
+from specsim import adaptive, analytics, hood, recorded, serving
+from specsim.defaults import DEFAULT_DRAFTER, GPU_RIDGE
 from specsim.replay import is_greedy, visible
 from specsim.trace import Trace
 
@@ -75,7 +75,7 @@ def verification_section(trace: Trace, step: int) -> None:
               "guess (q, p)": (f"{visible(r.proposed.text)} (q {r.proposed.prob:.2f}, p {r.p_of_proposed:.2f})"
                                if r.proposed is not None else "—"),
               "what it decided": r.outcome} for r in rows]
-    st.dataframe(table, hide_index=True, use_container_width=True)
+    st.dataframe(table, hide_index=True, width="stretch")
     decisive = rows[hood.decisive_row(it)]
     st.markdown(  # only the token's text is escaped: the sentence's own bold must stay bold
         f"Row {decisive.index} decided the +1 token **{md_plain(visible(it.extra.text))}** ({it.extra_kind}): "
@@ -192,13 +192,54 @@ def adaptive_section(trace: Trace) -> None:
         "- **transformers' schedule**: K grows by 2 after a loop that kept every guess and shrinks by 1 after one "
         "that did not, never below 1;\n"
         "- **a confidence stop**: the draft stops guessing early when its probability q for the next guess falls "
-        "below a threshold, so it spends passes only where it is sure.\n"
+        "below a threshold, so it spends passes only where it is sure.\n\n"
         "Greedy output stays token for token the target's own under every policy: a policy only changes how many "
         "guesses are checked, never the rule that checks them.")
     planned = [it.k_planned for it in trace.iterations if it.k_planned is not None]
     if planned:
         st.caption(f"This run: {trace.settings.k_schedule} schedule, K per iteration "
                    f"{', '.join(str(k) for k in planned[:30])}{'…' if len(planned) > 30 else ''}.")
+    policies_comparison()
+
+
+def policies_comparison() -> None:
+    """The three policies run for real on the prose recording's prompt, greedy, beside plain decoding."""
+    recipe = next(r for r in recorded.RECIPES if r.drafter == DEFAULT_DRAFTER)
+    if st.button("Run the three policies (the bundled target and its default draft, greedy, on the prose "
+                 "recording's prompt)", key=state.HOOD_POLICIES_BUTTON):
+        from specsim.models import format_prompt
+
+        bar = st.progress(0.0, text="Loading the bundled target…")
+        target = loaders.bundled_target()
+        ids = format_prompt(target.tokenizer, recipe.prompt)
+        steps = 1 + len(adaptive.POLICIES)
+        result = adaptive.compare_policies(
+            target, lambda: loaders.draft_model(recipe.draft, target), ids, recipe.max_new_tokens,
+            on_run=lambda i, name: bar.progress(i / steps, text=f"Run {i + 1} of {steps}: {name}"))
+        bar.empty()
+        state.put(state.HOOD_POLICIES, result)
+    result = state.get(state.HOOD_POLICIES)
+    if result is None:
+        return
+    plain, runs = result
+    st.plotly_chart(figs.policies_figure(runs), key=state.HOOD_POLICIES_CHART)
+    st.dataframe([{"policy": run.name, "target passes": run.trace.target_passes,
+                   "guesses drafted": run.trace.n_proposed, "kept": run.trace.n_accepted,
+                   "tokens per target pass": round(run.trace.tokens_per_pass, 2),
+                   "same tokens as plain decoding": "✓" if run.identical else "✗"} for run in runs],
+                 hide_index=True)
+    fewest = min(runs, key=lambda run: run.trace.target_passes)
+    wasted = {run.name: run.trace.n_proposed - run.trace.n_accepted for run in runs}
+    st.markdown(
+        f"Plain decoding took {plain.target_passes} target passes for these {plain.n_generated} tokens. "
+        f"**{fewest.name}** needed the fewest target passes ({fewest.trace.target_passes}); the guesses drafted "
+        "and refused, each a draft pass spent for nothing, were "
+        + ", ".join(f"{n} under {name}" for name, n in wasted.items())
+        + ". Which policy is quickest depends on what a draft pass costs against a target pass on the machine: "
+        "counts, unlike times, are the same on every machine. "
+        + ("Every policy wrote exactly the tokens of plain decoding." if all(r.identical for r in runs) else
+           "A policy wrote different tokens from plain decoding: on this decode path, passes over different "
+           "numbers of tokens are not bitwise equal (see the live page's note on invariance)."))
 
 
 def trees_section() -> None:

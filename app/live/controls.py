@@ -78,7 +78,7 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         cols = st.columns(len(EXAMPLES))
         for col, (name, text) in zip(cols, EXAMPLES.items(), strict=True):
             col.button(f"Example: {name.lower()}", key=f"{state.LIVE_EXAMPLE_BUTTON}{name}", on_click=_use_example,
-                       args=(text,), use_container_width=True)
+                       args=(text,), width="stretch")
     state.keep(p.state_key for p in live_params.PARAMS)
     return current()
 

@@ -100,7 +100,7 @@ def player(n: int, render: Callable[[int], None]) -> None:
     playing = bool(state.get(state.LIVE_PLAYING))
     cols = st.columns([1, 1.2, 2])
     cols[0].button("❚❚ Pause" if playing else "▶ Play", key=state.LIVE_PLAY_BUTTON, on_click=_toggle_play, args=(n,),
-                   use_container_width=True, disabled=n < 2)
+                   width="stretch", disabled=n < 2)
     cols[1].select_slider("Speed (iterations/s)", SPEEDS, key=state.LIVE_SPEED, label_visibility="collapsed",
                           format_func=lambda s: f"{s:g} iterations/s")
     interval = 1.0 / float(state.get(state.LIVE_SPEED)) if playing else None
@@ -120,13 +120,13 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None) -> No
             st.rerun(scope="app")  # stop the timer and relabel the play button
     state.put(state.LIVE_STEP, step)
     cols = st.columns(4)
-    cols[0].button("|◀ Restart", key=state.LIVE_RESTART_BUTTON, on_click=_go, args=(n, 0), use_container_width=True,
+    cols[0].button("|◀ Restart", key=state.LIVE_RESTART_BUTTON, on_click=_go, args=(n, 0), width="stretch",
                    disabled=step == 0)
-    cols[1].button("◀ Back", key=state.LIVE_BACK_BUTTON, on_click=_shift, args=(n, -1), use_container_width=True,
+    cols[1].button("◀ Back", key=state.LIVE_BACK_BUTTON, on_click=_shift, args=(n, -1), width="stretch",
                    disabled=step == 0)
-    cols[2].button("Forward ▶", key=state.LIVE_FORWARD_BUTTON, on_click=_shift, args=(n, 1), use_container_width=True,
+    cols[2].button("Forward ▶", key=state.LIVE_FORWARD_BUTTON, on_click=_shift, args=(n, 1), width="stretch",
                    disabled=step >= n - 1)
-    cols[3].button("End ▶|", key=state.LIVE_END_BUTTON, on_click=_go, args=(n, n - 1), use_container_width=True,
+    cols[3].button("End ▶|", key=state.LIVE_END_BUTTON, on_click=_go, args=(n, n - 1), width="stretch",
                    disabled=step >= n - 1)
     if n > 1:
         key = slider_key(step)

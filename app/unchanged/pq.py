@@ -30,7 +30,7 @@ def weights() -> tuple[int, ...]:
     cols = st.columns(len(PRESETS))
     for col, (name, preset) in zip(cols, PRESETS.items(), strict=True):
         col.button(name, key=f"{state.PQ_PRESET_BUTTON}{name}", on_click=_apply, args=(preset,),
-                   use_container_width=True)
+                   width="stretch")
     sliders = st.columns(len(LABELS))
     out = tuple(int(col.slider(f"q weight of {label}", 0, 100, step=1, key=state.pq_slider_key(i)))
                 for i, (col, label) in enumerate(zip(sliders, LABELS, strict=True)))
