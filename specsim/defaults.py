@@ -15,6 +15,10 @@ CLASSIC_DRAFT = str(DRAFTS / "standalone-L2-W384-v8k")
 """The classic standalone draft model (the form the lesson teaches): 2 layers x 384, trained from the token corpus
 alone (``train --from-corpus data/corpus``; docs/distill.md)."""
 
+EAGLE_DRAFT = str(DRAFTS / "eagle-L1-v8k")
+"""The shipped EAGLE-style head (one layer over the target's features), measured on the same held-out prompts as
+the standalone draft; the variants page runs it beside the standalone draft."""
+
 DEFAULT_DRAFT = CLASSIC_DRAFT
 """Folder of the default draft (found from any working directory), trained by ``python -m specsim.distill``.
 Picked by held-out acceptance and end-to-end speed over the EAGLE-style head ``eagle-L1-v8k``, which still

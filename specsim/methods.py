@@ -107,6 +107,15 @@ def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
     return drafter, 0, "none (stand-in)"
 
 
+def eagle_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
+    """The shipped EAGLE-style head (``defaults.EAGLE_DRAFT``): (drafter, extra parameters, training cost)."""
+    from specsim.distill.drafter import make_drafter
+
+    drafter = make_drafter(resolve(defaults.EAGLE_DRAFT), target.model, dtype=target.dtype, device=target.device)
+    model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
+    return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
+
+
 def _count(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
@@ -129,6 +138,12 @@ def _run_plain(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
 
 def _run_draft_model(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
     drafter, params, training = classic_draft(target)
+    trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
+    return trace, params, training, drafter.name
+
+
+def _run_eagle(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    drafter, params, training = eagle_draft(target)
     trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, params, training, drafter.name
 
@@ -175,6 +190,7 @@ METHODS: tuple[Method, ...] = (
                f"the request, {YANG_SPEEDUP.figure} where the output overlaps them; prompt lookup decoding "
                f"(Saxena, 2023) copies from the prompt and the text so far, {SAXENA_SPEEDUP.figure} on "
                f"{SAXENA_SPEEDUP.setting}. The one run here is prompt lookup.")),
+    Method("eagle", "EAGLE head (one layer)", _run_eagle),
     Method("lookahead", "Lookahead (Jacobi)", _run_lookahead, lesson=LessonRow(
         "Lookahead / Jacobi (Fu et al., 2024)", "No second model", "Same decoder; regenerate only failed tokens",
         "Not only the failed tokens: every pass recomputes the whole window of guesses in parallel (Jacobi "

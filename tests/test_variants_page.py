@@ -47,6 +47,14 @@ def test_running_every_variant_fills_the_page(monkeypatch):
     table = next(d.value for d in at.dataframe if "identical to plain" in d.value.columns)
     assert list(table["identical to plain"]) == [True] * len(table)
     assert len(table) == 1 + len(methods.VARIANTS)
+    # the EAGLE head beside the standalone draft, from the same runs' cost models
+    assert "EAGLE beside the standalone draft" in headers
+    eagle = next(d.value for d in at.dataframe if "c (one guess, in target passes)" in d.value.columns)
+    assert list(eagle["draft"]) == [methods.LABELS["draft_model"], methods.LABELS["eagle"]]
+    page = " ".join(m.value for m in at.markdown)
+    assert f"kept **{eagle['α (guesses kept)'][1]}** of its guesses against **{eagle['α (guesses kept)'][0]}**" in page
+    quicker = "Here the standalone draft is quicker" in page or "On this prompt the EAGLE head is quicker" in page
+    assert quicker
 
 
 def test_before_any_run_the_page_explains_every_variant_and_shows_the_lesson_table():

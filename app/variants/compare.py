@@ -10,7 +10,7 @@ import streamlit as st
 from app import loaders, state
 from app.palette import EXTRA, KEPT, NAMES
 from app.variants import figures as figs
-from specsim import fairtime, methods
+from specsim import costmodel, fairtime, methods
 from specsim.models import format_prompt
 from specsim.paths import HELDOUT_RESULTS
 from specsim.variants import compare as cmp
@@ -215,3 +215,36 @@ def early_exit_section(data: PageData) -> None:
         f"**{draft / total if total else 0:.0%}** of the loop time, and the speedup is **{result.speedup:.2f}x**. "
         f"Yet no iteration produced fewer than **{min(len(it.emitted) for it in its)}** token: when every guess "
         "is wrong, the target's own pass still supplies the next token.")
+
+
+def eagle_section(data: PageData) -> None:
+    """The EAGLE head beside the standalone draft on this prompt: α, c and the speedup, from their cost models."""
+    pair = [data.comparison.by_key(key) for key in ("draft_model", "eagle")]
+    if any(r is None or not r.pairs for r in pair):
+        st.info("The EAGLE head and the standalone draft did not both run on this prompt.")
+        return
+    rows, models = [], {}
+    for r in pair:
+        model = costmodel.cost_model([spec for spec, _ in r.pairs], [plain for _, plain in r.pairs])
+        models[r.key] = model
+        rows.append({"draft": r.label, "extra parameters": f"{r.extra_parameters:,}",
+                     "α (guesses kept)": f"{model.alpha:.0%}",
+                     "c (one guess, in target passes)": f"{model.draft_cost:.3f}",
+                     "tokens per loop": round(model.tokens_per_loop, 2), "speedup vs plain": f"{r.speedup:.2f}x"})
+    st.dataframe(rows, hide_index=True, width="stretch")
+    standalone, eagle = models["draft_model"], models["eagle"]
+    cheaper = eagle.draft_cost < standalone.draft_cost
+    st.markdown(
+        f"On this prompt the one-layer EAGLE head kept **{eagle.alpha:.0%}** of its guesses against "
+        f"**{standalone.alpha:.0%}** for the two-layer standalone draft, at c = {eagle.draft_cost:.3f} against "
+        f"{standalone.draft_cost:.3f} target passes per guess"
+        + (" (cheaper per guess, as one layer should be)" if cheaper else "")
+        + ". EAGLE's bet is that the target's features are more regular than its tokens, so one layer on top of "
+        "them drafts as well as a whole small model. That holds on the paper's targets of 7B parameters and "
+        "more, whose features are rich and whose passes are expensive. A 135M target's features carry far less, "
+        "and its pass costs little more than a small draft's, so a cheaper guess saves little and a refused one "
+        "wastes the rest of the loop. "
+        + (f"Here the standalone draft is quicker: {pair[0].speedup:.2f}x against {pair[1].speedup:.2f}x."
+           if pair[0].speedup >= pair[1].speedup else
+           f"On this prompt the EAGLE head is quicker, {pair[1].speedup:.2f}x against {pair[0].speedup:.2f}x; the "
+           "guide above gives both drafts' acceptance over the whole held-out set."))

@@ -9,11 +9,9 @@ import streamlit as st
 from app import state
 from app.variants import guide_figures as figs
 from specsim import defaults, draft_loader, machine, methods
-from specsim.paths import DRAFTS
 from specsim.published import MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, SAXENA_SPEEDUP, YANG_SPEEDUP
 
-EAGLE_DRAFT = str(DRAFTS / "eagle-L1-v8k")
-"""The shipped EAGLE-style head (one layer), measured on the same held-out prompts as the standalone draft."""
+EAGLE_DRAFT = defaults.EAGLE_DRAFT
 
 LIVE_DEFAULT = " (the live page's default)"
 
