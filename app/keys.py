@@ -229,7 +229,10 @@ HOOD_MASK_CHART, HOOD_ROWS_CHART, HOOD_CACHE_CHART = "hood_mask", "hood_rows", "
 HOOD_OVERLAP_CHART, HOOD_POSITION_CHART = "hood_overlap", "hood_position"
 HOOD_POLICIES = "hood_policies"  # (plain Trace, [specsim.adaptive.PolicyRun]) of the K-policy comparison, or None
 HOOD_POLICIES_BUTTON, HOOD_POLICIES_CHART = "hood_policies_run", "hood_policies_chart"
-DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: None, HOOD_POLICIES: None})
+HOOD_SNIPPET = "hood_snippet"  # specsim.hf_assisted.SnippetCheck of the transformers snippet run here, or None
+HOOD_SNIPPET_PROMPT = "hood_snippet_prompt"  # which prompt it runs on (an index into app.hood.view.snippet_prompts)
+HOOD_SNIPPET_BUTTON = "hood_snippet_run"
+DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: None, HOOD_POLICIES: None, HOOD_SNIPPET: None, HOOD_SNIPPET_PROMPT: 0})
 
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [

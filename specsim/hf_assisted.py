@@ -7,6 +7,8 @@ beside specsim's own loop through :mod:`specsim.timing` (:func:`hf_assisted_trac
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from specsim.clock import now
@@ -34,6 +36,11 @@ def hf_assisted_generate(
     kwargs: dict = {"prompt_lookup_num_tokens": k} if assistant_model is None else {"assistant_model": assistant_model}
     if assistant_model is not None:
         pin_constant_k(assistant_model, k)
+    return hf_generate(target, prompt_ids, max_new_tokens, **kwargs)
+
+
+def hf_generate(target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, **kwargs) -> tuple[list[int], float]:
+    """transformers' greedy ``generate`` (plain, unless ``kwargs`` asks for assistance): (new ids, seconds)."""
     eos = sorted(eos_token_ids(target))
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=target.device)
     with torch.inference_mode():
@@ -55,3 +62,39 @@ def hf_assisted_trace(target: LoadedModel, prompt_ids: list[int], k: int, max_ne
                         dtype=str(target.dtype).removeprefix("torch."), device=str(target.device))
     return Trace(mode="speculative", settings=settings, prompt="", prompt_ids=tuple(prompt_ids),
                  generated_ids=tuple(ids), text="", total_time_s=seconds)
+
+
+# ---- the Under-the-hood page's "run the snippet" ----------------------------------------------------------
+HF_LOOKUP, HF_PLAIN = "transformers: generate(prompt_lookup_num_tokens=K)", "transformers: plain generate"
+OURS_LOOKUP, OURS_PLAIN = "specsim: prompt lookup", "specsim: plain decoding"
+
+
+@dataclass(frozen=True)
+class SnippetCheck:
+    """The transformers prompt-lookup snippet run for real, beside transformers' plain loop and specsim's two."""
+
+    k: int
+    dtype: str
+    tokens: dict[str, tuple[int, ...]]  # run name -> the new token ids it wrote
+
+    def first_difference(self, a: str, b: str) -> int | None:
+        """The first position (0-based) where runs ``a`` and ``b`` wrote different tokens; None if they agree."""
+        x, y = self.tokens[a], self.tokens[b]
+        return next((i for i, (u, v) in enumerate(zip(x, y, strict=False)) if u != v),
+                    None if len(x) == len(y) else min(len(x), len(y)))
+
+
+def snippet_check(target: LoadedModel, prompt_ids: list[int], k: int, max_new_tokens: int) -> SnippetCheck:
+    """Run transformers' prompt lookup (the page's snippet), transformers' plain greedy generate, and specsim's
+    prompt lookup and plain decoding on the same target and prompt, greedy."""
+    from specsim.draft_loader import prompt_lookup_drafter
+    from specsim.engine import plain_generate, speculative_generate
+
+    tokens = {
+        HF_LOOKUP: tuple(hf_assisted_generate(target, prompt_ids, k, max_new_tokens)[0]),
+        HF_PLAIN: tuple(hf_generate(target, prompt_ids, max_new_tokens)[0]),
+        OURS_LOOKUP: speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, k,
+                                          max_new_tokens).generated_ids,
+        OURS_PLAIN: plain_generate(target, prompt_ids, max_new_tokens).generated_ids,
+    }
+    return SnippetCheck(k, str(target.dtype).removeprefix("torch."), {n: tuple(t) for n, t in tokens.items()})

@@ -177,3 +177,32 @@ def test_the_three_k_policies_run_for_real_and_keep_plain_decodings_tokens():
     assert set(table["same tokens as plain decoding"]) == {"✓"}
     sentence = next(m.value for m in at.markdown if m.value.startswith("Plain decoding took"))
     assert f"{plain.target_passes} target passes for these {plain.n_generated} tokens" in sentence
+
+
+def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_differ():
+    """The snippet runs on the bundled target beside transformers' plain loop and specsim's two runs; the
+    table and the sentence come from the tokens each wrote (here on the held-out list prompt, where bfloat16
+    transformers parts from specsim's plain decoding)."""
+    from app.hood.view import snippet_prompts
+    from specsim import hf_assisted as hf
+
+    at = _page()
+    prompts = snippet_prompts()
+    index = next(i for i, (label, _) in enumerate(prompts) if label.startswith("held-out, list"))
+    at.selectbox(key=state.widget_key(state.HOOD_SNIPPET_PROMPT)).set_value(index).run()
+    at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=600)
+    assert not at.exception, at.exception
+    ran_on, check = at.session_state[state.HOOD_SNIPPET]
+    assert ran_on == index and check.k == 4
+    assert check.first_difference(hf.OURS_LOOKUP, hf.OURS_PLAIN) is None  # specsim's speculation is lossless
+    table = at.dataframe[-1].value
+    assert list(table["run"]) == list(check.tokens)
+    page = " ".join(m.value for m in at.markdown)
+    split = check.first_difference(hf.HF_LOOKUP, hf.OURS_PLAIN)
+    own = check.first_difference(hf.HF_LOOKUP, hf.HF_PLAIN)
+    if split is None:
+        assert "The snippet wrote exactly specsim's tokens" in page
+    elif own is None:
+        assert f"other tokens than specsim from token {split + 1}" in page and "two **plain** loops differ" in page
+    else:  # transformers' verification pass is not position-invariant: its speculation changed its own output
+        assert f"parted from **transformers' own plain loop** at token {own + 1}" in page and "(✓ above)" in page

@@ -270,6 +270,78 @@ def serving_section() -> None:
         st.code(snippet.code, language=snippet.language)
         if snippet.note:
             st.caption(snippet.note)
+        if snippet.tool == "transformers" and "prompt_lookup_num_tokens" in snippet.code:
+            snippet_run()
+
+
+SNIPPET_K, SNIPPET_TOKENS = 4, 48  # the snippet's prompt_lookup_num_tokens, and a budget of a few seconds
+
+
+def snippet_prompts() -> list[tuple[str, str]]:
+    """(label, prompt) to run the snippet on: the two recordings' prompts, then the bench's held-out prompts."""
+    from specsim.bench import heldout_prompts
+
+    shown = [(f"{r.title} (a recording's prompt)", r.prompt) for r in recorded.RECIPES]
+    return shown + [(f"held-out, {item['domain']}: {item['prompt'][:60]}…", item["prompt"])
+                    for item in heldout_prompts(8)]
+
+
+def snippet_run() -> None:
+    """The transformers prompt-lookup snippet run for real on the bundled target, beside specsim's own runs."""
+    prompts = snippet_prompts()
+    index = st.selectbox("Prompt to run the snippet on", range(len(prompts)), format_func=lambda i: prompts[i][0],
+                         key=state.bound(state.HOOD_SNIPPET_PROMPT), on_change=state.keep,
+                         args=([state.HOOD_SNIPPET_PROMPT],))
+    if st.button(f"Run it on the bundled target (K = {SNIPPET_K}, {SNIPPET_TOKENS} tokens, greedy), with "
+                 "transformers' plain generate and specsim's two runs beside it", key=state.HOOD_SNIPPET_BUTTON):
+        from specsim.hf_assisted import snippet_check
+        from specsim.models import format_prompt
+
+        with st.spinner("Loading the bundled target and running transformers and specsim…"):
+            target = loaders.bundled_target()
+            ids = format_prompt(target.tokenizer, prompts[index][1])
+            state.put(state.HOOD_SNIPPET, (index, snippet_check(target, ids, SNIPPET_K, SNIPPET_TOKENS)))
+    done = state.get(state.HOOD_SNIPPET)
+    if done is None:
+        return
+    ran_on, check = done
+    from specsim import hf_assisted as hf
+
+    st.dataframe([{"run": name, "tokens written": len(ids),
+                   "same tokens as specsim's plain decoding": "✓" if check.first_difference(name, hf.OURS_PLAIN)
+                   is None else f"✗ from token {check.first_difference(name, hf.OURS_PLAIN) + 1}"}
+                  for name, ids in check.tokens.items()], hide_index=True)
+    split = check.first_difference(hf.HF_LOOKUP, hf.OURS_PLAIN)
+    own = check.first_difference(hf.HF_LOOKUP, hf.HF_PLAIN)
+    plains = check.first_difference(hf.HF_PLAIN, hf.OURS_PLAIN)
+    where = f"on {prompts[ran_on][0].split(':')[0].split(' (')[0]}, {check.dtype}"
+    if split is None:
+        st.markdown(f"The snippet wrote exactly specsim's tokens ({where}), and so did transformers' plain loop: "
+                    "prompt lookup changed nothing, in either library.")
+    elif own is None:
+        st.markdown(
+            f"The snippet wrote other tokens than specsim from token {split + 1} ({where}), but exactly what "
+            f"transformers' own plain loop writes, which parts from specsim's plain decoding at token {plains + 1} "
+            "too. "
+            "So speculation changed nothing in either library: the two **plain** loops differ. transformers computes "
+            "the prompt's last token inside its one big prefill pass; specsim feeds it as the first input of its "
+            "first decode pass, through the kernels that give every position the same bits in any pass. In "
+            "bfloat16 the two results differ in their last bits, and where the two likeliest next tokens are "
+            "almost tied, the greedy choice flips (in float32 the four runs agreed on every prompt measured: "
+            "docs/measurements/hf-prompt-lookup-tokens-2026-12-03.md).")
+    else:
+        also = ("" if plains is None else f" (and transformers' plain loop parts from specsim's at token {plains + 1}, "
+                "for the reason the live page's invariance note gives)")
+        st.markdown(
+            f"The snippet parted from **transformers' own plain loop** at token {own + 1} ({where}){also}. Its "
+            "speculation is lossless in exact arithmetic, but its verification pass scores K + 1 tokens at once "
+            "with the stock kernels, whose rounding depends on how many tokens a pass holds: a position's "
+            "logits are not bit for bit those of a one-token pass. Where the two likeliest tokens are almost tied, "
+            "the greedy pick flips, and the text goes its own way from there. Bit-for-bit identity needs kernels "
+            "that compute a position the same way in a pass of any size; specsim's decode path has them, so its "
+            "prompt lookup writes its plain decoding's tokens"
+            + (" (✓ above)." if check.first_difference(hf.OURS_LOOKUP, hf.OURS_PLAIN) is None else
+               ", except here: a bug, please report it."))
 
 
 def closed_form_note(trace: Trace) -> None:
