@@ -44,6 +44,7 @@ CALC_WASTE_CHART = "calc_waste"
 CALC_HEATMAP_CHART = "calc_heatmap"
 CALC_PREFIX_CHART = "calc_prefix_distribution"
 CALC_V_CURVE, CALC_V_CURVE_CHART = "calc_v_curve", "calc_v_curve_chart"  # the curve of v(K + 1) picked
+CALC_POSITION_SOURCE = "calc_position_source"  # where the acceptance by position comes from (None: the first)
 CALC_REPORTED_SPEEDUP = "calc_reported_speedup"  # the speedup a paper reported, for back-solving α
 
 # ---- live decoding (pages/live.py) -------------------------------------------------------------
@@ -95,6 +96,7 @@ DEFAULTS: dict[str, Any] = {
     CALC_K: _CALC.k,
     CALC_REPORTED_SPEEDUP: f"{published.CHEN_XSUM.speedup:.2f}",  # a paper's figure to start from (as typed)
     CALC_V_CURVE: None,  # None: the first curve offered (the measured one when there is one)
+    CALC_POSITION_SOURCE: None,
     CALC_ALPHA_PCT: _CALC.alpha_pct,
     CALC_DRAFT_COST: _CALC.draft_cost,
     LIVE_TRACE: None,
@@ -200,6 +202,7 @@ PQ_BLOCK_BUTTON = "pq_block_run"
 # Buttons, inputs and charts of the teaching panels, page by page
 HOME_LOOP_CHART = "home_loop"
 CALC_KEPT_SHARE_CHART, CALC_USE_MEASURED_V_BUTTON = "calc_kept_share", "calc_use_measured_v"
+CALC_POSITION_CHART = "calc_position"
 WHY_LOOP_COST_CHART = "why_loop_cost"
 PQ_BARS_CHART, PQ_PARTS_CHART, PQ_SAMPLED_CHART = "pq_bars", "pq_parts", "pq_sampled"
 PQ_TEMPERATURE_CHART = "pq_temperature"

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import state
-from app.calculator import backsolve, v_curve
+from app.calculator import backsolve, by_position, v_curve
 from app.calculator import derivation as calc_derivation
 from app.calculator import figures as figs
 from app.calculator import numbers as calc_numbers
@@ -55,6 +55,7 @@ def choosing_k(s: CalcSettings) -> None:
     hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
     st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
     st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
+    by_position.section(s)
 
 
 def pays_off(s: CalcSettings) -> None:

@@ -12,7 +12,7 @@ alpha = 1 and alpha = 0 are evaluated as exact limits, never as 0/0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -71,6 +71,24 @@ def useless_draft_loss(k: ArrayLike, draft_cost: ArrayLike, verify_cost: ArrayLi
     adds its excess v - 1.
     """
     return _out(np.asarray(cost_per_loop(k, draft_cost, verify_cost)) - 1.0)
+
+
+def tokens_per_loop_by_position(rates: Sequence[float], k: int) -> float:
+    """Tokens per loop when guess j is kept with its own chance ``rates[j - 1]`` given every earlier guess was:
+    1 + r₁ + r₁r₂ + … + r₁⋯r_K. Past the measured positions the last rate carries on. Equal rates give
+    :func:`tokens_per_loop` (the geometric model is the case of one α for every slot)."""
+    if not rates:
+        raise ValueError("at least one measured position is needed")
+    kept, total = 1.0, 1.0
+    for j in range(k):
+        kept *= float(rates[min(j, len(rates) - 1)])
+        total += kept
+    return total
+
+
+def speedup_by_position(rates: Sequence[float], k: int, draft_cost: float, verify_cost: float = 1.0) -> float:
+    """:func:`tokens_per_loop_by_position` over the loop's cost K·c + v."""
+    return tokens_per_loop_by_position(rates, k) / float(cost_per_loop(k, draft_cost, verify_cost))
 
 
 def best_k(speedups: Mapping[int, float]) -> int:

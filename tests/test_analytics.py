@@ -200,3 +200,22 @@ def test_vectorised_calls_equal_scalar_calls():
                 assert grid[i, j] == pytest.approx(value, rel=1e-12), name
     np.testing.assert_allclose(analytics.cost_per_loop(k, 0.2), [[kk * 0.2 + 1 for kk in range(1, 17)]])
     np.testing.assert_allclose(analytics.prefix_limit(a[:, 0]), [analytics.prefix_limit(float(x)) for x in a[:, 0]])
+
+
+def test_tokens_per_loop_by_position_is_the_geometric_model_when_every_rate_is_alpha():
+    for alpha in (0.0, 0.3, 0.7, 1.0):
+        for k in range(1, 9):
+            assert analytics.tokens_per_loop_by_position([alpha] * k, k) == pytest.approx(
+                float(analytics.tokens_per_loop(alpha, k)))
+
+
+def test_tokens_per_loop_by_position_multiplies_the_rates_and_carries_the_last():
+    rates = [0.4, 0.5, 0.8]
+    assert analytics.tokens_per_loop_by_position(rates, 2) == pytest.approx(1 + 0.4 + 0.4 * 0.5)
+    assert analytics.tokens_per_loop_by_position(rates, 4) == pytest.approx(
+        1 + 0.4 + 0.2 + 0.2 * 0.8 + 0.2 * 0.8 * 0.8)
+    # rising rates with the same first-slot chance keep more than one α at the first rate
+    assert analytics.tokens_per_loop_by_position(rates, 3) > float(analytics.tokens_per_loop(0.4, 3))
+    assert analytics.speedup_by_position(rates, 2, 0.1, 1.0) == pytest.approx((1 + 0.4 + 0.2) / 1.2)
+    with pytest.raises(ValueError):
+        analytics.tokens_per_loop_by_position([], 3)

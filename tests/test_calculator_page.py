@@ -225,7 +225,7 @@ def test_only_the_open_tab_is_drawn_and_each_tab_draws_its_own_charts():
         open_tab(at, label)
         assert not at.exception
         charts[label] = len(at.get("plotly_chart"))
-    assert charts == {"One loop": 2, "Choosing K": 2, "When v grows with K": 1, "Where it pays off": 1,
+    assert charts == {"One loop": 2, "Choosing K": 3, "When v grows with K": 1, "Where it pays off": 1,
                       "The formulas": 1, "Backwards from a paper": 0}
     open_tab(at, "Where it pays off")
     at.slider[K].set_value(9).run()
@@ -245,3 +245,30 @@ def test_a_page_writes_its_own_parameters_drops_other_pages_and_keeps_unknown_on
     at.slider[K].set_value(6).run()
     assert not at.exception
     assert at.query_params == {"k": "6", "alpha": "70", "c": "0.13", "utm": "mail"}
+
+
+def test_choosing_k_offers_acceptance_measured_by_position():
+    """Issue 38 (4): the Choosing-K tab computes tokens per loop from acceptance at each draft position, here the
+    prose recording's, beside one α for every slot, and says by how much the geometric model is off."""
+    from app import recording, state
+    from specsim import analytics
+    from specsim.trace import acceptance_given_reached
+
+    at = open_page("calculator.py")
+    open_tab(at, "Choosing K")
+    radio = at.radio(key=state.widget_key(state.CALC_POSITION_SOURCE))
+    prose = next(o for o in radio.options if "Free prose" in o)
+    radio.set_value(prose).run()
+    assert not at.exception
+    trace = recording.shipped_runs()["prose_run"].spec
+    rates = acceptance_given_reached([trace], trace.k_max)
+    k = at.slider[K].value
+    t_pos = analytics.tokens_per_loop_by_position(rates, k)
+    t_one = float(analytics.tokens_per_loop(trace.acceptance_rate, k))
+    text = next(m.value for m in at.markdown if m.value.startswith("Measured on the recording"))
+    assert " / ".join(f"{r:.2f}" for r in rates) in text
+    assert f"**{t_pos:.2f}** tokens per loop" in text and f"gives {t_one:.2f}" in text
+    at.slider[K].set_value(7).run()  # past the recording's K = 4: the last rate carries on, and it says so
+    text = next(m.value for m in at.markdown if m.value.startswith("Measured on the recording"))
+    assert f"**{analytics.tokens_per_loop_by_position(rates, 7):.2f}** tokens per loop" in text
+    assert "take the last rate" in text

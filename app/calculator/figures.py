@@ -203,3 +203,27 @@ def prefix_distribution_figure(alpha: float, k: int) -> go.Figure:
     fig.update_xaxes(title="j, guesses kept in one loop", dtick=1)
     fig.update_yaxes(title="probability", tickformat=".0%", range=[0, max(probs) * 1.25])
     return fig
+
+
+def position_sweep_figure(ks: np.ndarray, by_position: list[float], one_alpha: list[float], alpha: float,
+                          measured: int, current_k: int) -> go.Figure:
+    """Tokens per loop against K from acceptance measured at each position, and from one α for every slot;
+    positions past the ``measured`` ones carry the last rate (drawn dotted)."""
+    ks = np.asarray(ks)
+    fig = go.Figure()
+    fig.add_scatter(name=f"one α = {alpha:.2f} for every slot", x=ks, y=one_alpha, mode="lines+markers",
+                    line={"color": DRAFT})
+    inside = ks <= measured
+    fig.add_scatter(name="measured by position", x=ks[inside], y=np.asarray(by_position)[inside], mode="lines+markers",
+                    line={"color": KEPT})
+    if (~inside).any():
+        tail = ks >= measured
+        fig.add_scatter(name="past the measured positions (last rate carried)", x=ks[tail],
+                        y=np.asarray(by_position)[tail], mode="lines", line={"color": KEPT, "dash": "dot"})
+    i = current_k - int(ks[0])
+    fig.add_scatter(name="current K", x=[current_k], y=[by_position[i]], mode="markers",
+                    marker={"size": 16, "color": "rgba(0,0,0,0)", "line": {"color": EXTRA, "width": 3}})
+    fig.update_layout(title="Tokens per loop: measured by position against one α", height=360,
+                      xaxis={"title": "K (draft tokens per loop)", "dtick": 1}, yaxis={"title": "tokens per loop"},
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.25})
+    return fig
