@@ -73,7 +73,7 @@ def test_the_quiz_covers_the_whole_lesson():
     text = " ".join(q.prompt + " " + q.explanation + " " + " ".join(q.options) for q in QUESTIONS).lower()
     for topic in ("draft", "one pass", "j+1", "(1 − α^(k+1)) / (1 − α)", "memory", "prefill", "useless draft",
                   "code", "tokenizer", "identical", "min(1, p(x)/q(x))", "max(0, p − q)", "inference with reference",
-                  "lookahead", "jacobi", "medusa", "tree attention"):
+                  "lookahead", "jacobi", "medusa", "tree attention", "1 − tv(p, q)"):
         assert topic in text, topic
 
 
