@@ -69,6 +69,7 @@ LIVE_PAIR = "live_pair"
 LIVE_CUSTOM_TARGET = "live_custom_target"
 LIVE_CUSTOM_DRAFT = "live_custom_draft"
 LIVE_DRAFTER = "live_drafter"
+LIVE_POLICY = "live_policy"  # the K policy (specsim.kpolicy.LIVE_POLICIES)
 LIVE_PROMPT = "live_prompt"
 LIVE_K = "live_k"
 LIVE_TEMPERATURE = "live_temperature"
@@ -115,6 +116,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_CUSTOM_TARGET: _LIVE.target,
     LIVE_CUSTOM_DRAFT: _LIVE.draft,
     LIVE_DRAFTER: _LIVE.drafter,
+    LIVE_POLICY: _LIVE.policy,
     LIVE_PROMPT: _LIVE.prompt,
     # the number boxes hold text (app.live.params.TEXT_BOXES)
     LIVE_K: None,  # None until the live page first runs: it starts at this machine's measured K

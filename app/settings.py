@@ -44,6 +44,7 @@ class LiveSettings:
     temperature: float | str = 0.0
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
+    policy: str = "fixed"  # how K moves from loop to loop (specsim.kpolicy.LIVE_POLICIES)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specsim.engine import plain_generate, speculative_generate
-from specsim.kpolicy import KPolicy
+from specsim.kpolicy import CONFIDENCE_STOP, KPolicy
 from specsim.trace import Trace
 
 POLICIES: dict[str, KPolicy] = {  # what the Under-the-hood page runs
     "fixed K = 4": KPolicy(4),
     "transformers' schedule, from K = 4": KPolicy(4, "heuristic"),
-    "confidence stop at q < 0.4, K up to 8": KPolicy(8, stop_below=0.4),  # transformers' default threshold
+    f"confidence stop at q < {CONFIDENCE_STOP}, K up to 8": KPolicy(8, stop_below=CONFIDENCE_STOP),
 }
 
 

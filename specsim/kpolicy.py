@@ -58,3 +58,23 @@ class KPolicy:
             return k
         return k + 2 if kept == proposed else max(1, k - 1)
 
+
+CONFIDENCE_STOP = 0.4  # transformers' default assistant_confidence_threshold
+
+
+def live_policy(name: str, k: int) -> KPolicy:
+    """The live page's K policy ``name`` ("fixed", "heuristic" or "confidence") starting from the form's K."""
+    if name == "fixed":
+        return KPolicy(k)
+    if name == "heuristic":
+        return KPolicy(k, "heuristic")
+    if name == "confidence":
+        return KPolicy(k, stop_below=CONFIDENCE_STOP)
+    raise ValueError(f"unknown K policy {name!r}; choose one of {', '.join(LIVE_POLICIES)}")
+
+
+LIVE_POLICIES: dict[str, str] = {  # the live page's choice: name -> how the page describes it
+    "fixed": "fixed: the same K every loop",
+    "heuristic": "transformers' schedule: +2 after a fully kept draft, −1 otherwise",
+    "confidence": f"confidence stop: end a draft after a guess with q below {CONFIDENCE_STOP}",
+}

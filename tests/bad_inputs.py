@@ -78,6 +78,7 @@ LIVE_URL = [
     _live("live-url-prompt-huge", "URL parameter `prompt`", prompt=HUGE),
     _live("live-url-pair-script", "URL parameter `pair`", pair="<script>alert(1)</script>"),
     _live("live-url-drafter-unknown", "URL parameter `drafter`", drafter="magic"),
+    _live("live-url-policy-unknown", "URL parameter `policy`", policy="sometimes"),
     _live("live-url-target-too-long", "URL parameter `target`", pair="custom", target="a/" + "b" * 300),
 ]
 

@@ -357,3 +357,23 @@ def test_a_wrong_case_link_is_read_and_rewritten_in_lower_case():
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == "hello there"
     assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == "prompt_lookup"
     assert at.query_params["k"] == "5" and not {"K", "Prompt", "DRAFTER"} & set(at.query_params)
+
+
+@pytest.mark.parametrize("policy", ["heuristic", "confidence"])
+def test_an_adaptive_k_policy_runs_keeps_plain_decodings_tokens_and_says_what_k_did(policy):
+    """Issue 38 (7): the live page runs each K policy; greedy output stays plain decoding's, the trace records
+    the policy, and the page lists the guesses drafted per iteration."""
+    from specsim.kpolicy import CONFIDENCE_STOP
+
+    at = open_page("live.py", query={"drafter": "prompt_lookup" if policy == "heuristic" else "model",
+                                     "k": "2", "n": "16", "policy": policy}, timeout=600)
+    assert at.selectbox(key=state.widget_key(state.LIVE_POLICY)).value == policy
+    at.button(key="live_run").click().run(timeout=600)
+    assert not at.exception and not at.error
+    spec, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert spec.generated_ids == plain.generated_ids
+    s = spec.settings
+    assert (s.k_schedule, s.stop_below) == (("heuristic", 0.0) if policy == "heuristic" else ("fixed", CONFIDENCE_STOP))
+    drafted = ", ".join(str(it.k) for it in spec.iterations)
+    assert any(f"Guesses drafted per iteration: {drafted} " in c.value for c in at.caption)
+    assert at.query_params["policy"] == policy

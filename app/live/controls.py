@@ -61,6 +61,12 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         if state.get(state.LIVE_DRAFTER) not in DRAFTERS:
             state.show(state.LIVE_DRAFTER, "model")
         st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.bound(state.LIVE_DRAFTER))
+        if state.get(state.LIVE_POLICY) not in live_params.POLICIES:
+            state.show(state.LIVE_POLICY, "fixed")
+        st.selectbox("K policy", list(live_params.POLICIES), format_func=live_params.POLICIES.get,
+                     key=state.bound(state.LIVE_POLICY),
+                     help="How many guesses each loop drafts: K every time, or adapted from loop to loop (the "
+                          "output is the same under every policy; only the number of guesses changes)")
         a, b = st.columns(2)
         numbers = live_params.NUMBERS
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the

@@ -15,11 +15,12 @@ from app import keys, urlcodec
 from app.calculator import params as calc_params
 from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import WHOLE_NUMBER, Number, Param, Reading, half_up, last, number_text, read_number, refused
-from specsim import defaults, methods
+from specsim import defaults, kpolicy, methods
 
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
 DRAFTERS = methods.LIVE_DRAFTERS  # drafter kind -> how the page describes it (specsim.methods registers them)
+POLICIES = kpolicy.LIVE_POLICIES  # K policy -> how the page describes it
 
 
 
@@ -35,6 +36,7 @@ PARAMS: tuple[Param, ...] = (
     Param("n", "max_new_tokens", keys.LIVE_MAX_NEW,
           Number("n", 1, defaults.MAX_NEW_TOKENS_LIMIT, 0, whole_only=True)),
     Param("seed", "seed", keys.LIVE_SEED, Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)),
+    Param("policy", "policy", keys.LIVE_POLICY),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 BY_FIELD: dict[str, Param] = {p.field: p for p in PARAMS}
@@ -90,6 +92,8 @@ def _read_text(field: str, name: str, raw: str, pairs: Sequence[str], default: s
         ok, expected = raw in pairs, "one of " + ", ".join(pairs)
     elif field == "drafter":
         ok, expected = raw in DRAFTERS, "one of " + ", ".join(DRAFTERS)
+    elif field == "policy":
+        ok, expected = raw in POLICIES, "one of " + ", ".join(POLICIES)
     elif field == "prompt":
         ok, expected = bool(raw.strip()) and len(raw) <= MAX_PROMPT_CHARS, \
             f"a non-empty text of at most {MAX_PROMPT_CHARS} characters"
@@ -142,6 +146,8 @@ def problems(settings: LiveSettings) -> dict[str, str]:
             found[field] = f"{number.name} must be {number.describe()}, not {value!r}."
     if settings.drafter not in DRAFTERS:
         found["drafter"] = f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}."
+    if settings.policy not in POLICIES:
+        found["policy"] = f"Unknown K policy {settings.policy!r}; choose one of {', '.join(POLICIES)}."
     if settings.pair == "custom" and not settings.target.strip():
         found["target"] = "A custom pair needs a target id (a hub id such as owner/name, or a local folder)."
     if settings.pair == "custom" and settings.drafter == "model" and not settings.draft.strip():

@@ -22,6 +22,7 @@ from app.live import params as live_params
 from app.live import playback
 from app.settings import LiveSettings
 from specsim.engine import plain_generate, speculative_generate
+from specsim.kpolicy import KPolicy, live_policy
 from specsim.models import LoadedModel, ModelUnavailable
 from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace
@@ -97,7 +98,7 @@ def start(settings: LiveSettings) -> None:
         target, drafter = loaders.load_pair(settings)
         prompt_ids = live_pairs.encode(target, settings.prompt)
         generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens, settings.temperature,
-                 settings.seed)
+                 settings.seed, live_policy(settings.policy, settings.k))
     except (ModelUnavailable, ValueError) as exc:
         st.error(str(exc))
     except Exception as exc:  # noqa: BLE001 - a failed run is reported on the page, never as a traceback
@@ -123,19 +124,19 @@ def wait_for_previous_run(timeout_s: float = 60.0) -> None:
 
 
 def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
-             seed: int) -> None:
+             seed: int, policy: KPolicy | None = None) -> None:
     """Run both decodings and store their traces; partial results are kept on a cancel."""
     box = RunBox()
     state.put(state.LIVE_RUN, box)
     try:
-        _generate(box, target, drafter, prompt_ids, k, max_new_tokens, temperature, seed)
+        _generate(box, target, drafter, prompt_ids, k, max_new_tokens, temperature, seed, policy or KPolicy(k))
     finally:
         box.running = False
     adopt()
 
 
 def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
-              temperature: float, seed: int) -> None:
+              temperature: float, seed: int, policy: KPolicy) -> None:
     """Warm up, then the speculative run and its plain baseline over the same number of tokens, timed by
     :func:`specsim.timing.time_decoders` as every speedup in specsim is."""
     holder = st.empty()
@@ -163,7 +164,7 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
 
     spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
         target, drafter, ids, k, n, temperature=temperature, seed=seed, on_iteration=on_iteration,
-        should_stop=progress.should_stop))
+        should_stop=progress.should_stop, schedule=policy.schedule, stop_below=policy.stop_below))
 
     def plain(ids, n: int) -> Trace:
         return plain_generate(target, ids, n, temperature=temperature, seed=seed, on_iteration=on_iteration,

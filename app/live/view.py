@@ -35,6 +35,19 @@ def describe(spec: Trace) -> str:
             + (" with the position-invariant decode path (bit-exact verification)." if s.invariant else "."))
 
 
+def policy_sentence(spec: Trace) -> str:
+    """What an adaptive K policy did, iteration by iteration ("" for a fixed K)."""
+    s = spec.settings
+    if s.k_schedule == "fixed" and not s.stop_below:
+        return ""
+    rule = ("transformers' schedule (K + 2 after a fully kept draft, − 1 otherwise)" if s.k_schedule == "heuristic"
+            else f"a confidence stop (a draft ends after a guess with q below {number_text(s.stop_below)})")
+    drafted = [it.k for it in spec.iterations]
+    shown = ", ".join(str(k) for k in drafted[:40]) + ("…" if len(drafted) > 40 else "")
+    return (f"K policy: {rule}, starting from K = {s.k}. Guesses drafted per iteration: {shown} "
+            f"({sum(drafted)} in all, {spec.n_accepted} kept).")
+
+
 # ---- the current iteration -----------------------------------------------------------------------
 def iteration_view(spec: Trace, step: int) -> None:
     """Chips, narration and the per-slot charts of iteration ``step``."""
@@ -83,6 +96,9 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
                         "with the cost model and the plain baseline was steady; otherwise the cost model")
     cols[3].metric("cost model", fmt_x(None if costs is None else costs.speedup),
                    help="tokens per loop ÷ (K·c + v + o), with c, v and o from median pass times (see below)")
+    policy = policy_sentence(spec)
+    if policy:
+        st.caption(policy)
     left, right = st.columns(2)
     left.plotly_chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key=state.LIVE_KEPT_SHARE_CHART)
     right.plotly_chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key=state.LIVE_KEPT_HISTOGRAM_CHART)
