@@ -90,30 +90,25 @@ def _build_early_exit(target: LoadedModel, draft: str, early_exit_layers: int) -
 
 
 # ---- the comparison's runs --------------------------------------------------------------------
+def shipped_draft(folder: str, target: LoadedModel) -> tuple[Drafter, int, str]:
+    """A draft shipped under assets/drafts (standalone or EAGLE): (drafter, extra parameters, training cost)."""
+    from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
+
+    drafter = make_drafter(resolve(folder), target.model, dtype=target.dtype, device=target.device)
+    model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
+    return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
+
+
 def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
     """The classic draft model: ``defaults.CLASSIC_DRAFT`` when it ships; otherwise an early-exit stand-in.
 
     Returns (drafter, extra parameters, training cost).
     """
     if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
-        from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
-
-        folder = resolve(defaults.CLASSIC_DRAFT)
-        drafter = make_drafter(folder, target.model, dtype=target.dtype, device=target.device)
-        model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
-        return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
+        return shipped_draft(defaults.CLASSIC_DRAFT, target)
     drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
     drafter.name = f"stand-in until the distilled draft ships: {drafter.name}"
     return drafter, 0, "none (stand-in)"
-
-
-def eagle_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
-    """The shipped EAGLE-style head (``defaults.EAGLE_DRAFT``): (drafter, extra parameters, training cost)."""
-    from specsim.distill.drafter import make_drafter
-
-    drafter = make_drafter(resolve(defaults.EAGLE_DRAFT), target.model, dtype=target.dtype, device=target.device)
-    model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
-    return drafter, _count(model) if model is not None else 0, "distilled from the target (see the distill README)"
 
 
 def _count(model: torch.nn.Module) -> int:
@@ -143,7 +138,7 @@ def _run_draft_model(target, prompt_ids, max_new_tokens, medusa_heads) -> Varian
 
 
 def _run_eagle(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    drafter, params, training = eagle_draft(target)
+    drafter, params, training = shipped_draft(defaults.EAGLE_DRAFT, target)
     trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, params, training, drafter.name
 
