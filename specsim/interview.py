@@ -111,7 +111,11 @@ def _schedule(k: int) -> dict[str, str]:
     policy, ks = KPolicy(k, "heuristic"), [k]
     for all_kept in (True, True, False, True):
         ks.append(policy.next_k(ks[-1], ks[-1], ks[-1] if all_kept else 0))
-    return {"schedule_ks": ", ".join(str(x) for x in ks)}
+    from specsim.kpolicy import TRANSFORMERS_DEFAULTS as hf
+
+    return {"schedule_ks": ", ".join(str(x) for x in ks), "hf_max_k": str(hf["num_assistant_tokens"]),
+            "hf_schedule": hf["num_assistant_tokens_schedule"],
+            "hf_confidence": f"{hf['assistant_confidence_threshold']:g}"}
 
 
 def figures() -> dict[str, str]:

@@ -61,6 +61,12 @@ class KPolicy:
 
 CONFIDENCE_STOP = 0.4  # transformers' default assistant_confidence_threshold
 
+#: What transformers 5.x's assisted generation does when the caller sets nothing (GenerationConfig's defaults):
+#: up to 20 guesses a loop, K not scheduled, and the confidence stop above (retuned during a run where
+#: scikit-learn is installed). tests/test_kpolicy.py reads them from the installed transformers.
+TRANSFORMERS_DEFAULTS = {"num_assistant_tokens": 20, "num_assistant_tokens_schedule": "constant",
+                         "assistant_confidence_threshold": CONFIDENCE_STOP}
+
 
 def live_policy(name: str, k: int) -> KPolicy:
     """The live page's K policy ``name`` ("fixed", "heuristic" or "confidence") starting from the form's K."""

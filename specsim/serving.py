@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specsim.kpolicy import TRANSFORMERS_DEFAULTS as _HF
+
 
 @dataclass(frozen=True)
 class Snippet:
@@ -31,8 +33,11 @@ draft = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct")  # sa
 inputs = tokenizer("Write a haiku about rain.", return_tensors="pt")
 out = target.generate(**inputs, assistant_model=draft, max_new_tokens=64, do_sample=False)""",
             "https://huggingface.co/docs/transformers/generation_strategies",
-            "K adapts by default (num_assistant_tokens_schedule='heuristic': +2 after a fully kept draft, −1 "
-            "otherwise); set the draft's generation_config to 'constant' for a fixed K."),
+            f"transformers 5.x drafts up to num_assistant_tokens = {_HF['num_assistant_tokens']} guesses a loop "
+            f"on the '{_HF['num_assistant_tokens_schedule']}' schedule and stops a draft early where the draft's own "
+            f"probability falls below assistant_confidence_threshold = {_HF['assistant_confidence_threshold']:g} "
+            "(retuned during the run when scikit-learn is installed); set the draft's generation_config."
+            "num_assistant_tokens_schedule to 'heuristic' for +2 after a fully kept draft, −1 otherwise."),
     Snippet("transformers", "prompt lookup", "python", """\
 out = target.generate(**inputs, prompt_lookup_num_tokens=4, max_new_tokens=64, do_sample=False)""",
             "https://huggingface.co/docs/transformers/generation_strategies",

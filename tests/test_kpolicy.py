@@ -183,3 +183,16 @@ def test_the_same_drafts_as_transformers(bundled_target, monkeypatch, schedule, 
     assert any(k < planned for planned, k in theirs[:-1])  # the confidence stop cut a draft
     if schedule == "heuristic":
         assert len({planned for planned, _ in theirs}) > 2  # K moved
+
+
+def test_what_transformers_does_by_default_is_what_the_installed_transformers_does():
+    """The app says transformers drafts up to 20 guesses on a constant schedule with a 0.4 confidence stop by default:
+    read from the installed GenerationConfig, so a transformers release that changes them fails here."""
+    from transformers import GenerationConfig
+
+    from specsim.kpolicy import CONFIDENCE_STOP, TRANSFORMERS_DEFAULTS
+
+    defaults = GenerationConfig._get_default_generation_params()
+    assert {name: defaults[name] for name in TRANSFORMERS_DEFAULTS} == TRANSFORMERS_DEFAULTS
+    assert TRANSFORMERS_DEFAULTS["assistant_confidence_threshold"] == CONFIDENCE_STOP
+    assert TRANSFORMERS_DEFAULTS["num_assistant_tokens_schedule"] != "heuristic"

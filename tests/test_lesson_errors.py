@@ -247,12 +247,15 @@ def test_lookahead_question_describes_jacobi_over_the_whole_window():
     assert q.options.index(next(o for o in q.options if "only the guesses that failed" in o)) != q.answer
 
 
-def test_domain_question_does_not_claim_code_is_accepted_most():
-    """The app's own domain measurement does not rank code first, so the quiz must not either."""
-    q = _quiz()["domain"]
+def test_the_quiz_does_not_claim_code_is_accepted_most():
+    """The app's own domain measurement does not rank code first, so the quiz must not either: the question on
+    adaptive K (which took the old domain question's place) says to measure on your real traffic."""
+    q = _quiz()["adaptive-k"]
     assert "code" not in q.correct_option.lower()
-    assert "highest acceptance rate" not in q.prompt
-    assert "your real traffic" in q.correct_option
+    for other in _quiz().values():
+        assert "highest acceptance rate" not in other.prompt
+        assert "where acceptance tends to be highest" not in _text(other)
+    assert "your real traffic" in q.explanation
 
 
 def test_leviathan_et_al_is_dated_icml_2023_and_arxiv_2022_everywhere():

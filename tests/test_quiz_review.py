@@ -168,7 +168,7 @@ def test_q18_stem_does_not_name_its_key_and_credits_llma_and_prompt_lookup():
     assert "copied" in q.correct_option or "copies" in q.correct_option
 
 
-@pytest.mark.parametrize("qid", ["optimal-k", "domain"])
+@pytest.mark.parametrize("qid", ["optimal-k", "adaptive-k"])
 def test_q9_and_q13_distractors_are_not_all_absolute(qid):
     q = BY_ID[qid]
     assert any(not has_absolute(o) for o in _distractors(q)), _distractors(q)
@@ -340,3 +340,41 @@ def test_the_interview_file_types_no_figure_the_new_answers_compute():
     for q in RAW_INTERVIEW["questions"]:
         if q["id"] in ("batching", "draft_choice", "useless_draft"):
             assert not re.search(r"\d\.\d\d|\b(64|256|153|295)\b", q["answer"]), q["id"]
+
+
+# ---- issue 38, part 11: the knowledge check covers cache rollback, TTFT, lossy against lossless and adaptive K -----
+
+
+def test_the_cache_question_crops_both_caches_and_has_the_draft_catch_up():
+    q = BY_ID["cache-rollback"]
+    key = q.correct_option
+    assert "cropped to the kept prefix" in key and "+1 token" in key and "never saw" in key
+    assert "crop, not a recomputation" in q.explanation and "its own last guess" in q.explanation
+    rebuilt, kept = (next(o for o in q.options if word in o) for word in ("fresh prefill", "Nothing is removed"))
+    assert q.options.index(rebuilt) != q.answer and q.options.index(kept) != q.answer
+
+
+def test_the_ttft_question_says_prefill_sets_the_first_token():
+    q = BY_ID["ttft"]
+    assert "prefill" in q.correct_option and "stays about the same" in q.correct_option
+    assert "memory-bound" in q.explanation and "draft's weights" in q.explanation
+
+
+def test_the_lossless_question_names_the_rule_and_calls_typical_acceptance_lossy():
+    q = BY_ID["lossy-lossless"]
+    assert "min(1, p/q)" in q.correct_option and "multi-candidate rejection sampling" in q.correct_option
+    medusa = next(o for o in q.options if "typical acceptance" in o)
+    assert q.options.index(medusa) != q.answer
+    assert "no longer a sample from the target" in q.explanation
+
+
+def test_the_adaptive_k_question_gives_transformers_rule_and_its_real_default():
+    from specsim.kpolicy import TRANSFORMERS_DEFAULTS, KPolicy
+
+    q = BY_ID["adaptive-k"]
+    policy = KPolicy(4, "heuristic")
+    up, down = policy.next_k(4, 4, 4) - 4, 4 - policy.next_k(4, 4, 1)
+    assert f"drafts {up} more guesses" in q.correct_option and f"{down} fewer" in q.correct_option
+    assert TRANSFORMERS_DEFAULTS["num_assistant_tokens_schedule"] != "heuristic"
+    assert "default" in q.explanation and "confidence stop" in q.explanation  # the default is not the heuristic
+    assert "your real traffic" in q.explanation
