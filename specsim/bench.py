@@ -4,6 +4,7 @@
     python -m specsim.bench --k 1 2 4 --prompts 2 --max-new-tokens 24
     python -m specsim.bench --heldout 14 --k 2 3 4 --draft assets/drafts/A assets/drafts/B --dtype bfloat16
     python -m specsim.bench --heldout 42 --k 1 2 3 --no-hf --drafters model --stock-draft
+    python -m specsim.bench --heldout 8 --k 2 4 --drafters model --policies fixed heuristic confidence
 
 Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, the measured
 wall-clock speedup, the cost model's speedup (:mod:`specsim.costmodel`: tokens per loop / (K·c + v + o)
@@ -12,6 +13,10 @@ the cost model marked *), transformers' assisted generation (constant K, no conf
 tokens/s end to end, our end-to-end tokens/s over theirs, whether our speculative run wrote plain decoding's
 tokens (greedy), and whether transformers' run did too (HF=plain). Each speculative run is timed next to its
 own plain run (:mod:`specsim.timing`), so slow drifts in machine load hit both alike.
+
+``--policies`` adds rows for adaptive K (:mod:`specsim.kpolicy`): transformers' heuristic schedule starting at
+each K, and the confidence stop with each K as its cap; their K column is the first iteration's K, and the
+'identical' column checks that they too write plain decoding's tokens. transformers runs only beside the fixed K.
 
 ``--heldout N`` runs N prompts of the held-out set (``assets/prompts/heldout.json``, spread over its
 domains) instead of the built-in ones, and adds, for each drafter at its best K, the acceptance per
@@ -39,6 +44,7 @@ from specsim.draft_loader import load_draft_model, usable_device
 from specsim.drafters import ModelDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.hf_assisted import hf_assisted_trace
+from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
@@ -58,14 +64,17 @@ def stock_drafter(lean_drafter) -> ModelDrafter:
 
 
 def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool,
-              label: str | None = None) -> dict:
-    """Every prompt decoded plainly, speculatively and through transformers, timed by
-    :func:`specsim.timing.time_decoders` (after its warm-up); the figures pooled."""
+              label: str | None = None, policy: KPolicy | None = None) -> dict:
+    """Every prompt decoded plainly, speculatively (K as ``policy`` says; fixed ``k`` by default) and through
+    transformers (fixed K only), timed by :func:`specsim.timing.time_decoders` (after its warm-up); the
+    figures pooled."""
+    policy = policy or KPolicy(k)
     assistant = getattr(drafter, "model", None)
     # transformers' assisted generation needs a full-vocabulary HF model; the distilled drafts speak a
     # reduced vocabulary (q = 0 outside it), so for them the HF columns stay empty.
-    with_hf = with_hf and (assistant is None or hasattr(assistant, "generation_config"))
-    contenders = [Contender(OURS, lambda ids, n: speculative_generate(target, drafter, ids, k, n))]
+    with_hf = with_hf and policy == KPolicy(k) and (assistant is None or hasattr(assistant, "generation_config"))
+    contenders = [Contender(OURS, lambda ids, n: speculative_generate(
+        target, drafter, ids, policy.k, n, schedule=policy.schedule, stop_below=policy.stop_below))]
     if with_hf:
         contenders.append(Contender(HF, lambda ids, n: hf_assisted_trace(target, ids, k, n, assistant)))
     timed = time_decoders(prompts, contenders, lambda ids, n: plain_generate(target, ids, n), max_new_tokens)
@@ -149,6 +158,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-copy", action="store_true",
                         help="also run each distilled standalone draft without copying repeated text (rows "
                              "'NAME no copy'), next to the shipped drafter that copies")
+    parser.add_argument("--policies", nargs="+", choices=tuple(LIVE_POLICIES), default=["fixed"],
+                        help="K policies to run at each K (adaptive ones start at K, or stop drafting early "
+                             "within it): " + "; ".join(LIVE_POLICIES.values()))
     parser.add_argument("--stock-draft", action="store_true",
                         help="also run each trained standalone draft through its transformers Llama module "
                              "(rows 'NAME stock'), next to the written-out forward pass the app uses")
@@ -207,8 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     for label, drafter in drafters:
         print(f"drafter: {drafter.name}", flush=True)
         for k in args.k:
-            rows.append(bench_row(target, drafter, k, prompts, args.max_new_tokens, not args.no_hf, label))
-            print(f"  K={k}: {rows[-1]['spec tok/s']:.1f} tok/s, cost model {rows[-1]['cost model']:.2f}x", flush=True)
+            for name in args.policies:
+                row_label = label if name == "fixed" else f"{label}/{name}"
+                rows.append(bench_row(target, drafter, k, prompts, args.max_new_tokens, not args.no_hf, row_label,
+                                      live_policy(name, k)))
+                print(f"  K={k} {name}: {rows[-1]['spec tok/s']:.1f} tok/s, cost model {rows[-1]['cost model']:.2f}x",
+                      flush=True)
     print()
     print(format_table(rows))
     if any(row["fair"].endswith("*") for row in rows):  # the footnote only where a row carries its mark

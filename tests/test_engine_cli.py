@@ -102,6 +102,22 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
     assert "plain decoding: float32" in out
 
 
+def test_bench_rows_per_k_policy_write_plain_decodings_tokens(monkeypatch, capsys, bundled_target):
+    """Issue 38 (7): bench rows for the adaptive K policies, each checked token for token against plain decoding."""
+    import specsim.bench as bench
+
+    monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
+    code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--prompts", "1", "--max-new-tokens", "8",
+                       "--threads", "1", "--no-passes", "--no-hf", "--policies", "fixed", "heuristic", "confidence"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    header = next(i for i, line in enumerate(lines) if "cost model" in line and "HF tok/s" in line)
+    rows = [line.split() for line in lines[header + 2:header + 5]]
+    assert [r[0] for r in rows] == ["prompt_lookup", "prompt_lookup/heuristic", "prompt_lookup/confidence"]
+    assert all(r[1] == "2" and r[bench.COLUMNS.index("identical")] == "yes" for r in rows)
+    assert all(r[bench.COLUMNS.index("HF tok/s")] == "nan" for r in rows)
+
+
 @pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""]])
 def test_bench_bad_arguments_exit_2(capsys, argv):
     import specsim.bench as bench
