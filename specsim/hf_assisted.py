@@ -18,7 +18,8 @@ from specsim.trace import Settings, Trace
 
 
 def pin_constant_k(assistant_model: torch.nn.Module, k: int) -> None:
-    """Make transformers draft exactly K tokens every loop (its default K schedule is dynamic)."""
+    """Make transformers draft exactly K tokens every loop (by default it drafts up to 20 and stops a draft early
+    at its confidence threshold, see specsim.kpolicy.TRANSFORMERS_DEFAULTS)."""
     config = assistant_model.generation_config
     config.num_assistant_tokens = k
     config.num_assistant_tokens_schedule = "constant"
