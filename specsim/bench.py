@@ -235,6 +235,11 @@ def main(argv: list[str] | None = None) -> int:
               "greedy generate splits from ours at the same token: in bfloat16 it writes the last prompt token's KV "
               "in the stock prefill, specsim in its first invariant decode pass, and a near-tied argmax flips "
               "(docs/measurements/hf-prompt-lookup-tokens-2026-12-03.md). 'identical' compares specsim's two runs.")
+    if any(row["ours/HF"] == row["ours/HF"] for row in rows):  # a number (not NaN) somewhere
+        print("\nours/HF is end to end, prefill included: specsim prefills the prompt less its last token in a pass of "
+              "its own, transformers folds the prompt into its first verification pass; where HF=plain says NO the "
+              "two also decode different texts. Per loop the two are level on the same text "
+              "(docs/measurements/hf-prompt-lookup-speed-2026-12-04.md).")
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:
