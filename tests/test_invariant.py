@@ -78,7 +78,9 @@ def attention_path(request, monkeypatch):
 def test_every_position_is_bitwise_equal_alone_and_in_a_pass(bf16_targets, attention_path):
     invariant, _ = bf16_targets
     assert invariant.invariant and len(PROMPTS) >= 20
-    texts = PROMPTS if attention_path == "fused" else PROMPTS[:3]  # the default path gets every prompt
+    # the default path gets every other prompt (11, every domain; all 22 took 46 s of a 10-minute suite), the
+    # Python loop over rows three
+    texts = PROMPTS[::2] if attention_path == "fused" else PROMPTS[:3]
     bad, total = _mismatches(invariant, texts)
     assert total == len(texts) * sum(NS) and bad == 0, f"{bad} of {total} positions differ"
 
