@@ -29,6 +29,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from redis import Redis
 from rq import Queue, Worker, get_current_job
@@ -138,6 +139,13 @@ def _workers(conn, queue) -> int:
     return Worker.count(connection=conn, queue=queue)
 
 
+def _timestamp(when: datetime | None) -> float:
+    """Unix time of RQ's timestamp (naive ones are UTC); now when it has none."""
+    if when is None:
+        return time.time()
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
 def cached_run(conn, request: RunRequest) -> tuple[str, CachedRun] | None:
     """(key, entry) when a run of ``request`` on a machine a worker runs on is in the shared cache."""
     store = RedisStore(conn)
@@ -155,7 +163,12 @@ def cached_run(conn, request: RunRequest) -> tuple[str, CachedRun] | None:
 def submit(redis_url: str, request: RunRequest, session_token: str, queue: str = QUEUE,
            max_queued: int = MAX_QUEUED) -> str:
     """Queue a run of ``request`` for the session ``session_token`` and return its job id; a run already in the
-    shared cache is answered at once (its job is finished as soon as it exists). QueueFull when the queue is full."""
+    shared cache is answered at once (its job is finished as soon as it exists). JobError for a request out of
+    range (:meth:`RunRequest.problems`), QueueFull when the queue is full (it may overfill by a request or two
+    submitted at the same moment)."""
+    problems = request.problems()
+    if problems:
+        raise JobError(" ".join(problems))
     conn = connect(redis_url)
     request = request.resolved()
     job_id = secrets.token_urlsafe(18)
@@ -206,8 +219,7 @@ def status(redis_url: str, job_id: str, session_token: str) -> JobStatus:
         eta = mean * ((place or 1) - 1) / workers + mean
         return JobStatus("queued", f"Waiting: number {place} in the queue, about {round(eta)} s.", place, eta)
     if rq_state == RQStatus.STARTED:
-        began = float(meta["began"]) if "began" in meta else None
-        started = began or (job.started_at.timestamp() if job.started_at else time.time())
+        started = float(meta["began"]) if "began" in meta else _timestamp(job.started_at)
         if not conn.exists(_key(job_id, "alive")) and time.time() - started > ALIVE_TTL_S:
             conn.hset(_key(job_id), mapping={"state": "failed", "error": DEAD_WORKER})
             return JobStatus("failed", DEAD_WORKER, iterations=count)
@@ -278,19 +290,20 @@ class _Heartbeat(threading.Thread):
     def __init__(self, conn, job_id: str):
         super().__init__(daemon=True)
         self.conn, self.job_id = conn, job_id
-        self.pending: list[str] = []
+        self.pending: list[Progress] = []
         self.cancelled, self.done = threading.Event(), threading.Event()
         self.lock = threading.Lock()
 
     def add(self, progress: Progress) -> None:
-        report = {"phase": progress.phase, "done": progress.done, "goal": progress.goal,
-                  "iteration": progress.iteration.to_json()}
+        """Called in the timed loop: only keeps the report (this thread writes it out)."""
         with self.lock:
-            self.pending.append(json.dumps(report))
+            self.pending.append(progress)
 
     def beat(self) -> None:
         with self.lock:
-            batch, self.pending = self.pending, []
+            reports, self.pending = self.pending, []
+        batch = [json.dumps({"phase": r.phase, "done": r.done, "goal": r.goal, "iteration": r.iteration.to_json()})
+                 for r in reports]
         with self.conn.pipeline() as pipe:
             pipe.set(_key(self.job_id, "alive"), 1, ex=ALIVE_TTL_S)
             if batch:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from specsim import defaults, methods, models
 from specsim.engine import plain_generate, speculative_generate
-from specsim.kpolicy import KPolicy, live_policy
+from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 from specsim.models import LoadedModel
 from specsim.timing import PLAIN, Contender, time_decoders
 from specsim.trace import Iteration, Trace
@@ -118,6 +118,25 @@ class RunRequest:
     dtype: str | None = None
     invariant: bool | None = None
     extra: dict = field(default_factory=dict, compare=False)  # free for the caller (e.g. the prompt's text)
+
+    def problems(self) -> list[str]:
+        """What is out of the live page's ranges (specsim.defaults), one sentence each; empty when it may run."""
+        out = []
+        if not self.prompt_ids:
+            out.append("The prompt is empty.")
+        if not defaults.K_MIN <= self.k <= defaults.K_MAX:
+            out.append(f"K must be between {defaults.K_MIN} and {defaults.K_MAX}, not {self.k}.")
+        if not 1 <= self.max_new_tokens <= defaults.MAX_NEW_TOKENS_LIMIT:
+            out.append(f"New tokens must be between 1 and {defaults.MAX_NEW_TOKENS_LIMIT}, not {self.max_new_tokens}.")
+        if not 0.0 <= self.temperature <= defaults.TEMPERATURE_MAX:
+            out.append(f"Temperature must be between 0 and {defaults.TEMPERATURE_MAX}, not {self.temperature}.")
+        if not defaults.SEED_MIN <= self.seed <= defaults.SEED_MAX:
+            out.append(f"The seed must be between {defaults.SEED_MIN} and {defaults.SEED_MAX}, not {self.seed}.")
+        if self.policy not in LIVE_POLICIES:
+            out.append(f"Unknown K policy {self.policy!r}; choose one of {', '.join(LIVE_POLICIES)}.")
+        if self.drafter not in methods.DRAFTER_KINDS:
+            out.append(f"Unknown drafter {self.drafter!r}; choose one of {', '.join(methods.DRAFTER_KINDS)}.")
+        return out
 
     def resolved(self) -> RunRequest:
         """The same request with device, dtype and decode path made explicit (this machine's defaults)."""

@@ -49,15 +49,26 @@ def _stop(worker: subprocess.Popen) -> None:
             worker.wait()
 
 
+class Served:
+    """A queue of its own and the worker serving it; a worker that died (one test kills it) is started again."""
+
+    def __init__(self, redis_url: str, log):
+        self.redis_url, self.log, self.name = redis_url, log, f"test-{uuid.uuid4().hex[:8]}"
+        self.process = _worker(redis_url, self.name, log)
+
+    @property
+    def queue(self) -> str:
+        if self.process.poll() is not None:
+            self.process = _worker(self.redis_url, self.name, self.log)
+        return self.name
+
+
 @pytest.fixture(scope="module")
 def served(redis_url, tmp_path_factory):
-    """A queue of its own with one worker serving it."""
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    log = (tmp_path_factory.mktemp("worker") / "worker.log").open("w")
-    worker = _worker(redis_url, queue, log)
-    yield queue
-    _stop(worker)
-    log.close()
+    with (tmp_path_factory.mktemp("worker") / "worker.log").open("w") as log:
+        worker = Served(redis_url, log)
+        yield worker
+        _stop(worker.process)
 
 
 def _request(target, words: str = "the quick brown fox jumps over the lazy dog . the quick brown", **changes):
@@ -80,7 +91,7 @@ def _wait(redis_url, job_id, token, until=("finished", "failed", "cancelled"), t
 def test_a_queued_run_writes_what_running_it_here_writes(redis_url, served, models_dir, one_torch_thread):
     request = _request(models_dir[0])
     token = uuid.uuid4().hex
-    job_id = jobs.submit(redis_url, request, token, queue=served)
+    job_id = jobs.submit(redis_url, request, token, queue=served.queue)
     done = _wait(redis_url, job_id, token)
     assert done.state == "finished", done.message
     got = jobs.result(redis_url, job_id, token)
@@ -104,17 +115,17 @@ def test_the_same_request_again_comes_from_the_cache_and_another_seed_does_not(r
 
     request = _request(models_dir[0], "the lazy dog runs away . the lazy dog runs")
     token = uuid.uuid4().hex
-    first = jobs.submit(redis_url, request, token, queue=served)
+    first = jobs.submit(redis_url, request, token, queue=served.queue)
     assert _wait(redis_url, first, token).state == "finished"
     assert not jobs.status(redis_url, first, token).cached
-    again = jobs.submit(redis_url, request, token, queue=served)
+    again = jobs.submit(redis_url, request, token, queue=served.queue)
     now = jobs.status(redis_url, again, token)
     assert now.state == "finished" and now.cached  # answered at once
     assert not Job.exists(again, connection=jobs.connect(redis_url))  # never queued
     a, b = jobs.result(redis_url, first, token), jobs.result(redis_url, again, token)
     assert b.cached and b.run.spec == a.run.spec and b.run.plain == a.run.plain
     assert (b.recorded_at, b.machine) == (a.recorded_at, a.machine)
-    other = jobs.submit(redis_url, replace(request, seed=1), token, queue=served)
+    other = jobs.submit(redis_url, replace(request, seed=1), token, queue=served.queue)
     assert not jobs.status(redis_url, other, token).cached
     assert _wait(redis_url, other, token).state == "finished"
     assert not jobs.result(redis_url, other, token).cached
@@ -175,7 +186,7 @@ def _running_with_iterations(redis_url, job_id, token) -> jobs.JobStatus:
 def test_cancelling_a_running_job_stops_it_and_keeps_what_it_recorded(redis_url, served, models_dir):
     token = uuid.uuid4().hex
     request = _request(models_dir[1], max_new_tokens=256)
-    job_id = jobs.submit(redis_url, request, token, queue=served)
+    job_id = jobs.submit(redis_url, request, token, queue=served.queue)
     assert _running_with_iterations(redis_url, job_id, token).state == "running"
     assert jobs.cancel(redis_url, job_id, token) == "stopping"
     assert _wait(redis_url, job_id, token).state == "finished"
@@ -185,21 +196,27 @@ def test_cancelling_a_running_job_stops_it_and_keeps_what_it_recorded(redis_url,
     assert jobs.cached_run(jobs.connect(redis_url), request) is None  # a cancelled run is not the class's to reuse
 
 
-def test_a_worker_killed_mid_job_is_reported_failed_within_the_stated_time(redis_url, models_dir, tmp_path):
-    queue = f"doomed-{uuid.uuid4().hex[:8]}"
+def test_a_worker_killed_mid_job_is_reported_failed_within_the_stated_time(redis_url, served, models_dir):
     token = uuid.uuid4().hex
-    with (tmp_path / "worker.log").open("w") as log:
-        worker = _worker(redis_url, queue, log)
-        try:
-            job_id = jobs.submit(redis_url, _request(models_dir[1], "dog runs home", max_new_tokens=256), token,
-                                 queue=queue)
-            assert _running_with_iterations(redis_url, job_id, token).state == "running"
-            worker.send_signal(signal.SIGKILL)
-            worker.wait()
-            killed = time.monotonic()
-            done = _wait(redis_url, job_id, token, timeout=jobs.ALIVE_TTL_S + 5)
-        finally:
-            _stop(worker)
+    job_id = jobs.submit(redis_url, _request(models_dir[1], "dog runs home", max_new_tokens=256), token,
+                         queue=served.queue)
+    assert _running_with_iterations(redis_url, job_id, token).state == "running"
+    served.process.send_signal(signal.SIGKILL)
+    served.process.wait()
+    killed = time.monotonic()
+    done = _wait(redis_url, job_id, token, timeout=jobs.ALIVE_TTL_S + 5)
     assert done.state == "failed" and done.message == jobs.DEAD_WORKER
     assert time.monotonic() - killed <= jobs.ALIVE_TTL_S + 1.5
     assert jobs.status(redis_url, job_id, token).state == "failed"  # and it stays failed
+
+
+def test_a_request_out_of_range_is_refused_before_it_is_queued(redis_url, models_dir):
+    from rq import Queue
+
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"
+    bad = _request(models_dir[0], "the dog", k=0, max_new_tokens=100_000, policy="sometimes")
+    with pytest.raises(jobs.JobError) as refused:
+        jobs.submit(redis_url, bad, uuid.uuid4().hex, queue=queue)
+    assert [p for p in bad.problems() if p not in str(refused.value)] == [] and len(bad.problems()) == 3
+    assert Queue(queue, connection=jobs.connect(redis_url)).count == 0
+    assert _request(models_dir[0], "the dog").problems() == []
