@@ -271,6 +271,7 @@ def cancel(redis_url: str, job_id: str, session_token: str) -> str:
     job = Job.fetch(job_id, connection=conn)
     rq_state = job.get_status()
     if rq_state == RQStatus.QUEUED:
+        conn.set(_key(job_id, "cancel"), 1, ex=KEEP_S)  # in case a worker takes it at this very moment
         job.cancel()
         conn.hset(_key(job_id), mapping={"state": "cancelled", "error": "Cancelled before it started."})
         return "cancelled"
@@ -346,7 +347,8 @@ def run_job(job_id: str, request: dict) -> None:
     data = {"spec": None if run.spec is None else json.loads(run.spec.to_json()),
             "plain": None if run.plain is None else json.loads(run.plain.to_json()),
             "stopped_in": run.stopped_in, "recorded_at": recorded, "machine": machine, "cached": False}
-    conn.set(_key(job_id, "result"), json.dumps(data), ex=KEEP_S)
+    with conn.pipeline() as pipe:  # readable for KEEP_S from now, the job's record with it
+        pipe.set(_key(job_id, "result"), json.dumps(data), ex=KEEP_S).expire(_key(job_id), KEEP_S).execute()
     if run.plain is not None and run.stopped_in is None:  # a complete run: the class may reuse it
         RedisStore(conn).put(run_key(request_, machine), CachedRun(run.spec, run.plain, recorded, machine))
         with conn.pipeline() as pipe:

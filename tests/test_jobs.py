@@ -154,6 +154,7 @@ def test_cancelling_a_waiting_job_takes_it_off_the_queue(redis_url, models_dir):
     first = jobs.submit(redis_url, _request(models_dir[0], "home and away"), token, queue=queue)
     second = jobs.submit(redis_url, _request(models_dir[0], "away and home"), token, queue=queue)
     assert (jobs.status(redis_url, first, token).place, jobs.status(redis_url, second, token).place) == (1, 2)
+    assert "no worker" in jobs.status(redis_url, first, token).message  # a wait nobody serves says so
     assert jobs.cancel(redis_url, first, token) == "cancelled"
     assert jobs.status(redis_url, first, token).state == "cancelled"
     assert Queue(queue, connection=jobs.connect(redis_url)).job_ids == [second]
