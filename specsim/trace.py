@@ -99,6 +99,14 @@ class Iteration:
     # drafter was asked for at most min(k_planned, budget - 1) and may propose fewer (``k``). None: not recorded
     caches: CacheLengths | None = None  # the KV caches' lengths in this iteration; None: not recorded
 
+    def to_json(self) -> str:
+        """One iteration as JSON (a live run's iterations travel one by one, e.g. from a worker to the page)."""
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Iteration:
+        return _build(cls, json.loads(text))
+
     @property
     def draft_time_s(self) -> float:
         return sum(s.draft_time_s for s in self.slots) + self.draft_overhead_s

@@ -75,6 +75,49 @@ def bf16_targets():
             load_bundled_target(device="cpu", dtype="bfloat16", invariant=False))
 
 
+# ---- a real Redis server (the class queue and the shared run cache) -------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    """A redis-server of its own on a free port, no persistence, stopped after the session; its URL."""
+    import shutil
+    import socket
+    import subprocess
+    import time
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run installs it)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    folder = tmp_path_factory.mktemp("redis")
+    server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                               "no", "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"redis://127.0.0.1:{port}/0"
+    from redis import Redis
+    from redis.exceptions import ConnectionError as NoRedis
+
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            Redis.from_url(url).ping()
+            break
+        except NoRedis:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail(f"redis-server on port {port} did not start (exit code {server.poll()})")
+            time.sleep(0.05)
+    yield url
+    server.terminate()
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py", "test_bad_input_app.py",
                "test_engine_greedy.py", "test_variants_page.py", "test_live_page.py", "test_kpolicy.py",
                "test_whole_block.py", "test_cache_lengths.py", "test_accepted_mass.py")

@@ -55,11 +55,20 @@ def test_ci_skips_the_browser_only_when_asked_and_passes_make_test_through(tmp_p
     assert marker.read_text().strip() == "1"  # the request reaches pytest, which skips the browser tests
 
 
-def test_ci_installs_nothing_when_chromium_is_there(tmp_path):
+def test_ci_installs_nothing_when_chromium_and_redis_are_there(tmp_path):
     marker = tmp_path / "apt-ran"
-    bindir = _bin(tmp_path, **{"apt-get": f"touch {marker}; exit 1", "chromium": "exit 0", "make": "exit 0"})
+    bindir = _bin(tmp_path, **{"apt-get": f"touch {marker}; exit 1", "chromium": "exit 0", "redis-server": "exit 0",
+                               "make": "exit 0"})
     assert _ci(bindir).returncode == 0
     assert not marker.exists()
+
+
+def test_ci_installs_redis_for_the_queue_tests_when_it_is_missing(tmp_path):
+    asked = tmp_path / "apt-args"
+    bindir = _bin(tmp_path, **{"apt-get": f'echo "$@" >> {asked}', "chromium": "exit 0", "make": "exit 0"})
+    done = _ci(bindir)
+    assert done.returncode == 0  # without redis-server the queue tests skip; the rest of the suite still runs
+    assert "redis-server" in asked.read_text() and "redis-server" in done.stderr
 
 
 @pytest.mark.parametrize("pytest_rc,make_rc", [(0, 0), (5, 0), (1, 2), (2, 2)])

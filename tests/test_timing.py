@@ -93,7 +93,7 @@ def test_bad_requests_are_refused():
         time_decoders([[1]], [Contender("a", log.decoder("a"))], log.decoder(PLAIN), 4, order="random")
 
 
-TIMED_BY_THE_DRIVER = ("app/live/run.py", "specsim/machine.py", "specsim/recorded.py", "specsim/bench.py",
+TIMED_BY_THE_DRIVER = ("specsim/liverun.py", "specsim/machine.py", "specsim/recorded.py", "specsim/bench.py",
                        "specsim/distill/speed.py", "specsim/variants/compare.py", "specsim/cli.py")
 
 

@@ -21,10 +21,10 @@ from app.live import pairs as live_pairs
 from app.live import params as live_params
 from app.live import playback
 from app.settings import LiveSettings
-from specsim.engine import plain_generate, speculative_generate
+from specsim import liverun
 from specsim.kpolicy import KPolicy, live_policy
+from specsim.liverun import SPECULATIVE
 from specsim.models import LoadedModel, ModelUnavailable
-from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
@@ -33,7 +33,6 @@ except ImportError:  # pragma: no cover - older layouts
     from streamlit.runtime.scriptrunner.exceptions import ScriptControlException  # type: ignore
 
 UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
-SPECULATIVE = "speculative"  # the timed contender's name
 
 
 class _Interruptible:
@@ -137,44 +136,32 @@ def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
 
 def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
               temperature: float, seed: int, policy: KPolicy) -> None:
-    """Warm up, then the speculative run and its plain baseline over the same number of tokens, timed by
-    :func:`specsim.timing.time_decoders` as every speedup in specsim is."""
+    """The run itself is :func:`specsim.liverun.run_live` (a class-queue worker runs the same); this adds the
+    progress bar and the Cancel button."""
     holder = st.empty()
     with holder.container():
         bar = st.progress(0.0, text="Speculative decoding…")
         # Any click stops the run (see the module docstring); this button is the obvious one to click.
         st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
-    phase: list[str | None] = [None]  # None during the untimed warm-up, then SPECULATIVE or timing.PLAIN
-    done, goal = [0], [max_new_tokens]
-
-    def on_run(_round: int, _prompt: int, name: str, new_tokens: int) -> None:
-        phase[0], done[0], goal[0] = name, 0, new_tokens
+    latest: list[liverun.Progress | None] = [None]
 
     def describe() -> tuple[float, str]:
-        if phase[0] == SPECULATIVE:
-            return done[0] / goal[0], f"Speculative decoding: {done[0]} of {goal[0]} tokens"
-        return done[0] / goal[0], f"Plain decoding (the baseline): {done[0]} of {goal[0]} tokens"
+        now = latest[0]
+        if now.phase == SPECULATIVE:
+            return now.done / now.goal, f"Speculative decoding: {now.done} of {now.goal} tokens"
+        return now.done / now.goal, f"Plain decoding (the baseline): {now.done} of {now.goal} tokens"
 
     progress = _Interruptible(bar, describe)
 
-    def on_iteration(it) -> None:
-        if phase[0] is not None:  # the warm-up's iterations are not the run's
-            done[0] += len(it.emitted)
-            progress.update()
+    def on_progress(now: liverun.Progress) -> None:
+        latest[0] = now
+        progress.update()
 
-    spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
-        target, drafter, ids, k, n, temperature=temperature, seed=seed, on_iteration=on_iteration,
-        should_stop=progress.should_stop, schedule=policy.schedule, stop_below=policy.stop_below))
-
-    def plain(ids, n: int) -> Trace:
-        return plain_generate(target, ids, n, temperature=temperature, seed=seed, on_iteration=on_iteration,
-                              should_stop=progress.should_stop)
-
-    timed = time_decoders([prompt_ids], [spec], plain, max_new_tokens, matched_plain=True, on_run=on_run,
-                          should_stop=progress.should_stop)
-    box.spec = timed.runs[SPECULATIVE][0] if timed.runs[SPECULATIVE] else None
+    run = liverun.run_live(target, drafter, prompt_ids, k, max_new_tokens, temperature, seed, policy,
+                           on_progress=on_progress, should_stop=progress.should_stop)
+    box.spec = run.spec
     if progress.interruption is not None:
-        if phase[0] == SPECULATIVE and box.spec is not None:
+        if run.stopped_in == SPECULATIVE and box.spec is not None:
             box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(box.spec.iterations)} "
                                      f"iterations ({box.spec.n_generated} tokens); they are kept below, without the "
                                      "plain baseline.")
@@ -184,5 +171,5 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
         raise progress.interruption
     if box.spec is None or box.spec.n_generated == 0:
         return
-    box.plain = timed.plains[SPECULATIVE][0]
+    box.plain = run.plain
     holder.empty()

@@ -1,0 +1,360 @@
+"""Live runs for a whole class: jobs on a real queue (RQ over Redis), served by workers (:mod:`specsim.worker`).
+
+A page submits a :class:`~specsim.liverun.RunRequest` with its session's token and gets a job id back; it then
+asks for the job's :func:`status` (queued with its place and an estimate, running, finished, failed), reads the
+iterations as the worker records them (:func:`iterations`), and the traces once it is done (:func:`result`).
+:func:`cancel` takes a waiting job off the queue, or asks a running one to stop at the end of its iteration.
+
+- Job ids are unguessable (``secrets.token_urlsafe``) and bound to the session token that submitted them: reading
+  or cancelling with another token is refused (:class:`NotYourJob`), the same way whether the job exists or not.
+- A request already run on a worker's machine is answered from the shared run cache (:mod:`specsim.runcache`)
+  without queueing; a finished, complete run goes into it.
+- The queue is bounded: past ``max_queued`` waiting runs :func:`submit` raises :class:`QueueFull`, whose message
+  says roughly when to try again.
+- A running job keeps a heartbeat key alive (every :data:`HEARTBEAT_S`, for :data:`ALIVE_TTL_S`). When its worker
+  dies (killed, out of memory), :func:`status` reports the job failed within :data:`ALIVE_TTL_S` of the death,
+  with a message saying so; it never waits on a dead worker.
+
+Redis holds, per job: ``specsim:job:<id>`` (a hash: the token's digest, the cache key, the state of a cached
+answer, an error message), ``…:iters`` (one JSON progress report per iteration), ``…:cancel``, ``…:alive`` and
+``…:result``; every one expires :data:`KEEP_S` after the job is submitted or done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from redis import Redis
+from rq import Queue, Worker, get_current_job
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from rq.job import JobStatus as RQStatus
+
+from specsim.liverun import LiveRun, ModelShelf, Progress, RunRequest, run_request
+from specsim.runcache import CachedRun, RedisStore, machine_id, run_key
+from specsim.trace import Iteration, Trace
+
+QUEUE = "specsim-live"
+MAX_QUEUED = 20  # waiting runs; a class of 30 pressing Run at once fills it with a few workers busy
+HEARTBEAT_S = 0.25  # a running job's heartbeat: iterations flushed, cancel flag read, alive key refreshed
+ALIVE_TTL_S = 3  # a running job whose heartbeat is this old is reported failed: its worker is gone
+JOB_TIMEOUT_S = 600  # RQ stops a job running longer than this
+KEEP_S = 3600  # how long a job's keys, iterations and result stay readable
+GUESS_S = 30.0  # a run's duration before any run has been timed
+DURATIONS_KEPT = 20
+
+MACHINES = "specsim:machines"  # the machine ids workers run on (runcache.machine_id): where a cached run may be
+DURATIONS = "specsim:durations"  # seconds of recent complete runs, newest first
+
+DEAD_WORKER = ("The worker running this job stopped (it was killed or ran out of memory) before the run finished. "
+               "Nothing was recorded; press Run to try again.")
+NOT_YOURS = "No such run for this session (it is another session's, or it has expired)."
+
+SHELF = ModelShelf()  # a worker process's models, loaded once
+
+
+class JobError(RuntimeError):
+    """A job request refused, with a message for the user."""
+
+
+class QueueFull(JobError):
+    pass
+
+
+class NotYourJob(JobError):
+    pass
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where a job is. ``state``: queued, running, finished, failed or cancelled. ``place``: 1 for the next to run
+    (queued only); ``eta_s``: seconds until it is done, estimated from recent runs; ``cached``: answered from the
+    run cache; ``iterations``: progress reports recorded so far."""
+
+    state: str
+    message: str = ""
+    place: int | None = None
+    eta_s: float | None = None
+    cached: bool = False
+    iterations: int = 0
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """A finished job's run (``run.plain`` None when it was cancelled), and when and where it was recorded."""
+
+    run: LiveRun
+    recorded_at: float
+    machine: str
+    cached: bool
+
+
+# ---- Redis ----------------------------------------------------------------------------------------------------
+
+_CONNECTIONS: dict[str, object] = {}
+
+
+def connect(redis_url: str):
+    """One client per URL and process (redis-py's clients pool their connections and are thread-safe)."""
+    if redis_url not in _CONNECTIONS:
+        _CONNECTIONS[redis_url] = Redis.from_url(redis_url)
+    return _CONNECTIONS[redis_url]
+
+
+def _key(job_id: str, part: str = "") -> str:
+    return f"specsim:job:{job_id}{':' + part if part else ''}"
+
+
+def _digest(session_token: str) -> str:
+    return hashlib.sha256(session_token.encode()).hexdigest()
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _meta(conn, job_id: str, session_token: str) -> dict[str, str]:
+    """The job's record, when ``session_token`` submitted it; NotYourJob otherwise (one message for both)."""
+    if not isinstance(job_id, str) or not job_id or ":" in job_id:
+        raise NotYourJob(NOT_YOURS)
+    meta = {_text(k): _text(v) for k, v in conn.hgetall(_key(job_id)).items()}
+    if not meta or not hmac.compare_digest(meta.get("token", ""), _digest(session_token)):
+        raise NotYourJob(NOT_YOURS)
+    return meta
+
+
+def _mean_duration(conn) -> float:
+    recent = [float(_text(v)) for v in conn.lrange(DURATIONS, 0, -1)]
+    return sum(recent) / len(recent) if recent else GUESS_S
+
+
+def _workers(conn, queue) -> int:
+    return Worker.count(connection=conn, queue=queue)
+
+
+def _timestamp(when: datetime | None) -> float:
+    """Unix time of RQ's timestamp (naive ones are UTC); now when it has none."""
+    if when is None:
+        return time.time()
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def cached_run(conn, request: RunRequest) -> tuple[str, CachedRun] | None:
+    """(key, entry) when a run of ``request`` on a machine a worker runs on is in the shared cache."""
+    store = RedisStore(conn)
+    for machine in sorted(_text(m) for m in conn.smembers(MACHINES)):
+        key = run_key(request, machine)
+        entry = store.get(key)
+        if entry is not None:
+            return key, entry
+    return None
+
+
+# ---- the page's side --------------------------------------------------------------------------------------------
+
+
+def submit(redis_url: str, request: RunRequest, session_token: str, queue: str = QUEUE,
+           max_queued: int = MAX_QUEUED) -> str:
+    """Queue a run of ``request`` for the session ``session_token`` and return its job id; a run already in the
+    shared cache is answered at once (its job is finished as soon as it exists). JobError for a request out of
+    range (:meth:`RunRequest.problems`), QueueFull when the queue is full (it may overfill by a request or two
+    submitted at the same moment)."""
+    problems = request.problems()
+    if problems:
+        raise JobError(" ".join(problems))
+    conn = connect(redis_url)
+    request = request.resolved()
+    job_id = secrets.token_urlsafe(18)
+    meta = {"token": _digest(session_token), "queue": queue, "submitted": time.time()}
+    hit = cached_run(conn, request)
+    if hit is not None:
+        key, entry = hit
+        result = {"spec": json.loads(entry.spec.to_json()), "plain": json.loads(entry.plain.to_json()),
+                  "stopped_in": None, "recorded_at": entry.recorded_at, "machine": entry.machine, "cached": True}
+        with conn.pipeline() as pipe:
+            pipe.hset(_key(job_id), mapping={**meta, "key": key, "state": "cached"}).expire(_key(job_id), KEEP_S)
+            pipe.set(_key(job_id, "result"), json.dumps(result), ex=KEEP_S).execute()
+        return job_id
+    rq_queue = Queue(queue, connection=conn)
+    waiting = rq_queue.count
+    if waiting >= max_queued:
+        wait = round(_mean_duration(conn) * (waiting + 1) / max(1, _workers(conn, rq_queue)))
+        raise QueueFull(f"The class queue is full ({waiting} runs waiting); try again in ~{wait} s.")
+    with conn.pipeline() as pipe:
+        pipe.hset(_key(job_id), mapping=meta).expire(_key(job_id), KEEP_S).execute()
+    rq_queue.enqueue(run_job, job_id, request.to_dict(), job_id=job_id, job_timeout=JOB_TIMEOUT_S, result_ttl=KEEP_S,
+                     failure_ttl=KEEP_S, ttl=KEEP_S)
+    return job_id
+
+
+def status(redis_url: str, job_id: str, session_token: str) -> JobStatus:
+    """Where the job is (:class:`JobStatus`); NotYourJob for another session's job or an unknown id."""
+    conn = connect(redis_url)
+    meta = _meta(conn, job_id, session_token)
+    count = conn.llen(_key(job_id, "iters"))
+    if meta.get("state") == "cached":
+        return JobStatus("finished", "Answered from the class's run cache.", cached=True)
+    if meta.get("state") in ("failed", "cancelled"):
+        return JobStatus(meta["state"], meta.get("error", ""), iterations=count)
+    try:
+        job = Job.fetch(job_id, connection=conn)
+        rq_state = job.get_status()
+    except NoSuchJobError:
+        return JobStatus("failed", "The run expired before it was read.", iterations=count)
+    mean = _mean_duration(conn)
+    if rq_state in (RQStatus.QUEUED, RQStatus.DEFERRED, RQStatus.SCHEDULED, RQStatus.CREATED):
+        rq_queue = Queue(meta["queue"], connection=conn)
+        position = rq_queue.get_job_position(job_id)
+        place = None if position is None else position + 1
+        workers = _workers(conn, rq_queue)
+        if not workers:
+            return JobStatus("queued", "Waiting: no worker is serving the class queue right now.", place)
+        eta = mean * ((place or 1) - 1) / workers + mean
+        return JobStatus("queued", f"Waiting: number {place} in the queue, about {round(eta)} s.", place, eta)
+    if rq_state == RQStatus.STARTED:
+        started = float(meta["began"]) if "began" in meta else _timestamp(job.started_at)
+        if not conn.exists(_key(job_id, "alive")) and time.time() - started > ALIVE_TTL_S:
+            conn.hset(_key(job_id), mapping={"state": "failed", "error": DEAD_WORKER})
+            return JobStatus("failed", DEAD_WORKER, iterations=count)
+        return JobStatus("running", "Running.", eta_s=max(0.0, mean - (time.time() - started)), iterations=count)
+    if rq_state == RQStatus.FINISHED:
+        return JobStatus("finished", "Done.", iterations=count)
+    if rq_state == RQStatus.CANCELED:
+        return JobStatus("cancelled", "Cancelled before it started.", iterations=count)
+    if meta.get("error"):
+        return JobStatus("failed", meta["error"], iterations=count)
+    last = (job.exc_info or "").strip().splitlines()[-1:]  # the exception's own line
+    return JobStatus("failed", f"The run failed: {last[0]}" if last else "The run failed.", iterations=count)
+
+
+def iterations(redis_url: str, job_id: str, session_token: str, start: int = 0) -> list[Progress]:
+    """The progress reports recorded from the ``start``-th on (one per iteration of the timed runs, in order)."""
+    conn = connect(redis_url)
+    _meta(conn, job_id, session_token)
+    out = []
+    for raw in conn.lrange(_key(job_id, "iters"), start, -1):
+        data = json.loads(raw)
+        out.append(Progress(data["phase"], data["done"], data["goal"], Iteration.from_json(data["iteration"])))
+    return out
+
+
+def result(redis_url: str, job_id: str, session_token: str) -> JobResult | None:
+    """The finished job's run; None while it has not finished (or after a failure)."""
+    conn = connect(redis_url)
+    _meta(conn, job_id, session_token)
+    raw = conn.get(_key(job_id, "result"))
+    if raw is None:
+        return None
+    data = json.loads(raw)
+
+    def trace(part: str) -> Trace | None:
+        return None if data[part] is None else Trace.from_json(json.dumps(data[part]))
+
+    return JobResult(LiveRun(trace("spec"), trace("plain"), data["stopped_in"]), float(data["recorded_at"]),
+                     data["machine"], bool(data["cached"]))
+
+
+def cancel(redis_url: str, job_id: str, session_token: str) -> str:
+    """Cancel: a waiting job leaves the queue ("cancelled"); a running one stops at the end of its current
+    iteration, keeping what it recorded ("stopping"); a job already done is left alone (its state)."""
+    conn = connect(redis_url)
+    meta = _meta(conn, job_id, session_token)
+    if meta.get("state"):
+        return "finished" if meta["state"] == "cached" else meta["state"]
+    job = Job.fetch(job_id, connection=conn)
+    rq_state = job.get_status()
+    if rq_state == RQStatus.QUEUED:
+        conn.set(_key(job_id, "cancel"), 1, ex=KEEP_S)  # in case a worker takes it at this very moment
+        job.cancel()
+        conn.hset(_key(job_id), mapping={"state": "cancelled", "error": "Cancelled before it started."})
+        return "cancelled"
+    if rq_state == RQStatus.STARTED:
+        conn.set(_key(job_id, "cancel"), 1, ex=KEEP_S)
+        return "stopping"
+    return status(redis_url, job_id, session_token).state
+
+
+# ---- the worker's side ------------------------------------------------------------------------------------------
+
+
+class _Heartbeat(threading.Thread):
+    """Beside a running job: every HEARTBEAT_S refresh the alive key, push the iterations recorded since, and
+    read the cancel flag, so the timed loop itself never waits on the network."""
+
+    def __init__(self, conn, job_id: str):
+        super().__init__(daemon=True)
+        self.conn, self.job_id = conn, job_id
+        self.pending: list[Progress] = []
+        self.cancelled, self.done = threading.Event(), threading.Event()
+        self.lock = threading.Lock()
+
+    def add(self, progress: Progress) -> None:
+        """Called in the timed loop: only keeps the report (this thread writes it out)."""
+        with self.lock:
+            self.pending.append(progress)
+
+    def beat(self) -> None:
+        with self.lock:
+            reports, self.pending = self.pending, []
+        batch = [json.dumps({"phase": r.phase, "done": r.done, "goal": r.goal, "iteration": r.iteration.to_json()})
+                 for r in reports]
+        with self.conn.pipeline() as pipe:
+            pipe.set(_key(self.job_id, "alive"), 1, ex=ALIVE_TTL_S)
+            if batch:
+                pipe.rpush(_key(self.job_id, "iters"), *batch).expire(_key(self.job_id, "iters"), KEEP_S)
+            pipe.exists(_key(self.job_id, "cancel"))
+            if pipe.execute()[-1]:
+                self.cancelled.set()
+
+    def run(self) -> None:
+        while not self.done.wait(HEARTBEAT_S):
+            self.beat()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+        self.beat()
+
+
+def run_job(job_id: str, request: dict) -> None:
+    """What a worker runs for a job: the run, its iterations as they come, its result, and the run cache."""
+    from specsim.models import ModelUnavailable
+
+    conn = get_current_job().connection
+    began = time.time()
+    conn.hset(_key(job_id), "began", began)
+    request_ = RunRequest.from_dict(request)
+    heart = _Heartbeat(conn, job_id)
+    heart.beat()
+    heart.start()
+    try:
+        run = run_request(request_, SHELF, on_progress=heart.add, should_stop=heart.cancelled.is_set)
+    except (ModelUnavailable, ValueError) as error:
+        conn.hset(_key(job_id), "error", str(error))
+        raise
+    finally:
+        heart.stop()
+        conn.delete(_key(job_id, "alive"))
+    machine = machine_id(request_.resolved().device)
+    recorded = time.time()
+    data = {"spec": None if run.spec is None else json.loads(run.spec.to_json()),
+            "plain": None if run.plain is None else json.loads(run.plain.to_json()),
+            "stopped_in": run.stopped_in, "recorded_at": recorded, "machine": machine, "cached": False}
+    with conn.pipeline() as pipe:  # readable for KEEP_S from now, the job's record with it
+        pipe.set(_key(job_id, "result"), json.dumps(data), ex=KEEP_S).expire(_key(job_id), KEEP_S).execute()
+    if run.plain is not None and run.stopped_in is None:  # a complete run: the class may reuse it
+        RedisStore(conn).put(run_key(request_, machine), CachedRun(run.spec, run.plain, recorded, machine))
+        with conn.pipeline() as pipe:
+            pipe.sadd(MACHINES, machine).lpush(DURATIONS, recorded - began).ltrim(DURATIONS, 0, DURATIONS_KEPT - 1)
+            pipe.execute()
+
+
+__all__ = ["ALIVE_TTL_S", "JobError", "JobResult", "JobStatus", "NotYourJob", "QueueFull", "cancel", "cached_run",
+           "connect", "iterations", "result", "run_job", "status", "submit"]

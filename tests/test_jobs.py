@@ -1,0 +1,223 @@
+"""The class queue (issue 40): live runs as jobs on RQ over a real redis-server, served by real worker processes
+(``python -m specsim.worker``) running tiny saved models with prompt lookup, so each job takes a moment."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import replace
+
+import pytest
+
+from specsim import jobs
+from specsim.draft_loader import prompt_lookup_drafter
+from specsim.liverun import SPECULATIVE, RunRequest, run_live
+from specsim.models import load_model
+from tests.conftest import ROOT
+from tests.local_models import save_tiny_model
+
+WAIT_S = 90  # a worker's start (torch, transformers) on a busy machine, then a job of a moment
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory):
+    """A tiny target (quick jobs) and a wider, deeper one without end-of-text (jobs long enough to interrupt)."""
+    root = tmp_path_factory.mktemp("queue-models")
+    return save_tiny_model(root / "quick", seed=4), save_tiny_model(root / "slow", seed=5, hidden=384, layers=8,
+                                                                     eos=False)
+
+
+def _worker(redis_url: str, queue: str, log) -> subprocess.Popen:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.Popen([sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue,
+                             "--threads", "1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _stop(worker: subprocess.Popen) -> None:
+    """Ask the worker to stop (RQ's warm shutdown), then stop it: an idle worker may sit in its dequeue wait."""
+    if worker.poll() is None:
+        worker.terminate()
+        try:
+            worker.wait(1)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+class Served:
+    """A queue of its own and the worker serving it; a worker that died (one test kills it) is started again."""
+
+    def __init__(self, redis_url: str, log):
+        self.redis_url, self.log, self.name = redis_url, log, f"test-{uuid.uuid4().hex[:8]}"
+        self.process = _worker(redis_url, self.name, log)
+
+    @property
+    def queue(self) -> str:
+        if self.process.poll() is not None:
+            self.process = _worker(self.redis_url, self.name, self.log)
+        return self.name
+
+
+@pytest.fixture(scope="module")
+def served(redis_url, tmp_path_factory):
+    with (tmp_path_factory.mktemp("worker") / "worker.log").open("w") as log:
+        worker = Served(redis_url, log)
+        yield worker
+        _stop(worker.process)
+
+
+def _request(target, words: str = "the quick brown fox jumps over the lazy dog . the quick brown", **changes):
+    ids = [int(i) for i in load_model(str(target), device="cpu", dtype="float32", local=True)
+           .tokenizer(words)["input_ids"]]
+    base = RunRequest(tuple(ids), target=str(target), target_local=True, drafter="prompt_lookup", k=3,
+                      max_new_tokens=4, device="cpu", dtype="float32", invariant=False)
+    return replace(base, **changes)
+
+
+def _wait(redis_url, job_id, token, until=("finished", "failed", "cancelled"), timeout=WAIT_S) -> jobs.JobStatus:
+    deadline = time.monotonic() + timeout
+    while True:
+        now = jobs.status(redis_url, job_id, token)
+        if now.state in until or time.monotonic() > deadline:
+            return now
+        time.sleep(0.05)
+
+
+def test_a_queued_run_writes_what_running_it_here_writes(redis_url, served, models_dir, one_torch_thread):
+    request = _request(models_dir[0])
+    token = uuid.uuid4().hex
+    job_id = jobs.submit(redis_url, request, token, queue=served.queue)
+    done = _wait(redis_url, job_id, token)
+    assert done.state == "finished", done.message
+    got = jobs.result(redis_url, job_id, token)
+    target = load_model(str(models_dir[0]), device="cpu", dtype="float32", invariant=False, local=True)
+    here = run_live(target, prompt_lookup_drafter(target), list(request.prompt_ids), request.k,
+                    request.max_new_tokens, 0.0, 0)
+    assert not got.cached and got.run.stopped_in is None
+    assert got.run.spec.generated_ids == here.spec.generated_ids
+    assert got.run.plain.generated_ids == here.plain.generated_ids
+    assert [it.emitted for it in got.run.spec.iterations] == [it.emitted for it in here.spec.iterations]
+    # the iterations arrived one by one, speculative run first, then its plain baseline
+    reports = jobs.iterations(redis_url, job_id, token)
+    spec = [r.iteration for r in reports if r.phase == SPECULATIVE]
+    assert spec == list(got.run.spec.iterations)
+    assert len(reports) == len(got.run.spec.iterations) + len(got.run.plain.iterations)
+    assert jobs.iterations(redis_url, job_id, token, start=len(spec)) == reports[len(spec):]
+
+
+def test_the_same_request_again_comes_from_the_cache_and_another_seed_does_not(redis_url, served, models_dir):
+    from rq.job import Job
+
+    request = _request(models_dir[0], "the lazy dog runs away . the lazy dog runs")
+    token = uuid.uuid4().hex
+    first = jobs.submit(redis_url, request, token, queue=served.queue)
+    assert _wait(redis_url, first, token).state == "finished"
+    assert not jobs.status(redis_url, first, token).cached
+    again = jobs.submit(redis_url, request, token, queue=served.queue)
+    now = jobs.status(redis_url, again, token)
+    assert now.state == "finished" and now.cached  # answered at once
+    assert not Job.exists(again, connection=jobs.connect(redis_url))  # never queued
+    a, b = jobs.result(redis_url, first, token), jobs.result(redis_url, again, token)
+    assert b.cached and b.run.spec == a.run.spec and b.run.plain == a.run.plain
+    assert (b.recorded_at, b.machine) == (a.recorded_at, a.machine)
+    other = jobs.submit(redis_url, replace(request, seed=1), token, queue=served.queue)
+    assert not jobs.status(redis_url, other, token).cached
+    assert _wait(redis_url, other, token).state == "finished"
+    assert not jobs.result(redis_url, other, token).cached
+
+
+def test_another_session_can_neither_read_nor_cancel_a_job(redis_url, models_dir):
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"  # no worker: the job waits
+    mine, theirs = uuid.uuid4().hex, uuid.uuid4().hex
+    job_id = jobs.submit(redis_url, _request(models_dir[0], "fox and dog"), mine, queue=queue)
+    assert len(job_id) >= 20 and job_id != jobs.submit(redis_url, _request(models_dir[0], "fox and dog"), mine,
+                                                       queue=queue)
+    for call in (jobs.status, jobs.iterations, jobs.result, jobs.cancel):
+        with pytest.raises(jobs.NotYourJob) as refused:
+            call(redis_url, job_id, theirs)
+        with pytest.raises(jobs.NotYourJob) as unknown:
+            call(redis_url, job_id[:-2] + "xx", mine)
+        assert str(refused.value) == str(unknown.value)  # nothing tells another session the job exists
+    assert jobs.status(redis_url, job_id, mine).state == "queued"
+
+
+def test_cancelling_a_waiting_job_takes_it_off_the_queue(redis_url, models_dir):
+    from rq import Queue
+
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"
+    token = uuid.uuid4().hex
+    first = jobs.submit(redis_url, _request(models_dir[0], "home and away"), token, queue=queue)
+    second = jobs.submit(redis_url, _request(models_dir[0], "away and home"), token, queue=queue)
+    assert (jobs.status(redis_url, first, token).place, jobs.status(redis_url, second, token).place) == (1, 2)
+    assert "no worker" in jobs.status(redis_url, first, token).message  # a wait nobody serves says so
+    assert jobs.cancel(redis_url, first, token) == "cancelled"
+    assert jobs.status(redis_url, first, token).state == "cancelled"
+    assert Queue(queue, connection=jobs.connect(redis_url)).job_ids == [second]
+    assert jobs.status(redis_url, second, token).place == 1
+    assert jobs.result(redis_url, first, token) is None
+
+
+def test_a_full_queue_refuses_with_a_time_to_try_again(redis_url, models_dir):
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"
+    token = uuid.uuid4().hex
+    for words in ("the dog", "the fox"):
+        jobs.submit(redis_url, _request(models_dir[0], words), token, queue=queue, max_queued=2)
+    with pytest.raises(jobs.QueueFull) as full:
+        jobs.submit(redis_url, _request(models_dir[0], "the home"), token, queue=queue, max_queued=2)
+    found = re.search(r"the class queue is full .*try again in ~(\d+) s", str(full.value), re.IGNORECASE)
+    assert found and int(found[1]) > 0, str(full.value)
+    jobs.submit(redis_url, _request(models_dir[0], "the home"), token, queue=queue, max_queued=3)  # room again
+
+
+def _running_with_iterations(redis_url, job_id, token) -> jobs.JobStatus:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        now = jobs.status(redis_url, job_id, token)
+        if now.state != "queued" and (now.state != "running" or now.iterations):
+            return now
+        time.sleep(0.02)
+    return now
+
+
+def test_cancelling_a_running_job_stops_it_and_keeps_what_it_recorded(redis_url, served, models_dir):
+    token = uuid.uuid4().hex
+    request = _request(models_dir[1], max_new_tokens=256)
+    job_id = jobs.submit(redis_url, request, token, queue=served.queue)
+    assert _running_with_iterations(redis_url, job_id, token).state == "running"
+    assert jobs.cancel(redis_url, job_id, token) == "stopping"
+    assert _wait(redis_url, job_id, token).state == "finished"
+    run = jobs.result(redis_url, job_id, token).run
+    assert run.stopped_in is not None and run.plain is None
+    assert 0 < run.spec.n_generated < request.max_new_tokens and run.spec.stop_reason == "cancelled"
+    assert jobs.cached_run(jobs.connect(redis_url), request) is None  # a cancelled run is not the class's to reuse
+
+
+def test_a_worker_killed_mid_job_is_reported_failed_within_the_stated_time(redis_url, served, models_dir):
+    token = uuid.uuid4().hex
+    job_id = jobs.submit(redis_url, _request(models_dir[1], "dog runs home", max_new_tokens=256), token,
+                         queue=served.queue)
+    assert _running_with_iterations(redis_url, job_id, token).state == "running"
+    served.process.send_signal(signal.SIGKILL)
+    served.process.wait()
+    killed = time.monotonic()
+    done = _wait(redis_url, job_id, token, timeout=jobs.ALIVE_TTL_S + 5)
+    assert done.state == "failed" and done.message == jobs.DEAD_WORKER
+    assert time.monotonic() - killed <= jobs.ALIVE_TTL_S + 1.5
+    assert jobs.status(redis_url, job_id, token).state == "failed"  # and it stays failed
+
+
+def test_a_request_out_of_range_is_refused_before_it_is_queued(redis_url, models_dir):
+    from rq import Queue
+
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"
+    bad = _request(models_dir[0], "the dog", k=0, max_new_tokens=100_000, policy="sometimes")
+    with pytest.raises(jobs.JobError) as refused:
+        jobs.submit(redis_url, bad, uuid.uuid4().hex, queue=queue)
+    assert [p for p in bad.problems() if p not in str(refused.value)] == [] and len(bad.problems()) == 3
+    assert Queue(queue, connection=jobs.connect(redis_url)).count == 0
+    assert _request(models_dir[0], "the dog").problems() == []
