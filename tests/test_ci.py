@@ -49,7 +49,7 @@ def test_ci_fails_when_chromium_is_missing_and_cannot_be_installed(tmp_path):
 def test_ci_skips_the_browser_only_when_asked_and_passes_make_test_through(tmp_path, make_rc):
     marker = tmp_path / "make-ran"
     make = f'echo "$SPECSIM_SKIP_BROWSER" > {marker}; exit {make_rc}'
-    bindir = _bin(tmp_path, **{"apt-get": "exit 100", "make": make})
+    bindir = _bin(tmp_path, **{"apt-get": "exit 100", "make": make, "redis-server": "exit 0"})
     done = _ci(bindir, SPECSIM_SKIP_BROWSER="1")
     assert done.returncode == make_rc
     assert marker.read_text().strip() == "1"  # the request reaches pytest, which skips the browser tests
@@ -67,8 +67,18 @@ def test_ci_installs_redis_for_the_queue_tests_when_it_is_missing(tmp_path):
     asked = tmp_path / "apt-args"
     bindir = _bin(tmp_path, **{"apt-get": f'echo "$@" >> {asked}', "chromium": "exit 0", "make": "exit 0"})
     done = _ci(bindir)
-    assert done.returncode == 0  # without redis-server the queue tests skip; the rest of the suite still runs
-    assert "redis-server" in asked.read_text() and "redis-server" in done.stderr
+    assert "redis-server" in asked.read_text()  # it asked for it
+    assert done.returncode != 0  # and, the stand-in installing nothing, refused to run the suite without it
+    assert "redis-server" in done.stderr and "SPECSIM_SKIP_REDIS=1" in done.stderr
+
+
+def test_ci_runs_without_redis_only_when_asked(tmp_path):
+    marker = tmp_path / "make-ran"
+    bindir = _bin(tmp_path, **{"apt-get": "exit 100", "chromium": "exit 0",
+                               "make": f'echo "$SPECSIM_SKIP_REDIS" > {marker}'})
+    assert _ci(bindir).returncode != 0 and not marker.exists()
+    assert _ci(bindir, SPECSIM_SKIP_REDIS="1").returncode == 0
+    assert marker.read_text().strip() == "1"  # the request reaches pytest, whose redis fixture then skips
 
 
 @pytest.mark.parametrize("pytest_rc,make_rc", [(0, 0), (5, 0), (1, 2), (2, 2)])

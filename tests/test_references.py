@@ -23,6 +23,7 @@ LOGS = sorted((ROOT / "docs" / "measurements").glob("*.md"))
 DATED_HEADING = re.compile(r"^(?:#{1,6}[ \t].*|\*\*[^*\n]*)\b20\d\d-\d\d(?:-\d\d)?\b")
 """A heading line (or a paragraph that opens in bold, the logs' other kind of heading) with a date in it."""
 LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)\)")
+FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 
 
 def _sources() -> list[Path]:
@@ -182,9 +183,15 @@ def test_the_dated_heading_check_has_teeth():
 def test_every_relative_link_in_the_documents_and_logs_leads_to_a_file():
     problems = []
     for path in [*DOCUMENTS, *LOGS]:
-        for target in LINK.findall(path.read_text(encoding="utf-8")):
+        prose = FENCED.sub("", path.read_text(encoding="utf-8"))  # code blocks hold code, not links
+        for target in LINK.findall(prose):
             if re.match(r"[a-z]+:", target) or target.startswith("#"):
                 continue  # a web address or an anchor on the same page
             if not (path.parent / target.split("#", 1)[0]).exists():
                 problems.append(f"{path.relative_to(ROOT)}: {target}")
     assert problems == []
+
+
+def test_the_link_check_skips_code_blocks_but_not_prose():
+    text = "see [a](missing.md)\n\n```python\nruns[n](p)\n```\nand [b](also-missing.md)\n"
+    assert LINK.findall(FENCED.sub("", text)) == ["missing.md", "also-missing.md"]
