@@ -53,6 +53,7 @@ LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
 LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
 LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
 LIVE_RUN = "live_run_box"  # app.live.run.RunBox of the generation in progress or just stopped, else None
+LIVE_SESSION_TOKEN = "live_session_token"  # class mode: the secret this session's queued runs are bound to
 # Playback
 LIVE_STEP = "live_step"  # index of the iteration on screen (0-based)
 LIVE_STEP_SLIDER = "live_step_slider"  # prefix of the jump slider's widget key, one per step (app.live.playback)
@@ -104,6 +105,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_PLAIN: None,
     LIVE_NOTICE: None,
     LIVE_RUN: None,
+    LIVE_SESSION_TOKEN: None,
     LIVE_STEP: 0,
     LIVE_PLAYING: False,
     LIVE_SPEED: 2.0,

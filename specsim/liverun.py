@@ -98,10 +98,14 @@ class RunRequest:
 
     ``target`` is "bundled", a hub id or a folder the caller has already allowed (the page checks custom paths
     before a request is made); ``local`` as for :func:`specsim.models.load_model`. ``device``, ``dtype`` and
-    ``invariant`` None mean this machine's defaults; :meth:`resolved` fills them in.
+    ``invariant`` None mean this machine's defaults; :meth:`resolved` fills them in. A page that has no model
+    loaded (class mode) sends the prompt's text instead of its ids: ``prompt_ids`` empty and ``prompt`` set, and
+    the process that loads the target encodes it (its chat template). ``early_exit_layers`` 0 means half the
+    target's layers.
     """
 
     prompt_ids: tuple[int, ...]
+    prompt: str = ""  # the prompt's text, encoded by whoever loads the target, when prompt_ids is empty
     target: str = defaults.DEFAULT_TARGET
     target_local: bool | None = None
     drafter: str = defaults.DEFAULT_DRAFTER
@@ -122,7 +126,7 @@ class RunRequest:
     def problems(self) -> list[str]:
         """What is out of the live page's ranges (specsim.defaults), one sentence each; empty when it may run."""
         out = []
-        if not self.prompt_ids:
+        if not self.prompt_ids and not self.prompt.strip():
             out.append("The prompt is empty.")
         if not defaults.K_MIN <= self.k <= defaults.K_MAX:
             out.append(f"K must be between {defaults.K_MIN} and {defaults.K_MAX}, not {self.k}.")
@@ -179,7 +183,8 @@ class ModelShelf:
 
         target = self.target(request)
         if request.drafter != "model":
-            return target, methods.build_drafter(request.drafter, target, early_exit_layers=request.early_exit_layers)
+            layers = request.early_exit_layers or max(1, len(target.model.model.layers) // 2)
+            return target, methods.build_drafter(request.drafter, target, early_exit_layers=layers)
         if not request.draft:
             raise models.ModelUnavailable("No draft model given for the draft-model drafter.")
         key = (request.draft, request.draft_local, id(target))
@@ -193,7 +198,8 @@ def run_request(request: RunRequest, shelf: ModelShelf, on_progress: Callable[[P
                 should_stop: Callable[[], bool] | None = None) -> LiveRun:
     """Load the request's models (once per shelf) and run it."""
     target, drafter = shelf.pair(request)
-    return run_live(target, drafter, list(request.prompt_ids), request.k, request.max_new_tokens,
+    prompt_ids = list(request.prompt_ids) or models.format_prompt(target.tokenizer, request.prompt)
+    return run_live(target, drafter, prompt_ids, request.k, request.max_new_tokens,
                     request.temperature, request.seed, live_policy(request.policy, request.k), top_p=request.top_p,
                     on_progress=on_progress, should_stop=should_stop)
 

@@ -22,7 +22,7 @@ from typing import Protocol
 from specsim.liverun import RunRequest
 from specsim.trace import Trace
 
-KEY_VERSION = 1  # bump when what decides a run changes, so old entries are never read as new ones
+KEY_VERSION = 2  # bump when what decides a run changes, so old entries are never read as new ones
 MAX_ENTRIES = 500
 MAX_AGE_S = 14 * 24 * 3600.0
 
@@ -62,7 +62,8 @@ def run_key(request: RunRequest, machine: str) -> str:
         "version": KEY_VERSION, "target": _identity(r.target, r.target_local), "drafter": r.drafter,
         "draft": _identity(r.draft, r.draft_local) if r.drafter == "model" else "",
         "early_exit_layers": r.early_exit_layers if r.drafter == "early_exit" else None,
-        "prompt_ids": list(r.prompt_ids), "k": r.k, "policy": r.policy, "temperature": float(r.temperature),
+        "prompt_ids": list(r.prompt_ids), "prompt": "" if r.prompt_ids else r.prompt,
+        "k": r.k, "policy": r.policy, "temperature": float(r.temperature),
         "top_p": r.top_p, "seed": r.seed, "max_new_tokens": r.max_new_tokens, "device": r.device, "dtype": r.dtype,
         "invariant": r.invariant, "machine": machine,
     }

@@ -54,6 +54,10 @@ def test_the_key_changes_with_everything_that_decides_a_run_and_nothing_else():
     assert run_key(replace(BASE, draft="other"), "machine A") == key
     model = replace(BASE, drafter="model", draft="one")
     assert run_key(replace(model, draft="two"), "machine A") != run_key(model, "machine A")
+    # a request by text (class mode: the page has no tokenizer) is keyed by its text; ids, when given, decide
+    by_text = replace(BASE, prompt_ids=(), prompt="Say hi.")
+    assert run_key(by_text, "machine A") != run_key(replace(by_text, prompt="Say bye."), "machine A")
+    assert run_key(replace(BASE, prompt="Say hi."), "machine A") == key
 
 
 def test_a_local_model_retrained_in_the_same_folder_is_another_key(tmp_path):

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app import loaders, state
+from app.live import classmode, playback
 from app.live import pairs as live_pairs
 from app.live import params as live_params
-from app.live import playback
 from app.settings import LiveSettings
 from specsim import liverun
 from specsim.kpolicy import KPolicy, live_policy
@@ -93,6 +93,10 @@ def start(settings: LiveSettings) -> None:
         st.error(problem)
     if problems:
         return
+    url = classmode.queue_url()
+    if url is not None:  # class mode: a worker runs it (app.live.classmode)
+        _queued(settings, url)
+        return
     try:
         target, drafter = loaders.load_pair(settings)
         prompt_ids = live_pairs.encode(target, settings.prompt)
@@ -103,6 +107,24 @@ def start(settings: LiveSettings) -> None:
     except Exception as exc:  # noqa: BLE001 - a failed run is reported on the page, never as a traceback
         st.error(f"The run failed: {type(exc).__name__}: {exc}. Your settings are kept; try a shorter prompt, "
                  "fewer tokens or another drafter.")
+
+
+def _queued(settings: LiveSettings, url: str) -> None:
+    """Class mode's Run: the job's traces land in a RunBox as a run made here does; a click cancels the job."""
+    box = RunBox()
+    state.put(state.LIVE_RUN, box)
+    try:
+        classmode.run(box, settings, url, _Interruptible)
+    except ModelUnavailable as exc:
+        box.notice = ("error", str(exc))
+    except (ScriptControlException, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - e.g. the queue's server went away mid-run: a message, never a traceback
+        box.notice = ("error", f"The class queue stopped answering: {type(exc).__name__}: {exc}. Your settings are "
+                               "kept; press Run to try again.")
+    finally:
+        box.running = False
+    adopt()
 
 
 def wait_for_previous_run(timeout_s: float = 60.0) -> None:

@@ -1,0 +1,174 @@
+"""Class mode: with ``SPECSIM_QUEUE_URL`` set, a Run goes to the class's queue instead of this process.
+
+Workers (``python -m specsim.worker --redis URL``, on this machine or others) hold the models and run the jobs
+(:mod:`specsim.jobs`); this page only submits the learner's settings and follows the job: its place in the queue
+with an estimate from recent runs, then its tokens as the worker records them, then the finished traces, which
+the page replays exactly as it replays a run made here. A request the class has already run on a worker's machine
+is answered at once from the shared run cache, and the page says when and where it was recorded.
+
+Without the variable (``make run``), runs stay in this process (:mod:`app.live.run`) and no server is needed.
+Cancel (or any click, as for a run made here) takes a waiting job off the queue, or stops a running one at the
+end of its iteration and keeps what it recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from datetime import datetime
+
+import streamlit as st
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from app import state
+from app.live import pairs as live_pairs
+from app.settings import LiveSettings
+from specsim import defaults, jobs
+from specsim.liverun import SPECULATIVE, LiveRun, RunRequest
+from specsim.models import ModelUnavailable
+
+QUEUE_ENV = "SPECSIM_QUEUE_URL"
+QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.jobs.QUEUE)
+QUEUE_LIMIT_ENV = "SPECSIM_QUEUE_LIMIT"  # how many runs may wait (default specsim.jobs.MAX_QUEUED)
+POLL_S = 0.25  # how often the page asks the queue where the job is
+STOP_WAIT_S = 60.0  # how long a cancelled running job may take to stop at the end of its iteration
+
+
+def queue_url() -> str | None:
+    """The class queue's Redis URL, or None: runs stay in this process."""
+    return os.environ.get(QUEUE_ENV, "").strip() or None
+
+
+def queue_limit() -> int:
+    """How many runs may wait in the class queue before Run says it is full."""
+    text = os.environ.get(QUEUE_LIMIT_ENV, "").strip()
+    return int(text) if text.isdigit() else jobs.MAX_QUEUED
+
+
+def session_token() -> str:
+    """This session's secret: its jobs are bound to it, so no other learner can read or cancel them."""
+    token = state.get(state.LIVE_SESSION_TOKEN)
+    if not token:
+        token = secrets.token_urlsafe(24)
+        state.put(state.LIVE_SESSION_TOKEN, token)
+    return token
+
+
+def request_for(settings: LiveSettings) -> RunRequest:
+    """The run the settings describe, as plain data a worker can load and run (the prompt goes as text: this
+    process loads no model). A custom path the server may not open raises ModelUnavailable here, as in-process."""
+    where = live_pairs.target(settings)
+    draft = live_pairs.draft(settings) if settings.drafter == "model" else None
+    if settings.drafter == "model" and draft is None:
+        raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or early exit "
+                               "as the drafter, or a hub pair when online.")
+    return RunRequest(
+        prompt_ids=(), prompt=settings.prompt, target=defaults.DEFAULT_TARGET if where is None else where.name,
+        target_local=None if where is None else where.local, drafter=settings.drafter,
+        draft="" if draft is None else draft.name, draft_local=None if draft is None else draft.local,
+        early_exit_layers=defaults.DEFAULT_EARLY_EXIT_LAYERS if where is None else 0,  # 0: half the target's
+        k=int(settings.k), policy=settings.policy, temperature=float(settings.temperature), seed=int(settings.seed),
+        max_new_tokens=int(settings.max_new_tokens))
+
+
+def recorded_note(result: jobs.JobResult) -> str:
+    when = datetime.fromtimestamp(result.recorded_at).strftime("%Y-%m-%d %H:%M")
+    return (f"Recorded on {when} on {result.machine}, served from the class cache: the class has run exactly these "
+            "settings before, so the page replays that run (greedy output is fixed by the settings; its timings are "
+            "that machine's). Change the seed or any setting for a fresh run.")
+
+
+def run(box, settings: LiveSettings, url: str, interruptible) -> None:
+    """Submit the settings' run to the class queue and follow it into ``box`` (an app.live.run.RunBox): a progress
+    bar says where it is; ``interruptible`` (app.live.run._Interruptible's class) turns a click into a cancel."""
+    token = session_token()
+    try:
+        request = request_for(settings)
+        job_id = jobs.submit(url, request, token, queue=os.environ.get(QUEUE_NAME_ENV) or jobs.QUEUE,
+                             max_queued=queue_limit())
+    except jobs.JobError as error:  # the queue is full, or the request is out of range
+        box.notice = ("error", str(error))
+        return
+    except (OSError, RedisConnectionError) as error:  # no server at that address
+        box.notice = ("error", f"The class queue at {url} cannot be reached ({error}). Ask whoever runs the class "
+                               "to start it; your settings are kept.")
+        return
+    except Exception as error:  # noqa: BLE001 - redis' own errors (e.g. a refused login) arrive as RedisError
+        box.notice = ("error", f"The class queue refused the run: {type(error).__name__}: {error}. Your settings are "
+                               "kept.")
+        return
+    holder = st.empty()
+    with holder.container():
+        bar = st.progress(0.0, text="Sent to the class queue…")
+        st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
+    where = ["Sent to the class queue…", 0.0]
+    progress = interruptible(bar, lambda: (where[1], where[0]))
+    seen = 0
+    while True:
+        status = jobs.status(url, job_id, token)
+        if status.state == "queued":
+            where[:] = [status.message, 0.0]
+        elif status.state == "running":
+            reports = jobs.iterations(url, job_id, token, start=seen)
+            seen += len(reports)
+            if reports:
+                last = reports[-1]
+                run_name = "Speculative decoding" if last.phase == SPECULATIVE else "Plain decoding (the baseline)"
+                where[:] = [f"On a class worker. {run_name}: {last.done} of {last.goal} tokens",
+                            last.done / max(1, last.goal)]
+            else:
+                where[:] = ["On a class worker: loading the models and warming up…", 0.0]
+        else:
+            break
+        progress.update()
+        if progress.should_stop():
+            _cancel(box, url, job_id, token)
+            raise progress.interruption
+        time.sleep(POLL_S)
+    _collect(box, url, job_id, token, status)
+    holder.empty()
+
+
+def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> None:
+    """Move a job that has ended into ``box``: its traces and a notice saying what happened."""
+    if status.state in ("failed", "cancelled"):
+        box.notice = ("error" if status.state == "failed" else "warning",
+                      f"{status.message} Your settings are kept; press Run to try again.")
+        return
+    result = jobs.result(url, job_id, token)
+    if result is None:
+        box.notice = ("error", "The class queue lost this run's result. Your settings are kept; press Run again.")
+        return
+    box.spec, box.plain = result.run.spec, result.run.plain
+    if result.cached:
+        box.notice = ("info", recorded_note(result))
+    elif result.run.stopped_in is not None:
+        _stopped_notice(box, result.run)
+
+
+def _stopped_notice(box, run: LiveRun) -> None:
+    """The same words as a run stopped in this process (app.live.run)."""
+    if run.spec is None:
+        box.notice = ("warning", "Cancelled before the speculative run recorded anything; your settings are kept.")
+    elif run.stopped_in == SPECULATIVE:
+        box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(run.spec.iterations)} iterations "
+                                 f"({run.spec.n_generated} tokens); they are kept below, without the plain baseline.")
+    else:
+        box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "
+                                 "speedup.")
+
+
+def _cancel(box, url: str, job_id: str, token: str) -> None:
+    """A click stopped this script run: take the job off the queue, or stop it at the end of its iteration and keep
+    what it recorded. No UI call here (the script run is being stopped); the next run shows the notice."""
+    answer = jobs.cancel(url, job_id, token)
+    if answer == "cancelled":
+        box.notice = ("warning", "Cancelled while waiting in the class queue; your settings are kept.")
+        return
+    deadline = time.monotonic() + STOP_WAIT_S
+    status = jobs.status(url, job_id, token)
+    while status.state in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+        status = jobs.status(url, job_id, token)
+    _collect(box, url, job_id, token, status)

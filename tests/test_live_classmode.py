@@ -1,0 +1,100 @@
+"""The live page in class mode (issue 40): with SPECSIM_QUEUE_URL set, Run goes to a real redis-server's queue,
+a real worker process (``python -m specsim.worker``, the bundled target) runs it, and the page replays what the
+worker recorded. The same settings again come from the class cache, with a note saying so; an unreachable queue is
+a message, never a traceback, and the settings stay."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from app import state
+from app.live import classmode
+from app.urlcodec import number_text
+from specsim.engine import plain_generate
+from specsim.models import format_prompt, load_bundled_target
+from tests.conftest import ROOT, open_page
+
+PROMPT = "red green blue red green blue red green"
+N_NEW = 4
+
+
+@pytest.fixture(scope="module")
+def worker(redis_url, tmp_path_factory):
+    """A worker of its own queue, with the bundled target loaded before the first job."""
+    queue = f"test-live-{uuid.uuid4().hex[:8]}"
+    log = (tmp_path_factory.mktemp("class-worker") / "worker.log").open("w")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue,
+                                "--threads", "1", "--preload", "bundled"], cwd=ROOT, env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+    yield queue
+    process.terminate()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    log.close()
+
+
+@pytest.fixture
+def class_mode(monkeypatch, redis_url, worker):
+    monkeypatch.setenv(classmode.QUEUE_ENV, redis_url)
+    monkeypatch.setenv(classmode.QUEUE_NAME_ENV, worker)
+    return redis_url
+
+
+def _run(seed: int = 0):
+    at = open_page("live.py", timeout=300)
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(PROMPT)
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("prompt_lookup")
+    boxes = ((state.LIVE_K, "2"), (state.LIVE_MAX_NEW, str(N_NEW)), (state.LIVE_TEMPERATURE, number_text(0.0)),
+             (state.LIVE_SEED, str(seed)))
+    for key, value in boxes:
+        at.text_input(key=state.widget_key(key)).set_value(value)
+    at.button(key=state.LIVE_RUN_BUTTON).click().run(timeout=300)
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_queued_run_is_replayed_and_writes_plain_decodings_tokens(class_mode):
+    started = time.monotonic()
+    at = _run()
+    spec, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert spec is not None and plain is not None, [e.value for e in at.error]
+    target = load_bundled_target()
+    expected = plain_generate(target, format_prompt(target.tokenizer, PROMPT), N_NEW).generated_ids
+    assert spec.generated_ids == plain.generated_ids == expected  # greedy: the target's own tokens
+    assert spec.settings.k == 2 and spec.settings.drafter == "prompt_lookup"
+    assert not any("class cache" in i.value for i in at.info)  # a fresh run, not the cache
+    assert at.session_state[state.LIVE_RUN] is None and time.monotonic() - started < 300
+    # the same settings again: answered from the class cache, and the page says when and where it was recorded
+    again = _run()
+    note = next(i.value for i in again.info if "served from the class cache" in i.value)
+    assert "Recorded on" in note and again.session_state[state.LIVE_TRACE].generated_ids == spec.generated_ids
+    # another seed is another run (greedy writes the same tokens, but it is not the cache's)
+    other = _run(seed=1)
+    assert not any("class cache" in i.value for i in other.info)
+    assert other.session_state[state.LIVE_TRACE].settings.seed == 1
+
+
+def test_an_unreachable_queue_is_a_message_and_the_settings_stay(monkeypatch):
+    monkeypatch.setenv(classmode.QUEUE_ENV, "redis://127.0.0.1:1/0")
+    at = _run()
+    assert any("cannot be reached" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state[state.LIVE_TRACE] is None
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
+
+
+def test_a_full_queue_says_when_to_try_again(class_mode, monkeypatch):
+    monkeypatch.setenv(classmode.QUEUE_LIMIT_ENV, "0")  # no run may wait: the real queue refuses at once
+    at = _run(seed=2)
+    assert any("The class queue is full" in e.value and "try again in ~" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    assert at.session_state[state.LIVE_TRACE] is None
