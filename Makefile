@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8501
 
-.PHONY: run test lint bench bench-startup clean
+.PHONY: run test lint bench bench-startup clean class
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,14 @@ $(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV
 run: $(VENV)/.runtime
 	$(BIN)/python -m specsim.machine
 	$(BIN)/streamlit run app/main.py --server.address localhost --server.port $(PORT)
+
+# A class on this machine: Redis, WORKERS queue workers and REPLICAS app replicas in class mode behind nginx
+# (sticky sessions), all plain processes; Ctrl-C stops them. Needs Debian's redis-server and nginx.
+WORKERS  ?= 2
+REPLICAS ?= 2
+class: $(VENV)/.runtime
+	$(BIN)/python -m specsim.machine
+	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .

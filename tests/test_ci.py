@@ -49,7 +49,7 @@ def test_ci_fails_when_chromium_is_missing_and_cannot_be_installed(tmp_path):
 def test_ci_skips_the_browser_only_when_asked_and_passes_make_test_through(tmp_path, make_rc):
     marker = tmp_path / "make-ran"
     make = f'echo "$SPECSIM_SKIP_BROWSER" > {marker}; exit {make_rc}'
-    bindir = _bin(tmp_path, **{"apt-get": "exit 100", "make": make, "redis-server": "exit 0"})
+    bindir = _bin(tmp_path, **{"apt-get": "exit 100", "make": make, "redis-server": "exit 0", "nginx": "exit 0"})
     done = _ci(bindir, SPECSIM_SKIP_BROWSER="1")
     assert done.returncode == make_rc
     assert marker.read_text().strip() == "1"  # the request reaches pytest, which skips the browser tests
@@ -58,7 +58,7 @@ def test_ci_skips_the_browser_only_when_asked_and_passes_make_test_through(tmp_p
 def test_ci_installs_nothing_when_chromium_and_redis_are_there(tmp_path):
     marker = tmp_path / "apt-ran"
     bindir = _bin(tmp_path, **{"apt-get": f"touch {marker}; exit 1", "chromium": "exit 0", "redis-server": "exit 0",
-                               "make": "exit 0"})
+                               "nginx": "exit 0", "make": "exit 0"})
     assert _ci(bindir).returncode == 0
     assert not marker.exists()
 
