@@ -68,9 +68,11 @@ def browser():
         b.close()
 
 
-def new_page(browser, app_url: str):
-    """A page in a fresh browser context (its own cookies, so its own Streamlit session)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def new_page(browser, app_url: str, user_agent: str | None = None):
+    """A page in a fresh browser context (its own cookies, so its own Streamlit session); ``user_agent`` for a
+    learner the class's proxy should tell apart from the others."""
+    options = {"user_agent": user_agent} if user_agent else {}
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, **options)
     pg = context.new_page()
     pg.script_runs = 0  # type: ignore[attr-defined]
 

@@ -1,0 +1,127 @@
+"""A class in real browsers (issue 40): two app replicas behind nginx, two queue workers, one Redis, all started
+by scripts/classroom.py (``make class``), real plain processes. nginx keeps a browser on one replica and spreads
+browsers over both; a run submitted to the class's Redis is served by a worker; four learners, two on each replica,
+press Run within a second with different settings: each gets exactly their own run, and the places in the queue
+each one is shown never move backwards. Stopping the class stops every process."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+from urllib.request import Request, urlopen
+
+import pytest
+
+from specsim import jobs
+from specsim.liverun import RunRequest
+from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
+from tests.conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
+classroom = sys.modules.setdefault("specsim_classroom", importlib.util.module_from_spec(_spec))
+_spec.loader.exec_module(classroom)
+
+LEARNERS = [  # (prompt, K, seed): four different runs
+    ("one two three one two three one two", 1, 0),
+    ("red green blue red green blue red green", 2, 1),
+    ("cat dog cat dog cat dog cat dog", 3, 2),
+    ("up down up down up down up down", 2, 3),
+]
+N_NEW = 3
+PLACE = re.compile(r"number (\d+) in the queue")
+CLICK_RUN = "() => [...document.querySelectorAll('button')].find(b => b.innerText.trim() === 'Run').click()"
+
+
+@pytest.fixture(scope="module")
+def room():
+    for binary in ("nginx", "redis-server"):
+        if shutil.which(binary) is None and not Path("/usr/sbin", binary).exists():
+            message = f"{binary} is not installed (apt-get install {binary}; .ci/run installs it)"
+            if os.environ.get("SPECSIM_SKIP_REDIS") == "1":
+                pytest.skip(message)
+            pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class tests")
+    with classroom.classroom(workers=2, replicas=2, env={"OMP_NUM_THREADS": "1"}) as started:
+        yield started
+    assert all(part.process.poll() is not None for part in started.parts), "a process outlived the class"
+
+
+def _replica_of(url: str, agent: str) -> str:
+    with urlopen(Request(f"{url}/_stcore/health", headers={"User-Agent": agent}), timeout=10) as response:
+        return response.headers["X-Specsim-Replica"]
+
+
+def _agents(room, per_replica: int = 2) -> list[str]:
+    """User agents nginx sends to each replica in turn: two learners on each of the two replicas."""
+    by_replica: dict[str, list[str]] = {}
+    for i in range(64):
+        agent = f"Mozilla/5.0 specsim-learner-{i}"
+        by_replica.setdefault(_replica_of(room.url, agent), []).append(agent)
+    assert len(by_replica) == 2, by_replica.keys()
+    picked = [agents[:per_replica] for agents in by_replica.values()]
+    return [agent for pair in zip(*picked, strict=True) for agent in pair]
+
+
+def test_nginx_keeps_a_browser_on_one_replica_and_spreads_browsers_over_both(room):
+    behind = {replica.removeprefix("http://") for replica in room.replicas}
+    seen = {agent: {_replica_of(room.url, agent) for _ in range(3)} for agent in (f"learner-{i}" for i in range(12))}
+    assert all(len(replicas) == 1 for replicas in seen.values()), seen  # sticky
+    assert set().union(*seen.values()) == behind  # twelve browsers reach both replicas
+
+
+def test_a_run_submitted_to_the_class_is_served_by_a_worker(room):
+    request = RunRequest((), prompt="Say one two three one two three.", drafter="prompt_lookup", k=2,
+                         max_new_tokens=3)
+    job = jobs.submit(room.redis_url, request, "a learner's token")
+    deadline = time.monotonic() + 120
+    while (status := jobs.status(room.redis_url, job, "a learner's token")).state in ("queued", "running"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert status.state == "finished", status
+    result = jobs.result(room.redis_url, job, "a learner's token")
+    assert result.run.spec.generated_ids == result.run.plain.generated_ids and result.run.spec.n_generated == 3
+
+
+def test_four_learners_press_run_at_once_and_each_gets_their_own_run(browser, room):
+    agents = _agents(room)
+    pages = [new_page(browser, room.url, user_agent=agent) for agent in agents]
+    try:
+        for page, (prompt, k, seed) in zip(pages, LEARNERS, strict=True):
+            goto(page, f"live?drafter=prompt_lookup&k={k}&n={N_NEW}&t=0&seed={seed}&prompt={quote(prompt)}",
+                 timeout=120_000)
+        for page in pages:
+            page.get_by_role("button", name="Run", exact=True).wait_for()
+        started = time.monotonic()
+        for page in pages:  # a click as the learner's browser delivers it, without Playwright's checks in between
+            page.evaluate(CLICK_RUN)
+        assert time.monotonic() - started < 1.0, "the four clicks took more than a second"
+        places: list[list[int]] = [[] for _ in pages]
+        done = [False] * len(pages)
+        deadline = time.monotonic() + 300
+        while not all(done):
+            assert time.monotonic() < deadline, f"not every run finished: {done}"
+            for i, page in enumerate(pages):
+                if done[i]:
+                    continue
+                text = page.inner_text("body")
+                places[i] += [int(n) for n in PLACE.findall(text)]
+                done[i] = page.get_by_role("button", name="Download the trace (JSON)").count() > 0
+            pages[0].wait_for_timeout(100)
+        # two workers, four runs of a few seconds each: some learner waited, and was told where in the queue
+        assert any(places), f"no learner was shown a place in the queue: {places}"
+        for i, (page, (prompt, k, seed)) in enumerate(zip(pages, LEARNERS, strict=True)):
+            page.wait_for_function(IDLE, timeout=60_000)
+            assert_no_exception(page)
+            trace = download_trace(page)
+            assert prompt in trace.prompt and (trace.settings.k, trace.settings.seed) == (k, seed), f"learner {i}"
+            assert trace.settings.max_new_tokens == N_NEW and trace.n_generated == N_NEW
+            assert places[i] == sorted(places[i], reverse=True), f"learner {i} moved back in the queue: {places[i]}"
+            assert all(1 <= place <= len(pages) for place in places[i]), places[i]
+    finally:
+        for page in pages:
+            page.context.close()
