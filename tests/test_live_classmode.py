@@ -16,6 +16,7 @@ import pytest
 from app import state
 from app.live import classmode
 from app.urlcodec import number_text
+from specsim import jobs
 from specsim.engine import plain_generate
 from specsim.models import format_prompt, load_bundled_target
 from tests.conftest import ROOT, open_page
@@ -98,3 +99,51 @@ def test_a_full_queue_says_when_to_try_again(class_mode, monkeypatch):
     assert any("The class queue is full" in e.value and "try again in ~" in e.value for e in at.error), \
         [e.value for e in at.error]
     assert at.session_state[state.LIVE_TRACE] is None
+
+
+def test_a_worker_killed_mid_run_is_a_message_within_the_stated_time_and_the_settings_stay(
+        monkeypatch, redis_url, tmp_path):
+    """The worker dies while it runs the learner's job: the page says so within jobs.ALIVE_TTL_S, never hangs."""
+    import signal
+    import threading
+
+    from rq import Queue
+    from rq.registry import StartedJobRegistry
+
+    queue = f"test-doomed-{uuid.uuid4().hex[:8]}"
+    with (tmp_path / "worker.log").open("w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue,
+                                    "--threads", "1", "--preload", "bundled"], cwd=ROOT,
+                                   env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=log, stderr=subprocess.STDOUT)
+        killed_at: list[float] = []
+
+        def kill_once_running() -> None:
+            registry = StartedJobRegistry(queue=Queue(queue, connection=jobs.connect(redis_url)))
+            deadline = time.monotonic() + 240
+            while not registry.get_job_ids() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            process.send_signal(signal.SIGKILL)
+            killed_at.append(time.monotonic())
+
+        killer = threading.Thread(target=kill_once_running, daemon=True)
+        killer.start()
+        monkeypatch.setenv(classmode.QUEUE_ENV, redis_url)
+        monkeypatch.setenv(classmode.QUEUE_NAME_ENV, queue)
+        try:
+            at = open_page("live.py", timeout=300)
+            at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(PROMPT)
+            at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("prompt_lookup")
+            at.text_input(key=state.widget_key(state.LIVE_MAX_NEW)).set_value("200")
+            at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("7")
+            at.button(key=state.LIVE_RUN_BUTTON).click().run(timeout=300)
+            answered = time.monotonic()
+        finally:
+            process.kill()
+            process.wait()
+        killer.join(5)
+    assert not at.exception, at.exception
+    assert killed_at and answered - killed_at[0] <= jobs.ALIVE_TTL_S + 2.0
+    assert any(jobs.DEAD_WORKER in e.value and "settings are kept" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    assert at.session_state[state.LIVE_TRACE] is None
+    assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT

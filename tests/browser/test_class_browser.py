@@ -17,10 +17,13 @@ from urllib.parse import quote
 from urllib.request import Request, urlopen
 
 import pytest
+from rq import Queue
+from rq.registry import StartedJobRegistry
 
 from specsim import jobs
 from specsim.liverun import RunRequest
 from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
+from tests.class_hold import hold
 from tests.conftest import ROOT
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
@@ -96,12 +99,23 @@ def test_four_learners_press_run_at_once_and_each_gets_their_own_run(browser, ro
                  timeout=120_000)
         for page in pages:
             page.get_by_role("button", name="Run", exact=True).wait_for()
+        # both workers busy first (a real job that holds a worker until released), so the four runs are sure to
+        # wait in the queue whatever the machine's load
+        conn = jobs.connect(room.redis_url)
+        release = f"specsim:test:release:{time.monotonic_ns()}"
+        queue = Queue(jobs.QUEUE, connection=conn)
+        held = [queue.enqueue(hold, release, job_timeout=300) for _ in range(2)]
+        registry = StartedJobRegistry(queue=queue)
+        deadline = time.monotonic() + 120
+        while not all(job.id in registry.get_job_ids() for job in held):
+            assert time.monotonic() < deadline, "the two holding jobs did not start"
+            time.sleep(0.1)
         started = time.monotonic()
         for page in pages:  # a click as the learner's browser delivers it, without Playwright's checks in between
             page.evaluate(CLICK_RUN)
         assert time.monotonic() - started < 1.0, "the four clicks took more than a second"
         places: list[list[int]] = [[] for _ in pages]
-        done = [False] * len(pages)
+        began, done = [False] * len(pages), [False] * len(pages)
         deadline = time.monotonic() + 300
         while not all(done):
             assert time.monotonic() < deadline, f"not every run finished: {done}"
@@ -110,10 +124,13 @@ def test_four_learners_press_run_at_once_and_each_gets_their_own_run(browser, ro
                     continue
                 text = page.inner_text("body")
                 places[i] += [int(n) for n in PLACE.findall(text)]
-                done[i] = page.get_by_role("button", name="Download the trace (JSON)").count() > 0
+                running = page.get_by_test_id("stProgress").count() > 0  # the run's progress bar (none on a replay)
+                began[i] = began[i] or running
+                done[i] = began[i] and not running
+            if not conn.exists(release) and (all(places) or time.monotonic() > started + 90):
+                conn.set(release, 1, ex=600)  # every learner has been told their place: free the workers
             pages[0].wait_for_timeout(100)
-        # two workers, four runs of a few seconds each: some learner waited, and was told where in the queue
-        assert any(places), f"no learner was shown a place in the queue: {places}"
+        assert all(places), f"a learner waiting behind two busy workers was not shown a place in the queue: {places}"
         for i, (page, (prompt, k, seed)) in enumerate(zip(pages, LEARNERS, strict=True)):
             page.wait_for_function(IDLE, timeout=60_000)
             assert_no_exception(page)
