@@ -114,12 +114,30 @@ def redis_url(tmp_path_factory):
                 pytest.fail(f"redis-server on port {port} did not start (exit code {server.poll()})")
             time.sleep(0.05)
     yield url
-    server.terminate()
-    try:
-        server.wait(10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
+    stop_process(server, 10)
+
+
+def stop_process(process, grace_s: float = 5.0) -> None:
+    """Ask a process to stop, then make it stop: an idle queue worker may sit in its dequeue wait."""
+    import subprocess
+
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def start_worker(redis_url: str, queue: str, log, preload: tuple[str, ...] = ()):
+    """A real class-queue worker (``python -m specsim.worker``) serving ``queue``, one torch thread."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue, "--threads", "1"]
+    cmd += ["--preload", *preload] if preload else []
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
 HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py", "test_bad_input_app.py",

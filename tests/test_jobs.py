@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from dataclasses import replace
@@ -18,7 +16,7 @@ from specsim import jobs
 from specsim.draft_loader import prompt_lookup_drafter
 from specsim.liverun import SPECULATIVE, RunRequest, run_live
 from specsim.models import load_model
-from tests.conftest import ROOT
+from tests.conftest import start_worker, stop_process
 from tests.local_models import save_tiny_model
 
 WAIT_S = 90  # a worker's start (torch, transformers) on a busy machine, then a job of a moment
@@ -33,20 +31,11 @@ def models_dir(tmp_path_factory):
 
 
 def _worker(redis_url: str, queue: str, log) -> subprocess.Popen:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.Popen([sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue,
-                             "--threads", "1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return start_worker(redis_url, queue, log)
 
 
 def _stop(worker: subprocess.Popen) -> None:
-    """Ask the worker to stop (RQ's warm shutdown), then stop it: an idle worker may sit in its dequeue wait."""
-    if worker.poll() is None:
-        worker.terminate()
-        try:
-            worker.wait(1)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+    stop_process(worker, 1)
 
 
 class Served:

@@ -5,9 +5,6 @@ a message, never a traceback, and the settings stay."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import uuid
 
@@ -19,7 +16,7 @@ from app.urlcodec import number_text
 from specsim import jobs
 from specsim.engine import plain_generate
 from specsim.models import format_prompt, load_bundled_target
-from tests.conftest import ROOT, open_page
+from tests.conftest import open_page, start_worker, stop_process
 
 PROMPT = "red green blue red green blue red green"
 N_NEW = 4
@@ -29,19 +26,10 @@ N_NEW = 4
 def worker(redis_url, tmp_path_factory):
     """A worker of its own queue, with the bundled target loaded before the first job."""
     queue = f"test-live-{uuid.uuid4().hex[:8]}"
-    log = (tmp_path_factory.mktemp("class-worker") / "worker.log").open("w")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue,
-                                "--threads", "1", "--preload", "bundled"], cwd=ROOT, env=env, stdout=log,
-                               stderr=subprocess.STDOUT)
-    yield queue
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
+    with (tmp_path_factory.mktemp("class-worker") / "worker.log").open("w") as log:
+        process = start_worker(redis_url, queue, log, preload=("bundled",))
+        yield queue
+        stop_process(process)
 
 
 @pytest.fixture
@@ -112,9 +100,7 @@ def test_a_worker_killed_mid_run_is_a_message_within_the_stated_time_and_the_set
 
     queue = f"test-doomed-{uuid.uuid4().hex[:8]}"
     with (tmp_path / "worker.log").open("w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue,
-                                    "--threads", "1", "--preload", "bundled"], cwd=ROOT,
-                                   env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=log, stderr=subprocess.STDOUT)
+        process = start_worker(redis_url, queue, log, preload=("bundled",))
         killed_at: list[float] = []
 
         def kill_once_running() -> None:
