@@ -38,7 +38,8 @@ def machine_id(device: str, threads: int | None = None) -> str:
         where = torch.cuda.get_device_name(torch.device(device))
     else:
         where = machine_name()
-    return f"{where} | {threads or torch.get_num_threads()} threads | torch {torch.__version__}"
+    n = threads or torch.get_num_threads()
+    return f"{where} | {n} thread{'' if n == 1 else 's'} | torch {torch.__version__}"
 
 
 def _identity(name: str, local: bool | None) -> str:
