@@ -133,3 +133,16 @@ def test_a_worker_killed_mid_run_is_a_message_within_the_stated_time_and_the_set
         [e.value for e in at.error]
     assert at.session_state[state.LIVE_TRACE] is None
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
+
+
+def test_the_cancel_notice_says_where_the_run_stopped_in_process_or_on_a_worker():
+    from app.live import view as live_view
+    from specsim.liverun import SPECULATIVE, LiveRun
+    from specsim.timing import PLAIN
+
+    target = load_bundled_target()
+    spec = plain_generate(target, format_prompt(target.tokenizer, PROMPT), 2)
+    assert "before the speculative run recorded anything" in live_view.cancel_notice(LiveRun(None, None, "warm-up"))[1]
+    during = live_view.cancel_notice(LiveRun(spec, None, SPECULATIVE))[1]
+    assert f"after {len(spec.iterations)} iterations ({spec.n_generated} tokens)" in during
+    assert "during the plain baseline" in live_view.cancel_notice(LiveRun(spec, None, PLAIN))[1]

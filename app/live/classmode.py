@@ -23,9 +23,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app import state
 from app.live import pairs as live_pairs
+from app.live import view as live_view
 from app.settings import LiveSettings
 from specsim import defaults, jobs
-from specsim.liverun import SPECULATIVE, LiveRun, RunRequest
+from specsim.liverun import SPECULATIVE, RunRequest
 from specsim.models import ModelUnavailable
 
 QUEUE_ENV = "SPECSIM_QUEUE_URL"
@@ -144,19 +145,7 @@ def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> 
     if result.cached:
         box.notice = ("info", recorded_note(result))
     elif result.run.stopped_in is not None:
-        _stopped_notice(box, result.run)
-
-
-def _stopped_notice(box, run: LiveRun) -> None:
-    """The same words as a run stopped in this process (app.live.run)."""
-    if run.spec is None:
-        box.notice = ("warning", "Cancelled before the speculative run recorded anything; your settings are kept.")
-    elif run.stopped_in == SPECULATIVE:
-        box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(run.spec.iterations)} iterations "
-                                 f"({run.spec.n_generated} tokens); they are kept below, without the plain baseline.")
-    else:
-        box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "
-                                 "speedup.")
+        box.notice = live_view.cancel_notice(result.run)
 
 
 def _cancel(box, url: str, job_id: str, token: str) -> None:

@@ -20,6 +20,7 @@ from app import loaders, state
 from app.live import classmode, playback
 from app.live import pairs as live_pairs
 from app.live import params as live_params
+from app.live import view as live_view
 from app.settings import LiveSettings
 from specsim import liverun
 from specsim.kpolicy import KPolicy, live_policy
@@ -183,13 +184,7 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
                            on_progress=on_progress, should_stop=progress.should_stop)
     box.spec = run.spec
     if progress.interruption is not None:
-        if run.stopped_in == SPECULATIVE and box.spec is not None:
-            box.notice = ("warning", f"Cancelled: the speculative run stopped after {len(box.spec.iterations)} "
-                                     f"iterations ({box.spec.n_generated} tokens); they are kept below, without the "
-                                     "plain baseline.")
-        else:
-            box.notice = ("warning", "Cancelled during the plain baseline: the speculative run is kept, without a "
-                                     "speedup.")
+        box.notice = live_view.cancel_notice(run)
         raise progress.interruption
     if box.spec is None or box.spec.n_generated == 0:
         return

@@ -12,6 +12,7 @@ from app.live import figures as figs
 from app.live.params import calculator_link, number_text
 from app.live.tokens import md_plain, render_chips
 from specsim import fairtime, replay
+from specsim.liverun import SPECULATIVE, LiveRun
 from specsim.trace import Trace
 
 
@@ -183,3 +184,13 @@ def export_button(spec: Trace, plain: Trace | None) -> None:
     if plain is not None:
         right.download_button("Download the plain run (JSON)", plain.to_json(), file_name="specsim-plain.json",
                               mime="application/json", key=state.LIVE_EXPORT_PLAIN_BUTTON, on_click="ignore")
+
+
+def cancel_notice(run: LiveRun) -> tuple[str, str]:
+    """What the page says about a run that was cancelled, in this process or on a class worker."""
+    if run.spec is None or run.spec.n_generated == 0:
+        return "warning", "Cancelled before the speculative run recorded anything; your settings are kept."
+    if run.stopped_in == SPECULATIVE:
+        return "warning", (f"Cancelled: the speculative run stopped after {len(run.spec.iterations)} iterations "
+                           f"({run.spec.n_generated} tokens); they are kept below, without the plain baseline.")
+    return "warning", "Cancelled during the plain baseline: the speculative run is kept, without a speedup."
