@@ -50,7 +50,22 @@ V_MIN_ROUNDS, V_TIME_CAP_S = 7, 25.0
 RUNS_TIME_CAP_S = 45.0
 
 PATHS = (("bfloat16", True), ("bfloat16", False), ("float32", False))
-"""Candidate target paths: (dtype, position-invariant). Only the invariant path guarantees identity."""
+"""Candidate target paths on the CPU: (dtype, position-invariant). Only the invariant path guarantees identity."""
+GPU_PATHS = (("bfloat16", False), ("float32", False))
+"""On a GPU: its kernels only (the invariant path is CPU code), so none guarantees identity."""
+
+
+def paths_for(device: str) -> tuple[tuple[str, bool], ...]:
+    return GPU_PATHS if device.startswith("cuda") else PATHS
+
+
+def device_name(device: str) -> str:
+    """The GPU's name for a CUDA device, else the CPU's model name: what the timings belong to."""
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    from specsim.cpu import machine_name
+
+    return machine_name()
 
 
 def path_name(dtype: str, invariant: bool) -> str:
@@ -78,6 +93,7 @@ class Profile:
     tokens_per_loop_by_k: dict[int, float] = field(default_factory=dict)  # exact, from the greedy runs
     alpha_by_position: list[float] = field(default_factory=list)  # P(kept | checked) at draft positions 1, 2, ...
     prompts: int = 0  # held-out prompts the runs used
+    device: str = "cpu"  # where it was measured: the device the app runs its models on
 
     @property
     def runner_up(self) -> tuple[str, float] | None:
@@ -112,6 +128,14 @@ class Profile:
 
     def path_sentence(self) -> str:
         """Which path runs and why, with the runner-up."""
+        if self.device.startswith("cuda"):
+            text = (f"{self.chosen} on the GPU ({self.machine}): the path the app runs there (one-token pass "
+                    f"{self.one_token_ms[self.chosen]:.1f} ms); on a GPU no path guarantees greedy identity, since "
+                    "the position-invariant kernels are CPU code")
+            runner = self.runner_up
+            if runner is not None:
+                text += f"; {runner[0]} at {runner[1]:.2f}× its time"
+            return text + "."
         text = (f"{self.chosen}: the fastest path here that guarantees greedy identity (one-token pass "
                 f"{self.one_token_ms[self.chosen]:.1f} ms)")
         runner = self.runner_up
@@ -131,17 +155,20 @@ class Profile:
         return cls(**data)
 
 
-def profile_key(threads: int | None = None) -> str:
+def profile_key(threads: int | None = None, device: str | None = None) -> str:
     """CPU model, thread count, library versions, the fused kernels' build and the default draft (its α and c
-    pick the best K): what a measurement depends on."""
+    pick the best K): what a measurement depends on; on a GPU, the GPU's name too (the device the app uses)."""
     import transformers
 
     from specsim.cpu import machine_name
     from specsim.fused import extension_name
+    from specsim.models import default_device
 
     threads = threads or torch.get_num_threads()
+    device = device or default_device()
+    gpu = f" | {device_name(device)}" if device.startswith("cuda") else ""
     return (f"{machine_name()} | {threads} threads | profile {PROFILE_VERSION} | torch {torch.__version__} | "
-            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}")
+            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}{gpu}")
 
 
 def draft_identity(draft: str | None = None) -> str:
@@ -163,9 +190,10 @@ def cache_file(key: str) -> Path:
     return cache_dir() / f"machine-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
 
 
-def cached() -> Profile | None:
-    """This machine's profile when it has been measured, else None (never measures)."""
-    path = cache_file(profile_key())
+def cached(device: str | None = None) -> Profile | None:
+    """This machine's profile (for ``device``, default the one the app uses) when it has been measured, else None
+    (never measures)."""
+    path = cache_file(profile_key(device=device))
     try:
         return Profile.from_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
@@ -345,23 +373,27 @@ def position_rates(spec: dict[int, list]) -> list[float]:
     return out
 
 
-def measure(repeats: int = 5, log=print) -> Profile:
-    """Measure this machine (see the module docstring); about a minute."""
+def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
+    """Measure this machine (see the module docstring) on ``device`` (default: the one the app uses, CUDA where
+    present); about a minute."""
     from specsim.methods import build_drafter
-    from specsim.models import load_bundled_target
+    from specsim.models import default_device, default_dtype, load_bundled_target
     from specsim.passcost import measure_pass_costs
     from specsim.trace import pooled_acceptance_rate, pooled_tokens_per_pass
 
     log("Measuring this machine once (about a minute): decode paths, v(n), then real runs at "
         f"K = {min(PROFILE_KS)}..{max(PROFILE_KS)}")
-    targets = {path_name(d, inv): load_bundled_target("cpu", d, invariant=inv) for d, inv in PATHS}
+    device = device or default_device()
+    targets = {path_name(d, inv): load_bundled_target(device, d, invariant=inv) for d, inv in paths_for(device)}
     samples: dict[str, list[float]] = {name: [] for name in targets}
     for _ in range(repeats):  # interleaved: a burst of load hits every path alike
         for name, target in targets.items():
             samples[name].append(measure_pass_costs(target, ns=(1,), repeats=3, warmup=1).seconds[1])
     one_token_ms = {name: 1e3 * statistics.median(s) for name, s in samples.items()}
-    guaranteed = [name for name, t in targets.items() if t.invariant]
-    chosen = min(guaranteed, key=one_token_ms.get)
+    if device.startswith("cuda"):  # nothing guarantees identity there: time the path the app runs
+        chosen = path_name(str(default_dtype(device)).removeprefix("torch."), False)
+    else:
+        chosen = min((name for name, t in targets.items() if t.invariant), key=one_token_ms.get)
     target = targets[chosen]
     log("one-token pass: " + ", ".join(f"{n} {ms:.1f} ms" for n, ms in one_token_ms.items()))
     timing = time_v(target, tuple(range(1, K_MAX + 2)), log=log)
@@ -373,20 +405,20 @@ def measure(repeats: int = 5, log=print) -> Profile:
     predicted = predicted_speedups(spec, plain, timing.v)
     k = analytics.best_k(predicted)
     noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
-    return Profile(key=profile_key(), machine=profile_key().split(" | ")[0], threads=torch.get_num_threads(),
+    return Profile(key=profile_key(device=device), machine=device_name(device), threads=torch.get_num_threads(),
                    one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),
                    draft_cost=c, best_k=k, speedup_by_k=predicted, v_spread=timing.spread,
                    draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy,
                    tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
                    alpha_by_position=position_rates(spec),
-                   prompts=len(prompts))
+                   prompts=len(prompts), device=device)
 
 
-def load_or_measure(log=print) -> Profile:
+def load_or_measure(log=print, device: str | None = None) -> Profile:
     """The cached profile, or a new measurement written to the cache."""
-    profile = cached()
+    profile = cached(device)
     if profile is None:
-        profile = measure(log=log)
+        profile = measure(log=log, device=device)
         path = cache_file(profile.key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(profile.to_json(), encoding="utf-8")
@@ -419,12 +451,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specsim.machine", description=__doc__.splitlines()[0])
     parser.add_argument("--again", action="store_true", help="measure even when a cached profile exists")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: the app's, cuda when present)")
     args = parser.parse_args(argv)
+    from specsim.draft_loader import usable_device
+
+    if args.device is not None and not usable_device(args.device):
+        parser.error(f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}")
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.again:
-        cache_file(profile_key()).unlink(missing_ok=True)
-    print(format_profile(load_or_measure()))
+        cache_file(profile_key(device=args.device)).unlink(missing_ok=True)
+    print(format_profile(load_or_measure(device=args.device)))
     return 0
 
 

@@ -129,12 +129,23 @@ class LoadedModel:
         return dtype_reason(self.device, self.dtype, self.invariant)
 
 
+def keep_attention_off_cudnn() -> None:
+    """On CUDA, keep ``scaled_dot_product_attention`` off cuDNN's attention for the whole process.
+
+    On an H200 (torch 2.11, docs/measurements/gpu-h200-2026-12-04.md) a bfloat16 attention call cost 2.0 ms
+    against 0.12 ms in float32, which cuDNN does not take: cuDNN builds a graph per sequence length, and in
+    decoding every pass has a new one. The flash, memory-efficient and math kernels remain."""
+    torch.backends.cuda.enable_cudnn_sdp(False)
+
+
 def _finish(model: torch.nn.Module, device: str, dtype: torch.dtype, invariant: bool | None,
             progress: Progress) -> tuple[torch.nn.Module, bool, tuple[str, ...]]:
     """Move to the device, switch to eval, and turn on the invariant path where it belongs."""
     from specsim.invariant import make_position_invariant
 
     model = model.to(device).eval()
+    if device.startswith("cuda"):
+        keep_attention_off_cudnn()
     if invariant is None or device.startswith("cuda"):  # its kernels are CPU code: never on a GPU's tensors
         invariant = wants_invariant(device, dtype)
     changes: tuple[str, ...] = ()

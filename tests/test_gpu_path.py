@@ -31,6 +31,25 @@ def test_asking_for_the_invariant_path_on_a_gpu_keeps_the_stock_kernels(monkeypa
     assert invariant is True and called
 
 
+def test_a_model_loaded_for_cuda_keeps_attention_off_cudnn():
+    """cuDNN's attention builds a graph per sequence length: 2 ms a decoding call on an H200 in bfloat16 against
+    0.12 ms for float32's kernels (docs/measurements/gpu-h200-2026-12-04.md). The switch needs no GPU to flip."""
+
+    class Model(torch.nn.Module):
+        def to(self, device):
+            return self
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        torch.backends.cuda.enable_cudnn_sdp(True)
+        models._finish(Model(), "cpu", torch.float32, False, lambda *_: None)
+        assert torch.backends.cuda.cudnn_sdp_enabled()  # a CPU run leaves the process's choice alone
+        models._finish(Model(), "cuda", torch.bfloat16, None, lambda *_: None)
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)
+
+
 @pytest.mark.parametrize("invariant", [False, True])
 def test_a_gpu_run_is_called_observed_never_guaranteed(invariant):
     text = identity_guarantee(Settings(4, 8, dtype="bfloat16", device="cuda", invariant=invariant))

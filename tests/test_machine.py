@@ -227,3 +227,70 @@ def test_position_rates_stop_where_too_few_checks_reached():
 
     full = acceptance_given_reached([spec] * 30, spec.settings.k)
     assert rates and rates == [round(r, 3) for r in full[: len(rates)]]
+
+
+# ---- the device the app runs on (issue 39: on a GPU machine the profile timed the CPU) ----------------------
+
+
+class _Chosen(Exception):
+    pass
+
+
+def _paths_measured(monkeypatch, device: str) -> tuple[list, object]:
+    """Run machine.measure up to its choice of path: which paths it loaded, and the target it went on to time."""
+    from types import SimpleNamespace
+
+    loaded = []
+
+    def load(device, dtype, invariant=None):
+        loaded.append((device, dtype, invariant))
+        return SimpleNamespace(device=device, dtype=dtype, invariant=bool(invariant))
+
+    def one_token(target, **_):  # float32 is the fastest path here, as it was on the H200
+        return SimpleNamespace(seconds={1: 0.020 if target.dtype == "float32" else 0.030})
+
+    def stop(target, *_, **__):
+        raise _Chosen(target)
+
+    monkeypatch.setattr("specsim.models.load_bundled_target", load)
+    monkeypatch.setattr("specsim.passcost.measure_pass_costs", one_token)
+    monkeypatch.setattr(machine, "time_v", stop)
+    with pytest.raises(_Chosen) as chosen:
+        machine.measure(log=lambda *_: None, device=device)
+    return loaded, chosen.value.args[0]
+
+
+def test_on_a_gpu_the_profile_times_the_gpus_paths_and_the_one_the_app_runs(monkeypatch):
+    loaded, target = _paths_measured(monkeypatch, "cuda")
+    assert loaded == [("cuda", "bfloat16", False), ("cuda", "float32", False)]
+    assert (target.device, target.dtype) == ("cuda", "bfloat16")  # the app's path there, though float32 was faster
+
+
+def test_on_the_cpu_the_profile_still_picks_the_fastest_guaranteed_path(monkeypatch):
+    loaded, target = _paths_measured(monkeypatch, "cpu")
+    assert [d for d, *_ in loaded] == ["cpu"] * 3
+    assert (target.dtype, target.invariant) == ("bfloat16", True)
+
+
+def test_a_gpus_profile_is_keyed_by_the_gpu_and_says_nothing_is_guaranteed(monkeypatch):
+    monkeypatch.setattr("torch.cuda.get_device_name", lambda *_: "NVIDIA H200")
+    cpu_key, gpu_key = machine.profile_key(device="cpu"), machine.profile_key(device="cuda")
+    assert gpu_key.endswith("| NVIDIA H200") and cpu_key != gpu_key and "H200" not in cpu_key
+    profile = _profile(device="cuda", machine="NVIDIA H200", chosen="bfloat16, stock kernels",
+                       one_token_ms={"bfloat16, stock kernels": 19.1, "float32, stock kernels": 17.8})
+    sentence = profile.path_sentence()
+    assert "on the GPU (NVIDIA H200)" in sentence and "no path guarantees greedy identity" in sentence
+    assert "float32, stock kernels at 0.93× its time" in sentence
+    assert "the fastest path here that guarantees" in _profile().path_sentence()
+    assert machine.Profile.from_json(profile.to_json()) == profile
+
+
+def test_asking_the_profile_for_cuda_without_a_gpu_is_a_message(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(SystemExit) as stopped:
+        machine.main(["--device", "cuda"])
+    assert stopped.value.code == 2
+    assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
