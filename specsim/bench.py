@@ -228,8 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(format_table(rows))
     if any(row["fair"].endswith("*") for row in rows):  # the footnote only where a row carries its mark
-        print(f"\n* the wall clock and the cost model disagreed by more than {fairtime.TOLERANCE:.0%}: the machine was "
-              "too busy to time fairly, so 'fair' shows the cost model")
+        print(f"\n* the plain baseline was noisy, or the wall clock and the cost model disagreed by more than "
+              f"{fairtime.TOLERANCE:.0%}, so 'fair' shows the cost model. On a shared CPU that means the machine was "
+              "too busy to time fairly; a gap that stays run after run (as bfloat16 drafting on a GPU showed) is the "
+              "cost model missing a cost")
     if any(row["HF=plain"] == "NO" for row in rows):
         print("\nHF=plain NO: transformers' generate wrote other tokens than specsim's plain decoding. Its own plain "
               "greedy generate splits from ours at the same token: in bfloat16 it writes the last prompt token's KV "
