@@ -80,6 +80,7 @@ LIVE_URL_READ = "live_url_read"  # the page's query parameters were applied once
 # Buttons, outputs and charts
 LIVE_RUN_BUTTON = "live_run"
 LIVE_CANCEL_BUTTON = "live_cancel"
+LIVE_FRESH_BOX = "live_fresh"  # "Run fresh": skip this machine's run cache for the next Run (app.live.cache)
 LIVE_EXAMPLE_BUTTON = "live_example_"  # + the example's name
 LIVE_PLAY_BUTTON = "live_play"
 LIVE_RESTART_BUTTON = "live_restart"

@@ -3,7 +3,8 @@
 import streamlit as st
 
 from app import recording, state
-from app.live import be_the_draft, glossary, playback, why_speed
+from app.live import be_the_draft, classmode, glossary, playback, why_speed
+from app.live import cache as live_cache
 from app.live import pairs as live_pairs
 from app.live import run as live_run
 from app.live import view as live_view
@@ -24,7 +25,13 @@ settings = controls(pairs)
 st.caption(machine.default_k()[1])
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
-if st.button("Run", type="primary", key=state.LIVE_RUN_BUTTON) or why_speed.take_autorun():
+run_col, fresh_col = st.columns([1, 3], vertical_alignment="center")
+pressed = run_col.button("Run", type="primary", key=state.LIVE_RUN_BUTTON)
+if live_cache.store() is not None and classmode.queue_url() is None:
+    fresh_col.checkbox("Run fresh", key=state.LIVE_FRESH_BOX,
+                       help="Settings that already ran on this machine replay that run from its run cache at once; "
+                            "tick this to run the models again.")
+if pressed or why_speed.take_autorun():
     live_run.start(settings)  # validates, loads the models, runs both decodings; problems become st.error
 write_url(settings)
 

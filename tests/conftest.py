@@ -14,6 +14,10 @@ if str(ROOT) not in sys.path:
 
 MAIN = str(ROOT / "app" / "main.py")
 
+# The embedded run cache (app.live.cache) would replay a run an earlier test made with the same settings: the
+# suite runs without it, whatever the shell says, and tests/test_live_run_cache.py turns it on where it tests it.
+os.environ["SPECSIM_RUN_CACHE"] = "off"
+
 
 def open_page(script: str | None = None, timeout: float = 120, query: dict | None = None):
     """Run the app through AppTest and switch to ``pages/<script>`` (home when None)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app import loaders, state
+from app.live import cache as live_cache
 from app.live import classmode, playback
 from app.live import pairs as live_pairs
 from app.live import params as live_params
@@ -99,15 +100,34 @@ def start(settings: LiveSettings) -> None:
         _queued(settings, url)
         return
     try:
+        cache, request = live_cache.store(), None
+        if cache is not None:
+            request = classmode.request_for(settings)
+            if not state.get(state.LIVE_FRESH_BOX) and _replay_cached(cache, request):
+                return
         target, drafter = loaders.load_pair(settings)
         prompt_ids = live_pairs.encode(target, settings.prompt)
         generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens, settings.temperature,
                  settings.seed, live_policy(settings.policy, settings.k))
+        spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
+        if request is not None and spec is not None and plain is not None and not state.get(state.LIVE_NOTICE):
+            live_cache.keep(cache, request, spec, plain)  # a whole run, not a cancelled one
     except (ModelUnavailable, ValueError) as exc:
         st.error(str(exc))
     except Exception as exc:  # noqa: BLE001 - a failed run is reported on the page, never as a traceback
         st.error(f"The run failed: {type(exc).__name__}: {exc}. Your settings are kept; try a shorter prompt, "
                  "fewer tokens or another drafter.")
+
+
+def _replay_cached(cache, request: liverun.RunRequest) -> bool:
+    """Show the cached run of ``request`` as if it had just run, with a note saying so; False on a miss."""
+    entry = live_cache.lookup(cache, request)
+    if entry is None:
+        return False
+    state.put(state.LIVE_RUN, RunBox(running=False, spec=entry.spec, plain=entry.plain,
+                                     notice=("info", live_cache.note(entry))))
+    adopt()
+    return True
 
 
 def _queued(settings: LiveSettings, url: str) -> None:
