@@ -55,6 +55,8 @@ class Learner:
     wait_s: float | None = None
     total_s: float | None = None
     cached: bool = False
+    shared: bool = False  # followed a run another learner's identical request had started (specsim.jobs)
+    recorded_at: float | None = None
     outcome: str = "lost"  # "ok", "lost" (failed, timed out, no result) or "mixed up" (another run's settings)
     message: str = ""
 
@@ -94,7 +96,7 @@ def play(learner: Learner, redis_url: str, start: float, timeout_s: float) -> No
             learner.message = status.message or "no result"
             return
         spec = result.run.spec
-        learner.cached = result.cached
+        learner.cached, learner.shared, learner.recorded_at = result.cached, status.shared, result.recorded_at
         asked = learner.request
         theirs = (asked.prompt in spec.prompt and spec.settings.seed == asked.seed and spec.settings.k == asked.k
                   and spec.settings.max_new_tokens == asked.max_new_tokens)
@@ -141,6 +143,8 @@ def one_class(workers: int, args) -> dict:
             "wait median": statistics.median(waits) if waits else float("nan"), "wait max": max(waits, default=0.0),
             "total median": statistics.median(totals) if totals else float("nan"),
             "total max": max(totals, default=0.0), "cache hits": sum(p.cached for p in players),
+            "shared": sum(p.shared for p in players),
+            "runs computed": len({p.recorded_at for p in players if p.recorded_at is not None and not p.cached}),
             "lost": sum(p.outcome == "lost" for p in players),
             "mixed up": sum(p.outcome == "mixed up" for p in players),
             **{f"{kind} MB": value for kind, value in mb.items()},
@@ -162,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     for workers in args.workers:
         print(f"playing {args.learners} learners against {workers} worker(s)…", flush=True)
         rows.append(one_class(workers, args))
-    columns = ["workers", "learners", "wait median", "wait max", "total median", "total max", "cache hits", "lost",
+    columns = ["workers", "learners", "wait median", "wait max", "total median", "total max", "cache hits", "shared",
+               "runs computed", "lost",
                "mixed up", "worker MB", "replica MB", "redis MB", "nginx MB"]
 
     def cell(value) -> str:

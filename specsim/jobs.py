@@ -9,6 +9,10 @@ iterations as the worker records them (:func:`iterations`), and the traces once 
   or cancelling with another token is refused (:class:`NotYourJob`), the same way whether the job exists or not.
 - A request already run on a worker's machine is answered from the shared run cache (:mod:`specsim.runcache`)
   without queueing; a finished, complete run goes into it.
+- Identical requests in flight run once. A request that matches one still queued or running (the same
+  :func:`~specsim.runcache.run_key`) gets its own job id that follows that run: its status, iterations and result
+  are the run's. Cancelling such a ticket only leaves the run; the run itself is cancelled when no ticket still
+  wants it.
 - The queue is bounded: past ``max_queued`` waiting runs :func:`submit` raises :class:`QueueFull`, whose message
   says roughly when to try again.
 - A running job keeps a heartbeat key alive (every :data:`HEARTBEAT_S`, for :data:`ALIVE_TTL_S`). When its worker
@@ -17,7 +21,9 @@ iterations as the worker records them (:func:`iterations`), and the traces once 
 
 Redis holds, per job: ``specsim:job:<id>`` (a hash: the token's digest, the cache key, the state of a cached
 answer, an error message), ``…:iters`` (one JSON progress report per iteration), ``…:cancel``, ``…:alive`` and
-``…:result``; every one expires :data:`KEEP_S` after the job is submitted or done.
+``…:result``, and ``…:tickets`` (the job ids that want this run: its own and its followers'); a follower's hash
+names the run it follows (``run``). ``specsim:inflight:<key>`` points at the run of a request while it is queued
+or running. Every one expires :data:`KEEP_S` after the job is submitted or done.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from redis import Redis
@@ -56,6 +62,7 @@ DURATIONS = "specsim:durations"  # seconds of recent complete runs, newest first
 DEAD_WORKER = ("The worker running this job stopped (it was killed or ran out of memory) before the run finished. "
                "Nothing was recorded; press Run to try again.")
 NOT_YOURS = "No such run for this session (it is another session's, or it has expired)."
+LEFT = "Cancelled: you left this run, which goes on for the other learners who asked for the same settings."
 
 SHELF = ModelShelf()  # a worker process's models, loaded once
 
@@ -84,6 +91,7 @@ class JobStatus:
     eta_s: float | None = None
     cached: bool = False
     iterations: int = 0
+    shared: bool = False  # the job follows a run another session started with the same request
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,16 @@ def _meta(conn, job_id: str, session_token: str) -> dict[str, str]:
     if not meta or not hmac.compare_digest(meta.get("token", ""), _digest(session_token)):
         raise NotYourJob(NOT_YOURS)
     return meta
+
+
+def _inflight(request: RunRequest) -> str:
+    """Where the run of ``request`` in flight is named: any worker's run of it will do, whatever its machine."""
+    return f"specsim:inflight:{run_key(request, 'any worker')}"
+
+
+def _run_of(meta: dict[str, str], job_id: str) -> str:
+    """The run a job id stands for: its own, or the one it follows."""
+    return meta.get("run") or job_id
 
 
 def _mean_duration(conn) -> float:
@@ -182,22 +200,62 @@ def submit(redis_url: str, request: RunRequest, session_token: str, queue: str =
             pipe.hset(_key(job_id), mapping={**meta, "key": key, "state": "cached"}).expire(_key(job_id), KEEP_S)
             pipe.set(_key(job_id, "result"), json.dumps(result), ex=KEEP_S).execute()
         return job_id
+    leader = _text(conn.get(_inflight(request)) or "")
+    if leader and _follow(conn, leader, job_id, meta):
+        return job_id
     rq_queue = Queue(queue, connection=conn)
     waiting = rq_queue.count
     if waiting >= max_queued:
         wait = round(_mean_duration(conn) * (waiting + 1) / max(1, _workers(conn, rq_queue)))
         raise QueueFull(f"The class queue is full ({waiting} runs waiting); try again in ~{wait} s.")
     with conn.pipeline() as pipe:
-        pipe.hset(_key(job_id), mapping=meta).expire(_key(job_id), KEEP_S).execute()
+        pipe.hset(_key(job_id), mapping={**meta, "inflight": _inflight(request)}).expire(_key(job_id), KEEP_S)
+        pipe.sadd(_key(job_id, "tickets"), job_id).expire(_key(job_id, "tickets"), KEEP_S).execute()
+    if not conn.set(_inflight(request), job_id, ex=KEEP_S, nx=True):  # another session's run got there first
+        leader = _text(conn.get(_inflight(request)) or "")
+        if leader and _follow(conn, leader, job_id, meta):
+            return job_id
+        conn.set(_inflight(request), job_id, ex=KEEP_S)
     rq_queue.enqueue(run_job, job_id, request.to_dict(), job_id=job_id, job_timeout=JOB_TIMEOUT_S, result_ttl=KEEP_S,
                      failure_ttl=KEEP_S, ttl=KEEP_S)
     return job_id
+
+
+def _follow(conn, leader: str, job_id: str, meta: dict) -> bool:
+    """Make ``job_id`` a ticket for the run ``leader`` when that run is still queued or running (True)."""
+    lead = {_text(k): _text(v) for k, v in conn.hgetall(_key(leader)).items()}
+    if not lead or lead.get("state") or _run_state(conn, leader, lead).state not in ("queued", "running"):
+        return False
+    with conn.pipeline() as pipe:
+        pipe.hset(_key(job_id), mapping={**meta, "run": leader}).expire(_key(job_id), KEEP_S)
+        pipe.sadd(_key(leader, "tickets"), job_id).execute()
+    return True
 
 
 def status(redis_url: str, job_id: str, session_token: str) -> JobStatus:
     """Where the job is (:class:`JobStatus`); NotYourJob for another session's job or an unknown id."""
     conn = connect(redis_url)
     meta = _meta(conn, job_id, session_token)
+    if meta.get("left"):
+        return JobStatus("cancelled", LEFT, shared=True)
+    if meta.get("state") == "cached":
+        return JobStatus("finished", "Answered from the class's run cache.", cached=True)
+    if meta.get("state") in ("failed", "cancelled"):
+        return JobStatus(meta["state"], meta.get("error", ""), iterations=conn.llen(_key(job_id, "iters")))
+    run = _run_of(meta, job_id)
+    if run == job_id:
+        return _run_state(conn, job_id, meta)
+    lead = {_text(k): _text(v) for k, v in conn.hgetall(_key(run)).items()}
+    if not lead:
+        return JobStatus("failed", "The shared run expired before it was read.")
+    got = _run_state(conn, run, lead)
+    message = ("Sharing a run another learner started with the same settings. " + got.message
+               if got.state in ("queued", "running") else got.message)
+    return replace(got, message=message, shared=True)
+
+
+def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
+    """Where the run ``job_id`` is, from its own record ``meta`` (no session check: callers did it)."""
     count = conn.llen(_key(job_id, "iters"))
     if meta.get("state") == "cached":
         return JobStatus("finished", "Answered from the class's run cache.", cached=True)
@@ -237,9 +295,9 @@ def status(redis_url: str, job_id: str, session_token: str) -> JobStatus:
 def iterations(redis_url: str, job_id: str, session_token: str, start: int = 0) -> list[Progress]:
     """The progress reports recorded from the ``start``-th on (one per iteration of the timed runs, in order)."""
     conn = connect(redis_url)
-    _meta(conn, job_id, session_token)
+    run = _run_of(_meta(conn, job_id, session_token), job_id)
     out = []
-    for raw in conn.lrange(_key(job_id, "iters"), start, -1):
+    for raw in conn.lrange(_key(run, "iters"), start, -1):
         data = json.loads(raw)
         out.append(Progress(data["phase"], data["done"], data["goal"], Iteration.from_json(data["iteration"])))
     return out
@@ -248,8 +306,8 @@ def iterations(redis_url: str, job_id: str, session_token: str, start: int = 0) 
 def result(redis_url: str, job_id: str, session_token: str) -> JobResult | None:
     """The finished job's run; None while it has not finished (or after a failure)."""
     conn = connect(redis_url)
-    _meta(conn, job_id, session_token)
-    raw = conn.get(_key(job_id, "result"))
+    run = _run_of(_meta(conn, job_id, session_token), job_id)
+    raw = conn.get(_key(run, "result"))
     if raw is None:
         return None
     data = json.loads(raw)
@@ -262,23 +320,48 @@ def result(redis_url: str, job_id: str, session_token: str) -> JobResult | None:
 
 
 def cancel(redis_url: str, job_id: str, session_token: str) -> str:
-    """Cancel: a waiting job leaves the queue ("cancelled"); a running one stops at the end of its current
-    iteration, keeping what it recorded ("stopping"); a job already done is left alone (its state)."""
+    """Cancel: while another session's ticket still wants the run, this ticket only leaves it ("left"). Otherwise a
+    waiting run leaves the queue ("cancelled"), and a running one stops at the end of its current iteration, keeping
+    what it recorded ("stopping"); a job already done is left alone (its state)."""
     conn = connect(redis_url)
     meta = _meta(conn, job_id, session_token)
+    if meta.get("left"):
+        return "left"
     if meta.get("state"):
         return "finished" if meta["state"] == "cached" else meta["state"]
-    job = Job.fetch(job_id, connection=conn)
-    rq_state = job.get_status()
+    run = _run_of(meta, job_id)
+    try:
+        job = Job.fetch(run, connection=conn)
+        rq_state = job.get_status()
+    except NoSuchJobError:
+        return status(redis_url, job_id, session_token).state
+    wanted = rq_state in (RQStatus.QUEUED, RQStatus.STARTED)
+    if wanted:
+        with conn.pipeline() as pipe:
+            pipe.srem(_key(run, "tickets"), job_id).scard(_key(run, "tickets"))
+            others = pipe.execute()[-1]
+        if others:  # "left", not "state": a leader's hash is also its run's, which goes on
+            conn.hset(_key(job_id), "left", 1)
+            return "left"
     if rq_state == RQStatus.QUEUED:
-        conn.set(_key(job_id, "cancel"), 1, ex=KEEP_S)  # in case a worker takes it at this very moment
+        conn.set(_key(run, "cancel"), 1, ex=KEEP_S)  # in case a worker takes it at this very moment
         job.cancel()
-        conn.hset(_key(job_id), mapping={"state": "cancelled", "error": "Cancelled before it started."})
+        _landed(conn, run)
+        cancelled = {"state": "cancelled", "error": "Cancelled before it started."}
+        for ticket in {run, job_id}:
+            conn.hset(_key(ticket), mapping=cancelled)
         return "cancelled"
     if rq_state == RQStatus.STARTED:
-        conn.set(_key(job_id, "cancel"), 1, ex=KEEP_S)
+        conn.set(_key(run, "cancel"), 1, ex=KEEP_S)
         return "stopping"
     return status(redis_url, job_id, session_token).state
+
+
+def _landed(conn, run: str) -> None:
+    """The run ``run`` is no longer in flight: a new identical request starts a run of its own."""
+    inflight = _text(conn.hget(_key(run), "inflight") or "")
+    if inflight and _text(conn.get(inflight) or "") == run:
+        conn.delete(inflight)
 
 
 # ---- the worker's side ------------------------------------------------------------------------------------------
@@ -342,6 +425,7 @@ def run_job(job_id: str, request: dict) -> None:
     finally:
         heart.stop()
         conn.delete(_key(job_id, "alive"))
+        _landed(conn, job_id)
     machine = machine_id(request_.resolved().device)
     recorded = time.time()
     data = {"spec": None if run.spec is None else json.loads(run.spec.to_json()),
@@ -356,5 +440,5 @@ def run_job(job_id: str, request: dict) -> None:
             pipe.execute()
 
 
-__all__ = ["ALIVE_TTL_S", "JobError", "JobResult", "JobStatus", "NotYourJob", "QueueFull", "cancel", "cached_run",
-           "connect", "iterations", "result", "run_job", "status", "submit"]
+__all__ = ["ALIVE_TTL_S", "LEFT", "JobError", "JobResult", "JobStatus", "NotYourJob", "QueueFull", "cancel",
+           "cached_run", "connect", "iterations", "result", "run_job", "status", "submit"]

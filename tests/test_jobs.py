@@ -210,3 +210,59 @@ def test_a_request_out_of_range_is_refused_before_it_is_queued(redis_url, models
     assert [p for p in bad.problems() if p not in str(refused.value)] == [] and len(bad.problems()) == 3
     assert Queue(queue, connection=jobs.connect(redis_url)).count == 0
     assert _request(models_dir[0], "the dog").problems() == []
+
+
+# ---- identical requests in flight run once --------------------------------------------------------------------
+
+
+def test_an_identical_request_in_flight_follows_it_and_leaving_keeps_it_for_the_others(redis_url, models_dir):
+    from rq import Queue
+
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"
+    waiting = Queue(queue, connection=jobs.connect(redis_url))
+    a, b, c = (uuid.uuid4().hex for _ in range(3))
+    request = _request(models_dir[0], "one fish two fish")
+    first = jobs.submit(redis_url, request, a, queue=queue)
+    second = jobs.submit(redis_url, request, b, queue=queue)
+    third = jobs.submit(redis_url, request, c, queue=queue)
+    assert len({first, second, third}) == 3 and waiting.job_ids == [first]  # one run, three tickets
+    now = jobs.status(redis_url, second, b)
+    assert now.state == "queued" and now.shared and now.message.startswith("Sharing a run another learner started")
+    assert not jobs.status(redis_url, first, a).shared
+    with pytest.raises(jobs.NotYourJob):
+        jobs.status(redis_url, second, a)  # a ticket is still its own session's
+    assert jobs.cancel(redis_url, first, a) == "left"  # the one who started it leaves: the others keep it
+    assert jobs.status(redis_url, first, a).state == "cancelled" and waiting.job_ids == [first]
+    assert jobs.status(redis_url, second, b).state == "queued"
+    assert jobs.cancel(redis_url, second, b) == "left"
+    assert jobs.status(redis_url, second, b).message == jobs.LEFT
+    assert jobs.cancel(redis_url, third, c) == "cancelled"  # the last one who wanted it: off the queue
+    assert waiting.job_ids == [] and jobs.status(redis_url, third, c).state == "cancelled"
+    fresh = jobs.submit(redis_url, request, b, queue=queue)  # nothing in flight now: a run of its own
+    assert waiting.job_ids == [fresh] and not jobs.status(redis_url, fresh, b).shared
+
+
+def test_two_learners_pressing_run_together_get_one_run(redis_url, served, models_dir):
+    a, b = uuid.uuid4().hex, uuid.uuid4().hex
+    request = _request(models_dir[1], "red fox blue fox red fox", max_new_tokens=24)
+    first = jobs.submit(redis_url, request, a, queue=served.queue)
+    second = jobs.submit(redis_url, request, b, queue=served.queue)
+    assert _wait(redis_url, second, b).state == "finished" and _wait(redis_url, first, a).state == "finished"
+    mine, theirs = jobs.result(redis_url, first, a), jobs.result(redis_url, second, b)
+    assert not theirs.cached and theirs.recorded_at == mine.recorded_at  # the same run, recorded once
+    assert theirs.run.spec == mine.run.spec and theirs.run.plain == mine.run.plain
+    assert jobs.status(redis_url, second, b).shared
+    assert len(jobs.iterations(redis_url, second, b)) == len(jobs.iterations(redis_url, first, a)) > 0
+
+
+def test_a_running_shared_run_goes_on_when_its_starter_cancels(redis_url, served, models_dir):
+    a, b = uuid.uuid4().hex, uuid.uuid4().hex
+    request = _request(models_dir[1], "dog cat dog cat dog", max_new_tokens=160)
+    first = jobs.submit(redis_url, request, a, queue=served.queue)
+    assert _running_with_iterations(redis_url, first, a).state == "running"
+    second = jobs.submit(redis_url, request, b, queue=served.queue)
+    assert jobs.status(redis_url, second, b).shared
+    assert jobs.cancel(redis_url, first, a) == "left"
+    assert _wait(redis_url, second, b).state == "finished"
+    run = jobs.result(redis_url, second, b).run
+    assert run.stopped_in is None and run.plain is not None and run.spec.n_generated == request.max_new_tokens

@@ -146,12 +146,18 @@ def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> 
         box.notice = ("info", recorded_note(result))
     elif result.run.stopped_in is not None:
         box.notice = live_view.cancel_notice(result.run)
+    elif status.shared:
+        box.notice = ("info", "Another learner pressed Run with exactly these settings while this run was on its "
+                              "way, so the class ran it once and both pages replay the same run.")
 
 
 def _cancel(box, url: str, job_id: str, token: str) -> None:
     """A click stopped this script run: take the job off the queue, or stop it at the end of its iteration and keep
     what it recorded. No UI call here (the script run is being stopped); the next run shows the notice."""
     answer = jobs.cancel(url, job_id, token)
+    if answer == "left":
+        box.notice = ("warning", f"{jobs.LEFT} Your settings are kept.")
+        return
     if answer == "cancelled":
         box.notice = ("warning", "Cancelled while waiting in the class queue; your settings are kept.")
         return
