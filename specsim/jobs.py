@@ -204,10 +204,7 @@ def submit(redis_url: str, request: RunRequest, session_token: str, queue: str =
     if leader and _follow(conn, leader, job_id, meta):
         return job_id
     rq_queue = Queue(queue, connection=conn)
-    waiting = rq_queue.count
-    if waiting >= max_queued:
-        wait = round(_mean_duration(conn) * (waiting + 1) / max(1, _workers(conn, rq_queue)))
-        raise QueueFull(f"The class queue is full ({waiting} runs waiting); try again in ~{wait} s.")
+    check_room(conn, rq_queue, max_queued)
     with conn.pipeline() as pipe:
         pipe.hset(_key(job_id), mapping={**meta, "inflight": _inflight(request)}).expire(_key(job_id), KEEP_S)
         pipe.sadd(_key(job_id, "tickets"), job_id).expire(_key(job_id, "tickets"), KEEP_S).execute()
@@ -230,6 +227,14 @@ def _follow(conn, leader: str, job_id: str, meta: dict) -> bool:
         pipe.hset(_key(job_id), mapping={**meta, "run": leader}).expire(_key(job_id), KEEP_S)
         pipe.sadd(_key(leader, "tickets"), job_id).execute()
     return True
+
+
+def check_room(conn, rq_queue, max_queued: int) -> None:
+    """QueueFull, saying roughly when to try again, when ``max_queued`` jobs already wait."""
+    waiting = rq_queue.count
+    if waiting >= max_queued:
+        wait = round(_mean_duration(conn) * (waiting + 1) / max(1, _workers(conn, rq_queue)))
+        raise QueueFull(f"The class queue is full ({waiting} runs waiting); try again in ~{wait} s.")
 
 
 def status(redis_url: str, job_id: str, session_token: str) -> JobStatus:
@@ -279,6 +284,12 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
     if rq_state == RQStatus.STARTED:
         started = float(meta["began"]) if "began" in meta else _timestamp(job.started_at)
         if not conn.exists(_key(job_id, "alive")) and time.time() - started > ALIVE_TTL_S:
+            # no heartbeat: the run ended and RQ has not marked it yet (its result or its error is written
+            # before the heartbeat stops), or its worker died
+            if conn.exists(_key(job_id, "result")):
+                return JobStatus("finished", "Done.", iterations=count)
+            if meta.get("error"):
+                return JobStatus("failed", meta["error"], iterations=count)
             conn.hset(_key(job_id), mapping={"state": "failed", "error": DEAD_WORKER})
             return JobStatus("failed", DEAD_WORKER, iterations=count)
         return JobStatus("running", "Running.", eta_s=max(0.0, mean - (time.time() - started)), iterations=count)
@@ -377,19 +388,28 @@ class _Heartbeat(threading.Thread):
         self.pending: list[Progress] = []
         self.cancelled, self.done = threading.Event(), threading.Event()
         self.lock = threading.Lock()
+        self.latest: tuple[float, str] | None = None
 
     def add(self, progress: Progress) -> None:
         """Called in the timed loop: only keeps the report (this thread writes it out)."""
         with self.lock:
             self.pending.append(progress)
 
+    def report(self, fraction: float, text: str) -> None:
+        """A task's progress (specsim.tasks): only the latest is kept and written out."""
+        with self.lock:
+            self.latest = (fraction, text)
+
     def beat(self) -> None:
         with self.lock:
             reports, self.pending = self.pending, []
+            latest, self.latest = self.latest, None
         batch = [json.dumps({"phase": r.phase, "done": r.done, "goal": r.goal, "iteration": r.iteration.to_json()})
                  for r in reports]
         with self.conn.pipeline() as pipe:
             pipe.set(_key(self.job_id, "alive"), 1, ex=ALIVE_TTL_S)
+            if latest is not None:
+                pipe.hset(_key(self.job_id), "progress", json.dumps(latest))
             if batch:
                 pipe.rpush(_key(self.job_id, "iters"), *batch).expire(_key(self.job_id, "iters"), KEEP_S)
             pipe.exists(_key(self.job_id, "cancel"))
@@ -423,8 +443,7 @@ def run_job(job_id: str, request: dict) -> None:
         conn.hset(_key(job_id), "error", str(error))
         raise
     finally:
-        heart.stop()
-        conn.delete(_key(job_id, "alive"))
+        heart.stop()  # its last beat keeps the job alive ALIVE_TTL_S more, while the result is written
         _landed(conn, job_id)
     machine = machine_id(request_.resolved().device)
     recorded = time.time()
@@ -438,6 +457,7 @@ def run_job(job_id: str, request: dict) -> None:
         with conn.pipeline() as pipe:
             pipe.sadd(MACHINES, machine).lpush(DURATIONS, recorded - began).ltrim(DURATIONS, 0, DURATIONS_KEPT - 1)
             pipe.execute()
+    conn.delete(_key(job_id, "alive"))
 
 
 __all__ = ["ALIVE_TTL_S", "LEFT", "JobError", "JobResult", "JobStatus", "NotYourJob", "QueueFull", "cancel",

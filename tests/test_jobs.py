@@ -247,7 +247,9 @@ def test_two_learners_pressing_run_together_get_one_run(redis_url, served, model
     request = _request(models_dir[1], "red fox blue fox red fox", max_new_tokens=24)
     first = jobs.submit(redis_url, request, a, queue=served.queue)
     second = jobs.submit(redis_url, request, b, queue=served.queue)
-    assert _wait(redis_url, second, b).state == "finished" and _wait(redis_url, first, a).state == "finished"
+    for job_id, token in ((second, b), (first, a)):
+        now = _wait(redis_url, job_id, token)
+        assert now.state == "finished", now.message
     mine, theirs = jobs.result(redis_url, first, a), jobs.result(redis_url, second, b)
     assert not theirs.cached and theirs.recorded_at == mine.recorded_at  # the same run, recorded once
     assert theirs.run.spec == mine.run.spec and theirs.run.plain == mine.run.plain
@@ -263,6 +265,7 @@ def test_a_running_shared_run_goes_on_when_its_starter_cancels(redis_url, served
     second = jobs.submit(redis_url, request, b, queue=served.queue)
     assert jobs.status(redis_url, second, b).shared
     assert jobs.cancel(redis_url, first, a) == "left"
-    assert _wait(redis_url, second, b).state == "finished"
+    now = _wait(redis_url, second, b)
+    assert now.state == "finished", now.message
     run = jobs.result(redis_url, second, b).run
     assert run.stopped_in is None and run.plain is not None and run.spec.n_generated == request.max_new_tokens
