@@ -1,14 +1,13 @@
 """Is verification free here? v(n) measured on this machine, what it means, and the batch-size caveat."""
 
 import streamlit as st
-import torch
 
-from app import loaders, state
+from app import state
 from app.live.params import calculator_link
 from app.settings import CalcSettings
 from app.verify import figures as figs
+from app.verify import measure
 from specsim import analytics, passcost
-from specsim.models import format_prompt
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -52,20 +51,8 @@ if state.get(state.VERIFY_RUNNING):  # a measurement stopped midway (the page wa
     st.warning("Cancelled: the last measurement of v(n) stopped before it finished, because the page was left or "
                "another control was used while it ran, so it kept no result. Press the button to measure again.",
                icon="⚠️")
-if st.button("Measure v(n) on this machine (a few seconds)", key=state.VERIFY_BUTTON, type="primary"):
-    state.put(state.VERIFY_RUNNING, True)
-    try:
-        with st.spinner("Timing target passes over 1 to 16 tokens, every size once per round, after a warm-up…"):
-            target = loaders.bundled_target()
-            costs = passcost.measure_pass_costs(target, ns=passcost.DEFAULT_NS, repeats=5, warmup=1)
-            # stored before the next UI call: a click that stops the script there no longer loses the result
-            state.put(state.VERIFY_CURVE, passcost.VerifyCurve.of(
-                costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)), str(target.device),
-                torch.get_num_threads()))
-            state.put(state.VERIFY_RUNNING, False)
-    except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
-        state.put(state.VERIFY_RUNNING, False)
-        st.error(f"The measurement could not run: {type(error).__name__}: {error}")
+if st.button(f"Measure v(n) {measure.where_label()} (a few seconds)", key=state.VERIFY_BUTTON, type="primary"):
+    measure.measure()
 
 curve = state.get(state.VERIFY_CURVE)
 calc = CalcSettings(k=state.get(state.CALC_K), alpha_pct=state.get(state.CALC_ALPHA_PCT),
@@ -77,7 +64,7 @@ if curve is None:
 else:
     flat, slope, ridge = curve.flat_until(), curve.slope(), curve.ridge()
     st.plotly_chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
-    st.caption(f"Measured here: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
+    st.caption(f"Measured {measure.where()}: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
                f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
                f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by tens of "
                "percent: measure twice before reading much into one bump.")

@@ -23,9 +23,10 @@ The library never imports streamlit. Read it top to bottom:
 - ``explain`` / ``domains`` / ``unchanged`` / ``blockcheck`` / ``guess`` / ``quiz`` / ``interview`` / ``recorded``:
   what the pages teach with, each computed from runs or from ``analytics`` (``blockcheck``: a whole block keeps
   the target's distribution, checked by running the engine on two tiny models);
-- ``liverun`` / ``runcache`` / ``jobs`` / ``worker``: one live run as a plain function (the live page and a worker
-  both call it), the shared cache of finished runs, live runs as jobs on a queue for a whole class (RQ over Redis),
-  and the worker that serves them (``python -m specsim.worker --redis URL``);
+- ``liverun`` / ``runcache`` / ``jobs`` / ``tasks`` / ``worker``: one live run as a plain function (the live page
+  and a worker both call it), the shared cache of finished runs, live runs as jobs on a queue for a whole class
+  (RQ over Redis), the pages' other measurements (v(n), the variants comparison) as tasks on that queue, and the
+  worker that serves them (``python -m specsim.worker --redis URL``);
 - ``tiny``: small random-weight models built in a moment, for that check and the tests;
 - ``cli`` / ``bench`` / ``hf_assisted`` / ``distill``: the command line (``python -m specsim.cli``), the
   benchmark table, transformers' assisted generation as a yardstick, and how the shipped draft was trained;

@@ -18,7 +18,7 @@ arithmetic that made verification free, so the gain shrinks.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,8 +50,10 @@ class PassCosts:
 
 
 def measure_pass_costs(target: LoadedModel, ns: Sequence[int] = tuple(range(1, 18)), repeats: int = 7,
-                       warmup: int = 2, context_text: str = CONTEXT_TEXT) -> PassCosts:
-    """Time target passes over n new tokens after the same context; n = 1 is always measured."""
+                       warmup: int = 2, context_text: str = CONTEXT_TEXT,
+                       on_round: Callable[[int, int], None] | None = None) -> PassCosts:
+    """Time target passes over n new tokens after the same context; n = 1 is always measured. ``on_round(done,
+    total)`` is called between rounds, outside the timed passes (a class worker reports progress there)."""
     ns = sorted({1, *ns})
     ids = format_prompt(target.tokenizer, context_text)
     device = target.device
@@ -67,6 +69,8 @@ def measure_pass_costs(target: LoadedModel, ns: Sequence[int] = tuple(range(1, 1
                 target.model(input_ids=new, past_key_values=cache, use_cache=True)
                 if round_ >= warmup:
                     samples[n].append(now(device) - start)
+            if on_round is not None:
+                on_round(round_ + 1, warmup + repeats)
     return PassCosts({n: statistics.median(s) for n, s in samples.items()},
                      str(target.dtype).removeprefix("torch."), repeats)
 

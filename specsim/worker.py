@@ -1,6 +1,7 @@
 """A class-queue worker: ``python -m specsim.worker --redis redis://host:6379/0``.
 
-It serves the live runs that :func:`specsim.jobs.submit` queues, one at a time, in this process (RQ's
+It serves the live runs that :func:`specsim.jobs.submit` queues, and the pages' measurements that
+:func:`specsim.tasks.submit` queues, one at a time, in this process (RQ's
 ``SimpleWorker``: no fork per job), so the models it loads stay loaded for the next job (``--preload bundled``
 loads the bundled target before the first). Start as many as the machine has room for; each registers the
 machine it runs on, so a run it records can answer the same request later from the shared run cache.

@@ -146,3 +146,88 @@ def test_the_cancel_notice_says_where_the_run_stopped_in_process_or_on_a_worker(
     during = live_view.cancel_notice(LiveRun(spec, None, SPECULATIVE))[1]
     assert f"after {len(spec.iterations)} iterations ({spec.n_generated} tokens)" in during
     assert "during the plain baseline" in live_view.cancel_notice(LiveRun(spec, None, PLAIN))[1]
+
+
+# ---- the other pages' measurements as class tasks (specsim.tasks) ---------------------------------------------
+
+
+def _no_model_here(monkeypatch):
+    """In class mode the page's own process loads no model: a load here fails the test."""
+    def refuse(*_a, **_k):
+        raise AssertionError("the page loaded a model in class mode")
+
+    monkeypatch.setattr("app.loaders.bundled_target", refuse)
+
+
+def _wait(url, job_id, token, timeout_s=120):
+    deadline = time.monotonic() + timeout_s
+    while (now := jobs.status(url, job_id, token)).state in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return now
+
+
+def test_the_verify_page_measures_v_on_a_class_worker(class_mode, monkeypatch):
+    from specsim import passcost
+
+    _no_model_here(monkeypatch)
+    at = open_page("verify_free.py", timeout=300)
+    button = at.button(key=state.VERIFY_BUTTON)
+    assert "on a class worker" in button.label
+    button.click().run(timeout=300)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    curve = at.session_state[state.VERIFY_CURVE]
+    assert curve.ns == passcost.DEFAULT_NS and curve.v[0] == 1.0 and curve.repeats == 5
+    assert any(c.value.startswith("Measured on a class worker:") for c in at.caption)
+    assert not at.session_state[state.VERIFY_RUNNING]
+
+
+def test_the_variants_comparison_runs_on_a_class_worker(class_mode, worker, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        from app import state
+        from app.variants import compare as ui
+        from specsim.variants import compare as cmp
+
+        label = next(iter(cmp.DEMO_PROMPTS))
+        state.put("test_result", ui.run_prompt(label, 8, ("prompt_lookup",)))
+
+    _no_model_here(monkeypatch)
+    at = AppTest.from_function(page, default_timeout=300).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    data = at.session_state["test_result"]
+    lookup = data.comparison.by_key("prompt_lookup")
+    assert lookup is not None and lookup.identical and not data.comparison.errors
+    assert lookup.trace.n_generated == 8 and lookup.trace.settings.drafter == "prompt_lookup"
+
+
+def test_a_class_task_is_the_sessions_own_and_a_waiting_one_can_be_cancelled(redis_url):
+    from specsim import tasks
+
+    queue = f"unserved-{uuid.uuid4().hex[:8]}"  # no worker: the task waits
+    mine, theirs = uuid.uuid4().hex, uuid.uuid4().hex
+    with pytest.raises(jobs.JobError, match="Unknown task"):
+        tasks.submit(redis_url, "format_disk", {}, mine, queue=queue)
+    job_id = tasks.submit(redis_url, "verify_curve", {"ns": [1, 2]}, mine, queue=queue)
+    assert jobs.status(redis_url, job_id, mine).place == 1
+    for call in (tasks.progress, tasks.result, jobs.status, jobs.cancel):
+        with pytest.raises(jobs.NotYourJob):
+            call(redis_url, job_id, theirs)
+    assert jobs.cancel(redis_url, job_id, mine) == "cancelled"
+    assert _wait(redis_url, job_id, mine).state == "cancelled" and tasks.result(redis_url, job_id, mine) is None
+
+
+def test_a_running_class_task_reports_progress_and_a_cancel_keeps_nothing(class_mode, worker):
+    from specsim import tasks
+
+    token = uuid.uuid4().hex
+    job_id = tasks.submit(class_mode, "verify_curve", {"repeats": 40}, token, queue=worker)
+    deadline = time.monotonic() + 120
+    while tasks.progress(class_mode, job_id, token) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    fraction, text = tasks.progress(class_mode, job_id, token)
+    assert 0 <= fraction < 1 and text
+    assert jobs.cancel(class_mode, job_id, token) == "stopping"
+    done = _wait(class_mode, job_id, token)
+    assert done.state == "cancelled" and done.message == tasks.CANCELLED
+    assert tasks.result(class_mode, job_id, token) is None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app import loaders, state
+from app.classtask import ScriptControlException
 from app.live import cache as live_cache
 from app.live import classmode, playback
 from app.live import pairs as live_pairs
@@ -28,11 +29,6 @@ from specsim.kpolicy import KPolicy, live_policy
 from specsim.liverun import SPECULATIVE
 from specsim.models import LoadedModel, ModelUnavailable
 from specsim.trace import Trace
-
-try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
-    from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
-except ImportError:  # pragma: no cover - older layouts
-    from streamlit.runtime.scriptrunner.exceptions import ScriptControlException  # type: ignore
 
 UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from app import loaders, state
+from app import classtask, loaders, state
 from app.palette import EXTRA, KEPT, NAMES
 from app.variants import figures as figs
 from specsim import costmodel, fairtime, methods
@@ -58,6 +58,10 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = methods.VAR
     """Run plain decoding and the variants on one demo prompt with a progress bar; errors become st.error."""
     state.put(state.VAR_NOTICE, None)
     state.put(state.VAR_RUNNING, (label, max_new))  # still there next time if the run is stopped
+    if classtask.active():  # a class: a worker runs the comparison, and this server stays free
+        got = classtask.run_task("variants", {"label": label, "max_new": max_new, "variants": list(variants)})
+        state.put(state.VAR_RUNNING, None)
+        return None if got is None else PageData(got["comparison"], got["jacobi"], got["jacobi_texts"])
     bar = st.progress(0.0, text=f"Loading the bundled target (SmolLM2-135M-Instruct, {loaders.bundled_dtype_name()})")
     try:
         target = loaders.bundled_target()

@@ -1,0 +1,72 @@
+"""Class mode for the pages' measurements: the verify page's v(n) and the variants comparison run as tasks on the
+class queue (:mod:`specsim.tasks`), and the page follows one with a progress bar, as the live page follows a run.
+
+:func:`run_task` returns the task's value, or None after a problem it has shown. A click during the wait stops
+the script run (Streamlit raises at the next progress update): the task is cancelled on the queue, and the stop
+goes on, so the page's own "cancelled" mark explains it on the next run, as in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import streamlit as st
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from app.live import classmode
+from specsim import jobs, tasks
+
+try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
+    from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
+except ImportError:  # pragma: no cover - older layouts
+    from streamlit.runtime.scriptrunner.exceptions import ScriptControlException  # type: ignore
+
+
+def active() -> bool:
+    """Whether this app serves a class (SPECSIM_QUEUE_URL set): measurements then run on the class's workers."""
+    return classmode.queue_url() is not None
+
+
+def run_task(kind: str, params: dict):
+    """Submit a task of ``kind`` and wait for it with a progress bar; its value, or None after a message."""
+    url, token = classmode.queue_url(), classmode.session_token()
+    try:
+        job_id = tasks.submit(url, kind, params, token, queue=os.environ.get(classmode.QUEUE_NAME_ENV) or jobs.QUEUE,
+                              max_queued=classmode.queue_limit())
+    except jobs.JobError as error:
+        st.error(str(error))
+        return None
+    except (OSError, RedisConnectionError) as error:
+        st.error(f"The class queue at {url} cannot be reached ({error}). Ask whoever runs the class to start it.")
+        return None
+    except Exception as error:  # noqa: BLE001 - redis' own errors arrive as RedisError: a message, never a traceback
+        st.error(f"The class queue refused the measurement: {type(error).__name__}: {error}.")
+        return None
+    bar = st.progress(0.0, text="Sent to the class queue…")
+    try:
+        while True:
+            status = jobs.status(url, job_id, token)
+            if status.state == "queued":
+                bar.progress(0.0, text=status.message)
+            elif status.state == "running":
+                fraction, text = tasks.progress(url, job_id, token) or (0.0, "Loading the bundled target")
+                bar.progress(min(1.0, max(0.0, fraction)), text=f"On a class worker: {text}")
+            else:
+                break
+            time.sleep(classmode.POLL_S)
+    except ScriptControlException:  # a click: leave the queue (or stop the task), then let the stop go on
+        jobs.cancel(url, job_id, token)
+        raise
+    bar.empty()
+    if status.state != "finished":
+        getattr(st, "error" if status.state == "failed" else "warning")(
+            f"{status.message} Press the button to try again.")
+        return None
+    value = tasks.result(url, job_id, token)
+    if value is None:
+        st.error("The class queue lost this measurement's result; press the button to try again.")
+    return value
+
+
+__all__ = ["ScriptControlException", "active", "run_task"]

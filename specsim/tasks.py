@@ -1,0 +1,161 @@
+"""The class queue's other jobs: measurements a page runs on the bundled target, done by a worker in class mode.
+
+Two kinds, each a function of plain parameters that a worker (:mod:`specsim.worker`) runs:
+
+- ``"verify_curve"``: the *Is verification free here?* page's v(n), timed on the worker's machine
+  (:func:`specsim.passcost.measure_pass_costs`), returned as a :class:`~specsim.passcost.VerifyCurve`;
+- ``"variants"``: the variants page's comparison on one demo prompt (:func:`specsim.variants.compare.compare`) and
+  lookahead's Jacobi iterations, returned as a dict.
+
+They travel like live runs (:mod:`specsim.jobs`): :func:`submit` returns an unguessable job id bound to the
+session's token, :func:`specsim.jobs.status` says where the job is (its place in the queue, or running), and
+:func:`progress` gives the fraction done and what is happening. :func:`specsim.jobs.cancel` takes a waiting job off
+the queue or stops a running one at its next progress report (a stopped measurement keeps nothing, as in-process).
+:func:`result` gives the finished job's value. Results go through Redis pickled: only workers write them.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import secrets
+import time
+from collections.abc import Callable
+
+from rq import Queue, get_current_job
+
+from specsim import jobs
+from specsim.liverun import RunRequest
+
+KINDS = ("verify_curve", "variants")
+CANCELLED = "Cancelled while it ran; a stopped measurement keeps nothing."
+
+
+class Cancelled(RuntimeError):
+    """Raised inside a task when its job was cancelled."""
+
+
+# ---- what a worker runs -------------------------------------------------------------------------------------
+
+
+def _target():
+    return jobs.SHELF.target(RunRequest((), prompt="."))  # the bundled target, loaded once per worker
+
+
+def verify_curve(params: dict, progress: Callable[[float, str], None]):
+    """v(n) on this machine: ``ns`` (default passcost.DEFAULT_NS), ``repeats`` rounds after a warm-up."""
+    import torch
+
+    from specsim import passcost
+    from specsim.models import format_prompt
+
+    progress(0.05, "Loading the bundled target on a class worker")
+    target = _target()
+    ns = tuple(int(n) for n in params.get("ns", passcost.DEFAULT_NS))
+    repeats = int(params.get("repeats", 5))
+    progress(0.2, f"Timing target passes over 1 to {max(ns)} tokens on a class worker")
+    costs = passcost.measure_pass_costs(
+        target, ns=ns, repeats=repeats, warmup=1,
+        on_round=lambda done, total: progress(0.2 + 0.8 * done / total, f"timing round {done} of {total}"))
+    progress(1.0, "Done")
+    return passcost.VerifyCurve.of(costs, len(format_prompt(target.tokenizer, passcost.CONTEXT_TEXT)),
+                                   str(target.device), torch.get_num_threads())
+
+
+def variants(params: dict, progress: Callable[[float, str], None]) -> dict:
+    """The variants page's run on the demo prompt ``label`` with ``max_new`` tokens per variant."""
+    from specsim.models import format_prompt
+    from specsim.variants import compare as cmp
+    from specsim.variants.lookahead import jacobi_demo
+    from specsim.variants.medusa import MedusaHeads
+
+    label, max_new = params["label"], int(params["max_new"])
+    chosen = tuple(params.get("variants", cmp.VARIANTS))
+    progress(0.0, "Loading the bundled target on a class worker")
+    target = _target()
+    try:
+        heads = MedusaHeads.load()
+    except FileNotFoundError:
+        heads = None  # the Medusa rows then report the missing file
+    comparison = cmp.compare(target, cmp.DEMO_PROMPTS[label], max_new, chosen, heads, progress=progress,
+                             rounds=int(params.get("rounds", cmp.ROUNDS)))
+    jacobi, texts = [], []
+    if "lookahead" in chosen:
+        progress(0.98, "Jacobi iterations for one window")
+        jacobi = jacobi_demo(target, format_prompt(target.tokenizer, cmp.DEMO_PROMPTS[label]))
+        texts = [[target.tokenizer.decode([t]) for t in row] for row in jacobi]
+    return {"comparison": comparison, "jacobi": jacobi, "jacobi_texts": texts}
+
+
+RUNNERS = {"verify_curve": verify_curve, "variants": variants}
+
+
+def run_task(job_id: str, kind: str, params: dict) -> None:
+    """A worker's side of a task: its progress (with the job's heartbeat), its result, or its cancellation."""
+    conn = get_current_job().connection
+    conn.hset(jobs._key(job_id), "began", time.time())
+    heart = jobs._Heartbeat(conn, job_id)
+
+    def progress(fraction: float, text: str) -> None:
+        if heart.cancelled.is_set():
+            raise Cancelled("cancelled")
+        heart.report(fraction, text)
+
+    heart.beat()
+    heart.start()
+    try:
+        value = RUNNERS[kind](params, progress)
+    except Cancelled:
+        conn.hset(jobs._key(job_id), mapping={"state": "cancelled", "error": CANCELLED})
+        return
+    except Exception as error:
+        conn.hset(jobs._key(job_id), "error", f"The measurement failed: {type(error).__name__}: {error}")
+        raise
+    finally:
+        heart.stop()  # its last beat keeps the job alive while the result is written
+    conn.set(jobs._key(job_id, "result"), pickle.dumps(value), ex=jobs.KEEP_S)
+    conn.expire(jobs._key(job_id), jobs.KEEP_S)
+    conn.delete(jobs._key(job_id, "alive"))
+
+
+# ---- the page's side ------------------------------------------------------------------------------------------
+
+
+def submit(redis_url: str, kind: str, params: dict, session_token: str, queue: str = jobs.QUEUE,
+           max_queued: int = jobs.MAX_QUEUED) -> str:
+    """Queue a task of ``kind`` for the session ``session_token``; its job id. JobError for an unknown kind,
+    QueueFull past ``max_queued`` waiting jobs."""
+    if kind not in KINDS:
+        raise jobs.JobError(f"Unknown task {kind!r}; choose one of {', '.join(KINDS)}.")
+    conn = jobs.connect(redis_url)
+    rq_queue = Queue(queue, connection=conn)
+    jobs.check_room(conn, rq_queue, max_queued)
+    job_id = secrets.token_urlsafe(18)
+    meta = {"token": jobs._digest(session_token), "queue": queue, "submitted": time.time(), "kind": kind}
+    with conn.pipeline() as pipe:
+        pipe.hset(jobs._key(job_id), mapping=meta).expire(jobs._key(job_id), jobs.KEEP_S)
+        pipe.sadd(jobs._key(job_id, "tickets"), job_id).expire(jobs._key(job_id, "tickets"), jobs.KEEP_S).execute()
+    rq_queue.enqueue(run_task, job_id, kind, json.loads(json.dumps(params)), job_id=job_id,
+                     job_timeout=jobs.JOB_TIMEOUT_S, result_ttl=jobs.KEEP_S, failure_ttl=jobs.KEEP_S, ttl=jobs.KEEP_S)
+    return job_id
+
+
+def progress(redis_url: str, job_id: str, session_token: str) -> tuple[float, str] | None:
+    """The running task's last report (fraction done, what it is doing), or None before its first."""
+    conn = jobs.connect(redis_url)
+    meta = jobs._meta(conn, job_id, session_token)
+    if "progress" not in meta:
+        return None
+    fraction, text = json.loads(meta["progress"])
+    return float(fraction), str(text)
+
+
+def result(redis_url: str, job_id: str, session_token: str):
+    """The finished task's value; None while it has not finished (or after a failure or a cancel)."""
+    conn = jobs.connect(redis_url)
+    jobs._meta(conn, job_id, session_token)
+    raw = conn.get(jobs._key(job_id, "result"))
+    return None if raw is None else pickle.loads(raw)  # noqa: S301 - written by a worker, never by a page
+
+
+__all__ = ["KINDS", "Cancelled", "progress", "result", "run_task", "submit", "variants", "verify_curve"]
