@@ -30,9 +30,10 @@ run: $(VENV)/.runtime
 # (sticky sessions), all plain processes; Ctrl-C stops them. Needs Debian's redis-server and nginx.
 WORKERS  ?= 2
 REPLICAS ?= 2
+PUBLIC   ?=  # PUBLIC=1: listen on every interface, so learners on other machines can open it
 class: $(VENV)/.runtime
 	$(BIN)/python -m specsim.machine
-	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT)
+	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT) $(if $(PUBLIC),--public)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
