@@ -106,15 +106,17 @@ def _pages_params() -> frozenset[str]:
     return frozenset(name.lower() for name in every)
 
 
-def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
+def write_query(names: Iterable[str], wanted: Mapping[str, str], defaults: Mapping[str, str] | None = None) -> None:
     """Make the address bar carry ``wanted`` for the page's own parameter ``names``, leaving parameters no page
     owns alone (another spelling of one of ``names``, such as ``K`` for ``k``, is the page's too and goes). Another
     page's parameters go: Back from the calculator to the live page once arrived with the calculator's α and c
     still in the run's query (a race in Streamlit), and the live page would have kept them in its address.
 
     The browser adds a history entry for every change of the address, so the page's parameters go in
-    one update, and none at all when the address already says the same, or when Back or Forward brought an
-    address without any of them.
+    one update, and none at all when the address already says the same, when Back or Forward brought an
+    address without any of them, or when an address without any of them meets settings at their ``defaults``
+    (the page's query for its default settings): a bare address already opens a new session there, so a
+    page switch makes one history entry, and one Back undoes it.
     """
     names = {name.lower() for name in names}
     current = {key: st.query_params.get_all(key) for key in st.query_params}
@@ -124,6 +126,8 @@ def write_query(names: Iterable[str], wanted: Mapping[str, str]) -> None:
         # is meant to overwrite that entry in place, but when another message clears its "history navigation" mark
         # first it pushes a new entry instead, and the next Back lands here again: a loop Back cannot leave. The
         # entry stays as it was; the next change the user makes writes the address.
+        return
+    if defaults is not None and dict(wanted) == dict(defaults) and not any(key.lower() in names for key in current):
         return
     drop = names | _pages_params()  # the page's own, to be rewritten, and any other page's
     target = {key: values for key, values in current.items() if key.lower() not in drop}

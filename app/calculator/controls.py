@@ -103,4 +103,4 @@ def controls() -> CalcSettings:
 
 def write_url(settings: CalcSettings) -> None:
     """Put ``settings`` in the address bar, touching only the calculator's own parameters."""
-    state.write_query(calc_params.NAMES, calc_params.to_query(settings))
+    state.write_query(calc_params.NAMES, calc_params.to_query(settings), calc_params.to_query(CalcSettings()))

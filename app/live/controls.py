@@ -101,4 +101,5 @@ def write_url(settings: LiveSettings) -> None:
     """Put ``settings`` in the address bar, touching only the live page's own parameters; a refused value
     leaves its parameter as the address has it."""
     current = urlcodec.ours(st.query_params.to_dict(), live_params.NAMES)
-    state.write_query(live_params.NAMES, live_params.to_query(settings, current))
+    starting = replace(LiveSettings(), k=machine.default_k()[0])  # what a new session opens with
+    state.write_query(live_params.NAMES, live_params.to_query(settings, current), live_params.to_query(starting))

@@ -87,7 +87,8 @@ def _review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
 def render(questions: Sequence[Question]) -> None:
     """The current question with its feedback, or the review once every question is answered."""
     attempt = current_attempt(questions)
-    quiz_params.remember(quiz_params.KNOWLEDGE_PARAM, quiz_params.encode_knowledge(attempt))  # a reload keeps it
+    pristine = attempt.current == 0 and all(a is None for a in attempt.answers)
+    quiz_params.remember(quiz_params.KNOWLEDGE_PARAM, quiz_params.encode_knowledge(attempt), pristine)  # for a reload
     if attempt.finished:
         _review(questions, attempt)
     else:

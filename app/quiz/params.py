@@ -102,5 +102,7 @@ def restore(param: str, decode) -> object | None:
     return attempt
 
 
-def remember(param: str, text: str) -> None:
-    state.write_query([param], {param: text})
+def remember(param: str, text: str, pristine: bool = False) -> None:
+    """Keep the attempt ``text`` in the address; a ``pristine`` attempt (nothing answered or placed yet) only
+    where the address holds an earlier one, so arriving at a quiz adds no history entry of its own."""
+    state.write_query([param], {param: text}, {param: text} if pristine else None)

@@ -212,4 +212,6 @@ def render(quiz: SequenceQuiz) -> None:
     if attempt.checked:
         _result(quiz, attempt)
     # after the board: the drag mode may have moved pieces in this very run
-    quiz_params.remember(quiz_params.SEQUENCE_PARAM, quiz_params.encode_sequence(attempt, quiz.correct_order))
+    pristine = not attempt.checked and all(slot is None for slot in attempt.slots)
+    quiz_params.remember(quiz_params.SEQUENCE_PARAM, quiz_params.encode_sequence(attempt, quiz.correct_order),
+                         pristine)

@@ -285,7 +285,10 @@ def check_page_matches_sliders(page, bare_address_ok: bool = False) -> tuple[int
     else:
         raise AssertionError(f"no check for the charts of tab {tab!r}")
     query = parse_qs(urlparse(page.url).query)
-    if bare_address_ok and not {"k", "alpha", "c", "v"} & set(query):
+    if not {"k", "alpha", "c", "v"} & set(query):
+        # a bare address: after Back onto the entry a page switch made, or at the lesson's example, which the page
+        # does not write (issue 39 (8): a page switch is then one history entry)
+        assert bare_address_ok or (k, alpha_pct, c) == (4, 70, 0.13), f"settings {k, alpha_pct, c} not in {page.url}"
         return k, alpha_pct, c
     assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [f"{c:.2f}"])
     return k, alpha_pct, c

@@ -149,7 +149,7 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     assert not pushed, f"Back added history entries: {pushed} (landed on {landed})"
     rewritten = [entry for entry in log if entry[0] == "replace" and "/calculator" in entry[1]]
     assert not rewritten, f"the calculator rewrote an entry Back brought: {rewritten} (landed on {landed})"
-    assert "/calculator?…" in landed
+    assert landed.count("/calculator") + landed.count("/calculator?…") >= 1, landed  # bare at the lesson's example
 
 
 def test_quick_key_presses_never_snap_the_sliders_back(page):
@@ -245,3 +245,36 @@ def test_a_slider_moved_after_typing_v_keeps_the_typed_v(page):
             press_key(page, K_LABEL, key)
             page.wait_for_function(IDLE, timeout=60_000)
             assert metrics(page) == expected_metrics(*settings(page), v=float(typed)), (typed, key)
+
+
+def _back(page) -> str:
+    act(page, page.go_back)
+    page.wait_for_timeout(300)  # a page that rewrote its address after a Back would do so now
+    page.wait_for_function(IDLE, timeout=60_000)
+    return urlparse(page.url).path + ("?" + urlparse(page.url).query if urlparse(page.url).query else "")
+
+
+def test_at_default_settings_one_back_press_undoes_each_page_switch(page):
+    """Issue 39 (8): /live → calculator → Back took two presses, and home → calculator → knowledge check took four
+    to get home, the first landing on /calculator?kq=… (the quiz's parameter on the calculator's address). A page
+    at its default settings (or a quiz not yet begun) now writes nothing to the address, so each switch is one
+    history entry."""
+    page.add_init_script(_LOG_HISTORY)
+    goto(page, "live")
+    before = _history(page)
+    act(page, lambda: nav(page, "Speedup calculator").click())
+    check_page_matches_sliders(page, bare_address_ok=True)
+    page.wait_for_timeout(300)
+    assert _history(page) - before == 1, page.evaluate("window.__history")
+    assert _back(page) == "/live"
+    goto(page, "")
+    act(page, lambda: nav(page, "Speedup calculator").click())
+    check_page_matches_sliders(page, bare_address_ok=True)
+    act(page, lambda: nav(page, "Knowledge check").click())
+    page.get_by_text("Question 1 of").first.wait_for()
+    page.wait_for_timeout(300)
+    landed = [_back(page), _back(page)]
+    assert landed[0] == "/calculator", landed  # no kq, nor the calculator's defaults written in a second entry
+    assert landed[1] in ("/", "/home"), landed
+    pushed = [url for kind, url in page.evaluate("window.__history") if kind == "push" and "kq=" in url]
+    assert not pushed, pushed
