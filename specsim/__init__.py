@@ -30,6 +30,7 @@ The library never imports streamlit. Read it top to bottom:
 - ``tiny``: small random-weight models built in a moment, for that check and the tests;
 - ``cli`` / ``bench`` / ``hf_assisted`` / ``distill``: the command line (``python -m specsim.cli``), the
   benchmark table, transformers' assisted generation as a yardstick, and how the shipped draft was trained;
+- ``gpu_identity``: the first GPU run's greedy-identity results, kept as data for the hood page;
 - ``errors``: one line per error for users.
 """
 

@@ -10,7 +10,7 @@ from app import loaders, recording, state
 from app.hood import figures as figs
 from app.layout import script_path
 from app.live.tokens import md_plain
-from specsim import adaptive, analytics, hood, recorded, serving
+from specsim import adaptive, analytics, gpu_identity, hood, recorded, serving
 from specsim.defaults import DEFAULT_DRAFTER, GPU_RIDGE
 from specsim.replay import is_greedy, visible
 from specsim.trace import Trace
@@ -272,6 +272,14 @@ def serving_section() -> None:
             st.caption(snippet.note)
         if snippet.tool == "transformers" and "prompt_lookup_num_tokens" in snippet.code:
             snippet_run()
+            gpu_identity_note()
+
+
+def gpu_identity_note() -> None:
+    """The first GPU run's identity results (specsim.gpu_identity): the same lesson as the snippet's, on a GPU."""
+    data = gpu_identity.load()
+    if data is not None:
+        st.markdown(gpu_identity.sentence(data))
 
 
 SNIPPET_K, SNIPPET_TOKENS = 4, 48  # the snippet's prompt_lookup_num_tokens, and a budget of a few seconds
