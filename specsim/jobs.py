@@ -128,11 +128,16 @@ def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _record(conn, job_id: str) -> dict[str, str]:
+    """The job's hash as text (empty when there is none)."""
+    return {_text(k): _text(v) for k, v in conn.hgetall(_key(job_id)).items()}
+
+
 def _meta(conn, job_id: str, session_token: str) -> dict[str, str]:
     """The job's record, when ``session_token`` submitted it; NotYourJob otherwise (one message for both)."""
     if not isinstance(job_id, str) or not job_id or ":" in job_id:
         raise NotYourJob(NOT_YOURS)
-    meta = {_text(k): _text(v) for k, v in conn.hgetall(_key(job_id)).items()}
+    meta = _record(conn, job_id)
     if not meta or not hmac.compare_digest(meta.get("token", ""), _digest(session_token)):
         raise NotYourJob(NOT_YOURS)
     return meta
@@ -220,7 +225,7 @@ def submit(redis_url: str, request: RunRequest, session_token: str, queue: str =
 
 def _follow(conn, leader: str, job_id: str, meta: dict) -> bool:
     """Make ``job_id`` a ticket for the run ``leader`` when that run is still queued or running (True)."""
-    lead = {_text(k): _text(v) for k, v in conn.hgetall(_key(leader)).items()}
+    lead = _record(conn, leader)
     if not lead or lead.get("state") or _run_state(conn, leader, lead).state not in ("queued", "running"):
         return False
     with conn.pipeline() as pipe:
@@ -250,7 +255,7 @@ def status(redis_url: str, job_id: str, session_token: str) -> JobStatus:
     run = _run_of(meta, job_id)
     if run == job_id:
         return _run_state(conn, job_id, meta)
-    lead = {_text(k): _text(v) for k, v in conn.hgetall(_key(run)).items()}
+    lead = _record(conn, run)
     if not lead:
         return JobStatus("failed", "The shared run expired before it was read.")
     got = _run_state(conn, run, lead)
