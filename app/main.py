@@ -16,6 +16,7 @@ from app.layout import PAGES  # noqa: E402
 
 st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
 state.init()
+state.back_undoes_page_switches()
 HOME = next(p for pages in PAGES.values() for p in pages if p.default)
 
 

@@ -134,3 +134,33 @@ def write_query(names: Iterable[str], wanted: Mapping[str, str], defaults: Mappi
     target.update({name: [value] for name, value in wanted.items()})
     if target != current:
         st.query_params.from_dict(target)
+
+
+# Streamlit's page pushes a history entry for every change of the address, a page's settings included, so after
+# a switch to a page whose settings differ from its defaults, Back first undid the settings and only a second
+# Back left the page (issue 39, finding 8). In this app Back undoes a page switch: an address change that keeps
+# the path (settings written by the page or changed by the user) replaces the current entry instead.
+_HISTORY_KEY = "specsim_history"
+_BACK_UNDOES_PAGE_SWITCHES = f"""<style>div:has(> .st-key-{_HISTORY_KEY}) {{ display: none; }}</style>
+<script>
+(() => {{
+  if (window.__specsimHistory) return;
+  window.__specsimHistory = true;
+  const push = window.history.pushState;
+  window.history.pushState = function (data, title, url) {{
+    try {{
+      if (url != null && new URL(url, window.location.href).pathname === window.location.pathname) {{
+        return window.history.replaceState(data, title, url);
+      }}
+    }} catch (error) {{ /* an address the browser cannot parse: leave it to pushState */ }}
+    return push.call(window.history, data, title, url);
+  }};
+}})();
+</script>"""
+
+
+def back_undoes_page_switches() -> None:
+    """Install, once per browser tab, the history rule above (a script in the main page, in a hidden container
+    that takes no room)."""
+    with st.container(key=_HISTORY_KEY):
+        st.html(_BACK_UNDOES_PAGE_SWITCHES, unsafe_allow_javascript=True)

@@ -115,8 +115,8 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     """Issue 23 (1): leaving /live for the calculator added four history entries (the page switch, then one
     per `st.query_params[...] =`). Now: the switch, and one entry with all of the page's settings.
 
-    Back then walks those entries without adding any. A page switch makes one entry or two (the new page's
-    address, then its settings when the browser takes them as a second change). Back onto the first of two once
+    Back then walks those entries without adding any. A page switch makes one entry: the page's settings replace
+    the entry its address made (issue 39, finding 8; it was one or two). Back onto the first of two once
     rewrote it with the page's settings; when the browser had lost its "history navigation" mark it pushed that
     as a new entry, and the next Back landed on the same entry again: a loop Back could not leave. Back onto the
     live page once kept the calculator's α and c in its address."""
@@ -125,16 +125,16 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     before = _history(page)
     act(page, lambda: nav(page, "Speedup calculator").click())
     check_page_matches_sliders(page)
-    assert _history(page) - before <= 2
+    assert _history(page) - before == 1, page.evaluate("window.__history")
     before = _history(page)
     act(page, lambda: nav(page, "Order one round").click())
     page.get_by_text("pieces left to place").wait_for()
-    assert _history(page) - before <= 2
+    assert _history(page) - before == 1, page.evaluate("window.__history")
     page.wait_for_timeout(300)
     page.evaluate("window.__history = []")
     landed = []
     while urlparse(page.url).path != "/live":
-        assert len(landed) < 4, f"Back took more than two presses per page: {landed}"
+        assert len(landed) < 2, f"Back took more than one press per page: {landed}"
         act(page, page.go_back)
         page.wait_for_timeout(300)  # a page that rewrote its address after a Back would do so now
         page.wait_for_function(IDLE, timeout=60_000)
@@ -150,6 +150,25 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     rewritten = [entry for entry in log if entry[0] == "replace" and "/calculator" in entry[1]]
     assert not rewritten, f"the calculator rewrote an entry Back brought: {rewritten} (landed on {landed})"
     assert landed.count("/calculator") + landed.count("/calculator?…") >= 1, landed  # bare at the lesson's example
+
+
+def test_at_other_settings_one_back_press_undoes_each_page_switch(page):
+    """Issue 39 (8), the rest: a page whose settings differ from its defaults writes them to its address after the
+    switch, and the browser took that write as a second history entry, so Back first undid the settings and only a
+    second Back left the page. Now an address change that keeps the page replaces the current entry."""
+    page.add_init_script(_LOG_HISTORY)
+    goto(page, "calculator?k=6&alpha=80&c=0.2")
+    assert check_page_matches_sliders(page) == (6, 80, 0.2)
+    before = _history(page)
+    act(page, lambda: nav(page, "Knowledge check").click())
+    page.get_by_text("Question 1 of").first.wait_for()
+    act(page, lambda: nav(page, "Speedup calculator").click())  # the session's K = 6 comes back with the page
+    assert check_page_matches_sliders(page) == (6, 80, 0.2)
+    page.wait_for_timeout(300)
+    assert _history(page) - before == 2, page.evaluate("window.__history")
+    assert _back(page) == "/quiz", page.evaluate("window.__history")
+    assert _back(page).startswith("/calculator?"), page.evaluate("window.__history")
+    assert check_page_matches_sliders(page) == (6, 80, 0.2)
 
 
 def test_quick_key_presses_never_snap_the_sliders_back(page):
