@@ -55,6 +55,8 @@ from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rat
 OURS, HF = "specsim", "transformers"  # the two contenders of a row
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
            "HF tok/s", "ours/HF", "identical", "HF=plain")
+NOISY_NOTE = "* the plain baseline was noisy, or the wall clock and the cost model disagreed"
+"""The footnote's opening, printed under a table where a row's 'fair' cell carries the mark."""
 
 
 def stock_drafter(lean_drafter) -> ModelDrafter:
@@ -228,10 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(format_table(rows))
     if any(row["fair"].endswith("*") for row in rows):  # the footnote only where a row carries its mark
-        print(f"\n* the plain baseline was noisy, or the wall clock and the cost model disagreed by more than "
-              f"{fairtime.TOLERANCE:.0%}, so 'fair' shows the cost model. On a shared CPU that means the machine was "
-              "too busy to time fairly; a gap that stays run after run (as bfloat16 drafting on a GPU showed) is the "
-              "cost model missing a cost")
+        print(f"\n{NOISY_NOTE} by more than {fairtime.TOLERANCE:.0%}, so 'fair' shows the cost model. On a shared "
+              "CPU that means the machine was too busy to time fairly; a gap that stays run after run (as bfloat16 "
+              "drafting on a GPU showed) is the cost model missing a cost")
     if any(row["HF=plain"] == "NO" for row in rows):
         print("\nHF=plain NO: transformers' generate wrote other tokens than specsim's plain decoding. Its own plain "
               "greedy generate splits from ours at the same token: in bfloat16 it writes the last prompt token's KV "
