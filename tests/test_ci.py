@@ -99,6 +99,25 @@ def test_make_test_maps_only_no_tests_collected_to_success(tmp_path, pytest_rc, 
     assert ("no tests collected" in done.stdout) == (pytest_rc == 5)
 
 
+@pytest.mark.parametrize("fallback_rc,make_rc", [(0, 0), (1, 2)])
+def test_the_fallback_beside_the_suite_fails_make_test_on_its_own(tmp_path, fallback_rc, make_rc):
+    """The run with the fused kernels switched off goes beside the suite: its failure alone fails the target, and
+    its output is shown after the suite's."""
+    venv = tmp_path / "venv"
+    bindir = venv / "bin"
+    bindir.mkdir(parents=True)
+    python = f'if [ "$SPECSIM_NO_FUSED" = 1 ]; then echo fallback ran; exit {fallback_rc}; fi; exit 0'
+    for name, body in (("python", python), ("ruff", "exit 0"), ("pip", "exit 0")):
+        (bindir / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bindir / name).chmod(0o755)
+    for stamp in (".runtime", ".dev"):
+        (venv / stamp).touch()
+    done = subprocess.run(["make", "-s", "-C", str(ROOT), "test", f"VENV={venv}", f"BIN={bindir}"],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "MAKEFLAGS": ""})
+    assert (done.returncode == 0) == (make_rc == 0), done.stdout + done.stderr
+    assert "fallback ran" in done.stdout.split("SPECSIM_NO_FUSED=1):")[-1], done.stdout
+
+
 def _browser_test(**env: str) -> subprocess.CompletedProcess:
     """One browser test in a child pytest, with ``env`` on top of ours."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
