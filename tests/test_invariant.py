@@ -8,6 +8,7 @@ import pytest
 import torch
 from transformers import DynamicCache
 
+import specsim.invariant as invariant_module
 from specsim import fused
 from specsim.drafters import crop_cache
 from specsim.invariant import (
@@ -237,13 +238,15 @@ def test_the_identity_panel_says_guarantee_only_for_the_invariant_path():
     assert "GPU" in identity_guarantee(Settings(4, 8, dtype="bfloat16", device="cuda"))
 
 
-def test_a_long_pass_on_top_of_a_cache_stays_causal(bf16_targets):
-    """Passes longer than the invariant path's limit take SDPA, with a real mask when the cache is not empty."""
+def test_a_long_pass_on_top_of_a_cache_stays_causal(bf16_targets, monkeypatch):
+    """Passes longer than the invariant path's limit take SDPA, with a real mask when the cache is not empty, and
+    say that they left the invariant path."""
     invariant, stock = bf16_targets
     ids = format_prompt(invariant.tokenizer, PROMPTS[0])
     first, rest = ids[:8], (ids[8:] * 3)[:MAX_INVARIANT_QUERIES + 5]
     outs = []
-    with torch.inference_mode():
+    monkeypatch.setattr(invariant_module, "_WARNED", set())  # the warning comes once per size and process
+    with torch.inference_mode(), pytest.warns(UserWarning, match=f"over {len(rest)} new tokens exceeds"):
         for target in (invariant, stock):
             cache = DynamicCache()
             target.model(input_ids=torch.tensor([first]), past_key_values=cache, use_cache=True)

@@ -113,15 +113,16 @@ def test_the_shipped_standalone_draft_proposes_what_its_llama_module_proposes(bu
     vocab = bundled_target.model.get_output_embeddings().weight.shape[0]
     greedy = SamplingConfig(0.0, None)
     context = format_prompt(bundled_target.tokenizer, "Explain why the sky is blue in two sentences.")
-    for drafter in (lean, stock):
-        drafter.start(context, vocab)
-    for _ in range(4):
-        a, b = (d.propose(context, 4, greedy, None) for d in (lean, stock))
-        assert a.tokens == b.tokens
-        assert a.q == pytest.approx(b.q, rel=1e-4, abs=1e-6)
-        context = context + a.tokens[:2] + [a.tokens[0]]  # keep two, then a token of the target's own
+    with torch.inference_mode():  # as the engine calls drafters (no autograd graph behind q)
         for drafter in (lean, stock):
-            drafter.observe(context)
+            drafter.start(context, vocab)
+        for _ in range(4):
+            a, b = (d.propose(context, 4, greedy, None) for d in (lean, stock))
+            assert a.tokens == b.tokens
+            assert a.q == pytest.approx(b.q, rel=1e-4, abs=1e-6)
+            context = context + a.tokens[:2] + [a.tokens[0]]  # keep two, then a token of the target's own
+            for drafter in (lean, stock):
+                drafter.observe(context)
 
 
 def test_a_shipped_standalone_folder_loads_as_the_lean_drafter(bundled_target):
