@@ -235,14 +235,9 @@ H100 = Accelerator("H100 SXM", 989.0, 3.35)
 # GPU_RIDGE (imported above from specsim.defaults) lies between A100.ridge_tokens and H100.ridge_tokens.
 
 
-def roofline_pass_cost(tokens: float, ridge: float) -> float:
-    """A pass over ``tokens`` tokens (summed over the batch), in one-token passes: max(1, tokens / R)."""
-    return max(1.0, tokens / ridge)
-
-
 def batched_verify_cost(batch: int, k: int, ridge: float) -> float:
     """v at batch size B: a pass over B·(K+1) tokens against a plain pass over B tokens (both batched)."""
-    return roofline_pass_cost(batch * (k + 1), ridge) / roofline_pass_cost(batch, ridge)
+    return analytics.roofline_pass_cost(batch * (k + 1), ridge) / analytics.roofline_pass_cost(batch, ridge)
 
 
 def batched_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float) -> float:

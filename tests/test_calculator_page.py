@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from specsim import analytics
@@ -277,3 +280,21 @@ def test_choosing_k_offers_acceptance_measured_by_position():
     text = next(m.value for m in at.markdown if m.value.startswith("Measured on the recording"))
     assert f"**{analytics.tokens_per_loop_by_position(rates, 7):.2f}** tokens per loop" in text
     assert "take the last rate" in text
+
+
+def test_the_calculator_opens_without_importing_torch():
+    """The calculator is closed forms: its default tab imports neither torch nor transformers (on a fresh server
+    they held up the first visit by 1.6 s). Only the tabs that read this machine's profile import them."""
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({str(ROOT / 'app' / 'main.py')!r}, default_timeout=60)\n"
+        "at.switch_page('../pages/calculator.py')\n"
+        "at.run()\n"
+        "assert not at.exception, at.exception\n"
+        "assert at.title[0].value == 'Speedup calculator', at.title\n"
+        "print('heavy:', sorted(name for name in ('torch', 'transformers') if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "heavy: []" in done.stdout, done.stdout

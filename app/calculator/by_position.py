@@ -11,7 +11,7 @@ import streamlit as st
 from app import recording, state
 from app.calculator import figures as figs
 from app.settings import CalcSettings
-from specsim import analytics, machine
+from specsim import analytics
 from specsim.trace import Trace, acceptance_given_reached
 
 
@@ -31,6 +31,8 @@ def _from_trace(trace: Trace) -> tuple[list[float], float]:
 
 def sources() -> dict[str, tuple[list[float], float]]:
     """(acceptance at draft positions 1, 2, …, the overall share of checked guesses kept) by source name."""
+    from specsim import machine  # here, not at the top: it imports torch (1.6 s), and only this tab needs it
+
     out: dict[str, tuple[list[float], float]] = {}
     profile = machine.cached()
     if profile is not None and profile.alpha_by_position:

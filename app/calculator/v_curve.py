@@ -2,7 +2,7 @@
 
 Curves: this machine's measured v(n) (``python -m specsim.machine``, or a measurement on the verify page),
 and two roofline models, v(n) = max(1, n / R): a GPU serving one request (the app's one R,
-``specsim.passcost.GPU_RIDGE``, flat for every K here) and a CPU that runs short of arithmetic early (R = 4).
+``specsim.defaults.GPU_RIDGE``, flat for every K here) and a CPU that runs short of arithmetic early (R = 4).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import streamlit as st
 from app import state
 from app.calculator import figures as figs
 from app.settings import CalcSettings
-from specsim import analytics, machine
-from specsim.passcost import GPU_RIDGE, roofline_pass_cost
+from specsim import analytics
+from specsim.defaults import GPU_RIDGE
 
 MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RIDGE),
           "a compute-bound CPU (roofline, R = 4)": 4.0}
@@ -22,6 +22,8 @@ MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RI
 
 def curves() -> dict[str, np.ndarray]:
     """v(K + 1) for K = K_MIN..K_MAX, by curve name; the measured one first when there is one."""
+    from specsim import machine  # here, not at the top: it imports torch (1.6 s), and only this tab needs it
+
     ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
     out: dict[str, np.ndarray] = {}
     profile = machine.cached()
@@ -32,7 +34,7 @@ def curves() -> dict[str, np.ndarray]:
     elif curve is not None:
         out["this machine, measured on the verify page"] = np.array([max(1.0, curve.v_at(int(k) + 1)) for k in ks])
     for name, ridge in MODELS.items():
-        out[name] = np.array([roofline_pass_cost(k + 1, ridge) for k in ks])
+        out[name] = np.array([analytics.roofline_pass_cost(k + 1, ridge) for k in ks])
     return out
 
 
