@@ -7,18 +7,18 @@ from app.live.params import calculator_link
 from app.settings import CalcSettings
 from app.verify import figures as figs
 from app.verify import measure
-from specsim import analytics, passcost
+from specsim import analytics, passcost, roofline
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 def ridge_sentence() -> str:
     """Where a data-centre GPU's ridge point lies, from datasheets, and the one R this app uses for it."""
-    a, h = passcost.A100, passcost.H100
+    a, h = roofline.A100, roofline.H100
     return (f"For a GPU, R follows from its datasheet: per token a pass does 2 FLOPs per weight and reads each "
             f"bfloat16 weight (2 bytes) once, so R = FLOP/s ÷ bytes/s. The {a.name} gives {a.tflops:g} TFLOP/s ÷ "
             f"{a.tb_per_s:g} TB/s ≈ {a.ridge_tokens:.0f} tokens, the {h.name} {h.tflops:g} ÷ {h.tb_per_s:g} ≈ "
-            f"{h.ridge_tokens:.0f}. This app uses R = {passcost.GPU_RIDGE} for a GPU serving one request, between "
+            f"{h.ridge_tokens:.0f}. This app uses R = {roofline.GPU_RIDGE} for a GPU serving one request, between "
             "the two: a pass over K + 1 ≤ 17 tokens is deep in the flat part, which is why the papers could treat "
             "verification as free.")
 
@@ -102,19 +102,19 @@ st.markdown(
 if ridge is None:
     st.caption("Measure v(n) above to add this machine's own R to the chart.")
 batch = st.select_slider("Batch size B", options=list(BATCHES), key=state.VERIFY_BATCH)
-gpu_r = st.slider(f"R for the accelerator (tokens per pass before it is compute-bound; {passcost.GPU_RIDGE} is the "
+gpu_r = st.slider(f"R for the accelerator (tokens per pass before it is compute-bound; {roofline.GPU_RIDGE} is the "
                   "app's GPU)", 16, 512,
                   step=16, key=state.VERIFY_GPU_R)
-speedups = {f"accelerator with R = {gpu_r}": [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
+speedups = {f"accelerator with R = {gpu_r}": [roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
                                              for b in BATCHES]}
 if ridge is not None:
-    speedups[f"this machine (R = {ridge:.1f})"] = [passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b,
+    speedups[f"this machine (R = {ridge:.1f})"] = [roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b,
                                                                             ridge) for b in BATCHES]
 st.plotly_chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
-v_b = passcost.batched_verify_cost(batch, calc.k, gpu_r)
+v_b = roofline.batched_verify_cost(batch, calc.k, gpu_r)
 st.markdown(
     f"At the calculator's α = {calc.alpha_pct} %, K = {calc.k} and c = {calc.draft_cost:.2f}: with B = {batch} on "
     f"the accelerator (R = {gpu_r}) the model gives v = {v_b:.2f} and a speedup of "
-    f"{passcost.batched_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r):.2f}×, against "
+    f"{roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r):.2f}×, against "
     f"{float(analytics.speedup(calc.alpha, calc.k, calc.draft_cost, 1.0)):.2f}× with free verification. "
     "The model leaves out that the draft's cost also grows with the batch, so it flatters large batches.")

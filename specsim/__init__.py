@@ -15,6 +15,7 @@ The library never imports streamlit. Read it top to bottom:
 - ``timing`` / ``costmodel`` / ``fairtime`` / ``clock``: the one timing driver, the one cost model, fair
   speedups on a shared machine, the one timer;
 - ``passcost`` / ``machine`` / ``cpu``: v(n) measured, this machine's profile (decode path, v(n), best K), its name;
+- ``roofline``: the batch-size caveat as a model (a chip's ridge point, v and the speedup at batch size B);
 - ``methods`` / ``variants``: every decoding method registered once, and lookahead and Medusa;
 - ``defaults`` / ``paths`` / ``published`` / ``prompt_sets``: shared constants, asset paths, the papers' figures,
   the built-in and held-out prompts;

@@ -69,5 +69,5 @@ right 32 % of the time (docs/distill.md; the figures: docs/measurements/distill-
 
 GPU_RIDGE = 256
 """The one R the app uses for "a GPU serving one request": between the A100's ridge (about 153 tokens) and the
-H100's (about 295; both computed in :mod:`specsim.passcost`), rounded to a power of two. A pass over K + 1 ≤ 17
+H100's (about 295; both computed in :mod:`specsim.roofline`), rounded to a power of two. A pass over K + 1 ≤ 17
 tokens is then far inside the flat part."""

@@ -2,7 +2,7 @@
 
 The questions live in ``assets/interview/questions.json``. An answer never types a figure: it names
 it in braces (``{best_k_lesson}``) and :func:`figures` computes it from :mod:`specsim.analytics`,
-:mod:`specsim.passcost` (the batching roofline) and :mod:`specsim.published` (the papers, e.g.
+:mod:`specsim.roofline` (the batching roofline) and :mod:`specsim.published` (the papers, e.g.
 ``{leviathan.when}``).
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specsim import analytics, passcost, published
+from specsim import analytics, published, roofline
 from specsim.paths import INTERVIEW_QUESTIONS
 
 LESSON = {"alpha": 0.7, "k": 4, "c": 0.13}  # the lesson's example
@@ -45,15 +45,15 @@ def _x(value: float) -> str:
 
 def _batching(a: float, k: int, c: float) -> dict[str, str]:
     """The roofline at the app's GPU ridge R: v and the speedup at B = 1 and at the question's batch sizes."""
-    r = passcost.GPU_RIDGE
-    out = {"ridge": str(r), "a100_ridge": f"{passcost.A100.ridge_tokens:.0f}",
-           "h100_ridge": f"{passcost.H100.ridge_tokens:.0f}",
-           "speedup_batch_1": _x(passcost.batched_speedup(a, k, c, 1, r))}
+    r = roofline.GPU_RIDGE
+    out = {"ridge": str(r), "a100_ridge": f"{roofline.A100.ridge_tokens:.0f}",
+           "h100_ridge": f"{roofline.H100.ridge_tokens:.0f}",
+           "speedup_batch_1": _x(roofline.batched_speedup(a, k, c, 1, r))}
     for name, b in BATCHING.items():
         out[name] = str(b)
         out[f"{name}_tokens"] = str(b * (k + 1))  # what a verification pass carries: B·(K + 1)
-        out[f"{name}_v"] = _x(passcost.batched_verify_cost(b, k, r))
-        out[f"{name}_speedup"] = _x(passcost.batched_speedup(a, k, c, b, r))
+        out[f"{name}_v"] = _x(roofline.batched_verify_cost(b, k, r))
+        out[f"{name}_speedup"] = _x(roofline.batched_speedup(a, k, c, b, r))
     return out
 
 

@@ -25,9 +25,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from specsim import analytics
 from specsim.clock import now
-from specsim.defaults import GPU_RIDGE  # noqa: F401  (pages read passcost.GPU_RIDGE beside A100 and H100)
 from specsim.drafters import crop_cache
 from specsim.engine import plain_generate
 from specsim.models import LoadedModel, format_prompt
@@ -209,37 +207,3 @@ class VerifyCurve:
         return {"ns": list(self.ns), "seconds": list(self.seconds), "context": self.context, "repeats": self.repeats,
                 "dtype": self.dtype, "device": self.device, "threads": self.threads}
 
-
-# ---- the batch-size caveat (a model) ----------------------------------------------------------------
-@dataclass(frozen=True)
-class Accelerator:
-    """A datasheet's dense bfloat16 arithmetic and memory bandwidth, enough to place a roofline's ridge."""
-
-    name: str
-    tflops: float  # dense bf16 tensor-core TFLOP/s
-    tb_per_s: float  # memory bandwidth, TB/s
-
-    @property
-    def ridge_tokens(self) -> float:
-        """R: tokens one pass can carry before arithmetic, not reading the weights, sets its time.
-
-        Per token a pass does 2 FLOPs per weight (multiply and add) and reads each bf16 weight (2 bytes) once,
-        whatever the number of tokens: the pass is memory-bound while tokens · 2 FLOPs / 2 bytes stays below
-        the chip's FLOPs per byte, so R = FLOP/s ÷ bytes/s.
-        """
-        return self.tflops / self.tb_per_s
-
-
-A100 = Accelerator("A100 SXM (80 GB)", 312.0, 2.04)
-H100 = Accelerator("H100 SXM", 989.0, 3.35)
-# GPU_RIDGE (imported above from specsim.defaults) lies between A100.ridge_tokens and H100.ridge_tokens.
-
-
-def batched_verify_cost(batch: int, k: int, ridge: float) -> float:
-    """v at batch size B: a pass over B·(K+1) tokens against a plain pass over B tokens (both batched)."""
-    return analytics.roofline_pass_cost(batch * (k + 1), ridge) / analytics.roofline_pass_cost(batch, ridge)
-
-
-def batched_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float) -> float:
-    """Model: the calculator's speedup with v from the roofline at batch size B (c kept as given)."""
-    return float(analytics.speedup(alpha, k, draft_cost, batched_verify_cost(batch, k, ridge)))

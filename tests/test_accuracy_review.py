@@ -11,7 +11,7 @@ from app import palette
 from app.calculator import text as calc_text
 from app.live import glossary
 from app.settings import CalcSettings
-from specsim import analytics, defaults, draft_loader, machine, methods, passcost, published
+from specsim import analytics, defaults, draft_loader, machine, methods, published, roofline
 from tests.conftest import ROOT, open_page
 
 # ---- the eight errors ------------------------------------------------------------------------------------------
@@ -185,10 +185,10 @@ def test_one_gpu_ridge_point_everywhere():
     from app.calculator import v_curve
     from app.settings import VerifySettings
 
-    assert passcost.A100.ridge_tokens < passcost.GPU_RIDGE < passcost.H100.ridge_tokens
-    assert VerifySettings().gpu_ridge == passcost.GPU_RIDGE
+    assert roofline.A100.ridge_tokens < roofline.GPU_RIDGE < roofline.H100.ridge_tokens
+    assert VerifySettings().gpu_ridge == roofline.GPU_RIDGE
     gpu = [r for name, r in v_curve.MODELS.items() if "GPU" in name]
-    assert gpu == [float(passcost.GPU_RIDGE)]
+    assert gpu == [float(roofline.GPU_RIDGE)]
     page = (ROOT / "pages" / "verify_free.py").read_text(encoding="utf-8")
     assert "a few hundred" not in page
 
@@ -198,8 +198,8 @@ def test_verify_page_explains_prefill_the_kv_cache_and_the_ridge_before_measurin
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "**KV cache**" in text and "**Prefill**" in text
-    assert "*ridge point*" in text and f"R = {passcost.GPU_RIDGE}" in text
-    assert f"{passcost.H100.ridge_tokens:.0f}" in text and f"{passcost.A100.ridge_tokens:.0f}" in text
+    assert "*ridge point*" in text and f"R = {roofline.GPU_RIDGE}" in text
+    assert f"{roofline.H100.ridge_tokens:.0f}" in text and f"{roofline.A100.ridge_tokens:.0f}" in text
 
 
 def test_leviathan_is_dated_as_venue_and_preprint():

@@ -145,10 +145,10 @@ def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(curr
     import math
 
     from app.verify.figures import batch_figure
-    from specsim import passcost
+    from specsim import roofline
 
     batches = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-    fig = batch_figure(batches, {"R = 256": [passcost.batched_speedup(0.7, 4, 0.13, b, 256) for b in batches]},
+    fig = batch_figure(batches, {"R = 256": [roofline.batched_speedup(0.7, 4, 0.13, b, 256) for b in batches]},
                        current)
     assert fig.layout.xaxis.type == "log"
     label = next(a for a in fig.layout.annotations if a.text == f"B = {current}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import analytics, passcost
+from specsim import analytics, passcost, roofline
 from specsim.passcost import VerifyCurve
 from tests.live_traces import one_torch_thread
 
@@ -31,11 +31,11 @@ def test_no_flat_part():
 
 def test_batch_model_limits():
     # a batch far below R: verification stays free, the calculator's speedup with v = 1
-    assert passcost.batched_verify_cost(1, 4, ridge=256) == 1.0
-    assert passcost.batched_speedup(0.7, 4, 0.13, 1, 256) == pytest.approx(float(analytics.speedup(0.7, 4, 0.13)))
+    assert roofline.batched_verify_cost(1, 4, ridge=256) == 1.0
+    assert roofline.batched_speedup(0.7, 4, 0.13, 1, 256) == pytest.approx(float(analytics.speedup(0.7, 4, 0.13)))
     # a batch far above R: every pass is compute-bound, so a pass over K + 1 tokens costs K + 1 plain passes
-    assert passcost.batched_verify_cost(1024, 4, ridge=16) == pytest.approx(5.0)
-    gains = [passcost.batched_speedup(0.7, 4, 0.13, b, 64) for b in (1, 8, 32, 128)]
+    assert roofline.batched_verify_cost(1024, 4, ridge=16) == pytest.approx(5.0)
+    gains = [roofline.batched_speedup(0.7, 4, 0.13, b, 64) for b in (1, 8, 32, 128)]
     assert gains == sorted(gains, reverse=True) and gains[-1] < 1 < gains[0]
 
 
@@ -56,6 +56,6 @@ def test_figures_plot_the_curve_and_the_model():
     measured = next(t for t in fig.data if t.name == "measured v(n)")
     assert list(measured.y) == pytest.approx(list(curve.v))
     batches = (1, 4, 16)
-    ys = [passcost.batched_speedup(0.7, 4, 0.13, b, 8) for b in batches]
+    ys = [roofline.batched_speedup(0.7, 4, 0.13, b, 8) for b in batches]
     fig = batch_figure(batches, {"R = 8": ys}, 4)
     assert list(fig.data[0].y) == ys and list(fig.layout.xaxis.tickvals) == list(batches)

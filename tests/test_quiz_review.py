@@ -2,7 +2,7 @@
 
 The cue checkers run over knowledge.json as the learner sees it (templates filled by specsim.quiz's loader), and a
 deliberately cued question built here shows each checker can fail. Every figure the fixes quote is computed here from
-specsim.analytics, specsim.passcost and specsim.published, never typed.
+specsim.analytics, specsim.roofline and specsim.published, never typed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from specsim import analytics, interview, passcost, published, quiz
+from specsim import analytics, interview, published, quiz, roofline
 
 QUESTIONS = quiz.load_knowledge()
 BY_ID = {q.id: q for q in QUESTIONS}
@@ -281,18 +281,18 @@ def test_batching_answer_works_the_roofline_at_the_apps_ridge():
     q = INTERVIEW["batching"]
     text = q.answer
     assert "roughly in proportion" not in text
-    r = passcost.GPU_RIDGE
+    r = roofline.GPU_RIDGE
     b, big = interview.BATCHING["batch"], interview.BATCHING["batch_big"]
     assert f"batches {b} requests" in q.question
     assert f"R = {r}" in text
-    assert f"{passcost.A100.ridge_tokens:.0f} tokens on an A100" in text
-    assert f"{passcost.H100.ridge_tokens:.0f} on an H100" in text
-    assert f"v = {passcost.batched_verify_cost(b, K, r):.2f}" in text
+    assert f"{roofline.A100.ridge_tokens:.0f} tokens on an A100" in text
+    assert f"{roofline.H100.ridge_tokens:.0f} on an H100" in text
+    assert f"v = {roofline.batched_verify_cost(b, K, r):.2f}" in text
     assert f"{float(analytics.speedup(A, K, C)):.2f}× at B = 1" in text
-    assert f"{passcost.batched_speedup(A, K, C, b, r):.2f}× at B = {b}" in text
-    assert f"v = {passcost.batched_verify_cost(big, K, r):.2f}" in text
-    assert f"{passcost.batched_speedup(A, K, C, big, r):.2f}× plain speed" in text
-    assert passcost.batched_speedup(A, K, C, big, r) < 1 < passcost.batched_speedup(A, K, C, b, r) < analytics.speedup(
+    assert f"{roofline.batched_speedup(A, K, C, b, r):.2f}× at B = {b}" in text
+    assert f"v = {roofline.batched_verify_cost(big, K, r):.2f}" in text
+    assert f"{roofline.batched_speedup(A, K, C, big, r):.2f}× plain speed" in text
+    assert roofline.batched_speedup(A, K, C, big, r) < 1 < roofline.batched_speedup(A, K, C, b, r) < analytics.speedup(
         A, K, C)
 
 
