@@ -71,3 +71,9 @@ GPU_RIDGE = 256
 """The one R the app uses for "a GPU serving one request": between the A100's ridge (about 153 tokens) and the
 H100's (about 295; both computed in :mod:`specsim.roofline`), rounded to a power of two. A pass over K + 1 ≤ 17
 tokens is then far inside the flat part."""
+
+MAX_INVARIANT_QUERIES = 17
+"""Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path
+(:mod:`specsim.invariant`). Larger ones exist only as token trees (the variants page, which reports identity as
+observed, never as guaranteed); they run on stock kernels with a warning. Probed here: bfloat16 linears stop
+being row-invariant somewhere between 18 and 64 rows, so the limit is the linears', not the attention's."""

@@ -39,13 +39,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from specsim import fused
+from specsim.defaults import MAX_INVARIANT_QUERIES
 
 ATTENTION_NAME = "specsim_invariant"
-MAX_INVARIANT_QUERIES = 17
-"""Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path. Larger
-ones exist only as token trees (the variants page, which reports identity as observed, never as
-guaranteed); they run on stock kernels with a warning. Probed here: bfloat16 linears stop being
-row-invariant somewhere between 18 and 64 rows, so the limit is the linears', not the attention's."""
 
 DOWN_CHUNK = 768
 """Column chunk of the down projection: a reduction split that does not change with the row count."""

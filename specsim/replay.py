@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from specsim.costmodel import CostModel, cost_model
-from specsim.invariant import MAX_INVARIANT_QUERIES
+from specsim.defaults import MAX_INVARIANT_QUERIES
 from specsim.trace import Iteration, Settings, Trace
 
 Role = Literal["prompt", "output", "accepted", "rejected", "unchecked", "extra"]
