@@ -86,12 +86,6 @@ def tokens_per_loop_by_position(rates: Sequence[float], k: int) -> float:
     return total
 
 
-def roofline_pass_cost(tokens: float, ridge: float) -> float:
-    """A pass over ``tokens`` tokens (summed over the batch), in one-token passes: max(1, tokens / R), where R is
-    the ridge point (tokens per pass before the pass becomes compute-bound)."""
-    return max(1.0, tokens / ridge)
-
-
 def speedup_by_position(rates: Sequence[float], k: int, draft_cost: float, verify_cost: float = 1.0) -> float:
     """:func:`tokens_per_loop_by_position` over the loop's cost K·c + v."""
     return tokens_per_loop_by_position(rates, k) / float(cost_per_loop(k, draft_cost, verify_cost))

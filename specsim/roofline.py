@@ -1,7 +1,7 @@
 """The batch-size caveat, as a model: a roofline's ridge point, and what it makes of v at batch size B.
 
 A pass over n tokens (summed over the batch) costs max(1, n / R) one-token passes
-(:func:`specsim.analytics.roofline_pass_cost`): free while it waits on reading the weights, and dearer once its
+(:func:`roofline_pass_cost`): free while it waits on reading the weights, and dearer once its
 arithmetic takes longer, past the ridge point R. Pure arithmetic, so the pages that explain it load no model
 library (:mod:`specsim.passcost` is the measurement).
 """
@@ -12,6 +12,12 @@ from dataclasses import dataclass
 
 from specsim import analytics
 from specsim.defaults import GPU_RIDGE  # noqa: F401  (readers take roofline.GPU_RIDGE beside A100 and H100)
+
+
+def roofline_pass_cost(tokens: float, ridge: float) -> float:
+    """A pass over ``tokens`` tokens (summed over the batch), in one-token passes: max(1, tokens / R), where R is
+    the ridge point (tokens per pass before the pass becomes compute-bound)."""
+    return max(1.0, tokens / ridge)
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,7 @@ H100 = Accelerator("H100 SXM", 989.0, 3.35)
 
 def batched_verify_cost(batch: int, k: int, ridge: float) -> float:
     """v at batch size B: a pass over B·(K+1) tokens against a plain pass over B tokens (both batched)."""
-    return analytics.roofline_pass_cost(batch * (k + 1), ridge) / analytics.roofline_pass_cost(batch, ridge)
+    return roofline_pass_cost(batch * (k + 1), ridge) / roofline_pass_cost(batch, ridge)
 
 
 def batched_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float) -> float:

@@ -13,7 +13,7 @@ import streamlit as st
 from app import state
 from app.calculator import figures as figs
 from app.settings import CalcSettings
-from specsim import analytics
+from specsim import analytics, roofline
 from specsim.defaults import GPU_RIDGE
 
 MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RIDGE),
@@ -34,7 +34,7 @@ def curves() -> dict[str, np.ndarray]:
     elif curve is not None:
         out["this machine, measured on the verify page"] = np.array([max(1.0, curve.v_at(int(k) + 1)) for k in ks])
     for name, ridge in MODELS.items():
-        out[name] = np.array([analytics.roofline_pass_cost(k + 1, ridge) for k in ks])
+        out[name] = np.array([roofline.roofline_pass_cost(k + 1, ridge) for k in ks])
     return out
 
 
