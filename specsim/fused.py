@@ -35,6 +35,7 @@ import hashlib
 import logging
 import os
 import platform
+import sysconfig
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -101,8 +102,9 @@ def build_key(flags: Iterable[str] | None = None) -> str:
     """What a build depends on, one item a line: the instruction sets it compiles for (``flags``, this CPU's
     :func:`cpu_flags` by default; ``-march=native`` code must not run where one is missing, so a VM that hides
     AVX2 gets a build of its own whatever the CPU's model name), the compiler flags, the torch it compiles
-    against (its version and where it is installed, whose headers the build reads), and a digest of the C++,
-    so an edited kernel never meets an old build."""
+    against (its release, commit and C++ ABI, and the Python ABI; not where it is installed, so a new clone's
+    environment with the same torch reuses the build), and a digest of the C++, so an edited kernel never meets
+    an old build."""
     isa = sorted(set(cpu_flags() if flags is None else flags) & ISA_FLAGS)
     if not isa:  # flags unreadable (not Linux): the CPU's name is the best key there is
         from specsim.cpu import machine_name
@@ -110,12 +112,48 @@ def build_key(flags: Iterable[str] | None = None) -> str:
         isa = [f"unknown flags: {machine_name()}"]
     source = hashlib.sha256(b"".join(path.read_bytes() for path in SOURCES)).hexdigest()
     return "\n".join((platform.machine(), " ".join(isa), " ".join(CFLAGS + LDFLAGS), torch.__version__,
-                      os.path.dirname(torch.__file__), source))
+                      str(torch.version.git_version), f"cxx11 abi {torch._C._GLIBCXX_USE_CXX11_ABI}",
+                      str(sysconfig.get_config_var("SOABI")), source))
 
 
 def extension_name(flags: Iterable[str] | None = None) -> str:
     """The build's name: ``specsim_fused_`` and a digest of :func:`build_key` (``flags``: the CPU's by default)."""
     return "specsim_fused_" + hashlib.sha1(build_key(flags).encode()).hexdigest()[:10]
+
+
+BUILT = "built"
+"""The marker :func:`build` writes beside a finished build: the library next to it is whole and can be imported."""
+
+
+def build():
+    """Compile :data:`SOURCES` in :func:`build_dir` (torch's ``cpp_extension.load``: g++ and ninja) and import
+    the result; then mark the build finished, so later processes import it without running ninja."""
+    from torch.utils.cpp_extension import load
+
+    module = load(extension_name(), sources=[str(path) for path in SOURCES], extra_cflags=list(CFLAGS),
+                  extra_ldflags=list(LDFLAGS), build_directory=build_dir(), verbose=False)
+    (Path(build_dir()) / BUILT).write_text(str(getattr(module, "__file__", "")))
+    return module
+
+
+def built():
+    """The finished build for this key (:func:`build_key`), imported from its folder; None when there is none.
+
+    ``load`` would rerun ninja, which compares command lines that name torch's headers by path, so a second
+    environment with the same torch (a new clone's ``.venv``) would compile again; the key already says the
+    library fits this torch and CPU."""
+    import importlib.machinery
+    import importlib.util
+
+    name, folder = extension_name(), Path(build_dir())
+    library = folder / f"{name}.so"
+    if not (folder / BUILT).exists() or not library.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(name, library,
+                                                  loader=importlib.machinery.ExtensionFileLoader(name, str(library)))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def kernel():
@@ -131,12 +169,7 @@ def kernel():
                 _STATE["kernel"], _STATE["why"] = None, "switched off (SPECSIM_NO_FUSED=1)"
             else:
                 try:
-                    from torch.utils.cpp_extension import load
-
-                    module = load(extension_name(), sources=[str(path) for path in SOURCES],
-                                  extra_cflags=list(CFLAGS), extra_ldflags=list(LDFLAGS),
-                                  build_directory=build_dir(), verbose=False)
-                    _STATE["kernel"], _STATE["why"] = module, None
+                    _STATE["kernel"], _STATE["why"] = built() or build(), None
                 except Exception as error:  # noqa: BLE001 - no compiler, no headers: fall back and say so
                     from specsim.errors import brief_error
 

@@ -3,10 +3,13 @@ names each build by the instruction sets it compiles for, torch and the source, 
 
 from __future__ import annotations
 
+import os
+import shutil
 import tomllib
 from pathlib import Path
 
 import pytest
+import torch
 
 from specsim import fused
 
@@ -59,6 +62,31 @@ def test_the_kernel_loads_those_files_under_the_build_name(monkeypatch, tmp_path
     assert sources == [str(path) for path in fused.SOURCES]
     assert kwargs["extra_cflags"] == list(fused.CFLAGS) and "-march=native" in kwargs["extra_cflags"]
     assert kwargs["build_directory"] == str(tmp_path / "torch_extensions" / name)
+
+
+def test_a_finished_build_is_imported_without_running_the_build_again(monkeypatch, tmp_path):
+    """A second environment with the same torch (a new clone's .venv) imports the finished build: torch's ``load``
+    would rerun ninja, whose command lines name torch's headers by path, and compile again (27 s here)."""
+    real = fused.kernel()
+    if real is None:
+        pytest.skip(f"no kernel build on this machine: {fused.status()}")
+    monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))
+    monkeypatch.setattr(fused, "_STATE", {})
+    calls = []
+    monkeypatch.setattr("torch.utils.cpp_extension.load", lambda name, sources, **kwargs: calls.append(name))
+    folder = Path(fused.build_dir())
+    shutil.copy(real.__file__, folder / f"{fused.extension_name()}.so")
+    assert fused.built() is None  # a library without the marker may be half written: not imported
+    (folder / fused.BUILT).write_text("")
+    module = fused.kernel()
+    assert calls == [] and module is not None and Path(module.__spec__.origin).parent == folder
+    assert module.linear_path() == real.linear_path()
+
+
+def test_the_build_name_does_not_follow_where_torch_is_installed():
+    key = fused.build_key(AVX2)
+    assert os.path.dirname(torch.__file__) not in key
+    assert torch.__version__ in key and str(torch.version.git_version) in key
 
 
 def test_the_build_name_follows_the_instruction_sets(monkeypatch, tmp_path):
