@@ -150,16 +150,59 @@ HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py
 """The longest in-process files: the two test workers (pytest-xdist, one file at a time) take them early, so
 neither worker is left with a long file at the end while the other waits."""
 
+HEAVY_BROWSER_FILES = ("test_calculator_browser.py", "test_live_playback.py", "test_bad_input.py",
+                       "test_class_browser.py", "test_instant_numbers.py", "test_shell_browser.py")
+"""The longest real-browser files, taken first for the same reason."""
+
+
+def is_browser_test(item) -> bool:
+    return "tests/browser" in str(item.fspath)
+
 
 def pytest_collection_modifyitems(config, items):
-    """Run the real-browser tests first, then the longest in-process files, then the rest.
+    """Alternate real-browser files with in-process ones, the longest in-process files first, then the rest.
 
-    Playwright's sync API refuses to start inside a running asyncio loop, and some in-process
-    Streamlit tests leave one behind; the browser session opened first is unaffected. Each worker
-    receives its files in this order, so it too opens its browser first.
+    A browser test mostly waits (for the page, the server's script, a timer) and leaves a core idle, so the two
+    test workers (pytest-xdist, one file at a time) should rarely both run one: they take files in this order
+    (``--no-loadscope-reorder``: by default xdist would sort files by their number of tests, which put every
+    browser file last), so each gets a mix and the short files fill the end. Playwright's sync API refuses to
+    start inside a running asyncio loop, which some in-process Streamlit tests leave behind, so a worker starts
+    its browser before its first test (below).
     """
-    def rank(item) -> int:
-        path = str(item.fspath)
-        return 0 if "tests/browser" in path else 1 if path.endswith(HEAVY_FILES) else 2
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(str(item.fspath), []).append(item)
+    browser = sorted((f for f in files if "tests/browser" in f), key=lambda f: not f.endswith(HEAVY_BROWSER_FILES))
+    others = sorted((f for f in files if f not in browser), key=lambda f: not f.endswith(HEAVY_FILES))
+    order = [f for i in range(max(len(browser), len(others))) for f in (*browser[i:i + 1], *others[i:i + 1])]
+    items[:] = [item for f in order for item in files[f]]
 
-    items.sort(key=rank)
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Debian chromium per test worker (Playwright, never its own download)."""
+    from tests.browser.conftest import SKIP_ENV
+    from tests.browser.server import CHROMIUM, CHROMIUM_ARGS
+
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"Debian chromium is not installed at {CHROMIUM} (apt-get install chromium; .ci/run installs "
+                    f"it). The browser tests are part of the suite: set {SKIP_ENV}=1 to skip them on purpose.",
+                    pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _browser_before_any_test(request):
+    """A worker that will run browser tests starts chromium before its first test of any kind (see
+    :func:`pytest_collection_modifyitems`); without chromium the browser tests themselves say so."""
+    from tests.browser.conftest import skip_requested
+    from tests.browser.server import CHROMIUM
+
+    if (any(is_browser_test(item) and not item.get_closest_marker("skip") for item in request.session.items)
+            and not skip_requested() and os.path.exists(CHROMIUM)):
+        request.getfixturevalue("browser")

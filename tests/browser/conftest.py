@@ -18,7 +18,7 @@ import pytest
 
 from specsim import analytics
 from specsim.trace import Trace
-from tests.browser.server import CHROMIUM, CHROMIUM_ARGS, running_app
+from tests.browser.server import running_app
 
 SHOTS = Path(os.environ.get("SPECSIM_SHOTS", Path(__file__).resolve().parents[2] / "out" / "screenshots"))
 EXCEPTION = "[data-testid='stException']"
@@ -52,20 +52,6 @@ def pytest_collection_modifyitems(items):
 def app_url():
     with running_app() as url:
         yield url
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"Debian chromium is not installed at {CHROMIUM} (apt-get install chromium; .ci/run installs "
-                    f"it). The browser tests are part of the suite: set {SKIP_ENV}=1 to skip them on purpose.",
-                    pytrace=False)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 VIEWPORT = {"width": 1400, "height": 1000}
