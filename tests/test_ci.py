@@ -136,3 +136,17 @@ def test_the_browser_tests_skip_only_when_asked(tmp_path):
     done = _browser_test(SPECSIM_CHROMIUM=str(tmp_path / "no-chromium"), SPECSIM_SKIP_BROWSER="1")
     assert done.returncode == 0, done.stdout
     assert "1 skipped" in done.stdout
+
+
+def test_make_runs_its_commands_without_pythondontwritebytecode():
+    """These machines set PYTHONDONTWRITEBYTECODE; under make every process keeps what it compiled, so the suite's
+    workers, servers and subprocesses import torch and transformers from .pyc files instead of compiling them
+    again each (9.5 s against 3.3 s per process)."""
+    if shutil.which("make") is None:
+        pytest.fail("make is not installed; CI runs through it")
+    probe = f'probe: ; @{sys.executable} -c "import sys; print(sys.dont_write_bytecode)"'
+    done = subprocess.run(["make", "-s", "--no-print-directory", "--eval", probe, "probe"], cwd=ROOT,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
