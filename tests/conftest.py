@@ -155,8 +155,8 @@ HEAVY_BROWSER_FILES = ("test_calculator_browser.py", "test_live_playback.py", "t
 """The longest real-browser files, taken first for the same reason."""
 
 
-def is_browser_test(item) -> bool:
-    return "tests/browser" in str(item.fspath)
+def in_browser_dir(path) -> bool:
+    return "tests/browser" in str(path)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -172,8 +172,8 @@ def pytest_collection_modifyitems(config, items):
     files: dict[str, list] = {}
     for item in items:
         files.setdefault(str(item.fspath), []).append(item)
-    browser = sorted((f for f in files if "tests/browser" in f), key=lambda f: not f.endswith(HEAVY_BROWSER_FILES))
-    others = sorted((f for f in files if f not in browser), key=lambda f: not f.endswith(HEAVY_FILES))
+    browser = sorted((f for f in files if in_browser_dir(f)), key=lambda f: not f.endswith(HEAVY_BROWSER_FILES))
+    others = sorted((f for f in files if not in_browser_dir(f)), key=lambda f: not f.endswith(HEAVY_FILES))
     order = [f for i in range(max(len(browser), len(others))) for f in (*browser[i:i + 1], *others[i:i + 1])]
     items[:] = [item for f in order for item in files[f]]
 
@@ -203,6 +203,6 @@ def _browser_before_any_test(request):
     from tests.browser.conftest import skip_requested
     from tests.browser.server import CHROMIUM
 
-    if (any(is_browser_test(item) and not item.get_closest_marker("skip") for item in request.session.items)
-            and not skip_requested() and os.path.exists(CHROMIUM)):
+    if (any(in_browser_dir(item.fspath) for item in request.session.items) and not skip_requested()
+            and os.path.exists(CHROMIUM)):
         request.getfixturevalue("browser")

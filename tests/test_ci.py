@@ -149,4 +149,3 @@ def test_make_runs_its_commands_without_pythondontwritebytecode():
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
-
