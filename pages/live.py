@@ -48,6 +48,7 @@ if spec is None:
 else:
     st.caption(live_view.describe(spec))
     st.subheader("Step through the run")
+    live_view.prefill_note(spec)
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
     why_speed.panel(spec, plain)
     be_the_draft.section(spec, plain)

@@ -234,15 +234,17 @@ def main(argv: list[str] | None = None) -> int:
               "CPU that means the machine was too busy to time fairly; a gap that stays run after run (as bfloat16 "
               "drafting on a GPU showed) is the cost model missing a cost")
     if any(row["HF=plain"] == "NO" for row in rows):
-        print("\nHF=plain NO: transformers' generate wrote other tokens than specsim's plain decoding. Its own plain "
-              "greedy generate splits from ours at the same token: in bfloat16 it writes the last prompt token's KV "
-              "in the stock prefill, specsim in its first invariant decode pass, and a near-tied argmax flips "
-              "(docs/measurements/hf-prompt-lookup-tokens-2026-12-03.md). 'identical' compares specsim's two runs.")
+        print("\nHF=plain NO: transformers' prompt lookup wrote other tokens than plain decoding. specsim's plain "
+              "decoding writes what transformers' own plain greedy generate writes (both prefill the whole prompt; "
+              "tests/test_engine_greedy.py checks it), so the split is inside transformers: its first pass reads the "
+              "prompt and the first K guesses together, that longer pass rounds the last prompt position differently "
+              "from a prefill over the prompt alone, and a near-tied argmax flips. specsim's prefill reads the prompt "
+              "alone in every decoder and verifies guesses only in the position-invariant decode path, so its "
+              "'identical' holds by construction.")
     if any(row["ours/HF"] == row["ours/HF"] for row in rows):  # a number (not NaN) somewhere
-        print("\nours/HF is end to end, prefill included: specsim prefills the prompt less its last token in a pass of "
-              "its own, transformers folds the prompt into its first verification pass; where HF=plain says NO the "
-              "two also decode different texts. Per loop the two are level on the same text "
-              "(docs/measurements/hf-prompt-lookup-speed-2026-12-04.md).")
+        print("\nours/HF is end to end, prefill included. Both loops prefill the whole prompt; specsim's prefill "
+              "chooses the first token, as plain decoding's does, and transformers' also verifies the first K "
+              "guesses (docs/measurements/hf-prompt-lookup-speed-2026-12-04.md compares the loops pass by pass).")
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:

@@ -3,10 +3,11 @@
 The one-slot proof (:mod:`specsim.unchanged`) extends to a block of K guesses and the +1 token by induction
 over the positions written. This module checks the first two positions empirically: two small random models
 over six tokens (a target, and a draft unlike it), many seeded runs of :func:`specsim.engine.speculative_generate`
-at K = 3 and temperature 1, and the first two tokens written counted against the target's own exact joint
-distribution P(x₁, x₂) = p(x₁ | prompt)·p(x₂ | prompt, x₁), computed from its logits. Both tokens usually come
-out of one block (kept, kept; kept, then a replacement), and sometimes from two (a replacement, then the next
-block's first slot), so every way a block ends is exercised.
+at K = 3 and temperature 1. The prefill draws the first token x₁ from the target alone; the first two tokens
+the loop writes after it, x₂ and x₃, are counted against the target's own exact joint distribution
+P(x₂, x₃) = Σ over x₁ of p(x₁ | prompt)·p(x₂ | prompt, x₁)·p(x₃ | prompt, x₁, x₂), computed from its logits.
+Both tokens usually come out of one block (kept, kept; kept, then a replacement), and sometimes from two (a
+replacement, then the next block's first slot), so every way a block ends is exercised.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ class BlockCheck:
     """The outcome of ``runs`` seeded runs: the first two tokens' counts against the exact joint."""
 
     runs: int
-    counts: Counter  # (x1, x2) -> runs that wrote it first
-    expected: dict  # (x1, x2) -> the target's exact P(x1, x2)
+    counts: Counter  # (x2, x3) -> runs whose loop wrote it first
+    expected: dict  # (x2, x3) -> the target's exact P(x2, x3)
     block_ends: Counter  # guesses kept in the first block (0 … K) -> runs
     test: ChiSquare
 
@@ -53,18 +54,24 @@ def tiny_pair():
 
 
 def exact_joint(target) -> dict[tuple[int, int], float]:
-    """P(x1, x2) = p(x1 | prompt)·p(x2 | prompt, x1) of the target sampling alone at temperature 1."""
+    """P(x2, x3): the second and third tokens of the target sampling alone at temperature 1, the first (the
+    prefill's draw) summed out: Σ over x1 of p(x1 | prompt)·p(x2 | prompt, x1)·p(x3 | prompt, x1, x2)."""
     import torch
 
-    with torch.inference_mode():
-        first = torch.softmax(target.model(torch.tensor([PROMPT])).logits[0, -1].double(), dim=-1)
-        second = torch.softmax(
-            target.model(torch.tensor([[*PROMPT, a] for a in range(VOCAB)])).logits[:, -1].double(), dim=-1)
-    return {(a, b): float(first[a] * second[a, b]) for a, b in product(range(VOCAB), repeat=2)}
+    def next_probs(contexts: list[list[int]]) -> torch.Tensor:
+        with torch.inference_mode():
+            return torch.softmax(target.model(torch.tensor(contexts)).logits[:, -1].double(), dim=-1)
+
+    first = next_probs([list(PROMPT)])[0]
+    second = next_probs([[*PROMPT, a] for a in range(VOCAB)])
+    third = next_probs([[*PROMPT, a, b] for a, b in product(range(VOCAB), repeat=2)]).reshape(VOCAB, VOCAB, VOCAB)
+    return {(b, c): float(sum(first[a] * second[a, b] * third[a, b, c] for a in range(VOCAB)))
+            for b, c in product(range(VOCAB), repeat=2)}
 
 
 def first_two_tokens(target, draft, runs: int, on_run: Callable[[int], None] | None = None) -> tuple[Counter, Counter]:
-    """The first two tokens of ``runs`` seeded runs (seeds 0 … runs − 1), and how each first block ended."""
+    """The first two tokens the loop wrote in ``runs`` seeded runs (seeds 0 … runs − 1), after the prefill's token,
+    and how each first block ended."""
     from specsim.drafters import ModelDrafter
     from specsim.engine import speculative_generate
 
@@ -72,10 +79,10 @@ def first_two_tokens(target, draft, runs: int, on_run: Callable[[int], None] | N
     drafter = ModelDrafter(draft)
     for seed in range(runs):
         seen = []
-        trace = speculative_generate(target, drafter, list(PROMPT), K, K + 1, temperature=1.0, seed=seed,
+        trace = speculative_generate(target, drafter, list(PROMPT), K, K + 2, temperature=1.0, seed=seed,
                                      on_iteration=seen.append,
                                      should_stop=lambda seen=seen: sum(len(it.emitted) for it in seen) >= 2)
-        pairs[tuple(trace.generated_ids[:2])] += 1
+        pairs[tuple(trace.generated_ids[1:3])] += 1
         blocks[trace.iterations[0].n_accepted] += 1
         if on_run is not None:
             on_run(seed + 1)

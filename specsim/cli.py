@@ -38,8 +38,11 @@ GREEN, RED, BLUE, DIM, RESET = "\033[32m", "\033[9;31m", "\033[1;34m", "\033[2m"
 
 
 def marked_text(trace: Trace, colour: bool) -> str:
-    """The generated text with accepted, rejected (struck out) and +1 tokens marked."""
+    """The generated text with accepted, rejected (struck out) and the target's own tokens marked: the prefill's
+    first token and each loop's +1."""
     parts = []
+    if trace.first is not None:
+        parts.append(f"{BLUE}{trace.first.text}{RESET}" if colour else f"{{+{trace.first.text}+}}")
     for it in trace.iterations:
         for slot in it.slots:
             if slot.status == "accepted":
@@ -53,8 +56,10 @@ def marked_text(trace: Trace, colour: bool) -> str:
 
 def legend(colour: bool) -> str:
     if colour:
-        return f"{GREEN}accepted draft{RESET}  {RED}rejected draft{RESET}  {BLUE}target's +1 token{RESET}"
-    return "plain = accepted draft   [-x-] = rejected draft   {+x+} = target's +1 token"
+        return (f"{GREEN}accepted draft{RESET}  {RED}rejected draft{RESET}  "
+                f"{BLUE}target's own token (the prefill's first, each loop's +1){RESET}")
+    return ("plain = accepted draft   [-x-] = rejected draft   "
+            "{+x+} = target's own token (the prefill's first, each loop's +1)")
 
 
 def statistics(spec: Trace, plain: Trace) -> list[str]:

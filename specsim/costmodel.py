@@ -159,7 +159,7 @@ def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
         k_max=max(t.k_max for t in spec), k=sum(it.k for it in iterations) / len(iterations),
         alpha=pooled_acceptance_rate(spec), tokens_per_loop=pooled_tokens_per_pass(spec), plain_pass_s=base,
         draft_cost=c, verify_cost=v, verify_cost_raw=v_raw, other_cost=other,
-        plain_tokens_per_s=sum(t.n_generated for t in plain) / plain_time if plain_time > 0 else 0.0,
-        spec_tokens_per_s=sum(t.n_generated for t in spec) / spec_time if spec_time > 0 else 0.0,
+        plain_tokens_per_s=sum(t.n_decoded for t in plain) / plain_time if plain_time > 0 else 0.0,
+        spec_tokens_per_s=sum(t.n_decoded for t in spec) / spec_time if spec_time > 0 else 0.0,
         noise=baseline_noise(times),
     )

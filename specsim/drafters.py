@@ -3,7 +3,8 @@
 Every drafter follows one protocol (:class:`Drafter`):
 
 1. ``start(prompt_ids, vocab_size, target_hidden)`` forgets the previous run and reads the prompt;
-   ``target_hidden`` holds the target's last hidden states of the prompt minus its last token when
+   ``prompt_ids`` is the context when the loop starts: the prompt and the token its prefill chose;
+   ``target_hidden`` holds the target's last hidden states of the prompt (the context minus that token) when
    the drafter asked for them (``needs_target_hidden``), else None;
 2. ``propose(context, k, sampling, generator, stop_below)`` returns up to k tokens with the probability q
    the drafter gave each (and, when sampling, its whole distribution q over the target's vocabulary,
@@ -200,7 +201,7 @@ class ModelDrafter:
         return DynamicCache()
 
     def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
-        """Forget the previous run and prefill the prompt except its last token."""
+        """Forget the previous run and prefill the context except its last token (the prefill's choice)."""
         self.vocab_size = vocab_size
         self.vocab_map = None
         self.cache = self._new_cache()

@@ -13,8 +13,10 @@ One speculative iteration (Leviathan et al., 2023, algorithm 1; Chen et al., 202
 :class:`SpeculativeStep` is exactly that iteration; :func:`decode_loop`, just below it, runs it until
 end-of-text or the token budget (the same loop runs lookahead and Medusa-tree decoding). Plain
 decoding, the baseline, is that loop with a drafter that proposes nothing (:class:`NoDrafter`).
-Cache convention: the target's cache always holds the context except its last token, which is
-the first input of the next verification pass. Each iteration records what both caches held
+Before the loop, the prefill reads the whole prompt and its last row chooses the first new token, the
+same way in every decoder, so plain and speculative decoding start from the same token. Cache
+convention: the target's cache always holds the context except its last token, which is the first
+input of the next verification pass. Each iteration records what both caches held
 (:class:`~specsim.trace.CacheLengths`).
 """
 
@@ -30,12 +32,13 @@ from specsim.defaults import TOP_N
 from specsim.drafters import Drafter, NoDrafter, crop_cache, draft_cache_length, hidden_request, target_features
 from specsim.kpolicy import KPolicy, Schedule
 from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig, warp
+from specsim.sampling import SamplingConfig, top_tokens, warp
 from specsim.step import (
     PLAIN,
     Checked,
     Step,
     check_request,
+    choose_first,
     cut_at_stop,
     eos_token_ids,
     finish_trace,
@@ -110,9 +113,14 @@ def decode_loop(
     context, generated, iterations = list(prompt_ids), [], []
     stop_reason: str | None = None
     with torch.inference_mode():
-        cache, start, _, prompt_hidden = prefill(target, context, keep_hidden=step.needs_prompt_hidden)
-        step.start(context, cache, prompt_hidden)
-        prefill_time = now(target.device) - start
+        # 0. Prefill: one pass over the whole prompt; its last row chooses the first new token.
+        filled = prefill(target, context, keep_hidden=step.needs_prompt_hidden)
+        first, first_probs = choose_first(filled.logits, step.sampling, step.generator)
+        emitted, stop_reason = cut_at_stop([first], settings.max_new_tokens, eos)
+        context += emitted
+        generated += emitted
+        step.start(context, filled.cache, filled.hidden)  # the cache holds the prompt: the context minus token 1
+        start, prefill_time = filled.start, now(target.device) - filled.start
         while stop_reason is None:
             if should_stop is not None and should_stop():
                 stop_reason = "cancelled"
@@ -129,7 +137,9 @@ def decode_loop(
             if on_iteration is not None:
                 on_iteration(iterations[-1])
         end = now(target.device)
-    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason, iterations)
+    first_token = (namer.tops([(first, float(first_probs[first]))])[0], namer.tops(top_tokens(first_probs, TOP_N)))
+    return finish_trace(target, settings, prompt_ids, generated, (start, prefill_time, end), stop_reason, iterations,
+                        first_token)
 
 
 def speculative_generate(

@@ -27,9 +27,9 @@ TOLERANCE = 0.25  # |wall clock / cost model - 1| above this: the timing was dis
 
 def wall_clock_speedup(spec: Trace, plain: Trace) -> float:
     """Speculative over plain tokens per second, prefill excluded (0 when either did not decode)."""
-    if spec.decode_time_s <= 0 or plain.decode_time_s <= 0 or not plain.n_generated:
+    if spec.decode_time_s <= 0 or plain.decode_time_s <= 0 or not plain.n_decoded:
         return 0.0
-    return (spec.n_generated / spec.decode_time_s) / (plain.n_generated / plain.decode_time_s)
+    return spec.tokens_per_s / plain.tokens_per_s
 
 
 @dataclass(frozen=True)

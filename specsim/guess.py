@@ -30,9 +30,10 @@ def target_tops(trace: Trace) -> list[tuple[TokenProb, ...]]:
     """The target's top alternatives at each generated position, from the pass that decided it.
 
     A kept proposal's slot holds the target's distribution at its position; the +1 token's is
-    ``extra_target_top``. Positions after the text ended get an empty tuple.
+    ``extra_target_top``; the prefill's token's is ``first_target_top``. Positions after the text ended get an
+    empty tuple.
     """
-    tops: list[tuple[TokenProb, ...]] = []
+    tops: list[tuple[TokenProb, ...]] = [trace.first_target_top] if trace.first is not None else []
     for it in trace.iterations:
         decided = [s.target_top for s in it.slots[: it.n_accepted]] + [it.extra_target_top]
         tops += decided[: len(it.emitted)]
@@ -45,12 +46,12 @@ def draft_tops(trace: Trace) -> list[tuple[TokenProb, ...]]:
     A kept slot and the first rejected slot hold the draft's guess and distribution at their positions (the +1
     token after a rejection lands on the rejected slot's position); the guess comes first, as a drafter without a
     distribution (prompt lookup) has only the guess. The +1 token after a fully kept draft lands where the draft
-    made no guess: an empty tuple, as for positions after the text ended.
+    made no guess: an empty tuple, as for the prefill's token and positions after the text ended.
     """
     def guessed(slot) -> tuple[TokenProb, ...]:
         return (TokenProb(slot.token_id, slot.text, slot.q), *slot.draft_top)
 
-    tops: list[tuple[TokenProb, ...]] = []
+    tops: list[tuple[TokenProb, ...]] = [()] if trace.first is not None else []
     for it in trace.iterations:
         decided = [guessed(s) for s in it.slots[: it.n_accepted]]
         decided.append(guessed(it.slots[it.n_accepted]) if it.n_accepted < len(it.slots) else ())

@@ -44,7 +44,7 @@ class VerifyRow:
 def _last_kept_text(trace: Trace, step: int) -> str:
     """The text of the token that opens iteration ``step``'s pass: the previous iteration's last emitted token."""
     if step == 0:
-        return "(last prompt token)"
+        return trace.first.text if trace.first is not None else "(last prompt token)"
     prev = trace.iterations[step - 1]
     return prev.extra.text if prev.emitted and prev.emitted[-1] == prev.extra.token_id else "(last kept token)"
 
@@ -210,7 +210,7 @@ class Compute:
     tokens_per_loop: float
     target_tokens_per_emitted: float  # (K + 1) / t: target token-passes of arithmetic per token written
     draft_passes_per_emitted: float  # draft passes per token written (copied guesses cost none)
-    prefill_s: float  # time to the first token's pass: the prompt's prefill, the same with or without a draft
+    prefill_s: float  # time to the first token: the prompt's prefill, which chooses it, with or without a draft
 
 
 def compute_per_token(trace: Trace) -> Compute:
@@ -219,6 +219,6 @@ def compute_per_token(trace: Trace) -> Compute:
     t = trace.tokens_per_pass
     fed = sum(it.k + 1 for it in trace.iterations) / loops  # positions per verification pass
     draft_passes = sum(1 for it in trace.iterations for s in it.slots if not s.copied)
-    emitted = trace.n_generated or 1
+    emitted = trace.n_decoded or 1  # the loops' tokens (the prefill chose the first without a draft)
     return Compute(k=trace.settings.k, tokens_per_loop=t, target_tokens_per_emitted=fed / t if t else math.nan,
                    draft_passes_per_emitted=draft_passes / emitted, prefill_s=trace.prefill_time_s)

@@ -64,7 +64,7 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
 
     def on_iteration(it: Iteration) -> None:
         if phase[0] is not None:  # the warm-up's iterations are not the run's
-            done[0] += len(it.emitted)
+            done[0] = it.context_len - len(prompt_ids) + len(it.emitted)  # the prefill's token counts too
             if on_progress is not None:
                 on_progress(Progress(phase[0], done[0], goal[0], it))
 

@@ -106,7 +106,7 @@ def plain_tokens_per_s(target: LoadedModel, max_new_tokens: int = 32, repeats: i
     rates = []
     for _ in range(repeats):
         trace = plain_generate(target, ids, max_new_tokens)
-        rates.append(trace.n_generated / trace.decode_time_s)
+        rates.append(trace.tokens_per_s)
     return statistics.median(rates)
 
 

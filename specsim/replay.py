@@ -52,11 +52,18 @@ def emitted_texts(it: Iteration) -> list[str]:
     return texts[: len(it.emitted)]
 
 
+def prefilled_texts(trace: Trace) -> list[str]:
+    """Text of the token the prefill chose, before any iteration (empty in traces recorded without it)."""
+    return [] if trace.first is None else [trace.first.text]
+
+
 def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
     """The text before iteration ``index`` followed by that iteration's proposals, verdicts and +1 token."""
     if not 0 <= index < len(trace.iterations):
         raise IndexError(f"iteration {index} is outside 0..{len(trace.iterations) - 1}")
     chips: list[Chip] = [Chip(trace.prompt, "prompt")] if prompt else []
+    if trace.first is not None:  # the prefill's token: text before the first loop
+        chips.append(Chip(trace.first.text, "output", token_id=trace.first.token_id, note="prefill"))
     for it in trace.iterations[:index]:
         chips += [Chip(text, "output", token_id=tid) for text, tid in zip(emitted_texts(it), it.emitted, strict=True)]
     it = trace.iterations[index]
@@ -75,8 +82,13 @@ def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
 
 
 def output_text(trace: Trace, upto: int) -> str:
-    """The generated text after iterations 0..upto-1 (plain string, no prompt)."""
-    return "".join(t for it in trace.iterations[:upto] for t in emitted_texts(it))
+    """The generated text after the prefill and iterations 0..upto-1 (plain string, no prompt)."""
+    return "".join(prefilled_texts(trace) + [t for it in trace.iterations[:upto] for t in emitted_texts(it)])
+
+
+def after_prefill(trace: Trace) -> str:
+    """Words that say a count of loop tokens leaves out the prefill's ("" for a trace recorded before it chose one)."""
+    return ", after the first, which the prompt's prefill chose" if trace.n_prefilled else ""
 
 
 # ---- one sentence per iteration ---------------------------------------------------------------
@@ -194,7 +206,8 @@ class Identity:
 
 
 def spec_token_texts(trace: Trace) -> list[str]:
-    return [t for it in trace.iterations for t in emitted_texts(it)]
+    """The text of every generated token: the prefill's, then each iteration's."""
+    return prefilled_texts(trace) + [t for it in trace.iterations for t in emitted_texts(it)]
 
 
 def identity(spec: Trace, plain: Trace) -> Identity:

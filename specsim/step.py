@@ -5,8 +5,9 @@ lookahead decoding and Medusa with a candidate tree (:mod:`specsim.variants`). T
 plumbing every decoder shares: checking the request, the prefill, the token budget and end-of-text,
 the run's settings and the :class:`~specsim.trace.Trace` it ends with.
 
-Cache convention: the target's cache always holds the context except its last token, which is
-the first input of the next verification pass.
+The prefill reads the whole prompt and its last row chooses the first new token, as serving stacks do
+(their "time to first token"); the loop makes every later token. Cache convention: the target's cache
+always holds the context except its last token, which is the first input of the next verification pass.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from specsim.clock import now
 from specsim.drafters import NoDrafter, Proposal, target_features
 from specsim.kpolicy import KPolicy
 from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig
-from specsim.trace import CacheLengths, Iteration, Settings, Trace
+from specsim.sampling import SamplingConfig, sample, warp
+from specsim.trace import CacheLengths, Iteration, Settings, TokenProb, Trace
 from specsim.verify import Verdict
 
 PLAIN = NoDrafter.kind  # the drafter kind of plain decoding: K = 0, nothing proposed
@@ -45,9 +46,12 @@ class Step(Protocol):
 
     needs_prompt_hidden: bool | list[int]  # True (or layer indices): the prefill also returns the prompt's
     # hidden states for start(), see specsim.drafters.hidden_request
+    sampling: SamplingConfig  # how the step chooses +1 tokens; the prefill's first token is chosen the same way
+    generator: torch.Generator | None
 
     def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
-        """Forget the previous run; ``cache`` is the target's, filled with the context minus its last token."""
+        """Forget the previous run; ``context`` is the prompt and the prefill's token, and ``cache`` is the
+        target's, filled with the context minus its last token (``prompt_hidden``: those positions' states)."""
 
     def check(self, context: list[int], budget: int) -> Checked:
         """Propose at most ``budget - 1`` guesses and verify them in one target pass."""
@@ -79,24 +83,40 @@ def check_request(prompt_ids: Sequence[int], k: int, max_new_tokens: int, plain:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
 
 
-def prefill(target: LoadedModel, context: Sequence[int], keep_hidden: bool | Sequence[int] = False,
-            ) -> tuple[DynamicCache, float, float, torch.Tensor | None]:
-    """The target's cache for the context minus its last token (the next pass's first input).
+@dataclass
+class Prefilled:
+    """The prompt's prefill: one target pass over the whole prompt, whose last row chooses the first new token."""
 
-    Returns (cache, start time, seconds the prefill took, the target's last hidden states of those
-    positions when ``keep_hidden``: a drafter that reads them gets them without a second pass). A list of
-    layer indices as ``keep_hidden`` returns those layers' hidden states side by side (EAGLE-3 style).
+    cache: DynamicCache  # the target's cache: every prompt token (the context minus its last token, the first one)
+    start: float  # when the pass started (clock.now)
+    seconds: float  # how long it took
+    logits: torch.Tensor  # the last prompt position's logits: where the first new token comes from
+    hidden: torch.Tensor | None  # the target's last hidden states of the prompt's positions, when asked for
+
+
+def prefill(target: LoadedModel, context: Sequence[int], keep_hidden: bool | Sequence[int] = False) -> Prefilled:
+    """One target pass over the whole prompt, as serving stacks make it: it fills the cache and chooses token 1.
+
+    The hidden states come back when ``keep_hidden`` asks (a drafter that reads them gets them without a
+    second pass); a list of layer indices returns those layers' hidden states side by side (EAGLE-3 style).
     """
     start = now(target.device)
     cache = DynamicCache()
+    input_ids = torch.tensor([list(context)], dtype=torch.long, device=target.device)
+    out = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
+                       output_hidden_states=keep_hidden)
     hidden = None
-    if len(context) > 1:
-        input_ids = torch.tensor([list(context[:-1])], dtype=torch.long, device=target.device)
-        out = target.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1,
-                           output_hidden_states=keep_hidden)
-        if keep_hidden:
-            hidden = target_features(out.hidden_states, None if keep_hidden is True else keep_hidden)[0]
-    return cache, start, now(target.device) - start, hidden
+    if keep_hidden:
+        hidden = target_features(out.hidden_states, None if keep_hidden is True else keep_hidden)[0]
+    return Prefilled(cache, start, now(target.device) - start, out.logits[0, -1], hidden)
+
+
+def choose_first(logits: torch.Tensor, sampling: SamplingConfig, generator: torch.Generator | None,
+                 ) -> tuple[int, torch.Tensor]:
+    """The first new token from the prefill's last row, by the rule every +1 token follows (greedy: argmax);
+    returns it with the warped distribution it came from."""
+    probs = warp(logits.unsqueeze(0), sampling)[0]
+    return (int(torch.argmax(probs)) if sampling.greedy else sample(probs, generator)), probs
 
 
 def cut_at_stop(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int], str | None]:
@@ -122,8 +142,10 @@ def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: Sam
 
 
 def finish_trace(target: LoadedModel, settings: Settings, prompt_ids: Sequence[int], generated: list[int],
-                 times: tuple[float, float, float], stop_reason: str | None, iterations: Sequence[Iteration]) -> Trace:
-    """The trace of a finished run; ``times`` is (start, prefill seconds, end)."""
+                 times: tuple[float, float, float], stop_reason: str | None, iterations: Sequence[Iteration],
+                 first: tuple[TokenProb, tuple[TokenProb, ...]] | None = None) -> Trace:
+    """The trace of a finished run; ``times`` is (start, prefill seconds, end), ``first`` the prefill's token
+    and the target's top tokens there."""
     start, prefill_time, end = times
     return Trace(
         mode="plain" if settings.drafter == PLAIN else "speculative", settings=settings,
@@ -132,4 +154,5 @@ def finish_trace(target: LoadedModel, settings: Settings, prompt_ids: Sequence[i
         text=target.tokenizer.decode(generated, skip_special_tokens=True), total_time_s=end - start,
         prefill_time_s=prefill_time, iterations=tuple(iterations),
         stop_reason=stop_reason or "max_new_tokens",
+        first=None if first is None else first[0], first_target_top=() if first is None else first[1],
     )

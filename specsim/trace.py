@@ -142,10 +142,12 @@ class Settings:
 
 @dataclass(frozen=True)
 class Trace:
-    """A complete run: one :class:`Iteration` per target pass.
+    """A complete run: the prefill's token, then one :class:`Iteration` per target pass after it.
 
-    Plain decoding has the same shape: each of its iterations proposed nothing (no slots) and
-    holds the target's one new token as its +1 token.
+    The prefill reads the whole prompt and its last row chooses the first new token (``first``); the
+    iterations make the rest. Plain decoding has the same shape: each of its iterations proposed nothing
+    (no slots) and holds the target's one new token as its +1 token. Traces recorded before the prefill
+    chose a token have ``first`` None: their first iteration made the first token.
     """
 
     mode: Literal["speculative", "plain"]
@@ -158,12 +160,24 @@ class Trace:
     prefill_time_s: float = 0.0
     iterations: tuple[Iteration, ...] = ()
     stop_reason: str = "max_new_tokens"
+    first: TokenProb | None = None  # the token the prefill's last row chose (generated_ids[0]); None: old traces
+    first_target_top: tuple[TokenProb, ...] = ()  # the target's distribution there
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     # ---- statistics every consumer agrees on (the bench, the CLI and the pages read these) ----------
     @property
     def n_generated(self) -> int:
         return len(self.generated_ids)
+
+    @property
+    def n_prefilled(self) -> int:
+        """New tokens the prefill chose: 1, or 0 in a trace recorded before it chose one."""
+        return 0 if self.first is None else 1
+
+    @property
+    def n_decoded(self) -> int:
+        """New tokens the loop made after the prefill: the ones :attr:`decode_time_s` paid for."""
+        return self.n_generated - self.n_prefilled
 
     @property
     def n_proposed(self) -> int:
@@ -211,7 +225,7 @@ class Trace:
 
     @property
     def tokens_per_pass(self) -> float:
-        """New tokens per target pass (a speculative loop is one pass; plain decoding makes 1.0)."""
+        """New tokens per target pass after the prefill (a speculative loop is one pass; plain decoding makes 1.0)."""
         return pooled_tokens_per_pass([self])
 
     def kept_share_by_position(self) -> list[float | None]:
@@ -234,7 +248,8 @@ class Trace:
 
     @property
     def tokens_per_s(self) -> float:
-        return self.n_generated / self.decode_time_s if self.decode_time_s > 0 else 0.0
+        """Decoding speed after the prefill: the loop's tokens over the loop's time."""
+        return self.n_decoded / self.decode_time_s if self.decode_time_s > 0 else 0.0
 
     # ---- JSON ---------------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -248,7 +263,7 @@ class Trace:
 def _build(cls: type, data: dict[str, Any]) -> Any:
     """Rebuild a (nested) frozen dataclass from ``asdict`` output."""
     nested = {
-        Trace: {"settings": Settings, "iterations": Iteration},
+        Trace: {"settings": Settings, "iterations": Iteration, "first": TokenProb, "first_target_top": TokenProb},
         Iteration: {"slots": Slot, "extra": TokenProb, "extra_target_top": TokenProb, "residual": Residual,
                     "caches": CacheLengths},
         Slot: {"draft_top": TokenProb, "target_top": TokenProb},
@@ -277,10 +292,10 @@ def pooled_acceptance_rate(traces: Iterable[Trace]) -> float:
 
 
 def pooled_tokens_per_pass(traces: Iterable[Trace]) -> float:
-    """All new tokens over all target passes."""
+    """All new tokens after the prefill over all target passes after it."""
     traces = list(traces)
     passes = sum(t.target_passes for t in traces)
-    return sum(t.n_generated for t in traces) / passes if passes else 0.0
+    return sum(t.n_decoded for t in traces) / passes if passes else 0.0
 
 
 def acceptance_given_reached(traces: Iterable[Trace], k: int, min_checked: int = 1) -> list[float]:

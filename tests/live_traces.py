@@ -97,3 +97,11 @@ def one_torch_thread():
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def prefilled(trace: Trace, token: int = 21) -> Trace:
+    """``trace`` as the engine records it now: the prefill chose ``token`` before the first iteration, so every
+    iteration's context is one token longer. With the default, 11 tokens: ' red', then the trace's ten."""
+    its = tuple(dataclasses.replace(it, context_len=it.context_len + 1) for it in trace.iterations)
+    return dataclasses.replace(trace, generated_ids=(token, *trace.generated_ids), text=VOCAB[token] + trace.text,
+                               iterations=its, first=tp(token, 0.55), first_target_top=(tp(token, 0.55), tp(14, 0.2)))

@@ -183,7 +183,7 @@ def test_eagle_drafter_takes_the_prompt_features_from_the_prefill(folder, bundle
     ids = format_prompt(bundled_target.tokenizer, P.load_heldout()[3]["prompt"])
     handed, own = make_drafter(folder, bundled_target.model), make_drafter(folder, bundled_target.model)
     with torch.inference_mode():
-        handed.start(ids, 10, target_hidden=prefill(bundled_target, ids, keep_hidden=True)[3])
+        handed.start(ids, 10, target_hidden=prefill(bundled_target, ids[:-1], keep_hidden=True).hidden)
     own.start(ids, 10)  # computes them itself
     assert handed.feats.shape == own.feats.shape == (len(ids) - 1, bundled_target.model.config.hidden_size)
     assert torch.allclose(handed.feats, own.feats, atol=1e-4)
@@ -513,7 +513,7 @@ def test_fused_draft_is_greedy_identical_and_gets_the_layers_it_asks_for(tmp_pat
     ids = format_prompt(bundled_target.tokenizer, P.load_heldout()[3]["prompt"])
     handed, own = make_drafter(tmp_path / "f", bundled_target.model), make_drafter(tmp_path / "f", bundled_target.model)
     with torch.inference_mode():
-        handed.start(ids, 10, target_hidden=prefill(bundled_target, ids, keep_hidden=[2, 15, 30])[3])
+        handed.start(ids, 10, target_hidden=prefill(bundled_target, ids[:-1], keep_hidden=[2, 15, 30]).hidden)
     own.start(ids, 10)
     assert handed.feats.shape == own.feats.shape == (len(ids) - 1, 3 * bundled_target.model.config.hidden_size)
     assert torch.allclose(handed.feats, own.feats, atol=1e-4)

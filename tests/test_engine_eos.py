@@ -1,8 +1,9 @@
 """Nothing after an accepted end-of-text proposal is checked or counted (issue 12, defect 7).
 
-The target is a small random model whose end-of-text id is set to its own first greedy token; a
-scripted drafter proposes that token, then the target's true next token, then another. The target
-agrees with the first two, but the text ends at the first: the second must stay unchecked.
+The target is a small random model whose end-of-text id is set to its own second greedy token (the
+first is the prefill's); a scripted drafter proposes that token, then the target's true next token,
+then another. The target agrees with the first two, but the text ends at the first: the second must
+stay unchecked.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from specsim.drafters import Proposal
 from specsim.engine import plain_generate, speculative_generate
 from specsim.tiny import tiny_loaded
 
-VOCAB, SEED, PROMPT = 64, 3, [5, 9, 2, 7]
+VOCAB, SEED, PROMPT = 64, 4, [5, 9, 2, 7]
 
 
 class Scripted:
@@ -38,15 +39,16 @@ class Scripted:
 
 @pytest.fixture(scope="module")
 def run():
-    first, second = plain_generate(tiny_loaded(VOCAB, SEED), PROMPT, 2).generated_ids
-    other = (second + 1) % VOCAB
-    target = tiny_loaded(VOCAB, SEED, eos_token_id=first)  # same weights, and its first token ends the text
-    return first, speculative_generate(target, Scripted([first, second, other]), PROMPT, 3, 10)
+    first, second, third = plain_generate(tiny_loaded(VOCAB, SEED), PROMPT, 3).generated_ids
+    assert first != second  # else the prefill's token would already end the text
+    other = (third + 1) % VOCAB
+    target = tiny_loaded(VOCAB, SEED, eos_token_id=second)  # same weights, and its second token ends the text
+    return (first, second), speculative_generate(target, Scripted([second, third, other]), PROMPT, 3, 10)
 
 
 def test_the_text_ends_at_the_accepted_end_of_text(run):
-    first, trace = run
-    assert trace.generated_ids == (first,) and trace.stop_reason == "eos"
+    written, trace = run
+    assert trace.generated_ids == written and trace.stop_reason == "eos"
     (it,) = trace.iterations
     assert it.n_accepted == 1
     assert [s.status for s in it.slots] == ["accepted", "unchecked", "unchecked"]

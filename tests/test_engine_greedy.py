@@ -8,7 +8,7 @@ import torch
 
 from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
-from specsim.hf_assisted import hf_assisted_generate
+from specsim.hf_assisted import hf_assisted_generate, hf_generate
 from specsim.models import format_prompt
 from specsim.prompt_sets import builtin_prompts
 from specsim.tiny import tiny_llama
@@ -80,9 +80,10 @@ def test_trace_records_every_iteration(default_target, prompts_and_references):
     trace = speculative_generate(default_target, EarlyExitDrafter(default_target.model, 3), ids, 3, N_NEW,
                                  on_iteration=seen.append)
     assert tuple(seen) == trace.iterations
-    emitted = [t for it in trace.iterations for t in it.emitted]
+    emitted = [trace.first.token_id] + [t for it in trace.iterations for t in it.emitted]
     assert tuple(emitted) == trace.generated_ids == reference
-    position = len(ids)
+    assert trace.first.token_id == trace.first_target_top[0].token_id  # greedy: the prefill's argmax
+    position = len(ids) + 1  # the prompt and the prefill's token
     for it in trace.iterations:
         assert it.context_len == position
         position += len(it.emitted)
@@ -97,7 +98,9 @@ def test_k_larger_than_budget(default_target, prompts_and_references):
     ids, reference = prompts_and_references[2]
     trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 3)
     assert trace.generated_ids == reference[:3] and trace.stop_reason == "max_new_tokens"
-    assert sum(it.k for it in trace.iterations) <= 2  # never drafts tokens it cannot use
+    assert sum(it.k for it in trace.iterations) <= 1  # never drafts tokens it cannot use (the prefill wrote one)
+    one = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 1)
+    assert one.generated_ids == reference[:1] and one.iterations == () and one.stop_reason == "max_new_tokens"
 
 
 def test_eos_ends_the_run(default_target):
@@ -109,13 +112,14 @@ def test_eos_ends_the_run(default_target):
 
 
 def test_cancel(default_target, prompts_and_references):
-    ids, _ = prompts_and_references[0]
+    """A cancel is read between iterations; the prefill's token was written before the first."""
+    ids, reference = prompts_and_references[0]
     calls = []
     trace = speculative_generate(default_target, PromptLookupDrafter(), ids, 4, N_NEW,
                                  should_stop=lambda: len(calls) >= 2, on_iteration=calls.append)
     assert trace.stop_reason == "cancelled" and len(trace.iterations) == 2
     plain = plain_generate(default_target, ids, N_NEW, should_stop=lambda: True)
-    assert plain.stop_reason == "cancelled" and plain.generated_ids == ()
+    assert plain.stop_reason == "cancelled" and plain.generated_ids == reference[:1] and plain.iterations == ()
 
 
 def test_temperature_zero_has_no_nan(default_target, prompts_and_references):
@@ -132,11 +136,33 @@ def test_bad_arguments(default_target, bad):
         speculative_generate(default_target, PromptLookupDrafter(), **args)
 
 
+def test_the_prefill_chooses_the_first_token(default_target, prompts_and_references):
+    """The first new token comes from one pass over the whole prompt, computed here without specsim's loop."""
+    for ids, reference in prompts_and_references:
+        with torch.inference_mode():
+            logits = default_target.model(input_ids=torch.tensor([ids]), logits_to_keep=1).logits[0, -1]
+        assert reference[0] == int(logits.argmax())
+
+
+def test_plain_decoding_writes_what_transformers_generate_writes(default_target):
+    """specsim's plain decoding and transformers' plain greedy ``generate`` on the app's target (bfloat16 and the
+    invariant decode path where the CPU has native bfloat16): both prefill the whole prompt, so the two write the
+    same tokens. When specsim left the last prompt token to its first decode pass, 3 of these 8 prompts split."""
+    from specsim.bench import heldout_prompts
+
+    for item in heldout_prompts(8):
+        text = item["prompt"]
+        ids = format_prompt(default_target.tokenizer, text)
+        ours = plain_generate(default_target, ids, 32).generated_ids
+        theirs, _ = hf_generate(default_target, ids, 32)
+        assert list(ours) == theirs[: len(ours)] and len(ours) == len(theirs), text
+
+
 @pytest.mark.parametrize("kind", ["early_exit", "prompt_lookup", "tiny"])
 def test_agrees_with_transformers_assisted_generation(bundled_target, prompts_and_references, kind):
-    """Our loop against transformers' own implementation of the algorithm, in float32: transformers prefills
-    the whole prompt (the fast path) where our decoders leave its last token to the first decode pass, so in
-    bfloat16 the two disagree on numerics, not on the algorithm."""
+    """Our loop against transformers' own implementation of the algorithm, in float32: transformers' first pass
+    reads the prompt and the first K guesses together, where our prefill reads the prompt alone (as plain
+    decoding does), so in bfloat16 the two can disagree on numerics, not on the algorithm."""
     drafter = make_drafter(kind, bundled_target)
     assistant = getattr(drafter, "model", None)
     for ids, _ in prompts_and_references[2:4]:

@@ -36,7 +36,7 @@ def test_the_learner_is_scored_like_the_real_draft():
     """Replaying the real draft's own proposals as guesses gives the draft's α and tokens per loop."""
     run = RUNS["prose_run"]
     tokens = list(run.plain.generated_ids)
-    loops, start = [], 0
+    loops, start = [], run.spec.n_prefilled  # the prefill wrote the first token; the loops start after it
     for it in run.spec.iterations:
         if start >= len(tokens):  # a last loop with no room to draft still writes its +1 token
             break

@@ -35,7 +35,7 @@ def sampled(bundled_target):
 
 
 def _check_replay(trace: Trace) -> None:
-    emitted_so_far: list[int] = []
+    emitted_so_far: list[int] = list(trace.generated_ids[: trace.n_prefilled])  # the prefill's token
     for i, it in enumerate(trace.iterations):
         chips = replay.chips_at(trace, i)
         assert [c.token_id for c in chips if c.role == "output"] == emitted_so_far

@@ -109,3 +109,28 @@ def test_hand_trace_survives_json():
 def test_small_chances_are_not_shown_as_zero():
     assert [replay.chance(x) for x in (0.0, 0.5, 0.01, 0.00123, 0.00001)] == [
         "0.00", "0.50", "0.01", "0.0012", "below 0.0001"]
+
+
+# ---- the prefill's token: generated before the first iteration ------------------------------------------------
+def test_the_prefills_token_comes_before_every_iteration():
+    from specsim import cli, guess
+    from tests.live_traces import prefilled
+
+    old, trace = hand_trace(), prefilled(hand_trace())
+    first = replay.chips_at(trace, 0)[1]
+    assert (first.text, first.role, first.token_id, first.note) == (" red", "output", 21, "prefill")
+    assert roles(replay.chips_at(trace, 1))[1:5] == [(" red", "output"), (" the", "output"), (" cat", "output"),
+                                                   (" a", "output")]
+    assert replay.output_text(trace, len(trace.iterations)) == trace.text == " red" + old.text
+    assert replay.output_text(trace, 0) == " red" and replay.spec_token_texts(trace)[0] == " red"
+    # one record per generated token, the prefill's first: the target's alternatives there, and no draft guess
+    assert len(guess.target_tops(trace)) == len(guess.draft_tops(trace)) == trace.n_generated == 11
+    assert guess.target_tops(trace)[0] == trace.first_target_top and guess.draft_tops(trace)[0] == ()
+    assert guess.target_tops(trace)[1:] == guess.target_tops(old)
+    assert cli.marked_text(trace, colour=False).startswith("{+ red+} the cat[- sat-]")
+    # loop statistics count the loops' tokens: the prefill chose one without a loop
+    assert (trace.n_prefilled, trace.n_decoded, old.n_prefilled, old.n_decoded) == (1, 10, 0, 10)
+    assert trace.tokens_per_pass == old.tokens_per_pass == 10 / 4
+    assert trace.tokens_per_s == old.tokens_per_s
+    assert replay.after_prefill(trace) and not replay.after_prefill(old)
+    assert Trace.from_json(trace.to_json()) == trace

@@ -21,7 +21,8 @@ def tiny():
 def test_plain_decoding_is_the_loop_with_a_drafter_that_proposes_nothing(tiny, one_torch_thread):
     trace = plain_generate(tiny, PROMPT, 9, temperature=0.9, seed=7)
     assert trace.mode == "plain" and trace.settings.k == 0 and trace.settings.drafter == NoDrafter.kind
-    assert trace.target_passes == trace.n_generated == 9 == len(trace.pass_times)
+    assert trace.n_generated == 9 and trace.n_decoded == 8  # the prefill drew the first token
+    assert trace.target_passes == trace.n_decoded == len(trace.pass_times)  # then one pass per token
     assert all(it.slots == () and it.extra_kind == "bonus" and it.emitted == (it.extra.token_id,)
                for it in trace.iterations)
     assert trace.tokens_per_pass == 1.0 and trace.n_checked == 0

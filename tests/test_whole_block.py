@@ -1,7 +1,8 @@
 """A whole K = 3 block leaves the output distribution unchanged (issue 38), through the check the *Why the output
 is unchanged* page runs (specsim.blockcheck): over many seeded runs at temperature 1 with a draft unlike the
-target, the first two emitted tokens follow the target's own joint distribution, computed exactly from its
-logits over a six-token vocabulary (χ², scipy, 5 % level). A wrong acceptance rule fails the same check."""
+target, the first two tokens the loop emits (after the prefill's) follow the target's own joint distribution,
+computed exactly from its logits over a six-token vocabulary (χ², scipy, 5 % level). A wrong acceptance rule
+fails the same check."""
 
 from __future__ import annotations
 
@@ -28,12 +29,15 @@ def test_the_exact_joint_is_a_distribution_of_the_targets_own_sampling(pair):
     target, _ = pair
     joint = blockcheck.exact_joint(target)
     assert len(joint) == blockcheck.VOCAB ** 2 and sum(joint.values()) == pytest.approx(1.0)
-    first = Counter()
-    for (a, _b), prob in joint.items():
-        first[a] += prob
-    with torch.inference_mode():
-        p1 = torch.softmax(target.model(torch.tensor([blockcheck.PROMPT])).logits[0, -1].double(), dim=-1)
-    assert [first[a] for a in range(blockcheck.VOCAB)] == pytest.approx(p1.tolist())
+    second = Counter()
+    for (b, _c), prob in joint.items():
+        second[b] += prob
+    with torch.inference_mode():  # P(x2) by one sum over the prefill's token x1, computed here on its own
+        prompt = list(blockcheck.PROMPT)
+        p1 = torch.softmax(target.model(torch.tensor([prompt])).logits[0, -1].double(), dim=-1)
+        p2 = sum(p1[a] * torch.softmax(target.model(torch.tensor([[*prompt, a]])).logits[0, -1].double(), dim=-1)
+                 for a in range(blockcheck.VOCAB))
+    assert [second[b] for b in range(blockcheck.VOCAB)] == pytest.approx(p2.tolist())
 
 
 def test_the_first_two_tokens_follow_the_targets_joint_distribution(pair):

@@ -12,7 +12,7 @@ from app.layout import script_path
 from app.live.tokens import md_plain
 from specsim import adaptive, analytics, gpu_identity, hood, recorded, serving
 from specsim.defaults import DEFAULT_DRAFTER, GPU_RIDGE
-from specsim.replay import is_greedy, visible
+from specsim.replay import after_prefill, is_greedy, visible
 from specsim.trace import Trace
 
 
@@ -162,7 +162,7 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
              help="(K + 1) positions per verification pass ÷ tokens per loop; plain decoding computes 1.00")
     b.metric("Draft passes per token written", f"{c.draft_passes_per_emitted:.2f}",
              help="copied guesses (prompt lookup) cost no draft pass")
-    d.metric("Prefill (time to the first pass)", f"{1000 * c.prefill_s:.0f} ms",
+    d.metric("Prefill (time to the first token)", f"{1000 * c.prefill_s:.0f} ms",
              help="the prompt's pass: the same with or without a draft")
     batch_limit = max(1, GPU_RIDGE // (c.k + 1))
     st.markdown(
@@ -180,7 +180,7 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
         "throughput can fall below plain decoding.")
     if plain is not None and plain.n_generated:
         st.caption(f"The plain baseline of this run computed {plain.target_passes} one-token passes for "
-                   f"{plain.n_generated} tokens.")
+                   f"{plain.n_decoded} tokens{after_prefill(plain)}.")
 
 
 def adaptive_section(trace: Trace) -> None:
@@ -231,7 +231,8 @@ def policies_comparison() -> None:
     fewest = min(runs, key=lambda run: run.trace.target_passes)
     wasted = {run.name: run.trace.n_proposed - run.trace.n_accepted for run in runs}
     st.markdown(
-        f"Plain decoding took {plain.target_passes} target passes for these {plain.n_generated} tokens. "
+        f"Plain decoding took {plain.target_passes} target passes for these {plain.n_decoded} tokens"
+        f"{after_prefill(plain)}. "
         f"**{fewest.name}** needed the fewest target passes ({fewest.trace.target_passes}); the guesses drafted "
         "and refused, each a draft pass spent for nothing, were "
         + ", ".join(f"{n} under {name}" for name, n in wasted.items())
@@ -331,20 +332,17 @@ def snippet_run() -> None:
             f"The snippet wrote other tokens than specsim from token {split + 1} ({where}), but exactly what "
             f"transformers' own plain loop writes, which parts from specsim's plain decoding at token {plains + 1} "
             "too. "
-            "So speculation changed nothing in either library: the two **plain** loops differ. transformers computes "
-            "the prompt's last token inside its one big prefill pass; specsim feeds it as the first input of its "
-            "first decode pass, through the kernels that give every position the same bits in any pass. In "
-            "bfloat16 the two results differ in their last bits, and where the two likeliest next tokens are "
-            "almost tied, the greedy choice flips (in float32 the four runs agreed on every prompt measured: "
-            "docs/measurements/hf-prompt-lookup-tokens-2026-12-03.md).")
+            "So speculation changed nothing in either library: the two **plain** loops differ. They make the same "
+            "passes (one prefill over the whole prompt, which chooses the first token, then one token per pass "
+            "through the same model), so they should agree bit for bit: this is unexpected, please report it.")
     else:
-        also = ("" if plains is None else f" (and transformers' plain loop parts from specsim's at token {plains + 1}, "
-                "for the reason the live page's invariance note gives)")
+        also = ("" if plains is None else f" (and transformers' plain loop parts from specsim's at token {plains + 1})")
         st.markdown(
             f"The snippet parted from **transformers' own plain loop** at token {own + 1} ({where}){also}. Its "
-            "speculation is lossless in exact arithmetic, but its verification pass scores K + 1 tokens at once "
-            "with the stock kernels, whose rounding depends on how many tokens a pass holds: a position's "
-            "logits are not bit for bit those of a one-token pass. Where the two likeliest tokens are almost tied, "
+            "speculation is lossless in exact arithmetic, but its first pass reads the prompt and the first K "
+            "guesses together, with the stock kernels, whose rounding depends on how many tokens a pass holds: the "
+            "last prompt position's logits are not bit for bit those of a prefill over the prompt alone, which is "
+            "where its plain loop chose the first token. Where the two likeliest tokens are almost tied, "
             "the greedy pick flips, and the text goes its own way from there. Bit-for-bit identity needs kernels "
             "that compute a position the same way in a pass of any size; specsim's decode path has them, so its "
             "prompt lookup writes its plain decoding's tokens"

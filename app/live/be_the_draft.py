@@ -27,8 +27,13 @@ def _loops(spec: Trace) -> list[guess.GuessLoop]:
 
 def _check(spec: Trace, picks: list[int]) -> None:
     loops = _loops(spec)
-    start = sum(g.tokens for g in loops)
+    start = _next_start(spec, loops)
     loops.append(guess.check(list(spec.generated_ids), start, picks))
+
+
+def _next_start(spec: Trace, loops: list[guess.GuessLoop]) -> int:
+    """Where the learner's next guess goes: after the prefill's token and every token the loops so far wrote."""
+    return spec.n_prefilled + sum(g.tokens for g in loops)
 
 
 def pick_key(spec: Trace, start: int, slot: int) -> str:
@@ -75,7 +80,7 @@ def section(spec: Trace, plain: Trace) -> None:
     tops, drafts = guess.target_tops(spec), guess.draft_tops(spec)
     names = {t.token_id: replay.visible(t.text) for rows in (tops, drafts) for row in rows for t in row}
     loops = _loops(spec)
-    start = sum(g.tokens for g in loops)
+    start = _next_start(spec, loops)
     st.markdown(
         f"Guess the next {k} tokens yourself, as the draft model would. Each slot offers up to {guess.CHOICES} "
         "tokens in no particular order: the target's favourites mixed with the real draft's. The target then checks "

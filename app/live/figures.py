@@ -137,11 +137,17 @@ def kept_histogram_figure(kept_counts: Sequence[int], alpha: float) -> go.Figure
     return fig
 
 
+def _prefill_label(trace: Trace) -> str:
+    if trace.first is None:
+        return "prompt prefill"
+    return f"prompt prefill, which chose token 1: {visible(trace.first.text)}"
+
+
 def _segments(spec: Trace | None, plain: Trace | None) -> list[tuple[str, str, float, str]]:
     """(row, kind, duration in s, hover label) in time order for each run."""
     out: list[tuple[str, str, float, str]] = []
     if spec is not None:
-        out.append(("speculative", "prefill", spec.prefill_time_s, "prompt prefill"))
+        out.append(("speculative", "prefill", spec.prefill_time_s, _prefill_label(spec)))
         busy = 0.0
         for it in spec.iterations:
             for s in it.slots:
@@ -155,9 +161,10 @@ def _segments(spec: Trace | None, plain: Trace | None) -> list[tuple[str, str, f
             busy += it.draft_time_s + it.verify_time_s
         out.append(("speculative", "other", max(0.0, spec.decode_time_s - busy), "bookkeeping between passes"))
     if plain is not None:
-        out.append(("plain", "prefill", plain.prefill_time_s, "prompt prefill"))
+        out.append(("plain", "prefill", plain.prefill_time_s, _prefill_label(plain)))
         for it in plain.iterations:
-            out.append(("plain", "plain pass", it.verify_time_s, f"token {it.index + 1}: {visible(it.extra.text)}"))
+            out.append(("plain", "plain pass", it.verify_time_s,
+                        f"token {plain.n_prefilled + it.index + 1}: {visible(it.extra.text)}"))
         busy = sum(plain.pass_times)
         out.append(("plain", "other", max(0.0, plain.decode_time_s - busy), "bookkeeping between passes"))
     return out

@@ -31,8 +31,9 @@ def terms() -> tuple[Term, ...]:
         Term("acceptance α", "The share of checked guesses the target keeps.", "calculator"),
         Term("+1 token", "The token the target adds itself after every check: a correction, or a bonus after a "
              "fully kept draft. It is why a loop never yields zero tokens.", "home"),
-        Term("prefill", "The first target pass over the whole prompt, before decoding starts; it fills the KV cache. "
-             "Both decoders share it, so speedups here leave it out.", "verify"),
+        Term("prefill", "The first target pass over the whole prompt, before the loop starts; it fills the KV cache "
+             "and its last position chooses the first new token. Both decoders share it, so speedups here leave it "
+             "and that token out.", "verify"),
         Term("KV cache", "The keys and values every layer keeps for each token already seen, so a pass computes only "
              "the new tokens'; a verification pass appends K + 1 entries, and those past the kept tokens are cropped.",
              "verify"),

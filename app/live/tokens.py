@@ -65,6 +65,8 @@ def _visible_html(text: str) -> str:
 def chip_title(chip: Chip) -> str:
     """The hover text of a chip: the probabilities behind its verdict."""
     lines = []
+    if chip.note == "prefill":
+        lines.append("chosen by the prefill: the target's pass over the whole prompt")
     if chip.position is not None:
         lines.append(f"slot t+{chip.position}")
     if chip.role == "extra":

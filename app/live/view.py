@@ -36,6 +36,21 @@ def describe(spec: Trace) -> str:
             + (" with the position-invariant decode path (bit-exact verification)." if s.invariant else "."))
 
 
+def prefill_sentence(spec: Trace) -> str:
+    """Where the first new token came from ("" for a trace recorded before the prefill chose it)."""
+    if spec.first is None:
+        return ""
+    return (f"Before the first loop, the target's prefill pass read the whole prompt and its last position chose the "
+            f"first new token, {replay.visible(spec.first.text)} (p = {spec.first.prob:.2f}), as plain decoding's "
+            "prefill does. The loops below write every token after it.")
+
+
+def prefill_note(spec: Trace) -> None:
+    sentence = prefill_sentence(spec)
+    if sentence:
+        st.caption(md_plain(sentence))  # the token's text may hold Markdown characters
+
+
 def policy_sentence(spec: Trace) -> str:
     """What an adaptive K policy did, iteration by iteration ("" for a fixed K)."""
     s = spec.settings
@@ -89,7 +104,8 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     cols[0].metric("measured acceptance α", fmt_pct(stats.alpha),
                    help="kept proposals ÷ proposals the target checked (slots after a rejection are not checked)")
     cols[1].metric("tokens per loop", f"{stats.tokens_per_pass:.2f}",
-                   help=f"{stats.generated} tokens in {stats.iterations} iterations")
+                   help=f"{spec.n_decoded} tokens in {stats.iterations} iterations"
+                        + (", after the token the prompt's prefill chose" if spec.n_prefilled else ""))
     costs = stats.costs
     fair = fairtime.fair_speedup([(spec, plain)]) if costs is not None else None
     cols[2].metric("speedup vs plain decoding", fmt_x(None if fair is None else fair.headline),

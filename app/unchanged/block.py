@@ -15,9 +15,11 @@ def section() -> None:
     st.markdown(
         f"**Check it by running the engine.** Two small random models over {blockcheck.VOCAB} tokens, a target and a "
         f"draft unlike it; {RUNS} runs of the engine's own loop at K = {blockcheck.K} and temperature 1, each with its "
-        "own seed; the first two tokens written are counted against the target's exact joint distribution "
-        "p(x₁)·p(x₂ | x₁), computed from its logits. The two tokens come from one block (kept, then kept or "
-        "replaced) or from two (a replacement, then the next block), so every branch of the proof is exercised.")
+        "own seed. The prefill draws the first token x₁ from the target alone; the first two tokens the loop writes "
+        "after it are counted against the target's exact joint distribution P(x₂, x₃), that is p(x₁)·p(x₂ | x₁)·"
+        "p(x₃ | x₁, x₂) summed over x₁, computed from its logits. The two tokens come from one block (kept, then "
+        "kept or replaced) or from two (a replacement, then the next block), so every branch of the proof is "
+        "exercised.")
     if st.button(f"Run the whole-block check ({RUNS} runs)", key=state.PQ_BLOCK_BUTTON):
         bar = st.progress(0.0, text="Building the two tiny models…")
         result = blockcheck.run(RUNS, on_run=lambda done: bar.progress(
@@ -36,7 +38,7 @@ def section() -> None:
                "unusually far from it (about 1 check in 100 by chance)")
     st.markdown(
         f"{result.runs} runs: χ² = {test.statistic:.2f} on {test.dof} degrees of freedom (pairs expected fewer than "
-        f"{blockcheck.MIN_EXPECTED:g} times pooled), p-value {test.p_value:.3f}, so the first two tokens are "
+        f"{blockcheck.MIN_EXPECTED:g} times pooled), p-value {test.p_value:.3f}, so the loop's first two tokens are "
         f"{verdict}. How the first block ended: {ends}.")
-    st.dataframe([{"first two tokens": f"t{a} t{b}", "written": written, "expected": round(expected, 1)}
+    st.dataframe([{"the loop's first two tokens": f"t{a} t{b}", "written": written, "expected": round(expected, 1)}
                   for (a, b), written, expected in result.top_pairs()], hide_index=True)

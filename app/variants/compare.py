@@ -10,7 +10,7 @@ import streamlit as st
 from app import classtask, loaders, state
 from app.palette import EXTRA, KEPT, NAMES
 from app.variants import figures as figs
-from specsim import costmodel, fairtime, methods
+from specsim import costmodel, fairtime, methods, replay
 from specsim.models import format_prompt
 from specsim.paths import HELDOUT_RESULTS
 from specsim.variants import compare as cmp
@@ -134,7 +134,8 @@ def jacobi_section(data: PageData) -> None:
                "row is the fixed point, and it equals plain greedy decoding. Green: already final.")
     run = result.details
     wins = sum(1 for s in run.steps if s.n_accepted > 0)
-    st.markdown(f"In the full run, lookahead made **{len(run.steps)} passes** for {result.trace.n_generated} tokens; "
+    st.markdown(f"In the full run, lookahead made **{len(run.steps)} passes** for {result.trace.n_decoded} tokens"
+                f"{replay.after_prefill(result.trace)}; "
                 f"**{wins}** passes kept at least one guess (from the window or the n-gram pool, which ended with "
                 f"{run.steps[-1].pool_size if run.steps else 0} n-grams). Each pass read up to "
                 f"{max((s.pass_tokens for s in run.steps), default=0)} tokens at once.")

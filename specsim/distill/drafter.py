@@ -46,7 +46,7 @@ class EagleDrafter:
         return self.draft.embed.weight.device
 
     def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
-        """Forget the previous run; take the target's features of the prompt except its last token.
+        """Forget the previous run; take the target's features of the context except its last token.
 
         The engine hands them over from its prefill pass; without them (a caller of its own), they cost
         one target pass here.

@@ -153,6 +153,7 @@ class LookaheadStep:
     """One lookahead pass: the Jacobi window and the pool's n-grams as one token tree, verified at once."""
 
     needs_prompt_hidden = False
+    sampling, generator = SamplingConfig(), None  # greedy: the first token too
 
     def __init__(self, target: LoadedModel, window: int, ngram: int, max_candidates: int, seed: int):
         self.target, self.window, self.ngram, self.seed = target, window, ngram, seed

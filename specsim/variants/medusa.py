@@ -95,8 +95,7 @@ class MedusaDrafter:
     It never runs a model pass of its own: ``observe`` receives the target's last hidden states
     for the kept positions (the engine computes them because ``needs_target_hidden`` is True);
     the last one is the state that predicted the newest token, so head k guesses the k-th token
-    after it. The first iteration has no hidden state yet and proposes nothing (the target's
-    verification pass then simply emits one token, like plain decoding).
+    after it. The first iteration drafts from the prefill's last state, the one that chose the first new token.
     Greedy only: the heads' q is not a distribution the target's p is compared against.
     """
 
@@ -114,7 +113,8 @@ class MedusaDrafter:
         self.hidden: torch.Tensor | None = None
 
     def start(self, prompt_ids, vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
-        self.hidden = None  # the heads read the last token's state, which the prefill does not compute
+        # the prefill's last state chose the first new token: the heads guess the tokens after it
+        self.hidden = None if target_hidden is None or len(target_hidden) == 0 else target_hidden[-1]
 
     def observe(self, context, target_hidden: torch.Tensor | None = None) -> None:
         self.hidden = None if target_hidden is None or len(target_hidden) == 0 else target_hidden[-1]

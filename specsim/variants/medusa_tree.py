@@ -74,7 +74,8 @@ def build_tree(root: int, head_probs: torch.Tensor, vocab_ids: torch.Tensor,
 class MedusaTreeStep:
     """Draft a tree from the last pass's hidden state, verify it in one pass, keep the best branch."""
 
-    needs_prompt_hidden = False  # the heads read the last token's state, which the prefill does not compute
+    needs_prompt_hidden = True  # the heads read the state that chose the newest token: the prefill's last one
+    sampling, generator = SamplingConfig(), None  # greedy: the first token too
 
     def __init__(self, target: LoadedModel, heads: MedusaHeads, choices: tuple[tuple[int, ...], ...]):
         self.target, self.heads, self.choices = target, heads, choices
@@ -88,12 +89,13 @@ class MedusaTreeStep:
         self.past, self.draft_time, self.pass_time = 0, 0.0, 0.0
 
     def start(self, context: list[int], cache: DynamicCache, prompt_hidden: torch.Tensor | None) -> None:
-        self.cache, self.hidden, self.steps = cache, None, []
+        self.cache, self.steps = cache, []
+        self.hidden = None if prompt_hidden is None else prompt_hidden[-1]  # the state that chose the first token
 
     def check(self, context: list[int], budget: int) -> Checked:
         device = self.target.device
         draft_start = now(device)
-        if self.hidden is None:  # the first pass has no hidden state to draft from: root only
+        if self.hidden is None:  # no hidden state to draft from: root only
             tree, q = TokenTree.rooted(context[-1]), {}
         else:
             tree, q = build_tree(context[-1], self.drafter.head_probs(self.hidden), self.heads.vocab_ids, self.choices)

@@ -8,7 +8,7 @@ from tests.browser.conftest import act, click, goto, metrics
 
 def test_a_right_guess_is_kept_and_scored(page):
     run = recorded.load(recorded.RECIPES[0].path)
-    first = guess.target_tops(run.spec)[0][0]  # the target's own first token
+    first = guess.target_tops(run.spec)[run.spec.n_prefilled][0]  # the target's own token after the prefill's
     goto(page, "live")
     slot = page.get_by_test_id("stRadio").filter(has_text="guess t+1")
     act(page, slot.get_by_text(replay.visible(first.text), exact=True).click)
@@ -23,7 +23,7 @@ def test_the_next_loop_opens_on_stop_here_and_picks_stay_with_their_recording(pa
     """Issue 39 (1): after Check my guesses the next loop's radios showed no selection, a pick whose token came back
     stayed selected, and a pick made on one recording showed up on the other."""
     run = recorded.load(recorded.RECIPES[0].path)
-    first = guess.target_tops(run.spec)[0][0]
+    first = guess.target_tops(run.spec)[run.spec.n_prefilled][0]
     goto(page, "live")
     slot = page.get_by_test_id("stRadio").filter(has_text="guess t+1")
     act(page, slot.get_by_text(replay.visible(first.text), exact=True).click)

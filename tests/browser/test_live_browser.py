@@ -11,7 +11,6 @@ import pytest
 from specsim import replay
 from tests.browser.conftest import (
     IDLE,
-    LIVE_PROMPT,
     alerts,
     click,
     download_trace,
@@ -23,6 +22,10 @@ from tests.browser.conftest import (
 )
 from tests.browser.server import running_app
 
+# Prompt lookup copies from this prompt within the first loops (with the bundled target in bfloat16 its answer
+# starts "One two three four"), so a drafted chip is there to hover.
+DRAFTING_PROMPT = "Repeat after me: one two three four one two three four"
+
 
 @pytest.fixture(scope="module")
 def app_url():
@@ -33,11 +36,11 @@ def app_url():
 
 
 def test_run_step_play_to_the_end_and_hover_a_token(page):
-    goto(page, live_url())
+    goto(page, live_url(DRAFTING_PROMPT))
     run(page)
     trace = download_trace(page)
     n = len(trace.iterations)
-    assert LIVE_PROMPT in trace.prompt and trace.settings.k == 3 and n >= 2
+    assert DRAFTING_PROMPT in trace.prompt and trace.settings.k == 3 and n >= 2
     assert any(f"Identical: all {trace.n_generated} tokens match" in a for a in alerts(page))
     assert replay.narrate(trace, 0) in alerts(page)
     screenshot(page, "live-run")
