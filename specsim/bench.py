@@ -54,7 +54,7 @@ from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rat
 
 OURS, HF = "specsim", "transformers"  # the two contenders of a row
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
-           "HF tok/s", "ours/HF", "identical", "HF=plain")
+           "HF tok/s", "ours/HF", "same text", "identical", "HF=plain")
 NOISY_NOTE = "* the plain baseline was noisy, or the wall clock and the cost model disagreed"
 """The footnote's opening, printed under a table where a row's 'fair' cell carries the mark."""
 
@@ -66,7 +66,7 @@ def stock_drafter(lean_drafter) -> ModelDrafter:
 
 
 def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool,
-              label: str | None = None, policy: KPolicy | None = None) -> dict:
+              label: str | None = None, policy: KPolicy | None = None, rounds: int = 1) -> dict:
     """Every prompt decoded plainly, speculatively (K as ``policy`` says; fixed ``k`` by default) and through
     transformers (fixed K only), timed by :func:`specsim.timing.time_decoders` (after its warm-up); the
     figures pooled."""
@@ -79,23 +79,35 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
         target, drafter, ids, policy.k, n, schedule=policy.schedule, stop_below=policy.stop_below))]
     if with_hf:
         contenders.append(Contender(HF, lambda ids, n: hf_assisted_trace(target, ids, k, n, assistant)))
-    timed = time_decoders(prompts, contenders, lambda ids, n: plain_generate(target, ids, n), max_new_tokens)
+    timed = time_decoders(prompts, contenders, lambda ids, n: plain_generate(target, ids, n), max_new_tokens,
+                          rounds=rounds)
     spec = timed.runs[OURS]
     identical = timed.identical(OURS)
     m, fair = timed.costs(OURS), timed.fair(OURS)
     n_tokens = sum(t.n_generated for t in timed.runs.get(HF, []))
     hf_time = sum(t.total_time_s for t in timed.runs.get(HF, []))
     ours_e2e = sum(t.total_time_s for t in spec)
+    same = same_text_ratio(spec, timed.runs.get(HF, []))
     return {
         "drafter": label or drafter.kind, "K": k,
         "plain tok/s": m.plain_tokens_per_s, "spec tok/s": m.spec_tokens_per_s,
         "alpha": m.alpha, "tok/loop": m.tokens_per_loop, "speedup": m.wall_clock_speedup,
         "cost model": m.speedup, "fair": f"{fair.headline:.2f}{'' if fair.agrees else '*'}",
         "HF tok/s": n_tokens / hf_time if with_hf else float("nan"),
-        "ours/HF": hf_time / ours_e2e if with_hf else float("nan"), "identical": "yes" if identical else "NO",
+        "ours/HF": hf_time / ours_e2e if with_hf else float("nan"),
+        "same text": f"{same[0]:.2f}[{same[1]}/{len(spec)}]" if with_hf and same[1] else "-",
+        "identical": "yes" if identical else "NO",
         "HF=plain": ("yes" if timed.identical(HF) else "NO") if with_hf else "-",
         "c": m.draft_cost, "v": m.verify_cost, "traces": spec,
     }
+
+
+def same_text_ratio(ours: list[Trace], theirs: list[Trace]) -> tuple[float, int]:
+    """ours/HF end to end over the runs where the two wrote the same tokens (the same work, so the ratio compares
+    the loops alone), and how many runs that was; run i of each list is the same prompt and round."""
+    same = [(o, t) for o, t in zip(ours, theirs, strict=False) if o.generated_ids == t.generated_ids]
+    ours_s = sum(o.total_time_s for o, _ in same)
+    return (sum(t.total_time_s for _, t in same) / ours_s if ours_s > 0 else float("nan")), len(same)
 
 
 def acceptance_by(traces: list[Trace], groups: list[str]) -> dict[str, float]:
@@ -155,6 +167,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="skip the v(n) table and the float32 / default-dtype plain decoding speeds")
     parser.add_argument("--machine", action="store_true",
                         help="measure this machine's settings (decode path, v(n), best K) if not cached; print them")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="timed rounds over the prompts, in alternating order (more rounds: less noise)")
     parser.add_argument("--heldout", type=int, default=0, metavar="N",
                         help="use N prompts of the held-out set instead of the built-in ones")
     parser.add_argument("--no-copy", action="store_true",
@@ -173,6 +187,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--prompts must be between 1 and {len(builtin_prompts())}")
     if args.heldout < 0:
         parser.error("--heldout must be 0 (built-in prompts) or a positive count")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.max_new_tokens < 1:
         parser.error("--max-new-tokens must be at least 1")
     if "model" in args.drafters and not [d for d in args.draft if d]:
@@ -224,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.policies:
                 row_label = label if name == "fixed" else f"{label}/{name}"
                 rows.append(bench_row(target, drafter, k, prompts, args.max_new_tokens, not args.no_hf, row_label,
-                                      live_policy(name, k)))
+                                      live_policy(name, k), args.rounds))
                 print(f"  K={k} {name}: {rows[-1]['spec tok/s']:.1f} tok/s, cost model {rows[-1]['cost model']:.2f}x",
                       flush=True)
     print()
@@ -244,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(row["ours/HF"] == row["ours/HF"] for row in rows):  # a number (not NaN) somewhere
         print("\nours/HF is end to end, prefill included. Both loops prefill the whole prompt; specsim's prefill "
               "chooses the first token, as plain decoding's does, and transformers' also verifies the first K "
-              "guesses (docs/measurements/hf-prompt-lookup-speed-2026-12-04.md compares the loops pass by pass).")
+              "guesses. 'same text' is ours/HF over the runs where the two wrote the same tokens (how many in "
+              "square brackets): the same work, so it compares the loops alone; where HF=plain says NO the other runs "
+              "decode different texts.")
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:

@@ -118,7 +118,23 @@ def test_bench_rows_per_k_policy_write_plain_decodings_tokens(monkeypatch, capsy
     assert all(r[bench.COLUMNS.index("HF tok/s")] == "nan" for r in rows)
 
 
-@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""]])
+def test_the_same_text_ratio_compares_only_the_runs_that_wrote_the_same_tokens():
+    import dataclasses
+
+    from specsim.bench import same_text_ratio
+    from tests.live_traces import hand_plain
+
+    base = hand_plain()
+    ours = [dataclasses.replace(base, total_time_s=2.0), dataclasses.replace(base, total_time_s=4.0)]
+    theirs = [dataclasses.replace(base, total_time_s=3.0),  # the same tokens, 1.5x ours' time
+              dataclasses.replace(base, generated_ids=base.generated_ids[:-1] + (99,), total_time_s=1.0)]
+    assert same_text_ratio(ours, theirs) == (1.5, 1)
+    ratio, count = same_text_ratio(ours[1:], theirs[1:])
+    assert count == 0 and ratio != ratio  # nothing in common: NaN
+
+
+@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""],
+                                  ["--rounds", "0"]])
 def test_bench_bad_arguments_exit_2(capsys, argv):
     import specsim.bench as bench
 
