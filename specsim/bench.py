@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nc, v (draft and verification cost in target passes): "
           + "; ".join(f"{r['drafter']} K={r['K']}: {r['c']:.3f}, {r['v']:.2f}" for r in rows))
     if args.heldout:
-        print("\n" + format_breakdown(rows, domains))
+        print("\n" + format_breakdown(rows, domains * args.rounds))  # each round ran every prompt once
     verdict = chosen_k_report(rows, machine.cached())
     if verdict:
         print("\n" + verdict)

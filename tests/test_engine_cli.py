@@ -118,6 +118,17 @@ def test_bench_rows_per_k_policy_write_plain_decodings_tokens(monkeypatch, capsy
     assert all(r[bench.COLUMNS.index("HF tok/s")] == "nan" for r in rows)
 
 
+def test_bench_rounds_over_held_out_prompts_break_down_every_run(monkeypatch, capsys, bundled_target):
+    """Two rounds over two held-out prompts: four runs per row, each counted in its prompt's domain."""
+    import specsim.bench as bench
+
+    monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
+    code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--heldout", "2", "--rounds", "2",
+                       "--max-new-tokens", "4", "--threads", "1", "--no-passes", "--no-hf"])
+    out = capsys.readouterr().out
+    assert code == 0 and "acceptance per domain and per draft position" in out
+
+
 def test_the_same_text_ratio_compares_only_the_runs_that_wrote_the_same_tokens():
     import dataclasses
 
