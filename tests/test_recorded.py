@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app import state
+from app.live import view as live_view
 from app.live.tokens import md_plain
 from app.recording import choice_label
 from specsim import costmodel, fairtime, recorded, replay
@@ -82,6 +83,11 @@ def test_live_page_opens_on_the_winning_recording_and_steps_without_a_model():
     at.button(key="live_forward").click().run()
     assert md_plain(replay.narrate(run.spec, 1)) in [i.value for i in at.info]
     assert at.session_state[state.LIVE_TRACE] is None  # nothing was run
+    # the recording was made by the engine whose prefill chooses the first token: the page says which one
+    assert run.spec.first is not None and run.spec.first.token_id == run.spec.generated_ids[0]
+    assert md_plain(live_view.prefill_sentence(run.spec)) in [c.value for c in at.caption]
+    assert f"first new token, {replay.visible(run.spec.first.text)} (p = {run.spec.first.prob:.2f})" in (
+        live_view.prefill_sentence(run.spec))
     headings = [h.value for h in at.subheader]
     assert headings.index("Step through the run") < headings.index("Why this speed")  # the run, then the why
 
