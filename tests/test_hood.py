@@ -45,6 +45,12 @@ def test_the_mask_lets_each_row_see_the_cache_and_the_new_inputs_up_to_its_own()
     for i, row in enumerate(grid):
         assert all(row[:4])  # the cached context
         assert row[4:] == [j <= i for j in range(it.k + 1)]  # no row reads a later guess
+    from app.hood import figures
+
+    fig = figures.mask_figure(labels, grid, hidden, hood.verification_rows(trace, trace.iterations.index(it)))
+    # the columns are names, some of them numbers ("59") and some not ("63 (new)"): a category axis shows every one;
+    # a numeric axis (plotly's guess from the numbers) dropped the new inputs' columns
+    assert fig.layout.xaxis.type == "category" and list(fig.data[0].x) == labels
 
 
 def test_derived_cache_lengths_follow_the_engine_convention():
