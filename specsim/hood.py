@@ -187,6 +187,8 @@ class PositionModel:
     measured_share: list[float | None]  # the run's share of iterations that kept slot j
     tokens_per_loop: float  # measured
     geometric_tokens_per_loop: float  # 1 + α + … + α^K with the measured α
+    geometric_at_drafted_k: float  # the same at the K each loop actually drafted (a loop may draft fewer than K)
+    short_loops: int  # loops that drafted fewer than K guesses (nothing to copy, the budget, a confidence stop)
 
     @property
     def error(self) -> float:
@@ -200,7 +202,11 @@ def position_model(trace: Trace) -> PositionModel:
     return PositionModel(alpha=alpha, by_position=acceptance_given_reached([trace], k),
                          geometric_share=[alpha**j for j in range(1, k + 1)],
                          measured_share=trace.kept_share_by_position(), tokens_per_loop=trace.tokens_per_pass,
-                         geometric_tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)))
+                         geometric_tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)),
+                         geometric_at_drafted_k=(sum(float(analytics.tokens_per_loop(alpha, it.k))
+                                                     for it in trace.iterations) / len(trace.iterations)
+                                                 if trace.iterations else math.nan),
+                         short_loops=sum(it.k < k for it in trace.iterations))
 
 
 # ---- what it costs ---------------------------------------------------------------------------------

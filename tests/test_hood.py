@@ -78,6 +78,10 @@ def test_overlap_and_position_model_agree_with_the_trace():
     assert model.by_position == pytest.approx(acceptance_given_reached([trace], k), nan_ok=True)
     assert model.geometric_tokens_per_loop == pytest.approx(float(analytics.tokens_per_loop(model.alpha, k)))
     assert model.error == pytest.approx(model.geometric_tokens_per_loop / trace.tokens_per_pass - 1)
+    drafted = [it.k for it in trace.iterations]
+    assert model.short_loops == sum(d < k for d in drafted)
+    assert model.geometric_at_drafted_k == pytest.approx(
+        sum(sum(model.alpha ** i for i in range(d + 1)) for d in drafted) / len(drafted))
 
 
 def test_compute_per_token_is_positions_per_pass_over_tokens_per_loop():
@@ -117,6 +121,8 @@ def test_the_page_dissects_each_recording_and_follows_the_iteration():
         assert f"{it.k + 1} positions in all" in page
         model = hood.position_model(trace)
         assert f"{model.geometric_tokens_per_loop:.2f}" in page and f"{model.tokens_per_loop:.2f}" in page
+        short = f"{model.short_loops} of the run's {n} loops drafted fewer than {trace.settings.k} guesses"
+        assert (short in page and f"{model.geometric_at_drafted_k:.2f}" in page) == (model.short_loops > 0)
 
 
 def test_the_page_prefers_the_learners_own_live_run():

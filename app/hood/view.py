@@ -151,7 +151,11 @@ def position_section(trace: Trace) -> None:
         st.markdown(
             f"With this run's α = {model.alpha:.2f} and K = {k}, the geometric model predicts "
             f"**{model.geometric_tokens_per_loop:.2f}** tokens per loop; the run made **{model.tokens_per_loop:.2f}**. "
-            f"The model {direction}states it by **{abs(model.error):.0%}**.")
+            f"The model {direction}states it by **{abs(model.error):.0%}**."
+            + (f" Part of that is not about α: {model.short_loops} of the run's {len(trace.iterations)} loops "
+               f"drafted fewer than {k} guesses (nothing to copy, the token budget, or a confidence stop). At the K "
+               f"each loop drafted, the same α predicts **{model.geometric_at_drafted_k:.2f}**."
+               if model.short_loops else ""))
 
 
 def cost_section(trace: Trace, plain: Trace | None) -> None:
