@@ -86,7 +86,7 @@ def test_live_page_opens_on_the_winning_recording_and_steps_without_a_model():
     # the recording was made by the engine whose prefill chooses the first token: the page says which one
     assert run.spec.first is not None and run.spec.first.token_id == run.spec.generated_ids[0]
     assert md_plain(live_view.prefill_sentence(run.spec)) in [c.value for c in at.caption]
-    assert f"first new token, {replay.visible(run.spec.first.text)} (p = {run.spec.first.prob:.2f})" in (
+    assert f"first new token, {run.spec.first.text!r} (p = {run.spec.first.prob:.2f})" in (
         live_view.prefill_sentence(run.spec))
     headings = [h.value for h in at.subheader]
     assert headings.index("Step through the run") < headings.index("Why this speed")  # the run, then the why

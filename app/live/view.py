@@ -41,7 +41,7 @@ def prefill_sentence(spec: Trace) -> str:
     if spec.first is None:
         return ""
     return (f"Before the first loop, the target's prefill pass read the whole prompt and its last position chose the "
-            f"first new token, {replay.visible(spec.first.text)} (p = {spec.first.prob:.2f}), as plain decoding's "
+            f"first new token, {spec.first.text!r} (p = {spec.first.prob:.2f}), as plain decoding's "
             "prefill does. The loops below write every token after it.")
 
 
