@@ -88,8 +88,7 @@ class Prefilled:
     """The prompt's prefill: one target pass over the whole prompt, whose last row chooses the first new token."""
 
     cache: DynamicCache  # the target's cache: every prompt token (the context minus its last token, the first one)
-    start: float  # when the pass started (clock.now)
-    seconds: float  # how long it took
+    start: float  # when the pass started (clock.now); the loop's prefill time runs from here to its first loop
     logits: torch.Tensor  # the last prompt position's logits: where the first new token comes from
     hidden: torch.Tensor | None  # the target's last hidden states of the prompt's positions, when asked for
 
@@ -108,7 +107,7 @@ def prefill(target: LoadedModel, context: Sequence[int], keep_hidden: bool | Seq
     hidden = None
     if keep_hidden:
         hidden = target_features(out.hidden_states, None if keep_hidden is True else keep_hidden)[0]
-    return Prefilled(cache, start, now(target.device) - start, out.logits[0, -1], hidden)
+    return Prefilled(cache, start, out.logits[0, -1], hidden)
 
 
 def choose_first(logits: torch.Tensor, sampling: SamplingConfig, generator: torch.Generator | None,
