@@ -9,7 +9,9 @@ st.caption("What happens inside one iteration, read off a real run: the recordin
            "own run from the live page. Nothing here runs a model.")
 
 trace, plain = view.pick_run()
-if trace is not None:
+if trace is not None and not trace.iterations:
+    view.no_loop_note(trace)
+elif trace is not None:
     step = view.pick_step(trace)
     view.verification_section(trace, step)
     view.cache_section(trace, step)

@@ -74,6 +74,7 @@ class CostModel:
 
     k_max: int  # the K setting (Trace.k_max: more where an adaptive K policy raised it)
     k: float  # proposals per loop, on average (fewer than K when a drafter finds nothing)
+    draft_passes: float  # draft-model passes per loop, on average: k less the guesses copied from the text
     alpha: float
     tokens_per_loop: float  # t
     plain_pass_s: float  # the median plain pass, in seconds: the unit of c, v and o
@@ -89,6 +90,17 @@ class CostModel:
     def drafting(self) -> float:
         """K·c."""
         return self.k * self.draft_cost
+
+    @property
+    def copies(self) -> bool:
+        """The guesses were copied from the text (prompt lookup): K·c is a search, not draft passes."""
+        return self.k > 0 and self.draft_passes == 0
+
+    def drafting_words(self) -> str:
+        """What the loop's K·c paid for, in words: draft passes, or copied guesses (no draft pass)."""
+        if self.copies:
+            return f"{self.k:.1f} copied guesses on average (no draft pass; K·c is the search)"
+        return f"{self.draft_passes:.1f} draft passes on average (K·c)"
 
     @property
     def loop_cost(self) -> float:
@@ -157,6 +169,7 @@ def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
     spec_time, plain_time = sum(t.decode_time_s for t in spec), sum(t.decode_time_s for t in plain)
     return CostModel(
         k_max=max(t.k_max for t in spec), k=sum(it.k for it in iterations) / len(iterations),
+        draft_passes=sum(t.draft_passes for t in spec) / len(iterations),
         alpha=pooled_acceptance_rate(spec), tokens_per_loop=pooled_tokens_per_pass(spec), plain_pass_s=base,
         draft_cost=c, verify_cost=v, verify_cost_raw=v_raw, other_cost=other,
         plain_tokens_per_s=sum(t.n_decoded for t in plain) / plain_time if plain_time > 0 else 0.0,

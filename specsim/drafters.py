@@ -373,7 +373,8 @@ class PromptLookupDrafter:
         """Copy the continuation; q = 1 on every copied token, so the confidence stop never ends it."""
         start = now()
         tokens = self.continuation(context, k) if k > 0 else []
-        proposal = Proposal(tokens=tokens, q=[1.0] * len(tokens), top=[[(t, 1.0)] for t in tokens])
+        proposal = Proposal(tokens=tokens, q=[1.0] * len(tokens), top=[[(t, 1.0)] for t in tokens],
+                            copied=[True] * len(tokens))  # copied from the text: no draft pass
         if not sampling.greedy:
             proposal.q_probs = [torch.nn.functional.one_hot(torch.tensor(t), self.vocab_size).float() for t in tokens]
         elapsed = now() - start

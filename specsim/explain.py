@@ -20,9 +20,12 @@ def decider_sentence(b: CostModel) -> str:
     if name == "bookkeeping":
         return (f"What decided it: work between the passes (recording the run, building candidates) cost "
                 f"{b.other_cost:.2f} target passes per loop.")
+    if name == "drafting" and b.copies:
+        return (f"What decided it: finding the {b.k:.1f} copied guesses of an average loop cost {b.drafting:.2f} "
+                "target passes.")
     if name == "drafting":
-        return (f"What decided it: the {b.k:.1f} draft passes of an average loop cost {b.drafting:.2f} target passes, "
-                f"{b.draft_cost:.2f} each.")
+        return (f"What decided it: the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} "
+                f"target passes, {b.draft_cost:.2f} per guess.")
     return (f"What decided it: the draft's guesses were kept {b.alpha:.0%} of the time, so a loop yielded "
             f"{b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1}.")
 

@@ -189,6 +189,7 @@ class PositionModel:
     geometric_tokens_per_loop: float  # 1 + α + … + α^K with the measured α
     geometric_at_drafted_k: float  # the same at the K each loop actually drafted (a loop may draft fewer than K)
     short_loops: int  # loops that drafted fewer than K guesses (nothing to copy, the budget, a confidence stop)
+    k: int  # the K of the geometric model: Trace.k_max, the K setting or more where an adaptive policy raised it
 
     @property
     def error(self) -> float:
@@ -197,7 +198,7 @@ class PositionModel:
 
 
 def position_model(trace: Trace) -> PositionModel:
-    k = trace.settings.k
+    k = trace.k_max  # the K the cost model and the live page's calculator sentence use
     alpha = trace.acceptance_rate
     return PositionModel(alpha=alpha, by_position=acceptance_given_reached([trace], k),
                          geometric_share=[alpha**j for j in range(1, k + 1)],
@@ -206,25 +207,29 @@ def position_model(trace: Trace) -> PositionModel:
                          geometric_at_drafted_k=(sum(float(analytics.tokens_per_loop(alpha, it.k))
                                                      for it in trace.iterations) / len(trace.iterations)
                                                  if trace.iterations else math.nan),
-                         short_loops=sum(it.k < k for it in trace.iterations))
+                         short_loops=sum(it.k < k for it in trace.iterations), k=k)
 
 
 # ---- what it costs ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Compute:
-    k: int
-    tokens_per_loop: float
-    target_tokens_per_emitted: float  # (K + 1) / t: target token-passes of arithmetic per token written
+    k: int  # the K setting (the most guesses a loop drafts, unless an adaptive policy raised it)
+    tokens_per_loop: float  # t: the loops' tokens over the loops (Trace.tokens_per_pass)
+    positions_per_pass: float  # the average verification pass's positions: the guesses it checked, plus one
+    longest_pass: int  # the most positions one pass carried (Trace.longest_pass)
+    target_tokens_per_emitted: float  # positions_per_pass / t: target token-passes of arithmetic per token written
     draft_passes_per_emitted: float  # draft passes per token written (copied guesses cost none)
     prefill_s: float  # time to the first token: the prompt's prefill, which chooses it, with or without a draft
 
 
 def compute_per_token(trace: Trace) -> Compute:
-    """Work per emitted token: each loop runs the target over K + 1 positions to write t tokens on average."""
-    loops = len(trace.iterations) or 1
+    """Work per emitted token: each loop runs the target over its guesses plus one position, to write t tokens on
+    average. Both averages are over the same loops, so positions_per_pass ÷ t is the arithmetic per token."""
+    loops = len(trace.iterations)
     t = trace.tokens_per_pass
-    fed = sum(it.k + 1 for it in trace.iterations) / loops  # positions per verification pass
-    draft_passes = sum(1 for it in trace.iterations for s in it.slots if not s.copied)
-    emitted = trace.n_decoded or 1  # the loops' tokens (the prefill chose the first without a draft)
-    return Compute(k=trace.settings.k, tokens_per_loop=t, target_tokens_per_emitted=fed / t if t else math.nan,
-                   draft_passes_per_emitted=draft_passes / emitted, prefill_s=trace.prefill_time_s)
+    fed = sum(it.k + 1 for it in trace.iterations) / loops if loops else math.nan
+    emitted = trace.n_decoded  # the loops' tokens (the prefill chose the first without a draft)
+    return Compute(k=trace.k_max, tokens_per_loop=t, positions_per_pass=fed, longest_pass=trace.longest_pass,
+                   target_tokens_per_emitted=fed / t if t else math.nan,
+                   draft_passes_per_emitted=trace.draft_passes / emitted if emitted else math.nan,
+                   prefill_s=trace.prefill_time_s)

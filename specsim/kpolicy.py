@@ -15,7 +15,8 @@ wrong. Two adaptive rules are in common use, both from transformers' assisted ge
 
   "Every proposal" counts what was actually drafted (a draft cut short by the token budget or the confidence
   stop counts as fully kept when all of it was kept), and an empty draft counts as fully kept, as there.
-  transformers sets no upper bound; neither does this rule (the token budget still caps each draft).
+  transformers sets no upper bound; this rule stops at ``k_max`` (specsim's K range ends at 16, the longest
+  pass the position-invariant target covers is K + 1 = 17), and the token budget still caps each draft.
 - the **confidence stop** (``assistant_confidence_threshold``): end the draft early, after a guess whose
   probability under the draft, q, is below a threshold. transformers' ``ConfidenceCriteria``
   (``generation/stopping_criteria.py``) runs after the guess is appended, so that guess is still checked;
@@ -31,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from specsim.defaults import K_MAX
+
 Schedule = Literal["fixed", "heuristic"]
 SCHEDULES: tuple[Schedule, ...] = ("fixed", "heuristic")
 
@@ -43,12 +46,15 @@ class KPolicy:
     schedule: Schedule = "fixed"
     stop_below: float = 0.0  # confidence stop: end the draft after a guess whose q is below this (0: never);
     # the drafter applies it (``propose(..., stop_below=...)``, see specsim.drafters.propose_by_passes)
+    k_max: int = K_MAX  # the schedule never raises K above this
 
     def __post_init__(self) -> None:
         if self.k < 0:
             raise ValueError(f"k must be at least 0, got {self.k}")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        if self.k > self.k_max:
+            raise ValueError(f"k must be at most {self.k_max}, got {self.k}")
         if not 0.0 <= self.stop_below <= 1.0:
             raise ValueError(f"stop_below must be in [0, 1], got {self.stop_below}")
 
@@ -56,7 +62,7 @@ class KPolicy:
         """The next iteration's K, after one that drafted ``proposed`` tokens (asked for ``k``) and kept ``kept``."""
         if self.schedule == "fixed":
             return k
-        return k + 2 if kept == proposed else max(1, k - 1)
+        return min(self.k_max, k + 2) if kept == proposed else max(1, k - 1)
 
 
 CONFIDENCE_STOP = 0.4  # transformers' default assistant_confidence_threshold

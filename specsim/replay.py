@@ -229,19 +229,24 @@ def identity(spec: Trace, plain: Trace) -> Identity:
     )
 
 
-def identity_guarantee(settings: Settings) -> str:
-    """What greedy identity means for the numerics a run used: a guarantee, or an observation."""
+def identity_guarantee(settings: Settings, longest_pass: int | None = None) -> str:
+    """What greedy identity means for the numerics a run used: a guarantee, or an observation.
+
+    ``longest_pass``: the most tokens one verification pass of the run carried (:attr:`Trace.longest_pass`);
+    without it, the K setting's K + 1.
+    """
     on_gpu = settings.device.startswith("cuda")
-    if settings.invariant and not on_gpu and settings.k + 1 <= MAX_INVARIANT_QUERIES:
+    longest = settings.k + 1 if longest_pass is None else longest_pass
+    carried = (f"this run's longest carried {longest}" if longest_pass is not None
+               else f"this run's carried at most K + 1 = {longest}")
+    if settings.invariant and not on_gpu and longest <= MAX_INVARIANT_QUERIES:
         return (f"Guaranteed, not just observed: in {settings.dtype} with the position-invariant decode path, each "
                 "position's logits are bitwise the same whether the target computes it alone or inside a "
-                f"verification pass (the path covers passes of up to {MAX_INVARIANT_QUERIES} new tokens; this run's "
-                f"carried at most K + 1 = {settings.k + 1}), so greedy speculative decoding must write plain "
-                "decoding's tokens.")
+                f"verification pass (the path covers passes of up to {MAX_INVARIANT_QUERIES} new tokens; "
+                f"{carried}), so greedy speculative decoding must write plain decoding's tokens.")
     if settings.invariant and not on_gpu:
         return (f"Not guaranteed for this run: the position-invariant path covers passes of up to "
-                f"{MAX_INVARIANT_QUERIES} new tokens, and this run's verification passes carried K + 1 = "
-                f"{settings.k + 1}, so they ran on stock kernels.")
+                f"{MAX_INVARIANT_QUERIES} new tokens, and {carried}, so the longer passes ran on stock kernels.")
     if on_gpu:
         return (f"Usual but not guaranteed: in {settings.dtype} on a GPU, a pass over several positions may use "
                 "other kernels than a one-position pass and round differently, so a near-tie can flip.")

@@ -12,6 +12,10 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+COPYING_DRAFTERS = frozenset({"prompt_lookup"})
+"""Drafters whose every guess is copied from earlier in the text: they run no draft model, so no draft pass
+(traces recorded before :attr:`Slot.copied` was set for them say so only through ``Settings.drafter``)."""
+
 ExtraKind = Literal["correction", "resample", "bonus"]
 """How the target's own +1 token was chosen.
 
@@ -198,6 +202,18 @@ class Trace:
         """The largest K of the run: ``settings.k``, or more where an adaptive K policy raised it."""
         return max([self.settings.k, *(it.k for it in self.iterations),
                     *(it.k_planned for it in self.iterations if it.k_planned is not None)])
+
+    @property
+    def draft_passes(self) -> int:
+        """Draft-model passes the run spent: one per guess the draft model made, none for a copied guess."""
+        if self.settings.drafter in COPYING_DRAFTERS:
+            return 0
+        return sum(1 for it in self.iterations for s in it.slots if not s.copied)
+
+    @property
+    def longest_pass(self) -> int:
+        """The most tokens one target pass after the prefill carried: the largest K drafted, plus one (0: no pass)."""
+        return max((it.k + 1 for it in self.iterations), default=0)
 
     @property
     def acceptance_rate(self) -> float:

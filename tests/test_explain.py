@@ -13,7 +13,8 @@ from specsim.explain import budget_sentence, decider_sentence, slowdown_sentence
 
 
 def budget(alpha=0.23, k=5, c=0.15, v=2.3, other=0.0, k_max=None):
-    return CostModel(k_max=k_max or k, k=k, alpha=alpha, tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)),
+    return CostModel(k_max=k_max or k, k=k, draft_passes=k,
+                     alpha=alpha, tokens_per_loop=float(analytics.tokens_per_loop(alpha, k)),
                      plain_pass_s=0.01, draft_cost=c, verify_cost=v, verify_cost_raw=v, other_cost=other,
                      plain_tokens_per_s=1.0, spec_tokens_per_s=1.0)
 

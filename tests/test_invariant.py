@@ -270,3 +270,15 @@ def test_a_run_larger_than_the_invariant_passes_is_not_called_guaranteed():
 
     assert identity_guarantee(Settings(16, 8, dtype="bfloat16", invariant=True)).startswith("Guaranteed")
     assert identity_guarantee(Settings(MAX_INVARIANT_QUERIES, 8, dtype="bfloat16", invariant=True)).startswith("Not")
+
+
+def test_the_identity_sentence_reads_the_pass_the_run_made_not_the_k_setting():
+    """Issue 51: an adaptive schedule from K = 16 once drafted 18 guesses; the sentence said "at most K + 1 = 17"."""
+    from specsim.replay import identity_guarantee
+    from specsim.trace import Settings
+
+    settings = Settings(16, 64, dtype="bfloat16", invariant=True, k_schedule="heuristic")
+    longer = identity_guarantee(settings, MAX_INVARIANT_QUERIES + 2)
+    assert longer.startswith("Not guaranteed") and f"longest carried {MAX_INVARIANT_QUERIES + 2}" in longer
+    within = identity_guarantee(settings, 5)
+    assert within.startswith("Guaranteed") and "longest carried 5" in within and "K + 1 = 17" not in within

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import specsim.kpolicy as kpolicy
+from specsim.defaults import K_MAX
 from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.engine import plain_generate, speculative_generate
 from specsim.kpolicy import KPolicy
@@ -34,7 +35,9 @@ def test_the_rules():
     assert [fixed.next_k(4, 4, kept) for kept in range(5)] == [4] * 5
     assert heuristic.next_k(4, 4, 4) == 6 and heuristic.next_k(4, 4, 3) == 3 and heuristic.next_k(1, 1, 0) == 1
     assert heuristic.next_k(5, 2, 2) == 7  # a draft cut short (budget, confidence) and fully kept still grows K
-    for bad in (dict(k=-1), dict(k=2, schedule="cosine"), dict(k=2, stop_below=1.5)):
+    # issue 51: from K = 16 the schedule drafted 18; K never leaves the range the pages and the invariant path cover
+    assert heuristic.next_k(15, 15, 15) == K_MAX and heuristic.next_k(K_MAX, K_MAX, K_MAX) == K_MAX
+    for bad in (dict(k=-1), dict(k=2, schedule="cosine"), dict(k=2, stop_below=1.5), dict(k=K_MAX + 1)):
         with pytest.raises(ValueError):
             KPolicy(**bad)
 
@@ -51,7 +54,7 @@ def follows_its_policy(trace: Trace, drafts_all: bool = True) -> None:
         if it.k < asked and drafts_all:
             assert qs and qs[-1] < s.stop_below  # only the confidence stop drafts fewer
         if s.k_schedule == "heuristic":
-            k = k + 2 if it.n_accepted == it.k else max(1, k - 1)
+            k = min(K_MAX, k + 2) if it.n_accepted == it.k else max(1, k - 1)
         left -= len(it.emitted)
 
 

@@ -294,7 +294,8 @@ def test_bar_labels_stay_level_and_small_bars_carry_none():
     from tests.live_traces import hand_trace
 
     def loop(c: float) -> CostModel:
-        return CostModel(k_max=4, k=4, alpha=0.7, tokens_per_loop=float(analytics.tokens_per_loop(0.7, 4)),
+        return CostModel(k_max=4, k=4, draft_passes=4,
+                         alpha=0.7, tokens_per_loop=float(analytics.tokens_per_loop(0.7, 4)),
                          plain_pass_s=0.01, draft_cost=c, verify_cost=1.2, verify_cost_raw=1.2, other_cost=0.0,
                          plain_tokens_per_s=1.0, spec_tokens_per_s=1.0)
 

@@ -68,3 +68,22 @@ def test_identity_counts_read_as_english(n, words):
     at = AppTest.from_function(_identity_script, args=(n,)).run()
     assert not at.exception
     assert _visible(at.success[0].value) == f"Identical: {words} plain greedy decoding (float32)."
+
+
+# DOMPurify 3.x (`_sanitizeAttributes`), which Streamlit's st.html runs: an attribute value matching this is dropped.
+DOMPURIFY_DROPS = re.compile(r"((--!?|])>)|<\/(style|title)", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("prompt", ["<b>bold</b>", "a </title> b", "x <!-- note --> y", "<![CDATA[x]]>",
+                                    "</STYLE>", "a --!> b", "plain"])
+def test_a_prompt_that_looks_like_html_keeps_its_hover_text(prompt):
+    """Issue 51: the chip of a prompt holding "</title>" or "-->" lost its tooltip (DOMPurify dropped the attribute);
+    the tooltip reads as typed, with invisible joiners where DOMPurify's rule would match."""
+    from app.live.tokens import WORD_JOINER, chips_html
+    from specsim.replay import Chip
+
+    shown = chips_html([Chip(prompt, "prompt")])
+    title = html.unescape(re.search(r' title="([^"]*)"', shown).group(1))
+    assert not DOMPURIFY_DROPS.search(title)
+    assert title.replace(WORD_JOINER, "") == prompt
+    assert "<" not in re.sub(r' title="[^"]*"', "", shown).split(">", 2)[-1].split("</span>")[0]  # body escaped

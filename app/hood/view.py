@@ -41,6 +41,15 @@ def _new_run() -> None:
     state.put(state.HOOD_STEP, None)  # the next run opens on its own teaching iteration
 
 
+def no_loop_note(trace: Trace) -> None:
+    """A run whose prefill wrote every token (one new token, or end-of-text at once) has no loop to dissect."""
+    why = {"eos": "the end-of-text token came first", "max_new_tokens": "the token budget was one token",
+           "cancelled": "the run was cancelled before its first loop"}.get(trace.stop_reason, "the run ended there")
+    first = f" ({md_plain(visible(trace.first.text))})" if trace.first is not None else ""
+    st.info(f"This run has no iterations to take apart: the prompt's prefill chose its only token{first} and "
+            f"{why}, so no draft was checked. Pick a recording above, or run with more new tokens on the live page.")
+
+
 def pick_step(trace: Trace) -> int:
     """The iteration to dissect (0-based); the slider counts from 1, as the live page does."""
     n = len(trace.iterations)
@@ -79,15 +88,22 @@ def verification_section(trace: Trace, step: int) -> None:
     decisive = rows[hood.decisive_row(it)]
     st.markdown(  # only the token's text is escaped: the sentence's own bold must stay bold
         f"Row {decisive.index} decided the +1 token **{md_plain(visible(it.extra.text))}** ({it.extra_kind}): "
-        + ("every guess was kept, so the last row's distribution gives a bonus token."
-           if it.n_accepted == it.k else f"guess {it.n_accepted + 1} was refused there, so the target's own "
-           "choice at that row replaces it."))
+        + decisive_words(it))
     labels, grid, hidden = hood.causal_mask(it)
     st.plotly_chart(figs.mask_figure(labels, grid, hidden, rows), key=state.HOOD_MASK_CHART)
     st.caption("The mask is what makes one pass equal K + 1 separate passes: row i reads the cached context and "
                "the new inputs up to its own, never a later guess. So the distribution at row i is exactly what "
                "plain decoding would compute after those tokens.")
     st.plotly_chart(figs.rows_figure(rows), key=state.HOOD_ROWS_CHART)
+
+
+def decisive_words(it) -> str:
+    """Why the decisive row chose the +1 token: nothing to check, every guess kept, or a refusal there."""
+    if it.k == 0:
+        return "there was no guess to check, so the pass's only row gives the target's own next token."
+    if it.n_accepted == it.k:
+        return "every guess was kept, so the last row's distribution gives a bonus token."
+    return f"guess {it.n_accepted + 1} was refused there, so the target's own choice at that row replaces it."
 
 
 def cache_section(trace: Trace, step: int) -> None:
@@ -139,7 +155,7 @@ def overlap_section(trace: Trace) -> None:
 def position_section(trace: Trace) -> None:
     st.subheader("Is α the same at every position?")
     model = hood.position_model(trace)
-    k = trace.settings.k
+    k = model.k
     st.markdown(
         "The calculator assumes one α for every guess, independent of the others, so slot j survives with "
         "probability α^j and a loop yields 1 + α + … + α^K tokens. Real drafts are not like that: a loop starts "
@@ -163,15 +179,18 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
     c = hood.compute_per_token(trace)
     a, b, d = st.columns(3)
     a.metric("Target positions computed per token written", f"{c.target_tokens_per_emitted:.2f}",
-             help="(K + 1) positions per verification pass ÷ tokens per loop; plain decoding computes 1.00")
+             help="positions per verification pass (the guesses checked, plus one) ÷ tokens per loop, both averaged "
+                  "over the run's loops; plain decoding computes 1.00")
     b.metric("Draft passes per token written", f"{c.draft_passes_per_emitted:.2f}",
-             help="copied guesses (prompt lookup) cost no draft pass")
+             help="draft-model passes ÷ the loops' tokens; copied guesses (prompt lookup) cost no draft pass")
     d.metric("Prefill (time to the first token)", f"{1000 * c.prefill_s:.0f} ms",
              help="the prompt's pass: the same with or without a draft")
     batch_limit = max(1, GPU_RIDGE // (c.k + 1))
     st.markdown(
-        f"- **Compute rises.** Each loop runs the target over K + 1 = {c.k + 1} positions to write "
-        f"{c.tokens_per_loop:.2f} tokens on average, so the target does {c.target_tokens_per_emitted:.2f}× the "
+        f"- **Compute rises.** Each loop runs the target over the guesses it drafted plus one position: "
+        f"{c.positions_per_pass:.2f} positions per pass on average over this run's loops (the longest "
+        f"carried {c.longest_pass}), to write {c.tokens_per_loop:.2f} tokens on average. So the target does "
+        f"{c.positions_per_pass:.2f} ÷ {c.tokens_per_loop:.2f} = {c.target_tokens_per_emitted:.2f}× the "
         "arithmetic of plain decoding per token, plus the draft's work. Speculation trades spare arithmetic for "
         "fewer sequential passes.\n"
         "- **Latency per token falls** when a pass over K + 1 tokens costs about as much as a pass over one, which "
@@ -290,13 +309,15 @@ def gpu_identity_note() -> None:
 SNIPPET_K, SNIPPET_TOKENS = 4, 48  # the snippet's prompt_lookup_num_tokens, and a budget of a few seconds
 
 
-def snippet_prompts() -> list[tuple[str, str]]:
-    """(label, prompt) to run the snippet on: the two recordings' prompts, then the bench's held-out prompts."""
+def snippet_prompts() -> list[tuple[str, str, str]]:
+    """(label, name, prompt) to run the snippet on: the two recordings' prompts, then the bench's held-out prompts.
+    The name says which prompt it was, never how a recording drafted it: the snippet runs transformers' lookup."""
     from specsim.bench import heldout_prompts
 
-    shown = [(f"{r.title} (a recording's prompt)", r.prompt) for r in recorded.RECIPES]
-    return shown + [(f"held-out, {item['domain']}: {item['prompt'][:60]}…", item["prompt"])
-                    for item in heldout_prompts(8)]
+    shown = [(f"{r.title} (a recording's prompt)", f"the prompt of the recording “{r.title.split(',')[0]}”", r.prompt)
+             for r in recorded.RECIPES]
+    return shown + [(f"held-out, {item['domain']}: {item['prompt'][:60]}…", f"a held-out {item['domain']} prompt",
+                     item["prompt"]) for item in heldout_prompts(8)]
 
 
 def snippet_run() -> None:
@@ -312,7 +333,7 @@ def snippet_run() -> None:
 
         with st.spinner("Loading the bundled target and running transformers and specsim…"):
             target = loaders.bundled_target()
-            ids = format_prompt(target.tokenizer, prompts[index][1])
+            ids = format_prompt(target.tokenizer, prompts[index][2])
             state.put(state.HOOD_SNIPPET, (index, snippet_check(target, ids, SNIPPET_K, SNIPPET_TOKENS)))
     done = state.get(state.HOOD_SNIPPET)
     if done is None:
@@ -327,7 +348,7 @@ def snippet_run() -> None:
     split = check.first_difference(hf.HF_LOOKUP, hf.OURS_PLAIN)
     own = check.first_difference(hf.HF_LOOKUP, hf.HF_PLAIN)
     plains = check.first_difference(hf.HF_PLAIN, hf.OURS_PLAIN)
-    where = f"on {prompts[ran_on][0].split(':')[0].split(' (')[0]}, {check.dtype}"
+    where = f"on {prompts[ran_on][1]}, {check.dtype}"
     if split is None:
         st.markdown(f"The snippet wrote exactly specsim's tokens ({where}), and so did transformers' plain loop: "
                     "prompt lookup changed nothing, in either library.")
@@ -356,6 +377,6 @@ def snippet_run() -> None:
 
 def closed_form_note(trace: Trace) -> None:
     """One line tying the run to the calculator's formula."""
-    k, alpha = trace.settings.k, trace.acceptance_rate
+    k, alpha = trace.k_max, trace.acceptance_rate  # the K and α the live page's cost model names
     st.caption(f"With α = {alpha:.2f} and K = {k}, the calculator's tokens per loop is "
                f"{float(analytics.tokens_per_loop(alpha, k)):.2f}.")

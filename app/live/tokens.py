@@ -95,6 +95,20 @@ def chip_title(chip: Chip) -> str:
     return "\n".join(lines)
 
 
+# Streamlit's st.html cleans its HTML with DOMPurify, which drops an attribute whose value would close a comment,
+# a CDATA section, a <style> or a <title> (DOMPurify 3.x, `_sanitizeAttributes`: /((--!?|])>)|<\/(style|title)/i).
+# A prompt holding one of those lost its hover text. A word joiner (U+2060, invisible, zero width) between the
+# characters keeps the tooltip as typed and the attribute out of the rule.
+UNSAFE_IN_ATTRIBUTE = re.compile(r"((--!?|])>)|<\/(style|title)", re.IGNORECASE)
+WORD_JOINER = "\u2060"
+
+
+def attribute_text(text: str) -> str:
+    """``text`` for a title attribute that DOMPurify keeps: it reads the same, joiners break the dropped patterns."""
+    text = re.sub(r"(--!?|\])>", lambda m: m.group(1) + WORD_JOINER + ">", text)
+    return re.sub(r"<(/)(?=(style|title))", "<" + WORD_JOINER + r"\1", text, flags=re.IGNORECASE)
+
+
 def chips_html(chips: Sequence[Chip], prompt_text: bool = True) -> str:
     """One HTML block for a row of chips (pure: the page renders it, tests read it)."""
     parts = []
@@ -107,7 +121,7 @@ def chips_html(chips: Sequence[Chip], prompt_text: bool = True) -> str:
         else:
             body = _visible_html(chip.text)
         mark = f'<span class="sx-mark">{MARK[chip.role]}</span>' if chip.role in MARK else ""
-        title = html.escape(chip.text if chip.role == "prompt" else chip_title(chip), quote=True)
+        title = html.escape(attribute_text(chip.text if chip.role == "prompt" else chip_title(chip)), quote=True)
         title_attr = f' title="{title}"' if title else ""
         parts.append(f'<span class="sx-chip sx-{chip.role}"{title_attr}>{body}{mark}</span>')
     return f'<div class="sx-chips">{"".join(parts)}</div>'

@@ -154,7 +154,7 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
     if m.verify_cost_raw < 1:
         st.caption(f"The median verification pass came out at {m.verify_cost_raw:.3f} plain passes; a pass over more "
                    "tokens never costs less than a one-token pass, so the model counts it as 1.")
-    link = calculator_link(stats.alpha, stats.k, m.draft_cost, m.verify_cost)
+    link = calculator_link(stats.alpha, m.k_max, m.draft_cost, m.verify_cost)  # the K the sentence names
     st.markdown(
         f"The calculator takes each guess to be kept independently with chance α = {stats.alpha:.3f}, which at "
         f"K = {m.k_max} gives E[j] + 1 = {m.closed_form_tokens_per_loop:.2f} tokens per loop against the "
@@ -180,7 +180,7 @@ def identity_panel(spec: Trace, plain: Trace) -> None:
     else:
         st.error(md_plain(f"The runs differ at generated token {result.index + 1}: speculative wrote "
                           f"{result.spec_token!r}, plain wrote {result.plain_token!r} ({result.dtype})."))
-    st.caption(replay.identity_guarantee(spec.settings))
+    st.caption(replay.identity_guarantee(spec.settings, spec.longest_pass))
     left, right = st.columns(2)
     # No widget keys: a keyed box keeps the text it first showed, even after a new run (issue 12).
     left.text_area("speculative output", spec.text, disabled=True)

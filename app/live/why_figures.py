@@ -36,7 +36,7 @@ def loop_cost_figure(b: CostModel) -> go.Figure:
                             [b.tokens_per_loop, 0, 0]),
                 hovertemplate="%{x:.2f} plain passes<extra></extra>", **inside)
     fig.add_bar(y=y, x=[0, b.drafting, b.drafting], orientation="h",
-                name=f"{b.k:.1f} draft passes on average (K·c)", marker_color=DRAFT,
+                name=b.drafting_words(), marker_color=DRAFT,
                 text=labels(["", f"draft {b.drafting:.2f}", f"draft {b.drafting:.2f}"], [0, b.drafting, b.drafting]),
                 hovertemplate="drafting: %{x:.2f} target passes<extra></extra>", **inside)
     fig.add_bar(y=y, x=[0, b.verify_cost, 1.0], orientation="h", name="verification pass (v)",
