@@ -9,6 +9,7 @@ from app.live import pairs as live_pairs
 from app.live import run as live_run
 from app.live import view as live_view
 from app.live.controls import apply_url, controls, write_url
+from app.live.tokens import md_plain
 from specsim import machine
 
 st.title("Live decoding")
@@ -46,7 +47,7 @@ if shipped is not None:
 if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
-    st.caption(live_view.describe(spec))
+    st.caption(md_plain(live_view.describe(spec)))  # a custom model's path may hold Markdown characters
     st.subheader("Step through the run")
     live_view.prefill_note(spec)
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))

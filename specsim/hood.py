@@ -227,7 +227,7 @@ def compute_per_token(trace: Trace) -> Compute:
     average. Both averages are over the same loops, so positions_per_pass ÷ t is the arithmetic per token."""
     loops = len(trace.iterations)
     t = trace.tokens_per_pass
-    fed = sum(it.k + 1 for it in trace.iterations) / loops if loops else math.nan
+    fed = trace.n_proposed / loops + 1 if loops else math.nan  # the guesses checked per pass, plus one
     emitted = trace.n_decoded  # the loops' tokens (the prefill chose the first without a draft)
     return Compute(k=trace.k_max, tokens_per_loop=t, positions_per_pass=fed, longest_pass=trace.longest_pass,
                    target_tokens_per_emitted=fed / t if t else math.nan,
