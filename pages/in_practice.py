@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import loaders, recording, state
+from app import classtask, loaders, recording, state
 from app.practice import loop_size
 from app.practice.figures import domain_figure
 from specsim import defaults, domains
@@ -23,16 +23,21 @@ st.markdown(
     "model that also copies text which repeats earlier text, so the result says how many kept guesses were "
     "copies rather than the model's own.")
 if st.button("Measure acceptance on code, prose and echo prompts", key=state.DOMAIN_BUTTON, type="primary"):
-    bar = st.progress(0.0, text="Loading the bundled target and the default draft")
-    try:
-        target = loaders.bundled_target()
-        drafter = loaders.draft_model(defaults.DEFAULT_DRAFT, target)
-        results = domains.measure_domains(target, drafter, defaults.DEFAULT_K, MAX_NEW, domains.domain_prompts(),
-                                          progress=lambda f, text: bar.progress(min(1.0, f), text=text))
-        state.put(state.DOMAIN_RESULTS, results)
-    except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
-        st.error(f"The measurement could not run: {type(error).__name__}: {error}")
-    bar.empty()
+    if classtask.active():  # a class: a worker measures, and this replica loads no model
+        results = classtask.run_task("domains", {"k": defaults.DEFAULT_K, "max_new": MAX_NEW})
+        if results is not None:
+            state.put(state.DOMAIN_RESULTS, results)
+    else:
+        bar = st.progress(0.0, text="Loading the bundled target and the default draft")
+        try:
+            target = loaders.bundled_target()
+            drafter = loaders.draft_model(defaults.DEFAULT_DRAFT, target)
+            results = domains.measure_domains(target, drafter, defaults.DEFAULT_K, MAX_NEW, domains.domain_prompts(),
+                                              progress=lambda f, text: bar.progress(min(1.0, f), text=text))
+            state.put(state.DOMAIN_RESULTS, results)
+        except Exception as error:  # noqa: BLE001 - the learner sees a message, never a traceback
+            st.error(f"The measurement could not run: {type(error).__name__}: {error}")
+        bar.empty()
 results = state.get(state.DOMAIN_RESULTS)
 if results is None:
     st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")

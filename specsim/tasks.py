@@ -1,11 +1,18 @@
 """The class queue's other jobs: measurements a page runs on the bundled target, done by a worker in class mode.
 
-Two kinds, each a function of plain parameters that a worker (:mod:`specsim.worker`) runs:
+Five kinds, each a function of plain parameters that a worker (:mod:`specsim.worker`) runs:
 
 - ``"verify_curve"``: the *Is verification free here?* page's v(n), timed on the worker's machine
   (:func:`specsim.passcost.measure_pass_costs`), returned as a :class:`~specsim.passcost.VerifyCurve`;
 - ``"variants"``: the variants page's comparison on one demo prompt (:func:`specsim.variants.compare.compare`) and
-  lookahead's Jacobi iterations, returned as a dict.
+  lookahead's Jacobi iterations, returned as a dict;
+- ``"policies"``: *Under the hood*'s three K policies on one prompt (:func:`specsim.adaptive.compare_policies`),
+  returned as (plain trace, policy runs);
+- ``"snippet"``: *Under the hood*'s transformers prompt-lookup snippet beside specsim's runs
+  (:func:`specsim.hf_assisted.snippet_check`), returned as a :class:`~specsim.hf_assisted.SnippetCheck`;
+- ``"domains"``: *In practice*'s acceptance by domain (:func:`specsim.domains.measure_domains`).
+
+A class replica runs none of them itself: it loads no model (each of these pages' runs goes to a worker).
 
 They travel like live runs (:mod:`specsim.jobs`): :func:`submit` returns an unguessable job id bound to the
 session's token, :func:`specsim.jobs.status` says where the job is (its place in the queue, or running), and
@@ -27,7 +34,7 @@ from rq import Queue, get_current_job
 from specsim import jobs
 from specsim.liverun import RunRequest
 
-KINDS = ("verify_curve", "variants")
+KINDS = ("verify_curve", "variants", "policies", "snippet", "domains")
 CANCELLED = "Cancelled while it ran; a stopped measurement keeps nothing."
 
 
@@ -87,7 +94,45 @@ def variants(params: dict, progress: Callable[[float, str], None]) -> dict:
     return {"comparison": comparison, "jacobi": jacobi, "jacobi_texts": texts}
 
 
-RUNNERS = {"verify_curve": verify_curve, "variants": variants}
+def policies(params: dict, progress: Callable[[float, str], None]):
+    """The three K policies, greedy, on ``prompt`` for ``max_new`` tokens, with the bundled target and ``draft``."""
+    from specsim import adaptive
+    from specsim.models import format_prompt
+
+    progress(0.0, "Loading the bundled target and its draft on a class worker")
+    request = RunRequest((), prompt=".", draft=params["draft"])
+    target = _target()
+    ids = format_prompt(target.tokenizer, params["prompt"])
+    steps = 1 + len(adaptive.POLICIES)
+    return adaptive.compare_policies(target, lambda: jobs.SHELF.pair(request)[1], ids, int(params["max_new"]),
+                                     on_run=lambda i, name: progress(i / steps, f"Run {i + 1} of {steps}: {name}"))
+
+
+def snippet(params: dict, progress: Callable[[float, str], None]):
+    """transformers' prompt lookup and plain generate beside specsim's, on ``prompt`` (K ``k``, ``max_new`` tokens)."""
+    from specsim.hf_assisted import snippet_check
+    from specsim.models import format_prompt
+
+    progress(0.0, "Loading the bundled target on a class worker")
+    target = _target()
+    progress(0.2, "Running transformers and specsim on a class worker")
+    return snippet_check(target, format_prompt(target.tokenizer, params["prompt"]), int(params["k"]),
+                         int(params["max_new"]))
+
+
+def domains(params: dict, progress: Callable[[float, str], None]):
+    """*In practice*'s acceptance by domain: the bundled pair on each domain's prompts (``k``, ``max_new``)."""
+    from specsim import defaults
+    from specsim import domains as by_domain
+
+    progress(0.0, "Loading the bundled target and the default draft on a class worker")
+    target, drafter = jobs.SHELF.pair(RunRequest((), prompt=".", draft=defaults.DEFAULT_DRAFT))
+    return by_domain.measure_domains(target, drafter, int(params["k"]), int(params["max_new"]),
+                                     by_domain.domain_prompts(), progress=progress)
+
+
+RUNNERS = {"verify_curve": verify_curve, "variants": variants, "policies": policies, "snippet": snippet,
+           "domains": domains}
 
 
 def run_task(job_id: str, kind: str, params: dict) -> None:
@@ -158,4 +203,5 @@ def result(redis_url: str, job_id: str, session_token: str):
     return None if raw is None else pickle.loads(raw)  # noqa: S301 - written by a worker, never by a page
 
 
-__all__ = ["KINDS", "Cancelled", "progress", "result", "run_task", "submit", "variants", "verify_curve"]
+__all__ = ["KINDS", "Cancelled", "domains", "policies", "progress", "result", "run_task", "snippet", "submit", "variants",
+           "verify_curve"]

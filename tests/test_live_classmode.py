@@ -190,7 +190,9 @@ def test_the_variants_comparison_runs_on_a_class_worker(class_mode, worker, monk
         from specsim.variants import compare as cmp
 
         label = next(iter(cmp.DEMO_PROMPTS))
-        state.put("test_result", ui.run_prompt(label, 8, ("prompt_lookup",)))
+        data = ui.run_prompt(label, 8, ("prompt_lookup", "lookahead"))
+        state.put("test_result", data)
+        ui.jacobi_section(data)  # lookahead's windows, named with the texts the worker decoded (issue 52)
 
     _no_model_here(monkeypatch)
     at = AppTest.from_function(page, default_timeout=300).run()
@@ -199,6 +201,31 @@ def test_the_variants_comparison_runs_on_a_class_worker(class_mode, worker, monk
     lookup = data.comparison.by_key("prompt_lookup")
     assert lookup is not None and lookup.identical and not data.comparison.errors
     assert lookup.trace.n_generated == 8 and lookup.trace.settings.drafter == "prompt_lookup"
+    steps = data.comparison.by_key("lookahead").details.steps
+    assert steps and all(t in data.comparison.texts for s in steps for t in s.window_before + s.window_after)
+
+
+def test_the_hood_snippet_and_the_domain_measurement_run_on_a_class_worker(class_mode, monkeypatch):
+    """Issue 52: a replica in class mode loads no model on any page; these two ran the bundled target in the
+    replica's own process."""
+    from tests.conftest import ROOT
+
+    _no_model_here(monkeypatch)
+    monkeypatch.setattr("app.loaders.draft_model", lambda *_a, **_k: (_ for _ in ()).throw(
+        AssertionError("the page loaded a draft model in class mode")))
+    at = open_page("under_the_hood.py", timeout=300)
+    at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=300)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    index, check = at.session_state[state.HOOD_SNIPPET]
+    from specsim import hf_assisted as hf
+
+    assert index == 0 and set(check.tokens) == {hf.HF_LOOKUP, hf.HF_PLAIN, hf.OURS_LOOKUP, hf.OURS_PLAIN}
+    assert check.first_difference(hf.OURS_LOOKUP, hf.OURS_PLAIN) is None  # the worker's bit-exact lookup
+    at.switch_page(str(ROOT / "pages" / "in_practice.py")).run()
+    at.button(key=state.DOMAIN_BUTTON).click().run(timeout=300)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    results = at.session_state[state.DOMAIN_RESULTS]
+    assert results and all(r.checked > 0 for r in results)
 
 
 def test_a_class_task_is_the_sessions_own_and_a_waiting_one_can_be_cancelled(redis_url):

@@ -59,3 +59,34 @@ def test_arrows_join_box_edges():
     assert edge_points(a, b) == ((0.5, 1), (2.0, 1))
     top, bottom = Box("t", 0, 2), Box("u", 0.2, 1)
     assert edge_points(top, bottom) == ((0, 2 - HALF_HEIGHT), (0.2, 1 + HALF_HEIGHT))
+
+
+def test_the_comparison_carries_the_text_of_every_token_the_page_names():
+    """Issue 52: a class replica decoded lookahead's windows and Medusa's trees with the bundled target's tokenizer,
+    loading the model; the texts now travel with the comparison, decoded where the run was."""
+    from specsim.variants.compare import Comparison, VariantResult, token_texts
+    from specsim.variants.lookahead import JacobiStep
+    from specsim.variants.medusa_tree import TreeStep
+
+    class Words:
+        def decode(self, ids):
+            return " ".join(f"w{i}" for i in ids)
+
+    jacobi = JacobiStep(index=0, context_len=5, window_before=(1, 2), window_after=(2, 3), candidates=(),
+                        winner="jacobi", n_accepted=1, emitted=(2,), pool_size=0, pass_tokens=3, time_s=0.0)
+    tree = TreeStep(index=0, context_len=5, tokens=(4, 5, 6), parents=(-1, 0, 0), labels=("", "h1", "h1"),
+                    accepted_nodes=(1,), extra=7, emitted=(5, 7), time_s=0.0)
+
+    class Details:
+        def __init__(self, steps):
+            self.steps = steps
+
+    comparison = Comparison("p", 4, results=[
+        VariantResult(key="lookahead", label="l", trace=None, tokens_per_pass=1.0, acceptance=None, decode_s=0.0,
+                      speedup=1.0, extra_parameters=0, training="", identical=True, details=Details([jacobi])),
+        VariantResult(key="medusa_tree", label="m", trace=None, tokens_per_pass=1.0, acceptance=None, decode_s=0.0,
+                      speedup=1.0, extra_parameters=0, training="", identical=True, details=Details([tree]))])
+    texts = token_texts(comparison, Words())
+    assert texts == {i: f"w{i}" for i in range(1, 8)}
+    comparison.texts = texts
+    assert comparison.text(7) == "w7" and comparison.text(99) == "<99>"

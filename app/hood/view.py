@@ -6,7 +6,7 @@ import math
 
 import streamlit as st
 
-from app import loaders, recording, state
+from app import classtask, loaders, recording, state
 from app.hood import figures as figs
 from app.layout import script_path
 from app.live.tokens import md_plain
@@ -230,17 +230,22 @@ def policies_comparison() -> None:
     recipe = next(r for r in recorded.RECIPES if r.drafter == DEFAULT_DRAFTER)
     if st.button("Run the three policies (the bundled target and its default draft, greedy, on the prose "
                  "recording's prompt)", key=state.HOOD_POLICIES_BUTTON):
-        from specsim.models import format_prompt
+        if classtask.active():  # a class: a worker runs them, and this replica loads no model
+            result = classtask.run_task("policies", {"prompt": recipe.prompt, "draft": recipe.draft,
+                                                     "max_new": recipe.max_new_tokens})
+        else:
+            from specsim.models import format_prompt
 
-        bar = st.progress(0.0, text="Loading the bundled target…")
-        target = loaders.bundled_target()
-        ids = format_prompt(target.tokenizer, recipe.prompt)
-        steps = 1 + len(adaptive.POLICIES)
-        result = adaptive.compare_policies(
-            target, lambda: loaders.draft_model(recipe.draft, target), ids, recipe.max_new_tokens,
-            on_run=lambda i, name: bar.progress(i / steps, text=f"Run {i + 1} of {steps}: {name}"))
-        bar.empty()
-        state.put(state.HOOD_POLICIES, result)
+            bar = st.progress(0.0, text="Loading the bundled target…")
+            target = loaders.bundled_target()
+            ids = format_prompt(target.tokenizer, recipe.prompt)
+            steps = 1 + len(adaptive.POLICIES)
+            result = adaptive.compare_policies(
+                target, lambda: loaders.draft_model(recipe.draft, target), ids, recipe.max_new_tokens,
+                on_run=lambda i, name: bar.progress(i / steps, text=f"Run {i + 1} of {steps}: {name}"))
+            bar.empty()
+        if result is not None:
+            state.put(state.HOOD_POLICIES, result)
     result = state.get(state.HOOD_POLICIES)
     if result is None:
         return
@@ -328,13 +333,19 @@ def snippet_run() -> None:
                          args=([state.HOOD_SNIPPET_PROMPT],))
     if st.button(f"Run it on the bundled target (K = {SNIPPET_K}, {SNIPPET_TOKENS} tokens, greedy), with "
                  "transformers' plain generate and specsim's two runs beside it", key=state.HOOD_SNIPPET_BUTTON):
-        from specsim.hf_assisted import snippet_check
-        from specsim.models import format_prompt
+        if classtask.active():  # a class: a worker runs it, and this replica loads no model
+            check = classtask.run_task("snippet", {"prompt": prompts[index][2], "k": SNIPPET_K,
+                                                   "max_new": SNIPPET_TOKENS})
+            if check is not None:
+                state.put(state.HOOD_SNIPPET, (index, check))
+        else:
+            from specsim.hf_assisted import snippet_check
+            from specsim.models import format_prompt
 
-        with st.spinner("Loading the bundled target and running transformers and specsim…"):
-            target = loaders.bundled_target()
-            ids = format_prompt(target.tokenizer, prompts[index][2])
-            state.put(state.HOOD_SNIPPET, (index, snippet_check(target, ids, SNIPPET_K, SNIPPET_TOKENS)))
+            with st.spinner("Loading the bundled target and running transformers and specsim…"):
+                target = loaders.bundled_target()
+                ids = format_prompt(target.tokenizer, prompts[index][2])
+                state.put(state.HOOD_SNIPPET, (index, snippet_check(target, ids, SNIPPET_K, SNIPPET_TOKENS)))
     done = state.get(state.HOOD_SNIPPET)
     if done is None:
         return

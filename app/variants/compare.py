@@ -147,8 +147,7 @@ def jacobi_section(data: PageData) -> None:
 
 
 def _texts(data: PageData, ids) -> list[str]:
-    tok = loaders.bundled_target().tokenizer
-    return [tok.decode([t]) for t in ids]
+    return [data.comparison.text(t) for t in ids]  # decoded where the run was: a class replica loads no model
 
 
 def medusa_section(data: PageData) -> None:
@@ -166,9 +165,9 @@ def medusa_section(data: PageData) -> None:
         state.put(state.VAR_STEP, len(steps))
     step_no = st.slider("Medusa pass to inspect", 1, len(steps), key=state.VAR_STEP) if len(steps) > 1 else 1
     step = steps[step_no - 1]
-    tok = loaders.bundled_target().tokenizer
-    texts = [tok.decode([t]) for t in step.tokens]
-    st.plotly_chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes, tok.decode([step.extra])),
+    texts = [data.comparison.text(t) for t in step.tokens]  # decoded where the run was (a worker in a class)
+    st.plotly_chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes,
+                                    data.comparison.text(step.extra)),
                     width="stretch")
     st.caption(tree_caption(step_no, len(step.tokens) - 1, run.trace.settings.k, len(step.accepted_nodes)))
     st.markdown(f"Tree: **{tree.tokens_per_pass:.2f}** tokens per target pass; single chain (each head's top "

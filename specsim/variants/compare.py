@@ -68,9 +68,26 @@ class Comparison:
     max_new_tokens: int
     results: list[VariantResult] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # variant -> message when it could not run
+    texts: dict[int, str] = field(default_factory=dict)  # token id -> text, for every token a page names (the
+    # lookahead windows, the Medusa trees): decoded where the model is, so a class replica never loads one
+
+    def text(self, token_id: int) -> str:
+        return self.texts.get(token_id, f"<{token_id}>")
 
     def by_key(self, key: str) -> VariantResult | None:
         return next((r for r in self.results if r.key == key), None)
+
+
+def token_texts(comparison: Comparison, tokenizer) -> dict[int, str]:
+    """The text of every token the variants page shows beyond the traces: lookahead's windows, Medusa's trees."""
+    ids: set[int] = set()
+    for result in comparison.results:
+        for step in getattr(result.details, "steps", ()):
+            for name in ("window_before", "window_after", "tokens"):
+                ids.update(getattr(step, name, ()))
+            if isinstance(getattr(step, "extra", None), int):
+                ids.add(step.extra)
+    return {t: tokenizer.decode([t]) for t in sorted(ids)}
 
 
 def run_variant(key: str, target: LoadedModel, prompt_ids: list[int], max_new_tokens: int,
@@ -164,6 +181,7 @@ def compare(
             speedup=1.0 if fair is None else fair.headline, extra_parameters=params, training=training,
             identical=True if key == "plain" else timed.identical(key),
             details=details, fair=fair, pairs=tuple(pairs)))
+    comparison.texts = token_texts(comparison, target.tokenizer)
     done[0] = total
     tick("Done")
     return comparison
