@@ -203,5 +203,5 @@ def result(redis_url: str, job_id: str, session_token: str):
     return None if raw is None else pickle.loads(raw)  # noqa: S301 - written by a worker, never by a page
 
 
-__all__ = ["KINDS", "Cancelled", "domains", "policies", "progress", "result", "run_task", "snippet", "submit", "variants",
-           "verify_curve"]
+__all__ = ["KINDS", "Cancelled", "domains", "policies", "progress", "result", "run_task", "snippet", "submit",
+           "variants", "verify_curve"]
