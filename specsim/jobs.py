@@ -104,6 +104,17 @@ class JobResult:
     cached: bool
 
 
+def waiting_status(place: int | None, workers: int, mean_s: float) -> JobStatus:
+    """A queued job's status: its place (None: a worker has just taken it off the queue and not yet started it),
+    and an estimate from the mean duration of recent runs."""
+    if not workers:
+        return JobStatus("queued", "Waiting: no worker is serving the class queue right now.", place)
+    if place is None:
+        return JobStatus("queued", "Waiting: a worker is taking this run off the queue.", None, mean_s)
+    eta = mean_s * (place - 1) / workers + mean_s
+    return JobStatus("queued", f"Waiting: number {place} in the queue, about {round(eta)} s.", place, eta)
+
+
 # ---- Redis ----------------------------------------------------------------------------------------------------
 
 _CONNECTIONS: dict[str, object] = {}
@@ -281,11 +292,7 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
         rq_queue = Queue(meta["queue"], connection=conn)
         position = rq_queue.get_job_position(job_id)
         place = None if position is None else position + 1
-        workers = _workers(conn, rq_queue)
-        if not workers:
-            return JobStatus("queued", "Waiting: no worker is serving the class queue right now.", place)
-        eta = mean * ((place or 1) - 1) / workers + mean
-        return JobStatus("queued", f"Waiting: number {place} in the queue, about {round(eta)} s.", place, eta)
+        return waiting_status(place, _workers(conn, rq_queue), mean)
     if rq_state == RQStatus.STARTED:
         started = float(meta["began"]) if "began" in meta else _timestamp(job.started_at)
         if not conn.exists(_key(job_id, "alive")) and time.time() - started > ALIVE_TTL_S:

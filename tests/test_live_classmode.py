@@ -144,8 +144,37 @@ def test_the_cancel_notice_says_where_the_run_stopped_in_process_or_on_a_worker(
     spec = plain_generate(target, format_prompt(target.tokenizer, PROMPT), 2)
     assert "before the speculative run recorded anything" in live_view.cancel_notice(LiveRun(None, None, "warm-up"))[1]
     during = live_view.cancel_notice(LiveRun(spec, None, SPECULATIVE))[1]
-    assert f"after {len(spec.iterations)} iterations ({spec.n_generated} tokens)" in during
+    assert len(spec.iterations) == 1 and f"after 1 iteration ({spec.n_generated} tokens)" in during
     assert "during the plain baseline" in live_view.cancel_notice(LiveRun(spec, None, PLAIN))[1]
+    # issue 52: a cancel during the warm-up's hand-over said "stopped after 0 iterations (1 tokens); they are kept
+    # below" above "This run has no iterations to replay"
+    prefill_only = plain_generate(target, format_prompt(target.tokenizer, PROMPT), 1)
+    assert not prefill_only.iterations
+    said = live_view.cancel_notice(LiveRun(prefill_only, None, SPECULATIVE))[1]
+    assert "before the first loop" in said and "kept below" not in said and "0 iterations" not in said
+
+
+def test_the_waiting_message_never_says_number_none_and_the_bar_keeps_its_place_between_reports():
+    """Issue 52: "Waiting: number None in the queue" for a moment, and the bar fell back to "loading the models"
+    and 0 whenever a poll found no new iteration."""
+    from app.live.classmode import running_where
+    from specsim.liverun import SPECULATIVE, Progress
+
+    picked = jobs.waiting_status(None, 2, 10.0)
+    assert "None" not in picked.message and picked.state == "queued"
+    assert jobs.waiting_status(3, 2, 10.0).message == "Waiting: number 3 in the queue, about 20 s."
+    assert "no worker" in jobs.waiting_status(1, 0, 10.0).message
+    assert running_where(None, 0, ["Sent", 0.0])[0].endswith("loading the models and warming up…")
+    spec = hand_trace_iteration()
+    where = running_where(Progress(SPECULATIVE, 3, 8, spec), 3, ["", 0.0])
+    assert where == ["On a class worker. Speculative decoding: 3 of 8 tokens", 3 / 8]
+    assert running_where(None, 3, where) == where  # a poll with nothing new keeps the bar where it was
+
+
+def hand_trace_iteration():
+    from tests.live_traces import hand_trace
+
+    return hand_trace().iterations[0]
 
 
 # ---- the other pages' measurements as class tasks (specsim.tasks) ---------------------------------------------

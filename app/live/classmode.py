@@ -113,13 +113,7 @@ def run(box, settings: LiveSettings, url: str, interruptible) -> None:
         elif status.state == "running":
             reports = jobs.iterations(url, job_id, token, start=seen)
             seen += len(reports)
-            if reports:
-                last = reports[-1]
-                run_name = "Speculative decoding" if last.phase == SPECULATIVE else "Plain decoding (the baseline)"
-                where[:] = [f"On a class worker. {run_name}: {last.done} of {last.goal} tokens",
-                            last.done / max(1, last.goal)]
-            else:
-                where[:] = ["On a class worker: loading the models and warming up…", 0.0]
+            where[:] = running_where(reports[-1] if reports else None, seen, where)
         else:
             break
         progress.update()
@@ -129,6 +123,17 @@ def run(box, settings: LiveSettings, url: str, interruptible) -> None:
         time.sleep(POLL_S)
     _collect(box, url, job_id, token, status)
     holder.empty()
+
+
+def running_where(last, seen: int, where: list) -> list:
+    """[text, fraction] of the progress bar while the job runs: the latest iteration's report; before the first,
+    the warm-up; a poll that finds no new iteration keeps what the bar said."""
+    if last is not None:
+        run_name = "Speculative decoding" if last.phase == SPECULATIVE else "Plain decoding (the baseline)"
+        return [f"On a class worker. {run_name}: {last.done} of {last.goal} tokens", last.done / max(1, last.goal)]
+    if seen == 0:
+        return ["On a class worker: loading the models and warming up…", 0.0]
+    return list(where)
 
 
 def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> None:

@@ -206,7 +206,12 @@ def cancel_notice(run: LiveRun) -> tuple[str, str]:
     """What the page says about a run that was cancelled, in this process or on a class worker."""
     if run.spec is None or run.spec.n_generated == 0:
         return "warning", "Cancelled before the speculative run recorded anything; your settings are kept."
+    if run.stopped_in == SPECULATIVE and not run.spec.iterations:
+        return "warning", ("Cancelled before the first loop: only the prompt's prefill ran (it chose the first token), "
+                           "so there is no iteration to replay. Your settings are kept; press Run to try again.")
     if run.stopped_in == SPECULATIVE:
-        return "warning", (f"Cancelled: the speculative run stopped after {len(run.spec.iterations)} iterations "
-                           f"({run.spec.n_generated} tokens); they are kept below, without the plain baseline.")
+        n, tokens = len(run.spec.iterations), run.spec.n_generated
+        return "warning", (f"Cancelled: the speculative run stopped after {n} iteration{'s' if n != 1 else ''} "
+                           f"({tokens} token{'s' if tokens != 1 else ''}); they are kept below, without the plain "
+                           "baseline.")
     return "warning", "Cancelled during the plain baseline: the speculative run is kept, without a speedup."
