@@ -13,6 +13,7 @@ import time
 
 import streamlit as st
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from app.live import classmode
 from specsim import jobs, tasks
@@ -44,6 +45,17 @@ def run_task(kind: str, params: dict):
         st.error(f"The class queue refused the measurement: {type(error).__name__}: {error}.")
         return None
     bar = st.progress(0.0, text="Sent to the class queue…")
+    try:
+        return _follow(url, job_id, token, bar)
+    except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away, or came back empty after a restart
+        bar.empty()
+        st.error(f"The class queue at {url} stopped answering while this measurement was on it ({error}); a restarted "
+                 "queue forgets what it held. Press the button to try again once it is back.")
+        return None
+
+
+def _follow(url: str, job_id: str, token: str, bar):
+    """Poll the task until it ends; its value, or None after a message."""
     try:
         while True:
             status = jobs.status(url, job_id, token)

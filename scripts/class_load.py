@@ -108,23 +108,23 @@ def play(learner: Learner, redis_url: str, start: float, timeout_s: float) -> No
 class PeakMemory(threading.Thread):
     """The largest resident memory each process of the class reached, sampled twice a second."""
 
-    def __init__(self, parts):
+    def __init__(self, room):
         super().__init__(daemon=True)
-        self.parts, self.peak, self.done = parts, {}, threading.Event()
+        self.room, self.peak, self.done = room, {}, threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(0.5):
-            for part in self.parts:
+            for name, pid in self.room.pids().items():  # supervisord's parts (a restarted one has a new pid)
                 try:
-                    rss = psutil.Process(part.process.pid).memory_info().rss
+                    rss = psutil.Process(pid).memory_info().rss
                 except psutil.Error:
                     continue
-                self.peak[part.name] = max(self.peak.get(part.name, 0), rss)
+                self.peak[name] = max(self.peak.get(name, 0), rss)
 
 
 def one_class(workers: int, args) -> dict:
     with classroom.classroom(workers=workers, replicas=1, env={"OMP_NUM_THREADS": "1"}) as room:
-        memory = PeakMemory(room.parts)
+        memory = PeakMemory(room)
         memory.start()
         players = learners(args.learners, args.spread, args.max_new_tokens, args.seed)
         start = time.monotonic() + 0.5

@@ -1,10 +1,12 @@
-"""A class on one machine: Redis, N queue workers and M app replicas behind nginx with sticky sessions.
+"""A class on one machine: Redis, N queue workers and M app replicas behind nginx with sticky sessions, every one
+of them run and watched by supervisord (the ``supervisor`` package from PyPI).
 
     make class WORKERS=2 REPLICAS=2 PORT=8501        # then open http://localhost:8501
     .venv/bin/python scripts/classroom.py --workers 2 --replicas 2 --port 8501 [--public] [--redis URL]
 
-Every part is a plain process this launcher starts and stops (Ctrl-C stops them all; so does any one of them
-dying, with its log's last lines):
+supervisord starts the parts below and restarts any that dies, at once when it had been running and with a growing
+back-off (1 s, 2 s, 3 s, …) when it dies while starting; every start and death goes to its log, which this script
+prints as it grows. The class stops only on Ctrl-C (supervisord then stops every part, nginx first, Redis last):
 
 - ``redis-server`` on a free port, no persistence (or ``--redis URL``: a server already running, e.g. on another
   machine, which workers elsewhere use too);
@@ -14,6 +16,10 @@ dying, with its log's last lines):
   downloads and media), so nginx sends a browser to the same replica every time: it hashes the client's address
   and user agent (``hash ... consistent``), which keeps a class's learners, one per machine, on their replica.
 
+What a death costs: a worker's run goes back to the front of the queue (:mod:`specsim.jobs`) and its learner waits
+for it; a restarted Redis comes back empty (the queue, the jobs in it and the class cache are lost; the pages and
+their learners' settings and earlier runs are not); a replica's learners reconnect to it; nginx's come back.
+
 Workers on other machines: run ``python -m specsim.worker --redis redis://THIS_HOST:PORT/0 --preload bundled``
 there, with Redis started here with ``--public`` (it then listens on every interface: protect it by a firewall).
 """
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shlex
 import shutil
 import signal
 import socket
@@ -30,12 +38,15 @@ import sys
 import tempfile
 import time
 import urllib.request
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 READY_S = 120.0  # a replica or a worker on a busy 2-core machine
+START_S = {"redis": 1, "worker": 5, "replica": 3, "nginx": 1}  # up this long to count as started (else back-off)
+RETRIES = 10  # starts in a row that may fail before supervisord gives a part up (FATAL, in its log)
+PRIORITY = {"redis": 10, "worker": 20, "replica": 30, "nginx": 40}  # start order; stop order is the reverse
 
 
 def free_port() -> int:
@@ -83,57 +94,115 @@ http {{
 """
 
 
-@dataclass
-class Part:
-    """One process of the class and the file its output goes to."""
+@dataclass(frozen=True)
+class Program:
+    """One part of the class as supervisord runs it: its name, command line and extra environment."""
 
     name: str
-    process: subprocess.Popen
-    log: Path
+    command: list[str]
+    env: dict[str, str]
 
-    def tail(self, lines: int = 15) -> str:
-        text = self.log.read_text(errors="replace").splitlines()
-        return "\n".join(text[-lines:])
+    @property
+    def kind(self) -> str:
+        return self.name.split("-")[0]
+
+
+def _quote_env(env: dict[str, str]) -> str:
+    """supervisord's ``environment=`` value: KEY="value" pairs ('%' doubled: supervisord expands %(name)s)."""
+    return ",".join(f'{k}="{v.replace("%", "%%")}"' for k, v in sorted(env.items()))
+
+
+def supervisord_conf(programs: list[Program], folder: Path) -> str:
+    """supervisord's whole configuration: every part restarted when it dies, its output in its own log."""
+    out = [f"""[supervisord]
+nodaemon=true
+logfile={folder}/supervisord.log
+pidfile={folder}/supervisord.pid
+childlogdir={folder}
+loglevel=info
+
+[unix_http_server]
+file={folder}/supervisor.sock
+
+[rpcinterface:supervisor]
+supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface
+
+[supervisorctl]
+serverurl=unix://{folder}/supervisor.sock
+"""]
+    for program in programs:
+        command = shlex.join(program.command).replace("%", "%%")
+        out.append(f"""[program:{program.name}]
+command={command}
+directory={ROOT}
+environment={_quote_env(program.env)}
+priority={PRIORITY[program.kind]}
+autostart=true
+autorestart=true
+startsecs={START_S[program.kind]}
+startretries={RETRIES}
+stopsignal=TERM
+stopwaitsecs=10
+stopasgroup=true
+killasgroup=true
+redirect_stderr=true
+stdout_logfile={folder}/{program.name}.log
+""")
+    return "\n".join(out)
 
 
 @dataclass
 class Classroom:
-    """What is running: the Redis URL, the app's address behind nginx, each replica's own address, every process."""
+    """What is running: the Redis URL, the app's address behind nginx, each replica's own address, and supervisord
+    (its process, configuration and folder), which can say each part's process id and state."""
 
     redis_url: str
     url: str
     replicas: list[str]
-    parts: list[Part] = field(default_factory=list)
-    folder: Path | None = None
+    supervisor: subprocess.Popen
+    conf: Path
+    folder: Path
 
-    def dead(self) -> Part | None:
-        return next((p for p in self.parts if p.process.poll() is not None), None)
+    def states(self) -> dict[str, tuple[str, int | None]]:
+        """name -> (supervisord's state, e.g. RUNNING, STARTING, BACKOFF, EXITED, FATAL; its pid or None)."""
+        return supervisor_states(self.conf)
 
-    def workers(self) -> list[Part]:
-        return [p for p in self.parts if p.name.startswith("worker")]
+    def pids(self) -> dict[str, int]:
+        """name -> pid of every part running now."""
+        return {name: pid for name, (_, pid) in self.states().items() if pid}
 
-
-def _start(parts: list[Part], folder: Path, name: str, cmd: list[str], env: dict | None = None) -> Part:
-    log = folder / f"{name}.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=sink,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-    part = Part(name, process, log)
-    parts.append(part)
-    return part
+    def workers(self) -> list[str]:
+        return [name for name in self.states() if name.startswith("worker")]
 
 
-def _wait(check, what: str, parts: list[Part], timeout: float = READY_S) -> None:
+_STATUS = re.compile(r"^(?P<name>\S+)\s+(?P<state>[A-Z]+)(?:\s+pid (?P<pid>\d+),)?")
+
+
+def supervisor_states(conf: Path) -> dict[str, tuple[str, int | None]]:
+    done = subprocess.run([sys.executable, "-m", "supervisor.supervisorctl", "-c", str(conf), "status"],
+                          capture_output=True, text=True, timeout=30)
+    states = {}
+    for line in done.stdout.splitlines():
+        match = _STATUS.match(line)
+        if match:
+            states[match["name"]] = (match["state"], int(match["pid"]) if match["pid"] else None)
+    return states
+
+
+def _wait(check, what: str, supervisor: subprocess.Popen, folder: Path, timeout: float = READY_S) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if check():
             return
-        dead = next((p for p in parts if p.process.poll() is not None), None)
-        if dead is not None:
-            raise RuntimeError(f"{dead.name} stopped while starting:\n{dead.tail()}")
+        if supervisor.poll() is not None:
+            raise RuntimeError(f"supervisord stopped while the class started:\n{_tail(folder / 'supervisord.log')}")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} was not ready in {timeout:.0f} s")
+            raise TimeoutError(f"{what} was not ready in {timeout:.0f} s (logs in {folder})")
         time.sleep(0.1)
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
 
 
 def _http_ok(url: str) -> bool:
@@ -154,65 +223,79 @@ def _redis_ok(url: str) -> bool:
         return False
 
 
-def stop(parts: list[Part]) -> None:
-    """Stop every part: nginx and the replicas first, then the workers, Redis last."""
-    for part in reversed(parts):
-        if part.process.poll() is None:
-            os.killpg(part.process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    for part in reversed(parts):
-        try:
-            part.process.wait(max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(part.process.pid, signal.SIGKILL)
-            part.process.wait()
+def stop(supervisor: subprocess.Popen) -> None:
+    """Stop supervisord, which stops every part (nginx and the replicas first, Redis last); kill what is left."""
+    if supervisor.poll() is None:
+        supervisor.send_signal(signal.SIGTERM)
+    try:
+        supervisor.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(supervisor.pid, signal.SIGKILL)
+        supervisor.wait()
+
+
+def programs(workers: int, replicas: int, redis_port: int | None, redis_url: str, replica_ports: list[int],
+             nginx: Path, folder: Path, public: bool, env: dict[str, str], queue: str | None) -> list[Program]:
+    """Every part of the class, as supervisord runs it."""
+    out = []
+    if redis_port is not None:
+        out.append(Program("redis", [shutil.which("redis-server") or "/usr/bin/redis-server", "--port",
+                                     str(redis_port), "--bind", "0.0.0.0" if public else "127.0.0.1", "--save", "",
+                                     "--appendonly", "no", "--dir", str(folder)], {}))
+    for i in range(workers):
+        out.append(Program(f"worker-{i}", [
+            sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--threads", "1", "--preload", "bundled",
+            "--name", f"class-{os.getpid()}-{i}"] + (["--queue", queue] if queue else []),
+            {"OMP_NUM_THREADS": "1", **env}))
+    for i, port in enumerate(replica_ports):
+        out.append(Program(f"replica-{i}", [
+            sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
+            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none"], {"SPECSIM_QUEUE_URL": redis_url, **env}))
+    out.append(Program("nginx", [shutil.which("nginx") or "/usr/sbin/nginx", "-c", str(nginx), "-p", str(folder),
+                                 "-g", "daemon off;"], {}))
+    return out
 
 
 @contextmanager
 def classroom(workers: int = 2, replicas: int = 2, port: int | None = None, redis_url: str | None = None,
               public: bool = False, env: dict | None = None, queue: str | None = None):
-    """Start a class (see the module docstring) and yield its :class:`Classroom`; stop it all afterwards."""
+    """Start a class under supervisord (see the module docstring) and yield its :class:`Classroom`; stop it all
+    afterwards."""
     for binary in ("nginx",) + (() if redis_url else ("redis-server",)):
         if shutil.which(binary) is None and not Path("/usr/sbin", binary).exists():
             raise RuntimeError(f"{binary} is not installed (Debian: apt-get install {binary})")
     folder = Path(tempfile.mkdtemp(prefix="specsim-class-"))
-    parts: list[Part] = []
-    env = dict(env or {})
+    env = {k: str(v) for k, v in (env or {}).items()}
     if queue:
         env["SPECSIM_QUEUE_NAME"] = queue
-    with ExitStack() as stack:
-        stack.callback(stop, parts)
-        if redis_url is None:
-            rport = free_port()
-            _start(parts, folder, "redis", [shutil.which("redis-server") or "/usr/bin/redis-server", "--port",
-                                            str(rport), "--bind", "0.0.0.0" if public else "127.0.0.1", "--save", "",
-                                            "--appendonly", "no", "--dir", str(folder)])
-            redis_url = f"redis://127.0.0.1:{rport}/0"
-        _wait(lambda: _redis_ok(redis_url), "Redis", parts)
-        for i in range(workers):
-            cmd = [sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--threads", "1", "--preload",
-                   "bundled", "--name", f"class-{os.getpid()}-{i}"] + (["--queue", queue] if queue else [])
-            _start(parts, folder, f"worker-{i}", cmd, {"OMP_NUM_THREADS": "1", **env})
-        ports = [free_port() for _ in range(replicas)]
-        for i, p in enumerate(ports):
-            _start(parts, folder, f"replica-{i}", [
-                sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
-                "--server.port", str(p), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-                "--server.fileWatcherType", "none"], {"SPECSIM_QUEUE_URL": redis_url, **env})
-        port = port or free_port()
-        conf = folder / "nginx.conf"
-        for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            (folder / sub).mkdir()
-        conf.write_text(nginx_conf(port, ports, folder, public))
-        _start(parts, folder, "nginx", [shutil.which("nginx") or "/usr/sbin/nginx", "-c", str(conf), "-p",
-                                        str(folder), "-g", "daemon off;"])
-        replica_urls = [f"http://127.0.0.1:{p}" for p in ports]
+    redis_port = None
+    if redis_url is None:
+        redis_port = free_port()
+        redis_url = f"redis://127.0.0.1:{redis_port}/0"
+    replica_ports = [free_port() for _ in range(replicas)]
+    port = port or free_port()
+    nginx = folder / "nginx.conf"
+    for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (folder / sub).mkdir()
+    nginx.write_text(nginx_conf(port, replica_ports, folder, public))
+    conf = folder / "supervisord.conf"
+    conf.write_text(supervisord_conf(programs(workers, replicas, redis_port, redis_url, replica_ports, nginx, folder,
+                                              public, env, queue), folder))
+    with (folder / "supervisord.out").open("wb") as out:
+        supervisor = subprocess.Popen([sys.executable, "-m", "supervisor.supervisord", "-c", str(conf)], cwd=ROOT,
+                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait(lambda: _redis_ok(redis_url), "Redis", supervisor, folder)
+        replica_urls = [f"http://127.0.0.1:{p}" for p in replica_ports]
         for url in replica_urls:
-            _wait(lambda u=url: _http_ok(f"{u}/_stcore/health"), f"the replica at {url}", parts)
+            _wait(lambda u=url: _http_ok(f"{u}/_stcore/health"), f"the replica at {url}", supervisor, folder)
         url = f"http://127.0.0.1:{port}"
-        _wait(lambda: _http_ok(f"{url}/_stcore/health"), "nginx", parts)
-        _wait(lambda: _worker_count(redis_url) >= workers, f"{workers} workers", parts)
-        yield Classroom(redis_url, url, replica_urls, parts, folder)
+        _wait(lambda: _http_ok(f"{url}/_stcore/health"), "nginx", supervisor, folder)
+        _wait(lambda: _worker_count(redis_url) >= workers, f"{workers} workers", supervisor, folder)
+        yield Classroom(redis_url, url, replica_urls, supervisor, conf, folder)
+    finally:
+        stop(supervisor)
 
 
 def _worker_count(redis_url: str) -> int:
@@ -235,11 +318,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with classroom(args.workers, args.replicas, args.port, args.redis, args.public) as room:
             print(f"specsim for a class: {room.url} ({args.replicas} app replicas, {args.workers} workers, Redis at "
-                  f"{room.redis_url}; logs in {room.folder}). Ctrl-C stops it.", flush=True)
-            while room.dead() is None:
+                  f"{room.redis_url}; logs in {room.folder}). supervisord restarts a part that stops; Ctrl-C stops "
+                  "the class.", flush=True)
+            log, shown = room.folder / "supervisord.log", 0
+            while room.supervisor.poll() is None:  # the supervisor's log as it grows: every death and restart
+                lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+                for line in lines[shown:]:
+                    print(f"supervisord: {line}", flush=True)
+                shown = len(lines)
                 time.sleep(1)
-            dead = room.dead()
-            print(f"{dead.name} stopped; stopping the class. Its last lines:\n{dead.tail()}", file=sys.stderr)
+            print(f"supervisord stopped; its last lines:\n{_tail(log)}", file=sys.stderr)
             return 1
     except KeyboardInterrupt:
         return 0

@@ -16,8 +16,9 @@ iterations as the worker records them (:func:`iterations`), and the traces once 
 - The queue is bounded: past ``max_queued`` waiting runs :func:`submit` raises :class:`QueueFull`, whose message
   says roughly when to try again.
 - A running job keeps a heartbeat key alive (every :data:`HEARTBEAT_S`, for :data:`ALIVE_TTL_S`). When its worker
-  dies (killed, out of memory), :func:`status` reports the job failed within :data:`ALIVE_TTL_S` of the death,
-  with a message saying so; it never waits on a dead worker.
+  dies (killed, out of memory), :func:`status` notices within :data:`ALIVE_TTL_S` of the death and puts the run
+  back at the front of its queue, once, as a new RQ job (the run's record names it, ``rq``); the status says so.
+  A second death fails the run with a message; it never waits on a dead worker.
 
 Redis holds, per job: ``specsim:job:<id>`` (a hash: the token's digest, the cache key, the state of a cached
 answer, an error message), ``…:iters`` (one JSON progress report per iteration), ``…:cancel``, ``…:alive`` and
@@ -61,6 +62,10 @@ DURATIONS = "specsim:durations"  # seconds of recent complete runs, newest first
 
 DEAD_WORKER = ("The worker running this job stopped (it was killed or ran out of memory) before the run finished. "
                "Nothing was recorded; press Run to try again.")
+RETRIED = ("The worker running this run stopped (it was killed or ran out of memory), so the run was put back at the "
+           "front of the queue and starts again on the next free worker. ")
+DEAD_AGAIN = ("The run's worker stopped twice (killed or out of memory) before the run finished; it was retried once. "
+              "Nothing was recorded; press Run to try again.")
 NOT_YOURS = "No such run for this session (it is another session's, or it has expired)."
 LEFT = "Cancelled: you left this run, which goes on for the other learners who asked for the same settings."
 
@@ -92,6 +97,7 @@ class JobStatus:
     cached: bool = False
     iterations: int = 0
     shared: bool = False  # the job follows a run another session started with the same request
+    attempt: int = 1  # 2 once the run was put back on the queue because its first worker died
 
 
 @dataclass(frozen=True)
@@ -283,36 +289,56 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
     if meta.get("state") in ("failed", "cancelled"):
         return JobStatus(meta["state"], meta.get("error", ""), iterations=count)
     try:
-        job = Job.fetch(job_id, connection=conn)
+        job = Job.fetch(meta.get("rq") or job_id, connection=conn)  # "rq": the run's job after a retry
         rq_state = job.get_status()
     except NoSuchJobError:
         return JobStatus("failed", "The run expired before it was read.", iterations=count)
+    attempt = 2 if meta.get("retried") else 1
     mean = _mean_duration(conn)
     if rq_state in (RQStatus.QUEUED, RQStatus.DEFERRED, RQStatus.SCHEDULED, RQStatus.CREATED):
         rq_queue = Queue(meta["queue"], connection=conn)
-        position = rq_queue.get_job_position(job_id)
+        position = rq_queue.get_job_position(job.id)
         place = None if position is None else position + 1
-        return waiting_status(place, _workers(conn, rq_queue), mean)
+        waiting = waiting_status(place, _workers(conn, rq_queue), mean)
+        return replace(waiting, message=RETRIED + waiting.message, attempt=2) if attempt == 2 else waiting
     if rq_state == RQStatus.STARTED:
         started = float(meta["began"]) if "began" in meta else _timestamp(job.started_at)
         if not conn.exists(_key(job_id, "alive")) and time.time() - started > ALIVE_TTL_S:
             # no heartbeat: the run ended and RQ has not marked it yet (its result or its error is written
             # before the heartbeat stops), or its worker died
             if conn.exists(_key(job_id, "result")):
-                return JobStatus("finished", "Done.", iterations=count)
+                return JobStatus("finished", "Done.", iterations=count, attempt=attempt)
             if meta.get("error"):
                 return JobStatus("failed", meta["error"], iterations=count)
-            conn.hset(_key(job_id), mapping={"state": "failed", "error": DEAD_WORKER})
-            return JobStatus("failed", DEAD_WORKER, iterations=count)
-        return JobStatus("running", "Running.", eta_s=max(0.0, mean - (time.time() - started)), iterations=count)
+            if _retry(conn, job_id, meta, job):  # the first death costs a wait, not the run
+                return JobStatus("queued", RETRIED + "Waiting for a worker.", 1, mean, attempt=2)
+            conn.hset(_key(job_id), mapping={"state": "failed", "error": DEAD_AGAIN if attempt == 2 else DEAD_WORKER})
+            return JobStatus("failed", DEAD_AGAIN if attempt == 2 else DEAD_WORKER, iterations=count)
+        return JobStatus("running", "Running.", eta_s=max(0.0, mean - (time.time() - started)), iterations=count,
+                         attempt=attempt)
     if rq_state == RQStatus.FINISHED:
-        return JobStatus("finished", "Done.", iterations=count)
+        return JobStatus("finished", "Done.", iterations=count, attempt=attempt)
     if rq_state == RQStatus.CANCELED:
         return JobStatus("cancelled", "Cancelled before it started.", iterations=count)
     if meta.get("error"):
         return JobStatus("failed", meta["error"], iterations=count)
     last = (job.exc_info or "").strip().splitlines()[-1:]  # the exception's own line
     return JobStatus("failed", f"The run failed: {last[0]}" if last else "The run failed.", iterations=count)
+
+
+def _retry(conn, run: str, meta: dict[str, str], job: Job) -> bool:
+    """Put a run whose worker died back at the front of its queue, once (True); the poller that sets the run's
+    ``retried`` mark first does it. The dead worker's partial progress is dropped: the run starts again."""
+    if meta.get("retried") or not conn.hsetnx(_key(run), "retried", time.time()):
+        return False
+    again = f"{run}-retry"  # RQ ids take letters, digits, - and _
+    with conn.pipeline() as pipe:
+        pipe.delete(_key(run, "iters"), _key(run, "alive")).hdel(_key(run), "began", "progress")
+        pipe.hset(_key(run), "rq", again).execute()
+    Queue(meta["queue"], connection=conn).enqueue(
+        job.func, *job.args, job_id=again, at_front=True, job_timeout=JOB_TIMEOUT_S, result_ttl=KEEP_S,
+        failure_ttl=KEEP_S, ttl=KEEP_S)
+    return True
 
 
 def iterations(redis_url: str, job_id: str, session_token: str, start: int = 0) -> list[Progress]:
@@ -354,7 +380,7 @@ def cancel(redis_url: str, job_id: str, session_token: str) -> str:
         return "finished" if meta["state"] == "cached" else meta["state"]
     run = _run_of(meta, job_id)
     try:
-        job = Job.fetch(run, connection=conn)
+        job = Job.fetch(_text(conn.hget(_key(run), "rq") or run), connection=conn)  # a retried run's new job
         rq_state = job.get_status()
     except NoSuchJobError:
         return status(redis_url, job_id, session_token).state
@@ -472,5 +498,6 @@ def run_job(job_id: str, request: dict) -> None:
     conn.delete(_key(job_id, "alive"))
 
 
-__all__ = ["ALIVE_TTL_S", "LEFT", "JobError", "JobResult", "JobStatus", "NotYourJob", "QueueFull", "cancel",
-           "cached_run", "connect", "iterations", "result", "run_job", "status", "submit"]
+__all__ = ["ALIVE_TTL_S", "DEAD_AGAIN", "DEAD_WORKER", "RETRIED", "LEFT", "JobError", "JobResult", "JobStatus",
+           "NotYourJob", "QueueFull", "cancel", "cached_run", "connect", "iterations", "result", "run_job", "status",
+           "submit"]

@@ -4,7 +4,8 @@ It serves the live runs that :func:`specsim.jobs.submit` queues, and the pages' 
 :func:`specsim.tasks.submit` queues, one at a time, in this process (RQ's
 ``SimpleWorker``: no fork per job), so the models it loads stay loaded for the next job (``--preload bundled``
 loads the bundled target before the first). Start as many as the machine has room for; each registers the
-machine it runs on, so a run it records can answer the same request later from the shared run cache.
+machine it runs on, so a run it records can answer the same request later from the shared run cache. After a
+Redis restart (which comes back empty) it reconnects and registers again.
 """
 
 from __future__ import annotations
@@ -38,9 +39,23 @@ def main(argv: list[str] | None = None) -> int:
     conn.ping()  # a wrong URL fails here, with redis' own message
     for target in args.preload:
         jobs.SHELF.target(RunRequest((), target=target))
-    conn.sadd(jobs.MACHINES, machine_id(default_device()))
+    machine = machine_id(default_device())
+    conn.sadd(jobs.MACHINES, machine)
+
+    class ClassWorker(SimpleWorker):
+        """RQ's SimpleWorker that registers again when Redis came back empty after a restart: RQ reconnects on its
+        own, but its registration (what Worker.count, the pages' "no worker" and estimates read) was lost."""
+
+        def heartbeat(self, timeout=None, pipeline=None):
+            if pipeline is None and not self.connection.exists(self.key):
+                self.log.warning("Worker %s: Redis lost this worker's registration (a restart?); registering again",
+                                 self.name)
+                self.register_birth()
+                self.connection.sadd(jobs.MACHINES, machine)
+            super().heartbeat(timeout, pipeline)
+
     name = args.name or f"specsim-{os.uname().nodename}-{os.getpid()}"
-    worker = SimpleWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
+    worker = ClassWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
     worker.work(burst=args.burst, logging_level="WARNING")
     return 0
 

@@ -87,9 +87,6 @@ def bf16_targets():
 def redis_url(tmp_path_factory):
     """A redis-server of its own on a free port, no persistence, stopped after the session; its URL."""
     import shutil
-    import socket
-    import subprocess
-    import time
 
     binary = shutil.which("redis-server")
     if binary is None:  # like the browser tests: missing is a failure unless skipping was asked for
@@ -97,10 +94,21 @@ def redis_url(tmp_path_factory):
         if os.environ.get("SPECSIM_SKIP_REDIS") == "1":
             pytest.skip(message)
         pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class-queue tests")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    folder = tmp_path_factory.mktemp("redis")
+    server, url = start_redis(binary, tmp_path_factory.mktemp("redis"))
+    yield url
+    stop_process(server, 10)
+
+
+def start_redis(binary: str, folder, port: int | None = None):
+    """(process, URL) of a redis-server on ``port`` (a free one when None), no persistence, answering pings."""
+    import socket
+    import subprocess
+    import time
+
+    if port is None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
     server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
                                "no", "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"redis://127.0.0.1:{port}/0"
@@ -111,14 +119,12 @@ def redis_url(tmp_path_factory):
     while True:
         try:
             Redis.from_url(url).ping()
-            break
+            return server, url
         except NoRedis:
             if server.poll() is not None or time.monotonic() > deadline:
                 server.kill()
                 pytest.fail(f"redis-server on port {port} did not start (exit code {server.poll()})")
             time.sleep(0.05)
-    yield url
-    stop_process(server, 10)
 
 
 def stop_process(process, grace_s: float = 5.0) -> None:

@@ -21,3 +21,26 @@ def test_the_nginx_configuration_is_sticky_and_passes_websockets(tmp_path):
     assert "proxy_set_header Upgrade $http_upgrade;" in conf and "listen 127.0.0.1:8501;" in conf
     assert "listen 0.0.0.0:8501;" in classroom.nginx_conf(8501, [9001], tmp_path, public=True)
     assert f"pid {tmp_path}/nginx.pid;" in conf  # everything it writes stays in the class's own folder
+
+
+def test_supervisord_restarts_every_part_in_order_with_its_own_log_and_environment(tmp_path):
+    """Issue 52: the class runs under supervisord; each part restarts when it dies, starts in the order Redis,
+    workers, replicas, nginx (and stops in reverse), and gets its environment ('%' escaped for supervisord)."""
+    import configparser
+
+    parts = classroom.programs(2, 1, 6390, "redis://127.0.0.1:6390/0", [9001], tmp_path / "nginx.conf", tmp_path,
+                               False, {"OMP_NUM_THREADS": "1", "ODD": "50%"}, None)
+    text = classroom.supervisord_conf(parts, tmp_path)
+    conf = configparser.RawConfigParser()
+    conf.read_string(text)
+    names = [s.removeprefix("program:") for s in conf.sections() if s.startswith("program:")]
+    assert names == ["redis", "worker-0", "worker-1", "replica-0", "nginx"]
+    priorities = [int(conf[f"program:{n}"]["priority"]) for n in names]
+    assert priorities == sorted(priorities) and priorities[0] < priorities[1] < priorities[-2] < priorities[-1]
+    for name in names:
+        section = conf[f"program:{name}"]
+        assert section["autorestart"] == "true" and int(section["startretries"]) >= 3
+        assert section["stdout_logfile"] == f"{tmp_path}/{name}.log" and section["killasgroup"] == "true"
+    assert 'ODD="50%%"' in conf["program:worker-0"]["environment"]
+    assert 'SPECSIM_QUEUE_URL="redis://127.0.0.1:6390/0"' in conf["program:replica-0"]["environment"]
+    assert "--save ''" in conf["program:redis"]["command"]  # no persistence: a restarted Redis comes back empty

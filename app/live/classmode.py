@@ -20,6 +20,7 @@ from datetime import datetime
 
 import streamlit as st
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from app import state
 from app.live import pairs as live_pairs
@@ -103,11 +104,28 @@ def run(box, settings: LiveSettings, url: str, interruptible) -> None:
     with holder.container():
         bar = st.progress(0.0, text="Sent to the class queue…")
         st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
+    try:
+        _follow(box, url, job_id, token, bar, interruptible)
+    except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away while the run was on it, or came
+        # back empty after a restart (its jobs are gone)
+        box.notice = ("error", LOST_QUEUE.format(url=url, error=error))
+    holder.empty()
+
+
+LOST_QUEUE = ("The class queue at {url} stopped answering while your run was on it ({error}); a restarted queue "
+              "forgets the runs it held. Your settings and earlier runs are kept; press Run to try again once it is "
+              "back.")
+
+
+def _follow(box, url: str, job_id: str, token: str, bar, interruptible) -> None:
+    """Poll the job until it ends, keeping the bar up to date; then move what it recorded into ``box``."""
     where = ["Sent to the class queue…", 0.0]
     progress = interruptible(bar, lambda: (where[1], where[0]))
-    seen = 0
+    seen, attempt = 0, 1
     while True:
         status = jobs.status(url, job_id, token)
+        if status.attempt > attempt:  # its worker died and the run starts again on another: count afresh
+            seen, attempt = 0, status.attempt
         if status.state == "queued":
             where[:] = [status.message, 0.0]
         elif status.state == "running":
@@ -122,7 +140,12 @@ def run(box, settings: LiveSettings, url: str, interruptible) -> None:
             raise progress.interruption
         time.sleep(POLL_S)
     _collect(box, url, job_id, token, status)
-    holder.empty()
+    if attempt == 2 and status.state == "finished" and box.notice is None:
+        box.notice = ("info", RETRIED_NOTE)
+
+
+RETRIED_NOTE = ("The class worker that first took this run stopped (killed or out of memory), so the run was put back "
+                "at the front of the queue and ran again on another worker; what you see is that second run.")
 
 
 def running_where(last, seen: int, where: list) -> list:

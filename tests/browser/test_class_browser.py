@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 from urllib.request import Request, urlopen
 
+import psutil
 import pytest
 from rq import Queue
 from rq.registry import StartedJobRegistry
@@ -51,7 +52,9 @@ def room():
             pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class tests")
     with classroom.classroom(workers=2, replicas=2, env={"OMP_NUM_THREADS": "1"}) as started:
         yield started
-    assert all(part.process.poll() is not None for part in started.parts), "a process outlived the class"
+        pids = started.pids()
+    assert started.supervisor.poll() is not None and not any(psutil.pid_exists(pid) for pid in pids.values()), \
+        "a process outlived the class"
 
 
 def _replica_of(url: str, agent: str) -> str:
@@ -142,3 +145,37 @@ def test_four_learners_press_run_at_once_and_each_gets_their_own_run(browser, ro
     finally:
         for page in pages:
             page.context.close()
+
+
+def _restarted(room, name: str, old_pid: int, timeout: float = 120) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state, pid = room.states().get(name, ("", None))
+        if state == "RUNNING" and pid and pid != old_pid:
+            return pid
+        time.sleep(0.2)
+    raise AssertionError(f"{name} was not restarted: {room.states()}")
+
+
+def test_a_killed_worker_or_redis_is_restarted_and_the_class_goes_on(room):
+    """Issue 52: `make class` stopped the whole class when one part died. Under supervisord a killed worker and a
+    killed Redis come back; every other part keeps its process, nginx keeps serving, and a run goes through after."""
+    import signal
+
+    before = room.pids()
+    assert {"redis", "worker-0", "worker-1", "replica-0", "replica-1", "nginx"} <= set(before), before
+    os.kill(before["worker-0"], signal.SIGKILL)
+    _restarted(room, "worker-0", before["worker-0"])
+    os.kill(before["redis"], signal.SIGKILL)
+    _restarted(room, "redis", before["redis"])
+    after = room.pids()
+    assert all(after[name] == before[name] for name in ("worker-1", "replica-0", "replica-1", "nginx")), (before, after)
+    with urlopen(f"{room.url}/_stcore/health", timeout=10) as response:
+        assert response.status == 200
+    deadline = time.monotonic() + 120  # the workers reconnect to the new Redis on their own
+    while classroom._worker_count(room.redis_url) < 2:
+        assert time.monotonic() < deadline, "the workers did not come back to the restarted Redis"
+        time.sleep(0.5)
+    log = (room.folder / "supervisord.log").read_text()
+    assert "exited: worker-0 (terminated by SIGKILL" in log and "exited: redis (terminated by SIGKILL" in log
+    test_a_run_submitted_to_the_class_is_served_by_a_worker(room)
