@@ -100,7 +100,7 @@ def k_sweep_figure(alpha: float, draft_cost: float, verify_cost: float | np.ndar
     ks = np.arange(analytics.K_MIN, k_max + 1)
     tokens = np.asarray(analytics.tokens_per_loop(alpha, ks))
     speed = np.asarray(analytics.speedup(alpha, ks, draft_cost, verify_cost))
-    best = int(ks[int(np.argmax(speed))])  # the smallest K on a tie, as analytics.optimal_k
+    best = analytics.best_k(dict(zip(ks.tolist(), speed.tolist(), strict=True)))  # the one argmax over K
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per loop, E[j] + 1", "speedup vs plain decoding"))
     fig.add_trace(go.Scatter(name="K + 1 (every proposal kept)", x=ks, y=ks + 1, mode="lines",
                              line={"color": MUTED, "dash": "dot"}), row=1, col=1)
