@@ -12,6 +12,32 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
+import time
+
+REGISTERED_CHECK_S = 2.0
+
+
+def _stay_registered(worker, machine: str) -> None:
+    """Register again after Redis came back empty from a restart. RQ reconnects on its own (a blocked wait for a job
+    is retried by redis-py), but the registration that Worker.count and the pages' estimates read is gone."""
+    from rq.worker_registration import REDIS_WORKER_KEYS
+
+    from specsim import jobs
+
+    while True:
+        time.sleep(REGISTERED_CHECK_S)
+        try:
+            registered = worker.connection.sismember(REDIS_WORKER_KEYS, worker.key)
+            if worker.birth_date is not None and not registered:
+                worker.log.warning("Worker %s: Redis lost this worker's registration (a restart?); registering again",
+                                   worker.name)
+                # RQ's own heartbeat may already have written a bare key back, which register_birth would refuse
+                worker.connection.delete(worker.key)
+                worker.register_birth()
+                worker.connection.sadd(jobs.MACHINES, machine)
+        except Exception:  # noqa: BLE001 - Redis still down: the next check tries again
+            continue
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="targets to load before the first job ('bundled', a hub id or a folder)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--burst", action="store_true", help="stop once the queue is empty")
-    parser.add_argument("--name", default=None, help="the worker's name in RQ (default: host and process id)")
+    parser.add_argument("--name", default=None, help="the start of the worker's name in RQ, which ends with the "
+                                                     "process id (default: the host's name)")
     args = parser.parse_args(argv)
 
     import torch
@@ -42,20 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_id(default_device())
     conn.sadd(jobs.MACHINES, machine)
 
-    class ClassWorker(SimpleWorker):
-        """RQ's SimpleWorker that registers again when Redis came back empty after a restart: RQ reconnects on its
-        own, but its registration (what Worker.count, the pages' "no worker" and estimates read) was lost."""
-
-        def heartbeat(self, timeout=None, pipeline=None):
-            if pipeline is None and not self.connection.exists(self.key):
-                self.log.warning("Worker %s: Redis lost this worker's registration (a restart?); registering again",
-                                 self.name)
-                self.register_birth()
-                self.connection.sadd(jobs.MACHINES, machine)
-            super().heartbeat(timeout, pipeline)
-
-    name = args.name or f"specsim-{os.uname().nodename}-{os.getpid()}"
-    worker = ClassWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
+    # The process id makes the name unique: a worker restarted after a kill -9 must not meet its predecessor's
+    # registration, which stays in Redis until it expires (RQ then refuses the name).
+    name = f"{args.name or 'specsim-' + os.uname().nodename}-{os.getpid()}"
+    worker = SimpleWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
+    threading.Thread(target=_stay_registered, args=(worker, machine), daemon=True).start()
     worker.work(burst=args.burst, logging_level="WARNING")
     return 0
 

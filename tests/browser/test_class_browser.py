@@ -178,4 +178,5 @@ def test_a_killed_worker_or_redis_is_restarted_and_the_class_goes_on(room):
         time.sleep(0.5)
     log = (room.folder / "supervisord.log").read_text()
     assert "exited: worker-0 (terminated by SIGKILL" in log and "exited: redis (terminated by SIGKILL" in log
+    assert "(exit status" not in log, log  # no part failed after its restart (a worker once met its own old name)
     test_a_run_submitted_to_the_class_is_served_by_a_worker(room)
