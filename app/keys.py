@@ -60,6 +60,7 @@ LIVE_STEP_SLIDER = "live_step_slider"  # prefix of the jump slider's widget key,
 LIVE_PLAYING = "live_playing"
 LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
+LIVE_STEP_SEEN = "live_step_seen"  # hidden box holding the step drawn; the browser reports it with every click
 LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
 LIVE_RECORDING = "live_recording"  # name of the shipped recording on screen before a run (specsim.recorded)
 GUESS_LOOPS = "guess_loops"  # Be the draft: {recording key: [specsim.guess.GuessLoop, ...]} of this session

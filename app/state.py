@@ -34,6 +34,11 @@ def put(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
+def stored(key: str, default: Any = None) -> Any:
+    """What is stored under ``key``, or ``default`` when nothing is (a widget key not drawn yet in this session)."""
+    return st.session_state.get(key, default)
+
+
 def put_default(key: str, value: Any) -> None:
     """Store ``value`` under ``key`` unless something is stored there already."""
     st.session_state.setdefault(key, value)

@@ -13,6 +13,15 @@ the previous iteration moved the step back; at the end of playback it arrived af
 stopped, so the page settled on the last-but-one iteration with ▶ Play showing again. Now each
 slider carries the value it was drawn with, and :func:`_from_slider` ignores a report of exactly
 that value: a slider the learner never touched cannot move the step.
+
+Why a button steps from the iteration the browser shows, not the one the server holds (issue 51): a timer
+tick can move the step on the server while its redraw is still on the way, and a click sent before that
+redraw arrived was about the iteration still on screen. ◀ Back stepped back from the server's step and left
+that iteration on screen (2 of 12 trials); the same click could also reach the callbacks twice, once more
+with the full rerun that stops the timer, and Back went back two. Every redraw now writes its step into a
+hidden text box (:data:`~app.keys.LIVE_STEP_SEEN`); the browser reports the box's value with every request,
+so a button's callback reads the step the learner saw when they pressed it, and a second delivery of the
+same press lands on the same iteration.
 """
 
 from __future__ import annotations
@@ -58,10 +67,19 @@ def _go(n: int, step: int) -> None:
     state.put(state.LIVE_STEP, clamp(step, n))
 
 
+def on_screen(n: int) -> int:
+    """The step the browser showed when it sent this request (the hidden box drawn with it); before any redraw
+    wrote the box, the step the server holds."""
+    try:
+        return clamp(int(state.stored(state.LIVE_STEP_SEEN)), n)
+    except (TypeError, ValueError):
+        return clamp(state.get(state.LIVE_STEP), n)
+
+
 def _shift(n: int, delta: int) -> None:
-    """Step relative to the iteration on screen now (the timer may have moved it since the button was drawn)."""
+    """Step relative to the iteration the learner saw when they pressed the button (see the module docstring)."""
     _pause()
-    state.put(state.LIVE_STEP, clamp(state.get(state.LIVE_STEP) + delta, n))
+    state.put(state.LIVE_STEP, clamp(on_screen(n) + delta, n))
 
 
 def slider_key(step: int) -> str:
@@ -79,7 +97,9 @@ def _from_slider(key: str, drawn: int) -> None:
 
 def _toggle_play(n: int) -> None:
     playing = not state.get(state.LIVE_PLAYING)
-    if playing and state.get(state.LIVE_STEP) >= n - 1:
+    if not playing:
+        state.put(state.LIVE_STEP, on_screen(n))  # pause on the iteration the learner saw, not a tick ahead of it
+    elif state.get(state.LIVE_STEP) >= n - 1:
         state.put(state.LIVE_STEP, 0)  # play again from the start
     state.put(state.LIVE_PLAYING, playing)
     state.put(state.LIVE_LAST_TICK, time.monotonic())
@@ -132,4 +152,16 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None) -> No
         key = slider_key(step)
         st.slider("Jump to iteration", 1, n, value=step + 1, key=key, on_change=_from_slider,
                   args=(key, step + 1))
+    _report_step(step)
     render(step)
+
+
+_HIDE_SEEN = f"<style>div:has(> .st-key-{state.LIVE_STEP_SEEN}_box) {{ display: none; }}</style>"
+
+
+def _report_step(step: int) -> None:
+    """Draw the hidden box that tells the server, with the browser's next request, which step is on screen."""
+    state.put(state.LIVE_STEP_SEEN, str(step))
+    with st.container(key=f"{state.LIVE_STEP_SEEN}_box"):
+        st.html(_HIDE_SEEN)
+        st.text_input("Iteration on screen", key=state.LIVE_STEP_SEEN, label_visibility="collapsed")
