@@ -11,12 +11,13 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app import state  # noqa: E402
+from app import a11y, state  # noqa: E402
 from app.layout import PAGES  # noqa: E402
 
 st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
 state.init()
 state.back_undoes_page_switches()
+a11y.install()
 HOME = next(p for pages in PAGES.values() for p in pages if p.default)
 
 

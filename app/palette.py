@@ -12,6 +12,7 @@ KEPT = "#2e9e5b"  # a proposal (or guess) the target accepted
 REJECTED = "#d64545"  # the first proposal the target refused
 EXTRA = "#7b3fe4"  # the target's own +1 token: correction, resample or bonus
 MUTED = "#9aa5b1"  # unchecked slots, alternatives, reference lines, the prefill
+MUTED_TEXT = "#66707c"  # MUTED as text: 5:1 on white (MUTED itself is 2.5:1, too faint to read; WCAG AA needs 4.5:1)
 PLAIN = "#5b6776"  # plain decoding, the baseline
 BACKGROUND = "#e8e8e8"  # time not attributed to any of the above
 INK = "#444444"  # outlines drawn on top of a colour scale

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from app.palette import DRAFT, EXTRA, KEPT, MUTED, REJECTED
+from app.palette import DRAFT, EXTRA, KEPT, MUTED, MUTED_TEXT, REJECTED
 from specsim.replay import Chip
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=])")
@@ -36,7 +36,7 @@ STYLE = f"""
 .sx-output {{ color: inherit; }}
 .sx-accepted {{ border: 2px solid {DRAFT}; background: {KEPT}22; }}
 .sx-rejected {{ border: 2px solid {DRAFT}; background: {REJECTED}22; text-decoration: line-through; }}
-.sx-unchecked {{ border: 2px dashed {MUTED}; color: {MUTED}; }}
+.sx-unchecked {{ border: 2px dashed {MUTED}; color: {MUTED_TEXT}; }}
 .sx-extra {{ border: 2px solid {EXTRA}; background: {EXTRA}33; }}
 .sx-mark {{ font-size: 0.7rem; vertical-align: super; margin-left: 2px; }}
 .sx-ws {{ color: {MUTED}; }}
