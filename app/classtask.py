@@ -56,16 +56,24 @@ def run_task(kind: str, params: dict):
 
 def _follow(url: str, job_id: str, token: str, bar):
     """Poll the task until it ends; its value, or None after a message."""
+    away = None
     try:
         while True:
-            status = jobs.status(url, job_id, token)
-            if status.state == "queued":
-                bar.progress(0.0, text=status.message)
-            elif status.state == "running":
-                fraction, text = tasks.progress(url, job_id, token) or (0.0, "Loading the bundled target")
-                bar.progress(min(1.0, max(0.0, fraction)), text=f"On a class worker: {text}")
-            else:
-                break
+            try:
+                status = jobs.status(url, job_id, token)
+                if status.state == "queued":
+                    bar.progress(0.0, text=status.message)
+                elif status.state == "running":
+                    fraction, text = tasks.progress(url, job_id, token) or (0.0, "Loading the bundled target")
+                    bar.progress(min(1.0, max(0.0, fraction)), text=f"On a class worker: {text}")
+                else:
+                    break
+                away = None
+            except (OSError, RedisError):  # Redis restarting: wait for it a while (it comes back with the queue)
+                away = away or time.monotonic()
+                if time.monotonic() - away > classmode.OUTAGE_S:
+                    raise
+                bar.progress(0.0, text=classmode.QUEUE_AWAY)
             time.sleep(classmode.POLL_S)
     except ScriptControlException:  # a click: leave the queue (or stop the task), then let the stop go on
         jobs.cancel(url, job_id, token)

@@ -5,19 +5,24 @@
 
 It starts one class on this machine (scripts/classroom.py: Redis, the workers and the replicas behind nginx, all
 under supervisord) and, for each fault in turn, plays ``--learners`` learners the way the live page does in class
-mode (through ``specsim.jobs``: submit, poll every 0.25 s, read the result; a learner whose page shows an error
-presses Run once more, as a learner would). About a second after the first run starts, it injects the fault:
+mode (through ``specsim.jobs``: submit, poll every 0.25 s, read the result; while Redis does not answer, wait for it
+as the page does; a learner whose page shows an error presses Run once more, as a learner would). About a second
+after the first run starts, it injects the fault:
 
 - ``worker``: kill -9 the worker running a learner's run (supervisord starts it again; the run goes back to the
   front of the queue);
-- ``redis``: kill -9 Redis (supervisord starts it again, empty: the runs it held are lost, the pages are not);
-- ``replica``: kill -9 an app replica (its learners' pages reconnect to it once it is back);
+- ``redis``: kill -9 Redis (supervisord starts it again, and it reads back its append-only file: the runs it held
+  go on);
+- ``replica``: kill -9 an app replica (nginx sends its learners' pages to the other replica meanwhile);
 - ``nginx``: stop nginx (SIGTERM; supervisord starts it again).
 
 It is bounded: localhost only, ``--learners`` at most 40, every run must end within ``--timeout`` s. The table:
-per fault, the learners affected (a run retried, an error shown, or a page that could not reach the app), the runs
-lost (no result in the end), the runs retried by the queue, the time from the fault until every part runs again
-and the class serves (health through nginx, the workers registered), and the learners whose page showed an error.
+per fault, the learners affected (a run retried, an error shown, a page that could not reach the app, or a page
+that nginx sent to another replica), the runs lost (no result in the end), the runs retried by the queue, the time
+from the fault until every part runs again and the class serves (health through nginx, the workers registered),
+the learners whose page showed an error and how many of them got their run by pressing Run again, the pages that
+could not reach the app for a moment, and the pages nginx sent to another replica, where a browser's session
+starts afresh (each learner's page is watched through nginx with the learner's own user agent, every 0.25 s).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from redis.exceptions import RedisError  # noqa: E402
 from rq import Queue  # noqa: E402
 from rq.registry import StartedJobRegistry  # noqa: E402
 
+from app.live.classmode import OUTAGE_S  # noqa: E402 - how long the page waits for a restarting Redis
 from specsim import jobs  # noqa: E402
 from specsim.liverun import RunRequest  # noqa: E402
 
@@ -66,6 +72,7 @@ class Learner:
     errors: list[str] = field(default_factory=list)  # what the page would have shown, in order
     retried: bool = False  # the queue put the run back after its worker died
     unreachable_s: float = 0.0  # time the learner's replica (through nginx) did not answer
+    moved: bool = False  # nginx sent the learner's browser to another replica (a new session there)
     done: bool = False  # got their own finished run in the end
 
 
@@ -77,8 +84,17 @@ def play(learner: Learner, room, start: float, timeout_s: float) -> None:
     for _attempt in range(2):
         try:
             job = jobs.submit(room.redis_url, learner.request, token)
+            away = None
             while time.monotonic() < deadline:
-                status = jobs.status(room.redis_url, job, token)
+                try:
+                    status = jobs.status(room.redis_url, job, token)
+                    away = None
+                except (OSError, RedisError):  # as the page: wait for a restarting Redis, then give up
+                    away = away or time.monotonic()
+                    if time.monotonic() - away > OUTAGE_S:
+                        raise
+                    time.sleep(0.25)
+                    continue
                 learner.retried = learner.retried or status.attempt > 1
                 if status.state not in ("queued", "running"):
                     break
@@ -97,14 +113,19 @@ def play(learner: Learner, room, start: float, timeout_s: float) -> None:
         time.sleep(2.0)  # the learner reads the message, then presses Run again
 
 
-def _healthy(url: str, agent: str = "class-faults") -> bool:
-    """Whether the app answers at ``url`` for a browser with this user agent (nginx picks its replica by it)."""
+def _replica(url: str, agent: str = "class-faults") -> str | None:
+    """The replica that answers at ``url`` for a browser with this user agent (nginx picks it by the agent), or
+    None when nothing answers."""
     request = urllib.request.Request(f"{url}/_stcore/health", headers={"User-Agent": agent})
     try:
         with urllib.request.urlopen(request, timeout=1) as response:
-            return response.status == 200
+            return response.headers.get("X-Specsim-Replica", "direct") if response.status == 200 else None
     except OSError:
-        return False
+        return None
+
+
+def _healthy(url: str, agent: str = "class-faults") -> bool:
+    return _replica(url, agent) is not None
 
 
 def _recovered(room, workers: int) -> bool:
@@ -138,10 +159,14 @@ def one_fault(room, fault: str, args) -> dict:
 
     def watch(p: Learner) -> None:  # the learner's page: its own replica through nginx, every 0.25 s
         agent = f"Mozilla/5.0 specsim-fault-learner-{p.index}"
+        home = _replica(room.url, agent)
         while not watchers_stop.is_set():
             t0 = time.monotonic()
-            if not _healthy(room.url, agent):
+            now = _replica(room.url, agent)
+            if now is None:
                 p.unreachable_s += max(0.25, time.monotonic() - t0)
+            elif now != home:  # nginx sent the browser to another replica: its session there starts afresh
+                p.moved = True
             watchers_stop.wait(0.25)
 
     watchers = [threading.Thread(target=watch, args=(p,), daemon=True) for p in players]
@@ -163,11 +188,12 @@ def one_fault(room, fault: str, args) -> dict:
     for thread in threads:
         thread.join()
     watchers_stop.set()
-    affected = [p for p in players if p.errors or p.retried or p.unreachable_s > 0]
+    affected = [p for p in players if p.errors or p.retried or p.unreachable_s > 0 or p.moved]
     return {"fault": fault, "learners": len(players), "affected": len(affected),
             "lost": sum(not p.done for p in players), "retried": sum(p.retried for p in players),
             "recover_s": recovered, "errors": sum(bool(p.errors) for p in players),
             "pressed_again": sum(bool(p.errors) and p.done for p in players),
+            "moved": sum(p.moved for p in players), "unreachable": sum(p.unreachable_s > 0 for p in players),
             "messages": sorted({m.split(" (")[0][:90] for p in players for m in p.errors})}
 
 
@@ -192,11 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         log = (room.folder / "supervisord.log").read_text(errors="replace")
     print()
     print("| fault | learners | affected | runs lost | runs retried | recovered in | pages with an error | "
-          "of those, ran after pressing Run again |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "of those, ran after pressing Run again | pages that lost the app for a moment | sent to another replica "
+          "(a new session) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(f"| {r['fault']} | {r['learners']} | {r['affected']} | {r['lost']} | {r['retried']} | "
-              f"{r['recover_s']:.1f} s | {r['errors']} | {r['pressed_again']} |")
+              f"{r['recover_s']:.1f} s | {r['errors']} | {r['pressed_again']} | {r['unreachable']} | {r['moved']} |")
     print()
     for r in rows:
         if r["messages"]:

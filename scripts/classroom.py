@@ -8,8 +8,8 @@ supervisord starts the parts below and restarts any that dies, at once when it h
 back-off (1 s, 2 s, 3 s, …) when it dies while starting; every start and death goes to its log, which this script
 prints as it grows. The class stops only on Ctrl-C (supervisord then stops every part, nginx first, Redis last):
 
-- ``redis-server`` on a free port, no persistence (or ``--redis URL``: a server already running, e.g. on another
-  machine, which workers elsewhere use too);
+- ``redis-server`` on a free port, its append-only file in the class's folder (or ``--redis URL``: a server already
+  running, e.g. on another machine, which workers elsewhere use too);
 - N ``python -m specsim.worker`` processes, one torch thread each, the bundled target loaded before the first job;
 - M Streamlit replicas of the app on free local ports, each in class mode (``SPECSIM_QUEUE_URL``);
 - ``nginx`` in front of them on ``--port``. A Streamlit session lives on one replica (its websocket, its
@@ -17,8 +17,10 @@ prints as it grows. The class stops only on Ctrl-C (supervisord then stops every
   and user agent (``hash ... consistent``), which keeps a class's learners, one per machine, on their replica.
 
 What a death costs: a worker's run goes back to the front of the queue (:mod:`specsim.jobs`) and its learner waits
-for it; a restarted Redis comes back empty (the queue, the jobs in it and the class cache are lost; the pages and
-their learners' settings and earlier runs are not); a replica's learners reconnect to it; nginx's come back.
+for it; Redis keeps an append-only file in the class's folder (written every second), so a restarted Redis comes
+back with the queue, the jobs and the class cache (at most the last second of writes lost), and the pages wait
+for it; a replica's learners reconnect (nginx sends them to the other replica meanwhile: a new session); nginx's
+learners reconnect once it is back.
 
 Workers on other machines: run ``python -m specsim.worker --redis redis://THIS_HOST:PORT/0 --preload bundled``
 there, with Redis started here with ``--public`` (it then listens on every interface: protect it by a firewall).
@@ -241,7 +243,7 @@ def programs(workers: int, replicas: int, redis_port: int | None, redis_url: str
     if redis_port is not None:
         out.append(Program("redis", [shutil.which("redis-server") or "/usr/bin/redis-server", "--port",
                                      str(redis_port), "--bind", "0.0.0.0" if public else "127.0.0.1", "--save", "",
-                                     "--appendonly", "no", "--dir", str(folder)], {}))
+                                     "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(folder)], {}))
     for i in range(workers):
         out.append(Program(f"worker-{i}", [
             sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--threads", "1", "--preload", "bundled",

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue, Worker, get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
@@ -439,20 +440,35 @@ class _Heartbeat(threading.Thread):
             self.latest = (fraction, text)
 
     def beat(self) -> None:
+        """Write out what the run recorded since the last beat; while Redis is away (a restart), keep it for the next
+        beat instead of dying: the run goes on, and its learner's page waits for Redis too."""
+        try:
+            self._beat()
+        except (OSError, RedisError):
+            pass
+
+    def _beat(self) -> None:
         with self.lock:
             reports, self.pending = self.pending, []
             latest, self.latest = self.latest, None
         batch = [json.dumps({"phase": r.phase, "done": r.done, "goal": r.goal, "iteration": r.iteration.to_json()})
                  for r in reports]
-        with self.conn.pipeline() as pipe:
-            pipe.set(_key(self.job_id, "alive"), 1, ex=ALIVE_TTL_S)
-            if latest is not None:
-                pipe.hset(_key(self.job_id), "progress", json.dumps(latest))
-            if batch:
-                pipe.rpush(_key(self.job_id, "iters"), *batch).expire(_key(self.job_id, "iters"), KEEP_S)
-            pipe.exists(_key(self.job_id, "cancel"))
-            if pipe.execute()[-1]:
-                self.cancelled.set()
+        try:
+            with self.conn.pipeline() as pipe:
+                pipe.set(_key(self.job_id, "alive"), 1, ex=ALIVE_TTL_S)
+                if latest is not None:
+                    pipe.hset(_key(self.job_id), "progress", json.dumps(latest))
+                if batch:
+                    pipe.rpush(_key(self.job_id, "iters"), *batch).expire(_key(self.job_id, "iters"), KEEP_S)
+                pipe.exists(_key(self.job_id, "cancel"))
+                cancelled = pipe.execute()[-1]
+        except (OSError, RedisError):
+            with self.lock:  # not written: the next beat writes them, in order, before newer ones
+                self.pending = reports + self.pending
+                self.latest = self.latest or latest
+            raise
+        if cancelled:
+            self.cancelled.set()
 
     def run(self) -> None:
         while not self.done.wait(HEARTBEAT_S):

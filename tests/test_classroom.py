@@ -43,4 +43,4 @@ def test_supervisord_restarts_every_part_in_order_with_its_own_log_and_environme
         assert section["stdout_logfile"] == f"{tmp_path}/{name}.log" and section["killasgroup"] == "true"
     assert 'ODD="50%%"' in conf["program:worker-0"]["environment"]
     assert 'SPECSIM_QUEUE_URL="redis://127.0.0.1:6390/0"' in conf["program:replica-0"]["environment"]
-    assert "--save ''" in conf["program:redis"]["command"]  # no persistence: a restarted Redis comes back empty
+    assert "--appendonly yes" in conf["program:redis"]["command"]  # a restarted Redis comes back with its jobs

@@ -299,8 +299,9 @@ def test_a_running_class_task_reports_progress_and_a_cancel_keeps_nothing(class_
 
 
 def test_redis_dying_under_a_waiting_run_is_a_message_and_run_works_again_after_its_restart(monkeypatch, tmp_path):
-    """Issue 52: a killed Redis must not break the page: the waiting run ends with a message that keeps the
-    settings, and once Redis is back (empty: it keeps nothing) a new run reaches the queue without a reload."""
+    """Issue 52: a killed Redis must not break the page: it waits for Redis to come back; one that comes back empty
+    (no append-only file) ends the run with a message that keeps the settings, and a new run then reaches the queue
+    without a reload. (make class's Redis keeps an append-only file: tests/browser/test_class_browser.py.)"""
     import shutil
     import signal
     import threading
@@ -313,14 +314,19 @@ def test_redis_dying_under_a_waiting_run_is_a_message_and_run_works_again_after_
     server, url = start_redis(binary, tmp_path)
     queue = f"test-lost-{uuid.uuid4().hex[:8]}"  # no worker serves it: the run waits until Redis dies
 
-    def kill_once_queued() -> None:
+    restarted = []
+
+    def kill_once_queued_and_restart_empty() -> None:
         conn = jobs.connect(url)
         deadline = time.monotonic() + 120
         while not Queue(queue, connection=conn).count and time.monotonic() < deadline:
             time.sleep(0.05)
         server.send_signal(signal.SIGKILL)
+        server.wait()
+        time.sleep(1.0)  # the page polls a server that is not there, and waits for it
+        restarted.append(start_redis(binary, tmp_path, port=int(url.rsplit(":", 1)[1].split("/")[0]))[0])
 
-    killer = threading.Thread(target=kill_once_queued, daemon=True)
+    killer = threading.Thread(target=kill_once_queued_and_restart_empty, daemon=True)
     killer.start()
     monkeypatch.setenv(classmode.QUEUE_ENV, url)
     monkeypatch.setenv(classmode.QUEUE_NAME_ENV, queue)
@@ -331,12 +337,12 @@ def test_redis_dying_under_a_waiting_run_is_a_message_and_run_works_again_after_
         at.button(key=state.LIVE_RUN_BUTTON).click().run(timeout=300)
         killer.join(5)
         assert not at.exception, at.exception
+        # it came back empty (no append-only file here): the page says the run is gone, and keeps the settings
         assert any("stopped answering while your run was on it" in e.value for e in at.error), \
             [e.value for e in at.error]
         assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == PROMPT
         assert not at.button(key=state.LIVE_RUN_BUTTON).disabled
-        server.wait()
-        server, _ = start_redis(binary, tmp_path, port=int(url.rsplit(":", 1)[1].split("/")[0]))
+        server = restarted[0]
         with (tmp_path / "worker.log").open("w") as log:
             worker = start_worker(url, queue, log, preload=("bundled",))
             try:

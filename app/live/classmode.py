@@ -112,6 +112,8 @@ def run(box, settings: LiveSettings, url: str, interruptible) -> None:
     holder.empty()
 
 
+OUTAGE_S = 20.0  # how long a page waits for the class queue to answer again (a restarting Redis) before giving up
+QUEUE_AWAY = "The class queue is not answering (it may be restarting); waiting for it to come back…"
 LOST_QUEUE = ("The class queue at {url} stopped answering while your run was on it ({error}); a restarted queue "
               "forgets the runs it held. Your settings and earlier runs are kept; press Run to try again once it is "
               "back.")
@@ -121,19 +123,26 @@ def _follow(box, url: str, job_id: str, token: str, bar, interruptible) -> None:
     """Poll the job until it ends, keeping the bar up to date; then move what it recorded into ``box``."""
     where = ["Sent to the class queue…", 0.0]
     progress = interruptible(bar, lambda: (where[1], where[0]))
-    seen, attempt = 0, 1
+    seen, attempt, away = 0, 1, None
     while True:
-        status = jobs.status(url, job_id, token)
-        if status.attempt > attempt:  # its worker died and the run starts again on another: count afresh
-            seen, attempt = 0, status.attempt
-        if status.state == "queued":
-            where[:] = [status.message, 0.0]
-        elif status.state == "running":
-            reports = jobs.iterations(url, job_id, token, start=seen)
-            seen += len(reports)
-            where[:] = running_where(reports[-1] if reports else None, seen, where)
-        else:
-            break
+        try:
+            status = jobs.status(url, job_id, token)
+            if status.attempt > attempt:  # its worker died and the run starts again on another: count afresh
+                seen, attempt = 0, status.attempt
+            if status.state == "queued":
+                where[:] = [status.message, 0.0]
+            elif status.state == "running":
+                reports = jobs.iterations(url, job_id, token, start=seen)
+                seen += len(reports)
+                where[:] = running_where(reports[-1] if reports else None, seen, where)
+            else:
+                break
+            away = None
+        except (OSError, RedisError):  # Redis restarting: wait for it (it comes back with the queue), then give up
+            away = away or time.monotonic()
+            if time.monotonic() - away > OUTAGE_S:
+                raise
+            where[:] = [QUEUE_AWAY, where[1]]
         progress.update()
         if progress.should_stop():
             _cancel(box, url, job_id, token)

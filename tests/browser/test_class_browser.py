@@ -180,3 +180,35 @@ def test_a_killed_worker_or_redis_is_restarted_and_the_class_goes_on(room):
     assert "exited: worker-0 (terminated by SIGKILL" in log and "exited: redis (terminated by SIGKILL" in log
     assert "(exit status" not in log, log  # no part failed after its restart (a worker once met its own old name)
     test_a_run_submitted_to_the_class_is_served_by_a_worker(room)
+
+
+def test_a_run_in_flight_survives_a_redis_restart(room):
+    """Issue 52: make class's Redis keeps an append-only file, so a run queued or running when Redis is killed is
+    still there when supervisord has started it again; the worker goes on writing and the learner gets the run."""
+    import signal
+
+    token = f"redis-restart-{time.monotonic_ns()}"
+    request = RunRequest((), prompt="Count slowly from one to twenty, one number per line.", drafter="prompt_lookup",
+                         k=2, max_new_tokens=40, seed=11)
+    job = jobs.submit(room.redis_url, request, token)
+    deadline = time.monotonic() + 120
+    while jobs.status(room.redis_url, job, token).state == "queued":
+        assert time.monotonic() < deadline, "the run did not start"
+        time.sleep(0.1)
+    before = room.pids()["redis"]
+    time.sleep(1.5)  # the append-only file is written every second
+    os.kill(before, signal.SIGKILL)
+    _restarted(room, "redis", before)
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            status = jobs.status(room.redis_url, job, token)
+        except OSError:
+            status = None
+        if status is not None and status.state not in ("queued", "running"):
+            break
+        assert time.monotonic() < deadline, status
+        time.sleep(0.25)
+    assert status.state == "finished", status
+    result = jobs.result(room.redis_url, job, token)
+    assert result.run.plain is not None and result.run.spec.n_generated >= 1
