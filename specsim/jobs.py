@@ -198,6 +198,55 @@ def cached_run(conn, request: RunRequest) -> tuple[str, CachedRun] | None:
     return None
 
 
+# ---- one job's record, for any kind of job (the live runs below; the pages' measurements in specsim.tasks) ---------
+
+
+def new_job(conn, queue: str, func, args: tuple, session_token: str, **meta) -> str:
+    """Give a job a record bound to ``session_token`` (its digest, the queue, ``meta``), queue ``func(job_id,
+    *args)`` on RQ under the same id, and return the id. :func:`status` and :func:`cancel` then follow it."""
+    job_id = secrets.token_urlsafe(18)
+    record = {"token": _digest(session_token), "queue": queue, "submitted": time.time(), **meta}
+    with conn.pipeline() as pipe:
+        pipe.hset(_key(job_id), mapping=record).expire(_key(job_id), KEEP_S)
+        pipe.sadd(_key(job_id, "tickets"), job_id).expire(_key(job_id, "tickets"), KEEP_S).execute()
+    Queue(queue, connection=conn).enqueue(func, job_id, *args, job_id=job_id, job_timeout=JOB_TIMEOUT_S,
+                                          result_ttl=KEEP_S, failure_ttl=KEEP_S, ttl=KEEP_S)
+    return job_id
+
+
+def record(redis_url: str, job_id: str, session_token: str) -> dict[str, str]:
+    """The job's record, when ``session_token`` submitted it; NotYourJob otherwise."""
+    return _meta(connect(redis_url), job_id, session_token)
+
+
+def returned_value(redis_url: str, job_id: str, session_token: str):
+    """What the job's function returned, as RQ stored it; None before it finished (or after a failure)."""
+    conn = connect(redis_url)
+    meta = _meta(conn, job_id, session_token)
+    try:
+        job = Job.fetch(meta.get("rq") or job_id, connection=conn)
+    except NoSuchJobError:
+        return None
+    return job.return_value(refresh=True) if job.get_status() == RQStatus.FINISHED else None
+
+
+def began(conn, job_id: str) -> None:
+    """A worker started the job (the time the dead-worker check counts from)."""
+    conn.hset(_key(job_id), "began", time.time())
+
+
+def ended(conn, job_id: str, state: str | None = None, message: str = "") -> None:
+    """The job's function is done: it ``returned`` (state None; RQ stores its value), or it ended ``failed`` or
+    ``cancelled`` with ``message`` for the page."""
+    if state is None:
+        conn.hset(_key(job_id), "returned", 1)
+    elif state == "failed":
+        conn.hset(_key(job_id), "error", message)
+    else:
+        conn.hset(_key(job_id), mapping={"state": state, "error": message})
+    conn.expire(_key(job_id), KEEP_S)
+
+
 # ---- the page's side --------------------------------------------------------------------------------------------
 
 
@@ -309,6 +358,8 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
             # before the heartbeat stops), or its worker died
             if conn.exists(_key(job_id, "result")):
                 return JobStatus("finished", "Done.", iterations=count, attempt=attempt)
+            if meta.get("returned"):  # a task's value is on its way into RQ's results
+                return JobStatus("running", "Saving the result.", iterations=count, attempt=attempt)
             if meta.get("error"):
                 return JobStatus("failed", meta["error"], iterations=count)
             if _retry(conn, job_id, meta, job):  # the first death costs a wait, not the run
@@ -417,7 +468,7 @@ def _landed(conn, run: str) -> None:
 # ---- the worker's side ------------------------------------------------------------------------------------------
 
 
-class _Heartbeat(threading.Thread):
+class Heartbeat(threading.Thread):
     """Beside a running job: every HEARTBEAT_S refresh the alive key, push the iterations recorded since, and
     read the cancel flag, so the timed loop itself never waits on the network."""
 
@@ -488,7 +539,7 @@ def run_job(job_id: str, request: dict) -> None:
     began = time.time()
     conn.hset(_key(job_id), "began", began)
     request_ = RunRequest.from_dict(request)
-    heart = _Heartbeat(conn, job_id)
+    heart = Heartbeat(conn, job_id)
     heart.beat()
     heart.start()
     try:
@@ -514,6 +565,7 @@ def run_job(job_id: str, request: dict) -> None:
     conn.delete(_key(job_id, "alive"))
 
 
-__all__ = ["ALIVE_TTL_S", "DEAD_AGAIN", "DEAD_WORKER", "RETRIED", "LEFT", "JobError", "JobResult", "JobStatus",
-           "NotYourJob", "QueueFull", "cancel", "cached_run", "connect", "iterations", "result", "run_job", "status",
-           "submit"]
+__all__ = ["ALIVE_TTL_S", "DEAD_AGAIN", "DEAD_WORKER", "Heartbeat", "JobError", "JobResult", "JobStatus", "KEEP_S",
+           "LEFT", "MAX_QUEUED", "NotYourJob", "QUEUE", "QueueFull", "RETRIED", "SHELF", "began", "cached_run",
+           "cancel", "check_room", "connect", "ended", "iterations", "new_job", "record", "result", "returned_value",
+           "run_job", "status", "submit", "waiting_status"]

@@ -18,15 +18,13 @@ They travel like live runs (:mod:`specsim.jobs`): :func:`submit` returns an ungu
 session's token, :func:`specsim.jobs.status` says where the job is (its place in the queue, or running), and
 :func:`progress` gives the fraction done and what is happening. :func:`specsim.jobs.cancel` takes a waiting job off
 the queue or stops a running one at its next progress report (a stopped measurement keeps nothing, as in-process).
-:func:`result` gives the finished job's value. Results go through Redis pickled: only workers write them.
+:func:`result` gives the finished job's value, which RQ stored as the job's result (only workers write them).
+Everything here goes through :mod:`specsim.jobs`' public interface.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
-import secrets
-import time
 from collections.abc import Callable
 
 from rq import Queue, get_current_job
@@ -135,11 +133,12 @@ RUNNERS = {"verify_curve": verify_curve, "variants": variants, "policies": polic
            "domains": domains}
 
 
-def run_task(job_id: str, kind: str, params: dict) -> None:
-    """A worker's side of a task: its progress (with the job's heartbeat), its result, or its cancellation."""
+def run_task(job_id: str, kind: str, params: dict):
+    """A worker's side of a task: its progress (with the job's heartbeat) and its value, which RQ stores as the
+    job's result; or its cancellation."""
     conn = get_current_job().connection
-    conn.hset(jobs._key(job_id), "began", time.time())
-    heart = jobs._Heartbeat(conn, job_id)
+    jobs.began(conn, job_id)
+    heart = jobs.Heartbeat(conn, job_id)
 
     def progress(fraction: float, text: str) -> None:
         if heart.cancelled.is_set():
@@ -151,16 +150,15 @@ def run_task(job_id: str, kind: str, params: dict) -> None:
     try:
         value = RUNNERS[kind](params, progress)
     except Cancelled:
-        conn.hset(jobs._key(job_id), mapping={"state": "cancelled", "error": CANCELLED})
-        return
+        jobs.ended(conn, job_id, "cancelled", CANCELLED)
+        return None
     except Exception as error:
-        conn.hset(jobs._key(job_id), "error", f"The measurement failed: {type(error).__name__}: {error}")
+        jobs.ended(conn, job_id, "failed", f"The measurement failed: {type(error).__name__}: {error}")
         raise
     finally:
-        heart.stop()  # its last beat keeps the job alive while the result is written
-    conn.set(jobs._key(job_id, "result"), pickle.dumps(value), ex=jobs.KEEP_S)
-    conn.expire(jobs._key(job_id), jobs.KEEP_S)
-    conn.delete(jobs._key(job_id, "alive"))
+        heart.stop()  # its last beat keeps the job alive while RQ stores the value
+    jobs.ended(conn, job_id)
+    return value
 
 
 # ---- the page's side ------------------------------------------------------------------------------------------
@@ -173,22 +171,13 @@ def submit(redis_url: str, kind: str, params: dict, session_token: str, queue: s
     if kind not in KINDS:
         raise jobs.JobError(f"Unknown task {kind!r}; choose one of {', '.join(KINDS)}.")
     conn = jobs.connect(redis_url)
-    rq_queue = Queue(queue, connection=conn)
-    jobs.check_room(conn, rq_queue, max_queued)
-    job_id = secrets.token_urlsafe(18)
-    meta = {"token": jobs._digest(session_token), "queue": queue, "submitted": time.time(), "kind": kind}
-    with conn.pipeline() as pipe:
-        pipe.hset(jobs._key(job_id), mapping=meta).expire(jobs._key(job_id), jobs.KEEP_S)
-        pipe.sadd(jobs._key(job_id, "tickets"), job_id).expire(jobs._key(job_id, "tickets"), jobs.KEEP_S).execute()
-    rq_queue.enqueue(run_task, job_id, kind, json.loads(json.dumps(params)), job_id=job_id,
-                     job_timeout=jobs.JOB_TIMEOUT_S, result_ttl=jobs.KEEP_S, failure_ttl=jobs.KEEP_S, ttl=jobs.KEEP_S)
-    return job_id
+    jobs.check_room(conn, Queue(queue, connection=conn), max_queued)
+    return jobs.new_job(conn, queue, run_task, (kind, json.loads(json.dumps(params))), session_token, kind=kind)
 
 
 def progress(redis_url: str, job_id: str, session_token: str) -> tuple[float, str] | None:
     """The running task's last report (fraction done, what it is doing), or None before its first."""
-    conn = jobs.connect(redis_url)
-    meta = jobs._meta(conn, job_id, session_token)
+    meta = jobs.record(redis_url, job_id, session_token)
     if "progress" not in meta:
         return None
     fraction, text = json.loads(meta["progress"])
@@ -196,11 +185,9 @@ def progress(redis_url: str, job_id: str, session_token: str) -> tuple[float, st
 
 
 def result(redis_url: str, job_id: str, session_token: str):
-    """The finished task's value; None while it has not finished (or after a failure or a cancel)."""
-    conn = jobs.connect(redis_url)
-    jobs._meta(conn, job_id, session_token)
-    raw = conn.get(jobs._key(job_id, "result"))
-    return None if raw is None else pickle.loads(raw)  # noqa: S301 - written by a worker, never by a page
+    """The finished task's value (RQ's stored result); None while it has not finished (or after a failure or a
+    cancel)."""
+    return jobs.returned_value(redis_url, job_id, session_token)
 
 
 __all__ = ["KINDS", "Cancelled", "domains", "policies", "progress", "result", "run_task", "snippet", "submit",
