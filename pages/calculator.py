@@ -17,6 +17,7 @@ from app.calculator.text import (
     loop_sentence,
     useless_draft_sentence,
 )
+from app.charts import chart
 from app.settings import CalcSettings
 
 st.title("Speedup calculator")
@@ -30,7 +31,7 @@ st.caption(
 
 
 def one_loop(s: CalcSettings, n: CalcNumbers) -> None:
-    st.plotly_chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
+    chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
     st.caption(
         f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
         f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
@@ -39,7 +40,7 @@ def one_loop(s: CalcSettings, n: CalcNumbers) -> None:
         "those scores are discarded: each grey guess continues a rejected one, text that will not be written. "
         "When every guess is kept, the +1 lands after the last."
     )
-    st.plotly_chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
+    chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
     st.caption(backsolve.distribution_sentence(s.alpha, s.k))
 
 
@@ -51,10 +52,10 @@ def choosing_k(s: CalcSettings) -> None:
         "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
         "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
     )
-    st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
+    chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
     hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
     st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
-    st.plotly_chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
+    chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
     by_position.section(s)
 
 
@@ -63,7 +64,7 @@ def pays_off(s: CalcSettings) -> None:
         "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
         f"the dotted line is break-even. {heatmap_sentence(s)}"
     )
-    st.plotly_chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key=state.CALC_HEATMAP_CHART)
+    chart(figs.speedup_heatmap(s.draft_cost, s.verify_cost, s.k, s.alpha_pct), key=state.CALC_HEATMAP_CHART)
     st.markdown(f"**What a useless draft costs.** {useless_draft_sentence(s)}")
 
 

@@ -5,6 +5,7 @@ import streamlit as st
 from app import state
 from app.calculator.figures import iteration_figure
 from app.calculator.text import fmt
+from app.charts import chart
 from app.layout import all_pages, script_path
 from app.settings import CalcSettings
 from specsim import analytics
@@ -47,7 +48,7 @@ st.markdown(
     "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
 )
-st.plotly_chart(iteration_figure(LOOP_K, LOOP_KEPT), key=state.HOME_LOOP_CHART)
+chart(iteration_figure(LOOP_K, LOOP_KEPT), key=state.HOME_LOOP_CHART)
 st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} one after another, and the target scores "
            f"all of them, and the position after them, in one pass. It keeps the first {LOOP_KEPT} (✓), rejects "
            f"t+{LOOP_KEPT + 1} (✗) and puts its own token there (purple +1). The pass scored "

@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from app import classtask, loaders, recording, state
+from app.charts import chart
 from app.practice import loop_size
 from app.practice.figures import domain_figure
 from specsim import defaults, domains
@@ -42,7 +43,7 @@ results = state.get(state.DOMAIN_RESULTS)
 if results is None:
     st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")
 else:
-    st.plotly_chart(domain_figure(results), key=state.DOMAIN_CHART)
+    chart(domain_figure(results), key=state.DOMAIN_CHART)
     ranked = sorted(results, key=lambda r: r.alpha, reverse=True)
     st.markdown(f"Highest acceptance: **{ranked[0].domain}** at {ranked[0].alpha:.0%} ({ranked[0].tokens_per_loop:.2f} "
                 f"tokens per loop); lowest: **{ranked[-1].domain}** at {ranked[-1].alpha:.0%} "

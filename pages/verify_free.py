@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import state
+from app.charts import chart
 from app.live.params import calculator_link
 from app.settings import CalcSettings
 from app.verify import figures as figs
@@ -63,7 +64,7 @@ if curve is None:
     ridge = None
 else:
     flat, slope, ridge = curve.flat_until(), curve.slope(), curve.ridge()
-    st.plotly_chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
+    chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
     st.caption(f"Measured {measure.where()}: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
                f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
                f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by tens of "
@@ -110,7 +111,7 @@ speedups = {f"accelerator with R = {gpu_r}": [roofline.batched_speedup(calc.alph
 if ridge is not None:
     speedups[f"this machine (R = {ridge:.1f})"] = [roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b,
                                                                             ridge) for b in BATCHES]
-st.plotly_chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
+chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
 v_b = roofline.batched_verify_cost(batch, calc.k, gpu_r)
 st.markdown(
     f"At the calculator's α = {calc.alpha_pct} %, K = {calc.k} and c = {calc.draft_cost:.2f}: with B = {batch} on "

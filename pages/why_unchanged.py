@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from app import state
+from app.charts import chart
 from app.unchanged import block, pq
 from app.unchanged import figures as figs
 from app.urlcodec import Number
@@ -37,7 +38,7 @@ st.markdown(
     f"TV(p, q) = ½ Σ |p − q| = {tv:.3f}, and 1 − {tv:.3f} = {1 - tv:.3f} = Σ min(p, q), because |p − q| = p + q − "
     "2·min(p, q) and each of p and q sums to 1. Averaged over the slots of a run, this overlap is the "
     "calculator's **α**: a draft is good exactly as far as its distribution covers the target's.")
-st.plotly_chart(figs.pq_figure(pq.LABELS, p, q), key=state.PQ_BARS_CHART)
+chart(figs.pq_figure(pq.LABELS, p, q), key=state.PQ_BARS_CHART)
 st.dataframe(figs.acceptance_rows(pq.LABELS, p, q), hide_index=True, width="stretch")
 st.markdown(
     "Where q is above p (the draft is over-confident about x) a guess of x is kept only with chance p/q, so of "
@@ -45,7 +46,7 @@ st.markdown(
     "always kept, but it is proposed too rarely: the shortfall p − q is exactly what the residual hands out "
     "after a rejection. Both cases are the black marks: min(p, q) is what every token gets from kept guesses."
 )
-st.plotly_chart(figs.output_parts_figure(pq.LABELS, p, q), key=state.PQ_PARTS_CHART)
+chart(figs.output_parts_figure(pq.LABELS, p, q), key=state.PQ_PARTS_CHART)
 
 st.subheader("The proof in three lines")
 st.latex(r"P(\text{out}=x) = q(x)\,\min\!\left(1, \tfrac{p(x)}{q(x)}\right) + "
@@ -69,9 +70,9 @@ st.markdown(
     "tokens agree and for 0 if they do not, which is greedy decoding's all-or-nothing check. High T flattens "
     "both, and the overlap rises, except on tokens the draft can never propose, which it can never cover.")
 temperatures = np.linspace(0.05, 2.0, 40)
-st.plotly_chart(figs.temperature_figure(temperatures, unchanged.overlap_by_temperature(p, q, temperatures),
-                                        float(unchanged.overlap_by_temperature(p, q, [0.0])[0]), kept_mass),
-                key=state.PQ_TEMPERATURE_CHART)
+chart(figs.temperature_figure(temperatures, unchanged.overlap_by_temperature(p, q, temperatures),
+                              float(unchanged.overlap_by_temperature(p, q, [0.0])[0]), kept_mass),
+      key=state.PQ_TEMPERATURE_CHART)
 
 st.subheader("From one guess to the whole block")
 st.markdown(
@@ -108,7 +109,7 @@ draws = unchanged.speculative_draws(p, q, n_draws, seed=int(seed))
 counts = np.bincount(draws, minlength=len(p))
 raw = unchanged.chi_square(np.bincount(unchanged.draft_draws(q, n_draws, seed=int(seed)), minlength=len(p)), p)
 test = unchanged.chi_square(counts, p)
-st.plotly_chart(figs.sampled_figure(pq.LABELS, counts, p, q), key=state.PQ_SAMPLED_CHART)
+chart(figs.sampled_figure(pq.LABELS, counts, p, q), key=state.PQ_SAMPLED_CHART)
 verdict = ("consistent with p" if test.p_value >= 0.01 else
            "unusually far from p (this happens about 1 time in 100 by chance; try another seed)")
 st.markdown(

@@ -20,7 +20,7 @@ from tests.live_traces import hand_trace
 NASTY = ["```", "**", "*x*", "_a_", "$x$", ":red[no]", "<b>", "\\", "# h", "[a](b)", "`", "~~s~~"]
 
 
-def _visible(markdown: str) -> str:
+def visible(markdown: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown))).strip()
 
 
@@ -49,7 +49,7 @@ def test_the_narration_shows_every_token_character(text):
     assert not at.exception
     meant = replay.narrate(trace_with(text), 0)
     assert repr(text) in meant
-    assert _visible(at.info[0].value) == meant
+    assert visible(at.info[0].value) == meant
 
 
 def _identity_script(n):
@@ -67,7 +67,7 @@ def _identity_script(n):
 def test_identity_counts_read_as_english(n, words):
     at = AppTest.from_function(_identity_script, args=(n,)).run()
     assert not at.exception
-    assert _visible(at.success[0].value) == f"Identical: {words} plain greedy decoding (float32)."
+    assert visible(at.success[0].value) == f"Identical: {words} plain greedy decoding (float32)."
 
 
 # DOMPurify 3.x (`_sanitizeAttributes`), which Streamlit's st.html runs: an attribute value matching this is dropped.

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app import recording, state
 from app.calculator import figures as figs
+from app.charts import chart
 from app.settings import CalcSettings
 from specsim import analytics
 from specsim.trace import Trace, acceptance_given_reached
@@ -69,8 +70,8 @@ def section(s: CalcSettings) -> None:
     one_alpha = [float(analytics.tokens_per_loop(overall, int(k))) for k in ks]
     speed_pos = {int(k): analytics.speedup_by_position(rates, int(k), s.draft_cost, s.verify_cost) for k in ks}
     speed_one = analytics.speedup_by_k(overall, s.draft_cost, s.verify_cost)
-    st.plotly_chart(figs.position_sweep_figure(ks, by_position, one_alpha, overall, len(rates), s.k),
-                    key=state.CALC_POSITION_CHART)
+    chart(figs.position_sweep_figure(ks, by_position, one_alpha, overall, len(rates), s.k),
+          key=state.CALC_POSITION_CHART)
     k = s.k
     t_pos, t_one = by_position[k - analytics.K_MIN], one_alpha[k - analytics.K_MIN]
     error = t_one / t_pos - 1

@@ -7,6 +7,7 @@ import streamlit as st
 from app import state
 from app.calculator.derivation_figures import kept_share_figure
 from app.calculator.text import fmt
+from app.charts import chart
 from app.settings import CalcSettings
 from specsim import analytics
 
@@ -39,4 +40,4 @@ def section(s: CalcSettings) -> None:
         "**Acceptance rate falls as K grows.** α is the chance of accepting one guess that gets checked; the share "
         "of *all K* proposals that end up kept is E[j] / K, and it shrinks as K grows, because later slots are "
         "reached less and less often. This is the lesson's \"larger K, lower acceptance rate\".")
-    st.plotly_chart(kept_share_figure(a, k), key=state.CALC_KEPT_SHARE_CHART)
+    chart(kept_share_figure(a, k), key=state.CALC_KEPT_SHARE_CHART)

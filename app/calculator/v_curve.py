@@ -12,6 +12,7 @@ import streamlit as st
 
 from app import state
 from app.calculator import figures as figs
+from app.charts import chart
 from app.settings import CalcSettings
 from specsim import analytics, roofline
 from specsim.defaults import GPU_RIDGE
@@ -59,7 +60,7 @@ def section(s: CalcSettings) -> None:
     v = options[name]
     k_curve, speed_curve = best(s.alpha, s.draft_cost, v)
     k_flat = analytics.optimal_k(s.alpha, s.draft_cost, s.verify_cost)
-    st.plotly_chart(figs.k_sweep_figure(s.alpha, s.draft_cost, v, s.k), key=state.CALC_V_CURVE_CHART)
+    chart(figs.k_sweep_figure(s.alpha, s.draft_cost, v, s.k), key=state.CALC_V_CURVE_CHART)
     st.markdown(f"With v(K + 1) from {name}, the best K at α = {s.alpha:.0%} and c = {s.draft_cost:.2f} is "
                 f"**{k_curve}** ({speed_curve:.2f}×); with the constant v = {s.verify_cost:.2f} above it is "
                 f"{k_flat}. At your K = {s.k}, this curve has v = {v[s.k - analytics.K_MIN]:.2f}.")

@@ -7,6 +7,7 @@ import math
 import streamlit as st
 
 from app import classtask, loaders, recording, state
+from app.charts import chart
 from app.hood import figures as figs
 from app.layout import script_path
 from app.live.tokens import md_plain
@@ -90,11 +91,11 @@ def verification_section(trace: Trace, step: int) -> None:
         f"Row {decisive.index} decided the +1 token **{md_plain(visible(it.extra.text))}** ({it.extra_kind}): "
         + decisive_words(it))
     labels, grid, hidden = hood.causal_mask(it)
-    st.plotly_chart(figs.mask_figure(labels, grid, hidden, rows), key=state.HOOD_MASK_CHART)
+    chart(figs.mask_figure(labels, grid, hidden, rows), key=state.HOOD_MASK_CHART)
     st.caption("The mask is what makes one pass equal K + 1 separate passes: row i reads the cached context and "
                "the new inputs up to its own, never a later guess. So the distribution at row i is exactly what "
                "plain decoding would compute after those tokens.")
-    st.plotly_chart(figs.rows_figure(rows), key=state.HOOD_ROWS_CHART)
+    chart(figs.rows_figure(rows), key=state.HOOD_ROWS_CHART)
 
 
 def decisive_words(it) -> str:
@@ -114,7 +115,7 @@ def cache_section(trace: Trace, step: int) -> None:
         "A **KV cache** keeps each layer's attention keys and values for every position already processed, so a "
         "pass over new tokens does not recompute the context. Speculation writes entries for guesses that may be "
         "refused, so both caches are **cropped** back after each verdict.")
-    st.plotly_chart(figs.cache_figure(story), key=state.HOOD_CACHE_CHART)
+    chart(figs.cache_figure(story), key=state.HOOD_CACHE_CHART)
     for sentence in story.sentences(it.k, it.n_accepted):
         st.markdown("- " + sentence)
     if not story.recorded:
@@ -147,7 +148,7 @@ def overlap_section(trace: Trace) -> None:
             f"Mean Σ min(p, q) over the {len(overlaps)} checked slots: **{mean:.3f}**; the share actually kept "
             f"(measured α): **{trace.acceptance_rate:.3f}**. The first is what the rule promises on average, the "
             f"second what the random draws gave ({exact} of the slots carry the full-distribution sum).")
-    st.plotly_chart(figs.overlap_figure(overlaps, trace.acceptance_rate), key=state.HOOD_OVERLAP_CHART)
+    chart(figs.overlap_figure(overlaps, trace.acceptance_rate), key=state.HOOD_OVERLAP_CHART)
     st.page_link(script_path("why_unchanged.py"), label="Set p and q yourself: Why the output is unchanged",
                  icon=":material/balance:")
 
@@ -161,7 +162,7 @@ def position_section(trace: Trace) -> None:
         "probability α^j and a loop yields 1 + α + … + α^K tokens. Real drafts are not like that: a loop starts "
         "right after a rejection, where the draft has just been wrong, and a draft that got the first guesses "
         "right is often on an easy stretch where the next ones are right too.")
-    st.plotly_chart(figs.position_figure(model), key=state.HOOD_POSITION_CHART)
+    chart(figs.position_figure(model), key=state.HOOD_POSITION_CHART)
     if model.tokens_per_loop and not math.isnan(model.error):
         direction = "over" if model.error > 0 else "under"
         st.markdown(
@@ -250,7 +251,7 @@ def policies_comparison() -> None:
     if result is None:
         return
     plain, runs = result
-    st.plotly_chart(figs.policies_figure(runs), key=state.HOOD_POLICIES_CHART)
+    chart(figs.policies_figure(runs), key=state.HOOD_POLICIES_CHART)
     st.dataframe([{"policy": run.name, "target passes": run.trace.target_passes,
                    "guesses drafted": run.trace.n_proposed, "kept": run.trace.n_accepted,
                    "tokens per target pass": round(run.trace.tokens_per_pass, 2),

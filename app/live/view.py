@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
+from app.charts import chart
 from app.live import figures as figs
 from app.live.params import calculator_link, number_text
 from app.live.tokens import md_plain, render_chips
@@ -80,9 +81,9 @@ def iteration_view(spec: Trace, step: int) -> None:
     labels = {pos: _slot_label(spec, step, pos) for pos in positions}
     chosen = st.radio("Look closer at slot", positions, format_func=labels.get, horizontal=True,
                       key=state.LIVE_SLOT)
-    st.plotly_chart(figs.alternatives_figure(it, chosen), key=f"{state.LIVE_ALTERNATIVES_CHART}{step}_{chosen}")
+    chart(figs.alternatives_figure(it, chosen), key=f"{state.LIVE_ALTERNATIVES_CHART}{step}_{chosen}")
     if it.residual is not None:
-        st.plotly_chart(figs.residual_figure(it), key=f"{state.LIVE_RESIDUAL_CHART}{step}")
+        chart(figs.residual_figure(it), key=f"{state.LIVE_RESIDUAL_CHART}{step}")
     elif not replay.is_greedy(spec) and it.n_accepted < it.k:
         st.caption("No residual summary was recorded for this rejection.")
 
@@ -117,12 +118,13 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     if policy:
         st.caption(policy)
     left, right = st.columns(2)
-    left.plotly_chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key=state.LIVE_KEPT_SHARE_CHART)
-    right.plotly_chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key=state.LIVE_KEPT_HISTOGRAM_CHART)
+    chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key=state.LIVE_KEPT_SHARE_CHART, where=left)
+    chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key=state.LIVE_KEPT_HISTOGRAM_CHART,
+          where=right)
     if plain is None:
         st.warning("The plain baseline did not run to the end, so there is no speedup, timeline or identity check.")
         return
-    st.plotly_chart(figs.timeline_figure(spec, plain), key=state.LIVE_TIMELINE_CHART)
+    chart(figs.timeline_figure(spec, plain), key=state.LIVE_TIMELINE_CHART)
     _costs(stats, spec, plain)
     identity_panel(spec, plain)
 

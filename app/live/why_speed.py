@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
+from app.charts import chart
 from app.live.why_figures import loop_cost_figure
 from specsim import explain, fairtime
 from specsim.costmodel import CostModel, cost_model
@@ -43,7 +44,7 @@ def panel(spec: Trace, plain: Trace | None) -> None:
         return
     b, fair = budget(spec, plain)
     st.markdown(f"**{explain.decider_sentence(b)}**")
-    st.plotly_chart(loop_cost_figure(b), key=state.WHY_LOOP_COST_CHART)
+    chart(loop_cost_figure(b), key=state.WHY_LOOP_COST_CHART)
     st.markdown(explain.budget_sentence(b))
     (st.success if fair.agrees else st.warning)(fair.sentence())
     st.caption(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from app import classtask, loaders, state
+from app.charts import chart
 from app.palette import EXTRA, KEPT, NAMES
 from app.variants import figures as figs
 from specsim import costmodel, fairtime, methods, replay
@@ -105,9 +106,9 @@ def results_table(comparison: cmp.Comparison) -> None:
     if not all(r["identical to plain"] for r in rows):
         st.error("A variant changed the greedy output: that is a bug, please report it.")
     variants = [r for r in rows if r["key"] != "plain"]
-    st.plotly_chart(figs.comparison_chart([r["variant"] for r in variants],
-                                          [r["tokens per target pass"] for r in variants],
-                                          [r["speedup"] for r in variants]), width="stretch")
+    chart(figs.comparison_chart([r["variant"] for r in variants],
+                                [r["tokens per target pass"] for r in variants],
+                                [r["speedup"] for r in variants]))
 
 
 def lesson_table(comparison: cmp.Comparison) -> None:
@@ -128,8 +129,8 @@ def jacobi_section(data: PageData) -> None:
         st.info("Lookahead did not run for this prompt.")
         return
     fixed = data.jacobi[-1]
-    st.plotly_chart(figs.jacobi_grid(data.jacobi_texts, [[t == f for t, f in zip(row, fixed, strict=True)]
-                                                         for row in data.jacobi]), width="stretch")
+    chart(figs.jacobi_grid(data.jacobi_texts, [[t == f for t, f in zip(row, fixed, strict=True)]
+                                               for row in data.jacobi]))
     st.caption(f"{len(data.jacobi) - 1} Jacobi iterations (one target pass each) for {len(fixed)} tokens; the last "
                "row is the fixed point, and it equals plain greedy decoding. Green: already final.")
     run = result.details
@@ -166,9 +167,8 @@ def medusa_section(data: PageData) -> None:
     step_no = st.slider("Medusa pass to inspect", 1, len(steps), key=state.VAR_STEP) if len(steps) > 1 else 1
     step = steps[step_no - 1]
     texts = [data.comparison.text(t) for t in step.tokens]  # decoded where the run was (a worker in a class)
-    st.plotly_chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes,
-                                    data.comparison.text(step.extra)),
-                    width="stretch")
+    chart(figs.token_tree(texts, step.parents, step.labels, step.accepted_nodes,
+                          data.comparison.text(step.extra)))
     st.caption(tree_caption(step_no, len(step.tokens) - 1, run.trace.settings.k, len(step.accepted_nodes)))
     st.markdown(f"Tree: **{tree.tokens_per_pass:.2f}** tokens per target pass; single chain (each head's top "
                 f"token, checked by the engine's usual verify step): **{chain.tokens_per_pass:.2f}**.")
@@ -211,9 +211,8 @@ def early_exit_section(data: PageData) -> None:
     its = result.trace.iterations
     draft = sum(it.draft_time_s for it in its)
     total = draft + sum(it.verify_time_s for it in its)
-    st.plotly_chart(figs.per_pass_chart([it.n_accepted for it in its], [it.draft_time_s for it in its],
-                                        [it.verify_time_s for it in its], methods.LABELS["early_exit"]),
-                    width="stretch")
+    chart(figs.per_pass_chart([it.n_accepted for it in its], [it.draft_time_s for it in its],
+                              [it.verify_time_s for it in its], methods.LABELS["early_exit"]))
     st.markdown(
         f"The shallow draft's guesses were kept **{result.acceptance or 0:.0%}** of the time; drafting took "
         f"**{draft / total if total else 0:.0%}** of the loop time, and the speedup is **{result.speedup:.2f}x**. "

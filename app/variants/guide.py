@@ -7,6 +7,7 @@ import functools
 import streamlit as st
 
 from app import state
+from app.charts import chart
 from app.variants import guide_figures as figs
 from specsim import defaults, draft_loader, machine, methods
 from specsim.published import MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, SAXENA_SPEEDUP, YANG_SPEEDUP
@@ -94,7 +95,7 @@ def guide() -> None:
         with st.expander(heading, expanded=i < 2):
             st.markdown(text)
             if figure is not None:
-                st.plotly_chart(figure(), key=f"{state.VARIANT_GUIDE_CHART}{i}")
+                chart(figure(), key=f"{state.VARIANT_GUIDE_CHART}{i}")
     st.subheader("The lesson's table")
     st.table([{"variant": m.lesson.name, "extra cost (the lesson's words)": m.lesson.cost,
                "note (the lesson's words)": m.lesson.note, "correction (this app)": m.lesson.correction,
