@@ -157,7 +157,8 @@ HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py
 neither worker is left with a long file at the end while the other waits."""
 
 HEAVY_BROWSER_FILES = ("test_calculator_browser.py", "test_live_playback.py", "test_bad_input.py",
-                       "test_class_browser.py", "test_instant_numbers.py", "test_shell_browser.py")
+                       "test_class_browser.py", "test_instant_numbers.py", "test_shell_browser.py",
+                       "test_a11y_browser.py")
 """The longest real-browser files, taken first for the same reason."""
 
 
