@@ -60,6 +60,7 @@ def _load(name: str):
 
 classroom = _load("classroom")
 FAULTS = ("worker", "redis", "replica", "nginx")
+NGINX_FAIL_TIMEOUT_S = 10  # nginx's default fail_timeout: how long it keeps a replica that failed out of the hash
 PROMPTS = ["Name three colours.", "Count from one to five.", "Say hello in French.", "List two fruits.",
            "What is two plus two?", "Write a short greeting.", "Name a large animal.", "Give one word for happy.",
            "Say good night.", "Name a planet.", "Spell the word cat.", "Name a season."]
@@ -72,7 +73,7 @@ class Learner:
     errors: list[str] = field(default_factory=list)  # what the page would have shown, in order
     retried: bool = False  # the queue put the run back after its worker died
     unreachable_s: float = 0.0  # time the learner's replica (through nginx) did not answer
-    moved: bool = False  # nginx sent the learner's browser to another replica (a new session there)
+    moves: int = 0  # times nginx sent the learner's browser to another replica (each a new session there)
     done: bool = False  # got their own finished run in the end
 
 
@@ -166,7 +167,8 @@ def one_fault(room, fault: str, args) -> dict:
             if now is None:
                 p.unreachable_s += max(0.25, time.monotonic() - t0)
             elif now != home:  # nginx sent the browser to another replica: its session there starts afresh
-                p.moved = True
+                p.moves += 1
+                home = now
             watchers_stop.wait(0.25)
 
     watchers = [threading.Thread(target=watch, args=(p,), daemon=True) for p in players]
@@ -187,13 +189,17 @@ def one_fault(room, fault: str, args) -> dict:
     recovered = time.monotonic() - injected
     for thread in threads:
         thread.join()
+    # nginx keeps sending a failed replica's browsers elsewhere for its fail_timeout (10 s), then back: watch that too,
+    # and let the next fault start from a class that has settled
+    time.sleep(max(0.0, NGINX_FAIL_TIMEOUT_S + 2 - (time.monotonic() - injected)))
     watchers_stop.set()
-    affected = [p for p in players if p.errors or p.retried or p.unreachable_s > 0 or p.moved]
+    affected = [p for p in players if p.errors or p.retried or p.unreachable_s > 0 or p.moves]
     return {"fault": fault, "learners": len(players), "affected": len(affected),
             "lost": sum(not p.done for p in players), "retried": sum(p.retried for p in players),
             "recover_s": recovered, "errors": sum(bool(p.errors) for p in players),
             "pressed_again": sum(bool(p.errors) and p.done for p in players),
-            "moved": sum(p.moved for p in players), "unreachable": sum(p.unreachable_s > 0 for p in players),
+            "moved": sum(p.moves > 0 for p in players), "moved_back": sum(p.moves > 1 for p in players),
+            "unreachable": sum(p.unreachable_s > 0 for p in players),
             "messages": sorted({m.split(" (")[0][:90] for p in players for m in p.errors})}
 
 
@@ -219,11 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("| fault | learners | affected | runs lost | runs retried | recovered in | pages with an error | "
           "of those, ran after pressing Run again | pages that lost the app for a moment | sent to another replica "
-          "(a new session) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "(a new session) | and back again (another) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(f"| {r['fault']} | {r['learners']} | {r['affected']} | {r['lost']} | {r['retried']} | "
-              f"{r['recover_s']:.1f} s | {r['errors']} | {r['pressed_again']} | {r['unreachable']} | {r['moved']} |")
+              f"{r['recover_s']:.1f} s | {r['errors']} | {r['pressed_again']} | {r['unreachable']} | {r['moved']} | "
+              f"{r['moved_back']} |")
     print()
     for r in rows:
         if r["messages"]:
