@@ -41,7 +41,9 @@ out = target.generate(**inputs, assistant_model=draft, max_new_tokens=64, do_sam
     Snippet("transformers", "prompt lookup", "python", """\
 out = target.generate(**inputs, prompt_lookup_num_tokens=4, max_new_tokens=64, do_sample=False)""",
             "https://huggingface.co/docs/transformers/generation_strategies",
-            "No draft model: guesses are copied from the prompt where its last tokens reappear."),
+            "No draft model: guesses are copied from the text so far (the prompt and what was generated), after "
+            "the earliest earlier place where its last tokens appeared. specsim's prompt lookup copies after the "
+            "latest such place instead; the two rules can pick different guesses, never different verdicts."),
     Snippet("vLLM", "n-gram (prompt lookup)", "python", """\
 from vllm import LLM, SamplingParams
 
@@ -59,9 +61,11 @@ llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
                               "num_speculative_tokens": 3})""",
             "https://docs.vllm.ai/en/latest/features/speculative_decoding/eagle/"),
     Snippet("llama.cpp", "draft model", "bash", """\
-llama-server -m target.gguf -md draft.gguf --draft-max 16 --draft-min 5""",
+llama-server -m target.gguf -md draft.gguf --draft-max 16 --draft-min 5 --draft-p-min 0.75""",
             "https://github.com/ggml-org/llama.cpp/pull/10455",
-            "-md (--model-draft) loads the draft; --draft-max and --draft-min bound K per loop."),
+            "-md (--model-draft) loads the draft; --draft-max caps the guesses per loop; --draft-min is the shortest "
+            "draft worth verifying (a shorter one is not sent to the target), not a lower bound on K; --draft-p-min "
+            "is the confidence stop: the draft stops at a guess it is less sure of than that."),
     Snippet("SGLang", "EAGLE", "bash", """\
 python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\
     --speculative-algorithm EAGLE --speculative-draft-model-path yuhuili/EAGLE-LLaMA3.1-Instruct-8B \\

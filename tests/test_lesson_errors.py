@@ -8,7 +8,7 @@ import pytest
 from app.calculator import text as calc_text
 from app.settings import CalcSettings
 from specsim import analytics
-from tests.conftest import open_page
+from tests.conftest import ROOT, open_page
 
 # ---- a useless draft costs K·c + (v − 1), the drafting time alone only at v = 1 ----------------------
 
@@ -319,3 +319,25 @@ def test_bar_label_fits_or_is_left_out():
     assert bar_label("draft 0.52", 0.52, 3.0) == "draft 0.52"
     assert bar_label("draft 0.02", 0.02, 3.0) == ""
     assert bar_label("x", 0.0, 0.0) == ""
+
+
+def test_round_two_errors_medusa_default_llama_cpp_flags_and_the_lookup_rules():
+    """Issue 55, errors 5, 9 and 10: Medusa's default is greedy (typical acceptance is its sampling mode);
+    llama.cpp's --draft-min is the shortest draft worth verifying and --draft-p-min its confidence stop;
+    transformers' prompt lookup searches prompt and output and takes the earliest match, specsim's the latest."""
+    import json
+
+    from specsim import serving
+
+    knowledge = (ROOT / "assets" / "quiz" / "knowledge.json").read_text(encoding="utf-8")
+    interview = (ROOT / "assets" / "interview" / "questions.json").read_text(encoding="utf-8")
+    for text in (knowledge, interview):
+        json.loads(text)
+        assert "default acceptance rule, typical acceptance" not in text
+        assert "Medusa's default rule, typical acceptance" not in text
+    assert "Its default decoding is greedy" in knowledge and "Medusa decodes greedily by default" in interview
+    llama = next(s for s in serving.SNIPPETS if s.tool == "llama.cpp")
+    assert "--draft-p-min" in llama.code and "bound K per loop" not in llama.note
+    assert "shortest draft worth verifying" in llama.note and "confidence stop" in llama.note
+    lookup = next(s for s in serving.SNIPPETS if s.tool == "transformers" and s.method == "prompt lookup")
+    assert "earliest" in lookup.note and "latest" in lookup.note and "what was generated" in lookup.note
