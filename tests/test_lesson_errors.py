@@ -341,3 +341,15 @@ def test_round_two_errors_medusa_default_llama_cpp_flags_and_the_lookup_rules():
     assert "shortest draft worth verifying" in llama.note and "confidence stop" in llama.note
     lookup = next(s for s in serving.SNIPPETS if s.tool == "transformers" and s.method == "prompt lookup")
     assert "earliest" in lookup.note and "latest" in lookup.note and "what was generated" in lookup.note
+
+
+def test_q12_says_the_draft_cannot_know_of_a_rejection_not_that_it_cannot_stop():
+    """Issue 55, error 7: the explanation said the draft cannot stop early, against the app's own adaptive-K
+    teaching (transformers 5.x stops at confidence 0.4 by default)."""
+    import json
+
+    questions = json.loads((ROOT / "assets" / "quiz" / "knowledge.json").read_text(encoding="utf-8"))
+    questions = questions["questions"] if isinstance(questions, dict) else questions
+    explanation = next(q for q in questions if q["id"] == "useless-draft")["explanation"]
+    assert "the draft cannot stop early" not in explanation
+    assert "cannot learn of a rejection early" in explanation and "confidence stop" in explanation
