@@ -353,3 +353,14 @@ def test_q12_says_the_draft_cannot_know_of_a_rejection_not_that_it_cannot_stop()
     explanation = next(q for q in questions if q["id"] == "useless-draft")["explanation"]
     assert "the draft cannot stop early" not in explanation
     assert "cannot learn of a rejection early" in explanation and "confidence stop" in explanation
+
+
+def test_backsolve_does_not_say_papers_rarely_report_acceptance():
+    """Issue 55, error 4: Leviathan et al. tabulate α, and EAGLE, Medusa and vLLM report mean acceptance length."""
+    from tests.conftest import open_tab
+
+    at = open_tab(open_page("calculator.py"), "Backwards from a paper")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "rarely acceptance rates" not in text
+    assert "Leviathan et al. tabulate α" in text and "mean acceptance length τ" in text

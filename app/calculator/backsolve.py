@@ -53,8 +53,10 @@ def section(s: CalcSettings) -> None:
     """Back-solve α from a reported speedup at the calculator's K, c and v, and from Chen et al.'s runs."""
     st.subheader("Run it backwards: what acceptance does a paper's speedup imply?")
     st.markdown(
-        "Papers report speedups, rarely acceptance rates. Turn the closed form around: given K, c and v, "
-        "exactly one α gives a reported speedup, because tokens per loop grows with α.")
+        "Many papers headline a speedup. Some also give acceptance: Leviathan et al. tabulate α for many "
+        "draft–target pairs, and EAGLE, Medusa and vLLM report the mean acceptance length τ (tokens per loop). "
+        "Where only a speedup is given, turn the closed form around: given K, c and v, exactly one α gives it, "
+        "because tokens per loop grows with α.")
     typed = st.text_input("Reported speedup (×)", key=state.bound(state.CALC_REPORTED_SPEEDUP),
                           on_change=state.keep, args=([state.CALC_REPORTED_SPEEDUP],),
                           help="A speedup over plain decoding, such as 1.92 or 2.46×")
