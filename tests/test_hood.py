@@ -203,7 +203,7 @@ def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_dif
 
     at = _page()
     prompts = snippet_prompts()
-    index = next(i for i, (label, _) in enumerate(prompts) if label.startswith("held-out, list"))
+    index = next(i for i, (label, _, _) in enumerate(prompts) if label.startswith("held-out, list"))
     at.selectbox(key=state.widget_key(state.HOOD_SNIPPET_PROMPT)).set_value(index).run()
     at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=600)
     assert not at.exception, at.exception
@@ -213,6 +213,8 @@ def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_dif
     table = at.dataframe[-1].value
     assert list(table["run"]) == list(check.tokens)
     page = " ".join(m.value for m in at.markdown)
+    # issue 51: the result names the prompt it ran on, never a recording's drafter (the snippet is prompt lookup)
+    assert "on a held-out list prompt" in page and "drafted by" not in page
     split = check.first_difference(hf.HF_LOOKUP, hf.OURS_PLAIN)
     own = check.first_difference(hf.HF_LOOKUP, hf.HF_PLAIN)
     if split is None:

@@ -70,7 +70,9 @@ def test_run_step_play_to_the_end_and_hover_a_token(page):
     chip.hover()
     title = chip.get_attribute("title")
     slot = trace.iterations[first].slots[0]
-    assert f"p(x) = {slot.p:.4f} (target)" in title and f"q(x) = {slot.q:.4f} (draft)" in title
+    assert slot.copied  # prompt lookup's guesses are copies: no draft pass, q = 1 (issue 51)
+    assert f"p(x) = {slot.p:.4f} (target)" in title
+    assert "copied from earlier in the text, not drafted: q(x) = 1" in title
     # The prefill's token leads the generated text, and its tooltip says where it came from.
     prefilled = page.locator(".sx-chip.sx-output[title*='chosen by the prefill']")
     assert prefilled.count() == 1 and trace.first is not None
