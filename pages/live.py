@@ -50,7 +50,8 @@ else:
     st.caption(md_plain(live_view.describe(spec)))  # a custom model's path may hold Markdown characters
     st.subheader("Step through the run")
     live_view.prefill_note(spec)
-    playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step))
+    playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step),
+                    lambda step: live_view.iteration_header(spec, step))
     why_speed.panel(spec, plain)
     be_the_draft.section(spec, plain)
     st.subheader("The whole run")

@@ -112,8 +112,9 @@ def stop() -> None:
 
 
 # ---- the widget -------------------------------------------------------------------------------
-def player(n: int, render: Callable[[int], None]) -> None:
-    """Controls for ``n`` iterations, then ``render(step)`` for the one on screen."""
+def player(n: int, render: Callable[[int], None], header: Callable[[int], str] | None = None) -> None:
+    """Controls for ``n`` iterations, then ``header(step)`` (Markdown, e.g. "**Iteration 3 of 9**") and
+    ``render(step)`` for the one on screen."""
     if n <= 0:
         st.info("This run has no iterations to replay.")
         return
@@ -124,10 +125,11 @@ def player(n: int, render: Callable[[int], None]) -> None:
     cols[1].select_slider("Speed (iterations/s)", SPEEDS, key=state.LIVE_SPEED, label_visibility="collapsed",
                           format_func=lambda s: f"{s:g} iterations/s")
     interval = 1.0 / float(state.get(state.LIVE_SPEED)) if playing else None
-    st.fragment(_replay, run_every=interval)(n, render, interval)
+    st.fragment(_replay, run_every=interval)(n, render, interval, header)
 
 
-def _replay(n: int, render: Callable[[int], None], interval: float | None) -> None:
+def _replay(n: int, render: Callable[[int], None], interval: float | None,
+            header: Callable[[int], str] | None = None) -> None:
     step = clamp(state.get(state.LIVE_STEP), n)
     if interval is not None and not state.get(state.LIVE_PLAYING):  # paused by a step chosen by hand
         st.rerun(scope="app")  # stop the timer and relabel the play button
@@ -152,16 +154,21 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None) -> No
         key = slider_key(step)
         st.slider("Jump to iteration", 1, n, value=step + 1, key=key, on_change=_from_slider,
                   args=(key, step + 1))
-    _report_step(step)
+    _report_step(step, header(step) if header is not None else f"**Iteration {step + 1} of {n}**")
     render(step)
 
 
-_HIDE_SEEN = f"<style>div:has(> .st-key-{state.LIVE_STEP_SEEN}_box) {{ display: none; }}</style>"
+# The box itself is hidden; its label, the iteration's header, is what the learner reads. Header and step travel in
+# one element, so the browser can never hold a step other than the one its header shows (issue 51: with the header
+# drawn apart, a click between the two redraws stepped back from a step not yet on screen, 1 of 12 under load).
+_HIDE_SEEN = (f"<style>.st-key-{state.LIVE_STEP_SEEN}_box [data-baseweb='input'] {{ display: none; }} "
+              f".st-key-{state.LIVE_STEP_SEEN}_box label p {{ font-size: 1rem; }}</style>")
 
 
-def _report_step(step: int) -> None:
-    """Draw the hidden box that tells the server, with the browser's next request, which step is on screen."""
+def _report_step(step: int, header: str) -> None:
+    """Draw the iteration's header as the label of a hidden box that tells the server, with the browser's next
+    request, which step is on screen."""
     state.put(state.LIVE_STEP_SEEN, str(step))
     with st.container(key=f"{state.LIVE_STEP_SEEN}_box"):
         st.html(_HIDE_SEEN)
-        st.text_input("Iteration on screen", key=state.LIVE_STEP_SEEN, label_visibility="collapsed")
+        st.text_input(header, key=state.LIVE_STEP_SEEN)

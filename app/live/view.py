@@ -66,11 +66,15 @@ def policy_sentence(spec: Trace) -> str:
 
 
 # ---- the current iteration -----------------------------------------------------------------------
-def iteration_view(spec: Trace, step: int) -> None:
-    """Chips, narration and the per-slot charts of iteration ``step``."""
+def iteration_header(spec: Trace, step: int) -> str:
+    """The line above iteration ``step`` (the player draws it with the step it reports back)."""
     it = spec.iterations[step]
-    st.markdown(f"**Iteration {step + 1} of {len(spec.iterations)}** · context {it.context_len} tokens · "
-                f"K = {it.k}")
+    return f"**Iteration {step + 1} of {len(spec.iterations)}** · context {it.context_len} tokens · K = {it.k}"
+
+
+def iteration_view(spec: Trace, step: int) -> None:
+    """Chips, narration and the per-slot charts of iteration ``step`` (below :func:`iteration_header`)."""
+    it = spec.iterations[step]
     render_chips(replay.chips_at(spec, step))
     st.info(md_plain(replay.narrate(spec, step)))  # token texts may hold Markdown characters
     positions = list(range(1, it.k + 1)) + ([it.k + 1] if it.n_accepted == it.k and it.extra_target_top else [])
