@@ -364,3 +364,28 @@ def test_backsolve_does_not_say_papers_rarely_report_acceptance():
     text = " ".join(m.value for m in at.markdown)
     assert "rarely acceptance rates" not in text
     assert "Leviathan et al. tabulate α" in text and "mean acceptance length τ" in text
+
+
+def test_acceptance_by_position_can_rise_or_fall_and_the_hood_shows_the_measured_rates():
+    """Issue 55, errors 2 and 6: "Real drafts are kept more often deeper into the draft" (the prose recording's rates
+    fall: 0.58 / 0.54 / 0.29 / 0.00), and "Part of that is not about α" where the short loops explain none of it."""
+    import math
+
+    from app import state
+    from specsim import hood, recorded
+    from tests.conftest import open_tab
+
+    prose = recorded.load(next(r.path for r in recorded.RECIPES if r.name == "prose_run")).spec
+    rates = hood.position_model(prose).by_position
+    assert any(b < a for a, b in zip(rates, rates[1:], strict=False) if not (math.isnan(a) or math.isnan(b)))
+    at = open_page("under_the_hood.py")
+    at.radio(key=state.widget_key(state.HOOD_RUN)).set_value("prose_run").run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "kept more often deeper" not in text and "Part of that is not about α" not in text
+    assert "can rise along the draft" in text and "or fall" in text
+    shown = " / ".join(f"{r:.2f}" if not math.isnan(r) else "—" for r in rates)
+    assert f"Measured on this run, r₁ … r_{len(rates)} = {shown}" in text
+    calc = open_tab(open_page("calculator.py"), "Choosing K")
+    calc_text = " ".join(m.value for m in calc.markdown)
+    assert "kept more often deeper" not in calc_text and "can rise along the draft" in calc_text

@@ -51,10 +51,9 @@ def sources() -> dict[str, tuple[list[float], float]]:
 def section(s: CalcSettings) -> None:
     st.markdown(
         "**When α is not the same at every slot.** The closed form keeps each guess with one chance α, "
-        "independently, so slot j survives with αʲ. Real drafts are kept more often deeper into the draft: a loop "
-        "starts right after a rejection, where the draft has just been wrong, and a draft that got its first "
-        "guesses right is often on an easy stretch. With rⱼ the chance guess j is kept when every guess before it "
-        "was, a loop yields 1 + r₁ + r₁r₂ + … + r₁⋯r_K tokens.")
+        "independently, so slot j survives with αʲ. Real drafts need not keep one rate: the chance rⱼ that guess j "
+        "is kept when every guess before it was can rise along the draft (an easy, predictable stretch) or fall "
+        "(the draft's own errors compound). With those rates a loop yields 1 + r₁ + r₁r₂ + … + r₁⋯r_K tokens.")
     options = sources()
     if not options:
         st.info("No measured acceptance by position yet: run the live page with a draft, or let `make run` "

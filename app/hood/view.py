@@ -159,9 +159,13 @@ def position_section(trace: Trace) -> None:
     k = model.k
     st.markdown(
         "The calculator assumes one α for every guess, independent of the others, so slot j survives with "
-        "probability α^j and a loop yields 1 + α + … + α^K tokens. Real drafts are not like that: a loop starts "
-        "right after a rejection, where the draft has just been wrong, and a draft that got the first guesses "
-        "right is often on an easy stretch where the next ones are right too.")
+        "probability α^j and a loop yields 1 + α + … + α^K tokens. Real drafts need not keep one rate. The chance "
+        "rⱼ that guess j is kept, given that every guess before it was, can rise along the draft (a stretch of easy, "
+        "predictable tokens) or fall (the draft's own errors compound the further it guesses).")
+    measured = [f"{r:.2f}" if not math.isnan(r) else "—" for r in model.by_position]
+    if measured:
+        st.markdown(f"Measured on this run, r₁ … r_{len(measured)} = {' / '.join(measured)}"
+                    + (" (— where no loop reached that position)." if "—" in measured else "."))
     chart(figs.position_figure(model), key=state.HOOD_POSITION_CHART)
     if model.tokens_per_loop and not math.isnan(model.error):
         direction = "over" if model.error > 0 else "under"
@@ -169,7 +173,7 @@ def position_section(trace: Trace) -> None:
             f"With this run's α = {model.alpha:.2f} and K = {k}, the geometric model predicts "
             f"**{model.geometric_tokens_per_loop:.2f}** tokens per loop; the run made **{model.tokens_per_loop:.2f}**. "
             f"The model {direction}states it by **{abs(model.error):.0%}**."
-            + (f" Part of that is not about α: {model.short_loops} of the run's {len(trace.iterations)} loops "
+            + (f" Not every loop drafted K: {model.short_loops} of the run's {len(trace.iterations)} loops "
                f"drafted fewer than {k} guesses (nothing to copy, the token budget, or a confidence stop). At the K "
                f"each loop drafted, the same α predicts **{model.geometric_at_drafted_k:.2f}**."
                if model.short_loops else ""))
