@@ -361,11 +361,13 @@ def test_the_ttft_question_says_prefill_sets_the_first_token():
 
 
 def test_the_lossless_question_names_the_rule_and_calls_typical_acceptance_lossy():
+    """Issue 55, error 3: the question asks for the rule that fits distinct top-k candidates (EAGLE-2's), with
+    SpecInfer's min(1, p/q) rule and Medusa's threshold (typical acceptance) among the wrong checks."""
     q = BY_ID["lossy-lossless"]
-    assert "min(1, p/q)" in q.correct_option and "multi-candidate rejection sampling" in q.correct_option
-    medusa = next(o for o in q.options if "typical acceptance" in o)
-    assert q.options.index(medusa) != q.answer
-    assert "no longer a sample from the target" in q.explanation
+    assert "probability p(x)" in q.correct_option and "renormalise" in q.correct_option
+    threshold = next(o for o in q.options if "threshold" in o)
+    assert q.options.index(threshold) != q.answer
+    assert "typical acceptance" in q.explanation and "no longer a sample from the target" in q.explanation
 
 
 def test_the_adaptive_k_question_gives_transformers_rule_and_its_real_default():

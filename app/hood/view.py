@@ -15,6 +15,7 @@ from specsim import adaptive, analytics, gpu_identity, hood, recorded, serving
 from specsim.defaults import DEFAULT_DRAFTER, GPU_RIDGE
 from specsim.replay import after_prefill, is_greedy, visible
 from specsim.trace import Trace
+from specsim.variants import tree_rules
 
 
 def pick_run() -> tuple[Trace | None, Trace | None]:
@@ -276,6 +277,28 @@ def policies_comparison() -> None:
            "numbers of tokens are not bitwise equal (see the live page's note on invariance)."))
 
 
+def tree_rules_example() -> str:
+    """The worked example beside the two rules: the draft's top candidates at one node, checked both ways."""
+    p, q, k = tree_rules.EXAMPLE_P, tree_rules.EXAMPLE_Q, tree_rules.EXAMPLE_CANDIDATES
+    names = "ABCDEFGH"[: len(p)]
+
+    def spelled(dist) -> str:
+        return ", ".join(f"{name} {x:.2f}" for name, x in zip(names, dist, strict=True))
+
+    def verdict(dist) -> str:
+        return "which is p" if tree_rules.is_target(dist, p) else "not p"
+
+    eagle, wrong, iid = (tree_rules.eagle2(p, q, k), tree_rules.specinfer_rule_on_top_k(p, q, k),
+                         tree_rules.specinfer(p, q, k))
+    tops = " and ".join(names[i] for i in tree_rules.top_k(q, k))
+    return (f"A worked node: the target's p is ({spelled(p)}) and the draft's q is ({spelled(q)}); the tree puts "
+            f"the draft's top {k}, {tops}, at the node. Checked with EAGLE-2's rule they give ({spelled(eagle)}), "
+            f"{verdict(eagle)}. Checked with SpecInfer's min(1, p/q) rule, which assumes the candidates were drawn "
+            f"from q, the same candidates give ({spelled(wrong)}), {verdict(wrong)}. Drawn from q instead, {k} "
+            f"candidates checked with SpecInfer's rule give ({spelled(iid)}), {verdict(iid)} (exact sums over every "
+            "case in `specsim.variants.tree_rules`, no sampling).")
+
+
 def trees_section() -> None:
     st.subheader("Trees, and which variants stay lossless")
     st.markdown(
@@ -283,14 +306,23 @@ def trees_section() -> None:
         "(SpecInfer, Medusa, EAGLE-2) and verifies the whole tree in one pass, with a **tree attention mask**: each "
         "node attends to its own ancestors only, the tree version of the causal mask above.\n\n"
         "- **Greedy trees** are lossless trivially: the longest path whose every token is the target's argmax is "
-        "kept.\n"
-        "- **Sampling trees** stay lossless with **multi-candidate rejection sampling** (SpecInfer; EAGLE-2): try the "
-        "candidates at a node one after another, each accepted with min(1, p/q); after a refusal, replace p by the "
-        "normalised residual max(0, p − q) before trying the next; if all are refused, sample the residual. Each "
-        "step is the one-slot rule of *Why the output is unchanged*, so the output distribution is still the "
-        "target's.\n"
-        "- **Medusa's typical acceptance** keeps a candidate whose probability under the target clears a "
-        "threshold. It is faster and **lossy**: the output no longer follows the target's distribution.")
+        "kept. The app's own trees (Medusa's, lookahead's) are checked this way.\n"
+        "- **Sampling trees** stay lossless with **multi-candidate rejection sampling**, and which rule is right "
+        "depends on how the candidates at a node were chosen:\n"
+        "  - **Candidates drawn independently from the draft's q** (SpecInfer, Miao et al., 2024): try them in "
+        "turn, each kept with probability min(1, p/q); after a refusal replace p by the normalised residual "
+        "max(0, p − q) and try the next; if all are refused, sample the residual. Each step is the one-slot rule "
+        "of *Why the output is unchanged*.\n"
+        "  - **The draft's distinct top-k tokens** (EAGLE-2, Li et al., 2024): q plays no part. Keep candidate x "
+        "with probability p(x); after a refusal set p(x) = 0 and renormalise, then try the next; if all are "
+        "refused, sample what is left of p. Refusing x and renormalising is p conditioned on \"not x\", so the "
+        "output is p.\n"
+        "  - Mixing them up breaks the guarantee: min(1, p/q) assumes the candidate was a draw from q, and a "
+        "top-k token was not.\n"
+        "- **Medusa's typical acceptance** (its sampling mode; it decodes greedily by default) keeps a candidate "
+        "whose probability under the target clears a threshold. It is faster and **lossy**: the output no longer "
+        "follows the target's distribution.")
+    st.markdown(tree_rules_example())
     st.page_link(script_path("variants.py"), label="Run the Medusa tree on the Variants page",
                  icon=":material/account_tree:")
 
@@ -322,7 +354,7 @@ SNIPPET_K, SNIPPET_TOKENS = 4, 48  # the snippet's prompt_lookup_num_tokens, and
 def snippet_prompts() -> list[tuple[str, str, str]]:
     """(label, name, prompt) to run the snippet on: the two recordings' prompts, then the bench's held-out prompts.
     The name says which prompt it was, never how a recording drafted it: the snippet runs transformers' lookup."""
-    from specsim.bench import heldout_prompts
+    from specsim.prompt_sets import heldout_prompts
 
     shown = [(f"{r.title} (a recording's prompt)", f"the prompt of the recording “{r.title.split(',')[0]}”", r.prompt)
              for r in recorded.RECIPES]

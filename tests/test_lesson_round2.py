@@ -1,0 +1,115 @@
+"""Issue 55, round 2: the review's remaining errors and misleading passages, one test per fix, each failing on the
+old text. (Errors 1, 2, 4–7, 9–11 are pinned in tests/test_lesson_errors.py.)"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, open_page
+
+
+def _knowledge() -> dict:
+    from specsim import quiz
+
+    return {q.id: q for q in quiz.load_knowledge()}
+
+
+def _interview() -> dict:
+    raw = json.loads((ROOT / "assets" / "interview" / "questions.json").read_text(encoding="utf-8"))
+    return {q["id"]: q for q in raw["questions"]}
+
+
+@pytest.fixture(scope="module")
+def hood_page():
+    at = open_page("under_the_hood.py")
+    assert not at.exception
+    return at
+
+
+def _markdown(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+# ---- error 3: trees, two multi-candidate rules, and which applies when ---------------------------------------
+
+
+def _pairs(n: int = 40, vocab: int = 5):
+    rng = np.random.default_rng(55)
+    return [(rng.dirichlet(np.ones(vocab)), rng.dirichlet(np.ones(vocab))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_eagle2_rule_on_distinct_top_k_keeps_the_target_distribution_exactly(k):
+    from specsim.variants import tree_rules
+
+    for p, q in _pairs():
+        assert np.allclose(tree_rules.eagle2(p, q, k), p, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_specinfer_rule_on_iid_draws_from_q_keeps_the_target_distribution_exactly(n):
+    from specsim.variants import tree_rules
+
+    for p, q in _pairs(12, 4):
+        assert np.allclose(tree_rules.specinfer(p, q, n), p, atol=1e-12)
+
+
+def test_specinfer_rule_on_distinct_top_k_candidates_does_not_keep_the_target_distribution():
+    """The mistake the hood used to teach for EAGLE-2: min(1, p/q) plus the residual on the draft's top-k tokens."""
+    from specsim.variants import tree_rules
+
+    biased = [np.abs(tree_rules.specinfer_rule_on_top_k(p, q, 2) - p).max() for p, q in _pairs()]
+    assert max(biased) > 0.05 and sum(b > 1e-6 for b in biased) > len(biased) // 2
+    ex = tree_rules.specinfer_rule_on_top_k(tree_rules.EXAMPLE_P, tree_rules.EXAMPLE_Q, tree_rules.EXAMPLE_CANDIDATES)
+    assert not tree_rules.is_target(ex, tree_rules.EXAMPLE_P)
+    # k = 1 is the one-slot rule on a token that was chosen, not drawn: biased too
+    assert max(np.abs(tree_rules.specinfer_rule_on_top_k(p, q, 1) - p).max() for p, q in _pairs()) > 0.05
+
+
+def test_a_wrong_rule_injected_fails_the_exact_check():
+    """The check can fail: EAGLE-2's rule without the renormalisation after a refusal is not p."""
+    from specsim.variants import tree_rules
+
+    p, q = tree_rules.EXAMPLE_P, tree_rules.EXAMPLE_Q
+    cands = tree_rules.top_k(q, 2)
+    out, reach = np.zeros(len(p)), 1.0
+    for x in cands:
+        out[x] += reach * p[x]
+        reach *= 1 - p[x]
+    out += reach * np.asarray(p)  # sampling the untouched p at the end
+    assert not tree_rules.is_target(out, p)
+
+
+def test_the_hood_teaches_both_tree_rules_with_a_computed_example(hood_page):
+    from specsim.variants import tree_rules
+
+    text = _markdown(hood_page)
+    assert "(SpecInfer; EAGLE-2): try the candidates at a node one after another, each accepted with min(1" not in text
+    for fact in ("Candidates drawn independently from the draft's q", "SpecInfer, Miao et al., 2024",
+                 "The draft's distinct top-k tokens", "EAGLE-2, Li et al., 2024",
+                 "with probability p(x); after a refusal set p(x) = 0 and renormalise", "Mixing them up"):
+        assert fact in text, fact
+    p, q, k = tree_rules.EXAMPLE_P, tree_rules.EXAMPLE_Q, tree_rules.EXAMPLE_CANDIDATES
+    wrong = tree_rules.specinfer_rule_on_top_k(p, q, k)
+    assert ", ".join(f"{n} {x:.2f}" for n, x in zip("ABCD", wrong, strict=True)) + "), not p" in text
+
+
+def test_knowledge_q13_asks_which_rule_fits_distinct_top_k_candidates():
+    q = _knowledge()["lossy-lossless"]
+    key = q.correct_option
+    assert "probability p(x)" in key and "set p(x) to 0 and renormalise" in key and "min(1" not in key
+    specinfer = next(o for o in q.options if "norm(max(0, p − q))" in o)
+    assert q.options.index(specinfer) != q.answer
+    assert "independent draws from q" in q.explanation and "EAGLE-2" in q.explanation
+    assert "as SpecInfer and EAGLE-2 do" not in q.explanation
+
+
+@pytest.mark.parametrize("qid", ["tree", "lossy_lossless"])
+def test_interview_tree_answers_give_each_rule_its_candidates(qid):
+    answer = _interview()[qid]["answer"]
+    assert "as in SpecInfer and in EAGLE-2" not in answer and "as SpecInfer and EAGLE-2 do" not in answer
+    assert "SpecInfer" in answer and "EAGLE-2" in answer
+    assert "distinct top-k" in answer and "p(x)" in answer and "min(1, p/q)" in answer
