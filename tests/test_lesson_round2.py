@@ -113,3 +113,41 @@ def test_interview_tree_answers_give_each_rule_its_candidates(qid):
     assert "as in SpecInfer and in EAGLE-2" not in answer and "as SpecInfer and EAGLE-2 do" not in answer
     assert "SpecInfer" in answer and "EAGLE-2" in answer
     assert "distinct top-k" in answer and "p(x)" in answer and "min(1, p/q)" in answer
+
+
+# ---- error 8: every "Turn it on" snippet names the release it was checked against -------------------------------
+
+
+def test_every_snippet_names_the_release_it_was_checked_against(hood_page):
+    import re
+
+    from specsim import serving
+
+    text = _markdown(hood_page)
+    assert "Each snippet was checked against the tool's documentation;" not in text
+    for s in serving.SNIPPETS:
+        assert s.release.startswith(s.tool), (s.tool, s.release)
+        assert f"**{s.tool}: {s.method}**, checked against {s.release}" in text
+        if s.tool == "vLLM":
+            assert s.release == serving.VLLM_RELEASE and re.fullmatch(r"vLLM v\d+\.\d+\.\d+", s.release)
+            assert f"/en/{s.release.removeprefix('vLLM ')}/" in s.source  # the versioned page, not "latest"
+        if s.tool in ("transformers", "SGLang"):
+            assert re.search(r"\d+\.\d+\.\d+$", s.release), s.release
+
+
+def test_the_transformers_release_is_the_one_the_app_pins():
+    from specsim import serving
+
+    pins = dict(line.split("#")[0].strip().split("==") for line in
+                (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines() if "==" in line)
+    assert serving.TRANSFORMERS_RELEASE == f"transformers {pins['transformers']}"
+
+
+def test_vllm_draft_model_snippet_uses_the_current_method_form():
+    from specsim import serving
+
+    snippet = next(s for s in serving.SNIPPETS if s.tool == "vLLM" and s.method == "draft model")
+    code = snippet.code.replace("\n", " ")
+    assert '"method": "draft_model"' in code and '"model": "Qwen/Qwen3-0.6B"' in code
+    assert '"num_speculative_tokens": 5' in code and "facebook/opt" not in code
+    assert "speculative_model=" not in code

@@ -329,10 +329,12 @@ def trees_section() -> None:
 
 def serving_section() -> None:
     st.subheader("Turn it on")
-    st.markdown("Each snippet was checked against the tool's documentation; replace the model names with a pair that "
-                "shares a tokenizer.")
+    st.markdown("Each snippet names the release whose documentation it was checked against: flags and argument "
+                "names change between releases, so check them against the release you run. Replace the model names "
+                "with a pair that shares a tokenizer.")
     for snippet in serving.SNIPPETS:
-        st.markdown(f"**{snippet.tool}: {snippet.method}** ([docs]({snippet.source}))")
+        st.markdown(f"**{snippet.tool}: {snippet.method}**, checked against {snippet.release} "
+                    f"([docs]({snippet.source}))")
         st.code(snippet.code, language=snippet.language)
         if snippet.note:
             st.caption(snippet.note)
