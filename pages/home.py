@@ -26,13 +26,15 @@ st.markdown(
     "for every word, the assistant jots down the next few words they expect. The author takes in the whole "
     "jotting at a glance, because reading is much quicker than composing, keeps it up to the first word they "
     "would have put differently, says the right word for that spot, and the assistant starts guessing again "
-    "from there. The book comes out word for word as the author would have dictated it alone; it is simply "
-    "finished sooner whenever the assistant guesses well."
+    "from there. An author who always picks their favourite word gets the book word for word as they would have "
+    "dictated it alone; one who picks among wordings by chance gets a book that could equally have come from them "
+    "alone. Either way it is simply finished sooner whenever the assistant guesses well."
 )
 st.markdown(
     "A language model is in the author's position. It produces one token per forward pass, and each pass has "
     "to wait for the token before it. Speculative decoding lets a small **draft** model do the guessing and "
-    "the large **target** model do the checking, without changing a single token of the output."
+    "the large **target** model do the checking, without changing what the target writes: the same tokens under "
+    "greedy decoding, and text drawn from the same distribution when sampling."
 )
 
 st.subheader("The loop, in four steps")
@@ -52,8 +54,9 @@ chart(iteration_figure(LOOP_K, LOOP_KEPT), key=state.HOME_LOOP_CHART)
 st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} one after another, and the target scores "
            f"all of them, and the position after them, in one pass. It keeps the first {LOOP_KEPT} (✓), rejects "
            f"t+{LOOP_KEPT + 1} (✗) and puts its own token there (purple +1). The pass scored "
-           f"t+{LOOP_KEPT + 2} onwards too, but those scores are discarded (grey): those guesses continue the "
-           f"rejected t+{LOOP_KEPT + 1}, text that will not be written. {LOOP_KEPT + 1} tokens for one target pass.")
+           f"t+{LOOP_KEPT + 2} onwards too, but those guesses are never checked (grey) and their scores are "
+           f"discarded: they continue the rejected t+{LOOP_KEPT + 1}, text that will not be written. "
+           f"{LOOP_KEPT + 1} tokens for one target pass.")
 st.page_link(script_path("sequence_quiz.py"), label="Try it: order the steps of one round",
              icon=":material/swap_vert:")
 lesson = CalcSettings()  # the lesson's K and draft cost, as the calculator opens
@@ -83,7 +86,9 @@ st.markdown(
 st.subheader("What the papers measured")
 speed_ratio = CHEN_2023.target_ms_per_token / CHEN_2023.draft_ms_per_token
 st.markdown(
-    f"Chen et al. ({CHEN_2023.year}) drafted for **{CHEN_2023.target}** with {CHEN_2023.draft}. A draft token took "
+    f"Chen et al. ({CHEN_2023.year}) drafted for **{CHEN_2023.target}** with {CHEN_2023.draft}, made wide and "
+    f"shallow on purpose: {CHEN_2023.draft_layers} layers against the target's {CHEN_2023.target_layers}, because "
+    "the time a token takes follows the layers run one after another more than the parameter count. A draft token took "
     f"{CHEN_2023.draft_ms_per_token} ms against {CHEN_2023.target_ms_per_token} ms for the target, about "
     f"{speed_ratio:.1f}× quicker, and decoding as a whole ran {CHEN_SPEEDUP.figure} faster: the {CHEN_2023.note}. "
     f"In the calculator's terms the draft cost is c = {CHEN_2023.draft_ms_per_token} / "

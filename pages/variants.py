@@ -14,7 +14,7 @@ st.markdown(
     "separates the variants. The lesson's table lists four: a second small model, text copied from the input, "
     "the target guessing ahead of itself, and extra heads bolted onto the target. Two more are described here: a "
     "draft head that reads the target's own features (EAGLE), and the target's first layers alone (early exit). "
-    "Below, the lesson's four and early exit run on the bundled target (SmolLM2-135M-Instruct, "
+    "Below, the lesson's four, EAGLE and early exit all run on the bundled target (SmolLM2-135M-Instruct, "
     f"{loaders.bundled_dtype_name()}, greedy) on the same prompt, each timed against plain "
     "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model.")
 

@@ -16,7 +16,9 @@ class PublishedSetup:
     target_ms_per_token: float | None = None
     note: str = ""
     year: int | None = None
-    dated: str = ""  # how a citation dates it, where the venue's year and the preprint's differ
+    dated: str = ""
+    draft_layers: int | None = None  # depth, where the paper gives it: a draft token's latency follows its depth
+    target_layers: int | None = None  # how a citation dates it, where the venue's year and the preprint's differ
 
     @property
     def when(self) -> str:
@@ -37,6 +39,8 @@ CHEN_2023 = PublishedSetup(
     draft="a 4B model of the same architecture",
     draft_ms_per_token=1.8,
     target_ms_per_token=14.1,
+    draft_layers=8,  # Chen et al., Table 1: the draft is wide and shallow, 8 layers to Chinchilla's 80
+    target_layers=80,
     note="overall response latency more than halved, with no loss of quality",
     year=2023,
 )

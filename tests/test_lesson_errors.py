@@ -271,7 +271,7 @@ def test_leviathan_et_al_is_dated_icml_2023_and_arxiv_2022_everywhere():
             texts[str(path)] = path.read_text(encoding="utf-8")
     wrong = [where for where, text in texts.items() if re.search(r"Leviathan[^()\n]{0,40}\(?(?<!arXiv )2022", text)]
     assert not wrong
-    assert f"Leviathan et al., {published.LEVIATHAN_2023.when}" in _quiz()["sampling-rule"].explanation
+    assert f"Leviathan et al. ({published.LEVIATHAN_2023.when})" in _quiz()["sampling-rule"].explanation
 
 
 # ---- readability of the figures ---------------------------------------------------------------------------

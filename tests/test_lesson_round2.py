@@ -151,3 +151,104 @@ def test_vllm_draft_model_snippet_uses_the_current_method_form():
     assert '"method": "draft_model"' in code and '"model": "Qwen/Qwen3-0.6B"' in code
     assert '"num_speculative_tokens": 5' in code and "facebook/opt" not in code
     assert "speculative_model=" not in code
+
+
+# ---- misleading passages -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def home_page():
+    at = open_page()
+    assert not at.exception
+    return at
+
+
+def test_home_says_greedy_keeps_the_tokens_and_sampling_the_distribution(home_page):
+    text = _markdown(home_page)
+    assert "without changing a single token" not in text
+    assert "The book comes out word for word as the author would have dictated it alone" not in text
+    assert "the same tokens under greedy decoding, and text drawn from the same distribution when sampling" in text
+
+
+def test_home_caption_calls_the_grey_slots_never_checked_as_the_chart_does(home_page):
+    from app.calculator.figures import iteration_figure
+
+    caption = " ".join(c.value for c in home_page.caption)
+    assert "discarded (grey)" not in caption and "never checked (grey)" in caption
+    assert any(t.name == "never checked" for t in iteration_figure(4, 2).data)
+
+
+def test_home_says_chens_draft_was_shallow_because_latency_follows_depth(home_page):
+    from specsim.published import CHEN_2023
+
+    text = _markdown(home_page)
+    assert CHEN_2023.draft_layers == 8 and CHEN_2023.target_layers == 80
+    assert f"{CHEN_2023.draft_layers} layers against the target's {CHEN_2023.target_layers}" in text
+    assert "the layers run one after another more than the parameter count" in text
+
+
+def test_the_hood_mask_caption_says_in_exact_arithmetic(hood_page):
+    caption = " ".join(c.value for c in hood_page.caption)
+    assert "So the distribution at row i is exactly what plain decoding would compute" not in caption
+    assert "in exact arithmetic" in caption
+
+
+def test_variants_intro_says_eagle_runs_too():
+    import ast
+
+    source = (ROOT / "pages" / "variants.py").read_text(encoding="utf-8")
+    strings = " ".join(n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)
+                       and isinstance(n.value, str))
+    assert "the lesson's four and early exit run" not in strings
+    assert "the lesson's four, EAGLE and early exit all run" in strings
+    from specsim import methods
+
+    assert methods.method("eagle") is not None  # and it does run in the comparison
+
+
+def test_medusa_heads_are_not_counted_with_k():
+    from app.variants import guide as variant_guide
+    from app.variants import guide_figures
+
+    medusa = next(text for heading, text, _ in variant_guide.entries() if heading.startswith("Medusa"))
+    assert "Bolt K small heads" not in medusa and "not the K of a chain" in medusa
+    assert "K small heads" not in (guide_figures.medusa_figure.__doc__ or "")
+
+
+def test_the_roofline_is_defined_where_its_r_is_first_offered():
+    from app import state
+    from app.calculator import v_curve
+    from tests.conftest import open_tab
+
+    at = open_tab(open_page("calculator.py"), state.CALC_TABS[2])
+    assert not at.exception
+    text = _markdown(at)
+    assert "v(n) = max(1, n / R)" in text and "ridge point R" in text
+    assert any("roofline, R =" in name for name in v_curve.MODELS)
+
+
+def test_quiz_questions_state_v_equals_one_where_they_assume_it():
+    quiz = _knowledge()
+    for qid in ("worked-speedup", "optimal-k", "useless-draft"):
+        assert "(v = 1)" in quiz[qid].prompt, qid
+
+
+def test_adaptive_k_explanation_does_not_apply_the_iid_yield_to_a_confidence_stop():
+    q = _knowledge()["adaptive-k"]
+    assert "the expected yield of a loop is still 1 + α + … + α^K" not in q.explanation
+    assert "assumes every guess is kept independently" in q.explanation and "Measure the yield" in q.explanation
+
+
+def test_sampling_rule_citation_reads_as_two_papers():
+    from specsim import published
+
+    q = _knowledge()["sampling-rule"]
+    assert f"(Leviathan et al., {published.LEVIATHAN_2023.when}; Chen" not in q.explanation
+    assert (f"Leviathan et al. ({published.LEVIATHAN_2023.when}) and Chen et al. ({published.CHEN_2023.year})"
+            in q.explanation)
+
+
+def test_interview_links_point_to_the_page_that_teaches_the_answer():
+    interview = _interview()
+    assert interview["alpha_tv"]["page"] == "unchanged"  # α = 1 − TV is worked on Why the output is unchanged
+    assert interview["tree"]["page"] == "hood"  # the two tree rules are taught under the hood

@@ -51,7 +51,10 @@ def section(s: CalcSettings) -> None:
     st.subheader("When checking more tokens costs more")
     st.markdown(
         "The slider's v is one number for every K, but a pass over K + 1 tokens costs more as K grows once the "
-        "hardware runs short of arithmetic. Pick a curve of v(K + 1) and watch the best K move.")
+        "hardware runs short of arithmetic. A **roofline** model says when: a pass over n tokens costs "
+        "v(n) = max(1, n / R), where the ridge point R is how many tokens one pass can score before its arithmetic, "
+        "not reading the weights, sets its time (the page *Is verification free here?* derives it). Pick a curve of "
+        "v(K + 1) and watch the best K move.")
     options = curves()
     if state.get(state.CALC_V_CURVE) not in options:
         state.show(state.CALC_V_CURVE, next(iter(options)))

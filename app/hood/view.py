@@ -94,8 +94,9 @@ def verification_section(trace: Trace, step: int) -> None:
     labels, grid, hidden = hood.causal_mask(it)
     chart(figs.mask_figure(labels, grid, hidden, rows), key=state.HOOD_MASK_CHART)
     st.caption("The mask is what makes one pass equal K + 1 separate passes: row i reads the cached context and "
-               "the new inputs up to its own, never a later guess. So the distribution at row i is exactly what "
-               "plain decoding would compute after those tokens.")
+               "the new inputs up to its own, never a later guess. So the distribution at row i is, in exact "
+               "arithmetic, what plain decoding would compute after those tokens; in floating point the sums can "
+               "round differently (see the note on invariance on the live page).")
     chart(figs.rows_figure(rows), key=state.HOOD_ROWS_CHART)
 
 

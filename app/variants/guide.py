@@ -58,10 +58,12 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
          "verifies them in the same pass, so it needs no second model (Fu et al., 2024).",
          figs.jacobi_figure),
         ("medusa", "Medusa heads and tree attention",
-         "Bolt K small heads onto the target: head k reads the last hidden state and guesses the token k + 1 "
-         "positions ahead. Their top choices combine into a tree of candidate continuations, and one pass with a "
-         "tree-shaped attention mask checks every branch at once; what is kept is the longest accepted path from "
-         "the root, which usually stops before a leaf. The heads must be trained (Cai et al., 2024): Medusa-1 "
+         "Bolt a few small heads onto the target (say H of them; not the K of a chain, since a tree built from "
+         "their guesses checks several candidates per position): head k reads the last hidden state and guesses "
+         "the token k + 1 positions ahead. Their top choices combine into a tree of candidate continuations, and "
+         "one pass with a tree-shaped attention mask checks every branch at once; what is kept is the longest "
+         "accepted path from the root, which usually stops before a leaf. The heads must be trained (Cai et al., "
+         "2024): Medusa-1 "
          f"trains only the heads on a frozen target ({MEDUSA_1_SPEEDUP.figure}), Medusa-2 fine-tunes the target "
          f"together with them ({MEDUSA_2_SPEEDUP.figure}). With greedy decoding the check is exact. For sampling, "
          "Medusa proposes *typical acceptance*: keep a guess whose target probability clears a threshold set by "

@@ -77,7 +77,7 @@ def jacobi_figure(window: int = 4, iterations: int = 4) -> go.Figure:
 
 
 def medusa_figure(heads: int = 3) -> go.Figure:
-    """The target's last hidden state feeds K small heads; head k guesses token t+k+1."""
+    """The target's last hidden state feeds a few small heads; head k guesses token t+k+1."""
     boxes = [Box("target's last hidden state", 0, 1, TARGET, 1.8)]
     boxes += [Box(f"head {k}: t+{k + 1}", 2.4, 2 - k, DRAFT, 1.4) for k in range(1, heads + 1)]
     boxes += [Box("tree of candidates, checked in one pass with tree attention", 5.2, 0, EXTRA, 2.4)]
