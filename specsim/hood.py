@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from specsim import analytics
 from specsim.trace import CacheLengths, Iteration, TokenProb, Trace, acceptance_given_reached
 
+OPENING_RECORDING = "prose_run"  # the page opens on it: a real draft, refused at times, its cache cropped
+
 
 # ---- the verification pass ----------------------------------------------------------------------
 @dataclass(frozen=True)

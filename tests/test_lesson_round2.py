@@ -252,3 +252,35 @@ def test_interview_links_point_to_the_page_that_teaches_the_answer():
     interview = _interview()
     assert interview["alpha_tv"]["page"] == "unchanged"  # α = 1 − TV is worked on Why the output is unchanged
     assert interview["tree"]["page"] == "hood"  # the two tree rules are taught under the hood
+
+
+def test_under_the_hood_opens_on_the_prose_recording():
+    """It opened on the echo recording, where nothing is refused, no cache is cropped and no residual drawn."""
+    from app import state
+    from specsim import hood
+
+    at = open_page("under_the_hood.py")
+    assert not at.exception
+    assert hood.OPENING_RECORDING == "prose_run"
+    assert at.radio(key=state.widget_key(state.HOOD_RUN)).value == "prose_run"
+
+
+def test_the_calculators_position_box_opens_on_the_prose_recording_at_its_own_c():
+    """It opened on the echo recording (r = 1.00 everywhere) priced at the slider's c = 0.13: "best K is 16"."""
+    from app import recording
+    from app.calculator import by_position
+    from specsim import analytics, costmodel
+    from tests.conftest import open_tab
+
+    at = open_tab(open_page("calculator.py"), "Choosing K")
+    assert not at.exception
+    run = recording.shipped_runs()["prose_run"]
+    model = costmodel.cost_model([run.spec], [run.plain])
+    line = next(m.value for m in at.markdown if m.value.startswith("Measured on"))
+    assert line.startswith(f"Measured on {by_position.recording_label('prose_run', run)}")
+    assert f"this run's own measured c = {model.draft_cost:.2f} and v = {model.verify_cost:.2f}" in line
+    rates, _, own = by_position.sources()[by_position.recording_label("prose_run", run)]
+    speeds = {k: analytics.speedup_by_position(rates, k, *own) for k in range(analytics.K_MIN, analytics.K_MAX + 1)}
+    best = analytics.best_k(speeds)
+    assert f"the best K is **{best}** ({speeds[best]:.2f}×) by position" in line
+    assert best < analytics.K_MAX

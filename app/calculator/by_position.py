@@ -12,8 +12,10 @@ from app import recording, state
 from app.calculator import figures as figs
 from app.charts import chart
 from app.settings import CalcSettings
-from specsim import analytics
+from specsim import analytics, costmodel
 from specsim.trace import Trace, acceptance_given_reached
+
+DEFAULT_RECORDING = "prose_run"  # the box opens on it: a real draft that is refused, priced at its own c and v
 
 
 def _measured(rates: list[float]) -> list[float]:
@@ -26,25 +28,45 @@ def _measured(rates: list[float]) -> list[float]:
     return out
 
 
-def _from_trace(trace: Trace) -> tuple[list[float], float]:
-    return _measured(acceptance_given_reached([trace], trace.k_max)), trace.acceptance_rate
+Source = tuple[list[float], float, "tuple[float, float] | None"]
+"""(acceptance at draft positions 1, 2, …, the share of checked guesses kept, the run's own (c, v) or None)."""
 
 
-def sources() -> dict[str, tuple[list[float], float]]:
-    """(acceptance at draft positions 1, 2, …, the overall share of checked guesses kept) by source name."""
+def _from_trace(trace: Trace, plain: Trace | None = None) -> Source:
+    own = None
+    if plain is not None:
+        model = costmodel.cost_model([trace], [plain])
+        own = (model.draft_cost, model.verify_cost)
+    return _measured(acceptance_given_reached([trace], trace.k_max)), trace.acceptance_rate, own
+
+
+def recording_label(name: str, run) -> str:
+    return f"the recording: {recording.choice_label(name, run)}"
+
+
+def default_source(options: dict[str, Source]) -> str:
+    """The prose recording where it loads (a real draft, refused now and then, with its own c), else the first."""
+    run = recording.shipped_runs().get(DEFAULT_RECORDING)
+    label = recording_label(DEFAULT_RECORDING, run) if run is not None else None
+    return label if label in options else next(iter(options))
+
+
+def sources() -> dict[str, Source]:
+    """(acceptance at draft positions 1, 2, …, the overall share of checked guesses kept, the run's own (c, v)
+    where a plain run of it was recorded) by source name."""
     from specsim import machine  # here, not at the top: it imports torch (1.6 s), and only this tab needs it
 
     out: dict[str, tuple[list[float], float]] = {}
     profile = machine.cached()
     if profile is not None and profile.alpha_by_position:
         out[f"this machine's profile: the default draft on {profile.prompts} held-out prompts"] = (
-            _measured(profile.alpha_by_position), profile.draft_alpha)
+            _measured(profile.alpha_by_position), profile.draft_alpha, None)
     live = state.get(state.LIVE_TRACE)
     if live is not None and live.n_checked:
         out["your run on the live page"] = _from_trace(live)
     for name, run in recording.shipped_runs().items():
         if run.spec.n_checked:
-            out[f"the recording: {recording.choice_label(name, run)}"] = _from_trace(run.spec)
+            out[recording_label(name, run)] = _from_trace(run.spec, run.plain)
     return {name: value for name, value in out.items() if value[0]}
 
 
@@ -60,15 +82,16 @@ def section(s: CalcSettings) -> None:
                 "measure this machine.")
         return
     if state.get(state.CALC_POSITION_SOURCE) not in options:
-        state.show(state.CALC_POSITION_SOURCE, next(iter(options)))
+        state.show(state.CALC_POSITION_SOURCE, default_source(options))
     name = st.radio("Acceptance by position from", list(options), key=state.bound(state.CALC_POSITION_SOURCE),
                     on_change=state.keep, args=([state.CALC_POSITION_SOURCE],))
-    rates, overall = options[name]
+    rates, overall, own = options[name]
+    c, v = own if own is not None else (s.draft_cost, s.verify_cost)
     ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
     by_position = [analytics.tokens_per_loop_by_position(rates, int(k)) for k in ks]
     one_alpha = [float(analytics.tokens_per_loop(overall, int(k))) for k in ks]
-    speed_pos = {int(k): analytics.speedup_by_position(rates, int(k), s.draft_cost, s.verify_cost) for k in ks}
-    speed_one = analytics.speedup_by_k(overall, s.draft_cost, s.verify_cost)
+    speed_pos = {int(k): analytics.speedup_by_position(rates, int(k), c, v) for k in ks}
+    speed_one = analytics.speedup_by_k(overall, c, v)
     chart(figs.position_sweep_figure(ks, by_position, one_alpha, overall, len(rates), s.k),
           key=state.CALC_POSITION_CHART)
     k = s.k
@@ -82,6 +105,8 @@ def section(s: CalcSettings) -> None:
         f"Measured on {name}: r = {' / '.join(f'{r:.2f}' for r in rates)} at positions 1 to {len(rates)}"
         f"{', rising along the draft' if rising else ''}, and {overall:.0%} of all checked guesses kept.{carried} "
         f"At your K = {k} that gives **{t_pos:.2f}** tokens per loop; one α = {overall:.2f} for every slot gives "
-        f"{t_one:.2f}, {abs(error):.0%} {'more' if error > 0 else 'less'}. With your c = {s.draft_cost:.2f} and "
-        f"v = {s.verify_cost:.2f}, the best K is **{k_pos}** ({speed_pos[k_pos]:.2f}×) by position and {k_one} "
+        f"{t_one:.2f}, {abs(error):.0%} {'more' if error > 0 else 'less'}. With "
+        + (f"this run's own measured c = {c:.2f} and v = {v:.2f}" if own is not None else
+           f"your c = {c:.2f} and v = {v:.2f}")
+        + f", the best K is **{k_pos}** ({speed_pos[k_pos]:.2f}×) by position and {k_one} "
         f"({speed_one[k_one]:.2f}×) with one α.")

@@ -30,8 +30,9 @@ def pick_run() -> tuple[Trace | None, Trace | None]:
     if not options:
         st.info("No run to look inside yet: press Run on the live page, then come back.")
         return None, None
-    if state.get(state.HOOD_RUN) not in options:
-        state.put(state.HOOD_RUN, next(iter(options)))
+    if state.get(state.HOOD_RUN) not in options:  # the learner's own run, else the prose recording (it refuses)
+        opening = state.HOOD_LIVE if state.HOOD_LIVE in options else hood.OPENING_RECORDING
+        state.put(state.HOOD_RUN, opening if opening in options else next(iter(options)))
     name = st.radio("Run", list(options), format_func=lambda n: options[n][2], key=state.bound(state.HOOD_RUN),
                     on_change=_new_run)
     return options[name][:2]
