@@ -62,11 +62,17 @@ def test_numeric_prompts_state_their_inputs(q):
         assert spelled in q.prompt, f"{q.id}: prompt does not state {name} = {value}"
 
 
-def test_the_lessons_worked_figures_are_in_the_quiz():
-    """The lesson's own numbers at α = 70 %, K = 4, c = 0.13: 2.77 tokens per loop and 1.82× speedup."""
+def test_the_worked_questions_are_worked_away_from_the_lessons_figures():
+    """The lesson's own numbers at α = 70 %, K = 4, c = 0.13 (2.77 tokens per loop, 1.82×) are printed as the
+    calculator opens, so a learner would recognise them (issue 55, quiz cues): the worked questions use other inputs
+    and the same formulas."""
     by_id = {q.id: q for q in QUESTIONS}
-    assert "2.77" in by_id["worked-tokens"].correct_option
-    assert "1.82" in by_id["worked-speedup"].correct_option
+    for qid in ("worked-tokens", "worked-speedup"):
+        q = by_id[qid]
+        assert q.numeric.inputs != {"alpha": 0.7, "k": 4} and q.numeric.inputs.get("draft_cost") != 0.13
+        assert f"{q.numeric.value:.2f}" in q.correct_option
+    assert "2.77" not in by_id["worked-tokens"].correct_option
+    assert "1.82" not in by_id["worked-speedup"].correct_option
 
 
 def test_the_quiz_covers_the_whole_lesson():

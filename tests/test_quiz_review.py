@@ -193,7 +193,8 @@ def test_throwaway_and_partly_true_distractors_are_replaced(qid, old):
 def test_q6_and_q12_distractors_are_numbers_a_learner_could_compute():
     speed = BY_ID["worked-speedup"]
     assert all(re.fullmatch(r"\d+\.\d\d×", o) for o in speed.options)
-    assert f"{float(analytics.expected_accepted_prefix(0.7, 4)):.2f}×" in speed.options
+    inputs = speed.numeric.inputs
+    assert f"{float(analytics.expected_accepted_prefix(inputs['alpha'], inputs['k'])):.2f}×" in speed.options
     useless = BY_ID["useless-draft"]
     k, c = useless.numeric.inputs["k"], useless.numeric.inputs["draft_cost"]
     for wrong in (1 - k * c, analytics.speedup(0.0, 1, c), analytics.tokens_per_loop(0.0, k)):
@@ -322,12 +323,18 @@ def test_draft_choice_answer_works_both_drafts_and_says_c_must_be_measured():
 
 
 def test_useless_draft_answer_agrees_with_quiz_q12():
+    """The same formulas in both; each with its own figures (issue 55: Q12 no longer repeats the lesson's 0.66×,
+    which Home prints, while the interview answer works the lesson's example)."""
     text = INTERVIEW["useless_draft"].answer
     q = BY_ID["useless-draft"]
     k, c = q.numeric.inputs["k"], q.numeric.inputs["draft_cost"]
     speed, loss = analytics.speedup(0.0, k, c, 1.0), analytics.useless_draft_loss(k, c)
     for figure in (f"{float(speed):.2f}×", f"{float(loss):.2f}"):
-        assert figure in text and figure in q.explanation
+        assert figure in q.explanation
+    lk, lc = interview.LESSON["k"], interview.LESSON["c"]
+    lesson_speed, lesson_loss = analytics.speedup(0.0, lk, lc, 1.0), analytics.useless_draft_loss(lk, lc)
+    for figure in (f"{float(lesson_speed):.2f}×", f"{float(lesson_loss):.2f}"):
+        assert figure in text
     for point in ("1 / (K·c + v)", "K·c + (v − 1)", "KV cache", "memory", "switch speculation off"):
         assert point in text and point in q.explanation, point
 
@@ -380,3 +387,91 @@ def test_the_adaptive_k_question_gives_transformers_rule_and_its_real_default():
     assert TRANSFORMERS_DEFAULTS["num_assistant_tokens_schedule"] != "heuristic"
     assert "default" in q.explanation and "confidence stop" in q.explanation  # the default is not the heuristic
     assert "your real traffic" in q.explanation
+
+
+# ---- issue 55, quiz cues: elimination and recognition ------------------------------------------------------------
+
+CONTRADICTIONS = (  # claims that contradict what every page states, so a learner can strike the option unread
+    "better output quality", "improves the output", "output quality improves", "fixes the big model",
+    "generation stalls", "garbled", "a higher acceptance rate, because the target sees more context",
+)
+
+
+def absolutes_in_distractors(q) -> bool:
+    """One absolute word ("only", "none", "never", ...) repeated across two or more distractors and absent from the
+    key, or two or more absolute distractors beside an unqualified key: strike them and the key is left."""
+    key_words = set(_words(q.correct_option)) & ABSOLUTE
+    per = [set(_words(o)) & ABSOLUTE for o in _distractors(q)]
+    repeated = {w for w in ABSOLUTE if sum(w in p for p in per) >= 2} - key_words
+    return bool(repeated) or (not key_words and sum(bool(p) for p in per) >= 2)
+
+
+def opening_figures() -> set[str]:
+    """The figures the app prints as it opens: the calculator's headline at the lesson's settings, and Home's
+    useless-draft speed at the same settings."""
+    from app.settings import CalcSettings
+
+    s = CalcSettings()
+    a, k, c, v = s.alpha, s.k, s.draft_cost, s.verify_cost
+    values = (analytics.tokens_per_loop(a, k), analytics.expected_accepted_prefix(a, k), analytics.speedup(a, k, c, v),
+              analytics.cost_per_loop(k, c), analytics.speedup(0.0, k, c, v))
+    return {f"{float(x):.2f}" for x in values}
+
+
+def key_figure_printed_elsewhere(q) -> bool:
+    """A numeric key whose figure the learner has already read on the opening pages: recognised, not computed."""
+    return q.numeric is not None and any(f in q.correct_option for f in opening_figures())
+
+
+def option_contradicts_the_app(q) -> bool:
+    return any(phrase in o.lower() for o in q.options for phrase in CONTRADICTIONS)
+
+
+ISSUE_55 = (absolutes_in_distractors, key_figure_printed_elsewhere, option_contradicts_the_app)
+
+
+def _cued_55() -> quiz.Question:
+    """Each issue 55 cue at once: "only" in three distractors, the calculator's 2.77 as the key, a throwaway."""
+    numeric = quiz.NumericAnswer("tokens_per_loop", {"alpha": 0.7, "k": 4}, 2,
+                                 float(analytics.tokens_per_loop(0.7, 4)))
+    return quiz.Question(
+        id="cued55", topic="The loop", prompt="How many tokens does a loop yield?",
+        options=(f"{float(analytics.tokens_per_loop(0.7, 4)):.2f} tokens, the +1 token included",
+                 "Only the accepted guesses", "Only K tokens", "Better output quality, only slower"),
+        answer=0, explanation="…", numeric=numeric)
+
+
+@pytest.mark.parametrize("check", ISSUE_55, ids=lambda f: f.__name__)
+def test_each_issue_55_checker_flags_a_deliberately_cued_question(check):
+    assert check(_cued_55())
+
+
+@pytest.mark.parametrize("check", ISSUE_55, ids=lambda f: f.__name__)
+def test_no_question_is_answerable_by_elimination_or_recognition(check):
+    flagged = [q.id for q in QUESTIONS if check(q)]
+    assert not flagged, flagged
+
+
+@pytest.mark.parametrize(("qid", "old"), [
+    ("k-tradeoff", "Better output quality, at the price of more memory"),
+    ("k-tradeoff", "A higher acceptance rate, because the target sees more context"),
+    ("verify-cheap", "It checks only the first guess and takes the other K − 1 on trust"),
+    ("verify-cheap", "The target runs a smaller, quantised copy of itself for the check"),
+    ("greedy-lossless", "Identical only when every guess is accepted"),
+    ("variant-medusa", "A larger vocabulary, so each token covers more text"),
+    ("lossy-lossless", "None of them in practice"),
+])
+def test_issue_55_throwaways_are_gone(qid, old):
+    assert not any(old in o for o in BY_ID[qid].options), old
+
+
+# ---- "Order one round": the cards' wording does not give the order away ----------------------------------------
+
+PRESUPPOSING = ("first rejected", "rejected spot", "the kept tokens", "next round", "all k guesses",
+                "after the last guess", "until the first one", "agreed run", "the kept", "kept tokens")
+
+
+def test_the_sequence_cards_do_not_presuppose_another_step():
+    texts = [p.text.lower() for p in SEQ.pieces]
+    for text in texts:
+        assert not any(phrase in text for phrase in PRESUPPOSING), text
