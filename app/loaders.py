@@ -9,16 +9,18 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import streamlit as st
 from streamlit.logger import get_logger
 
 from app.live import pairs as live_pairs
 from app.settings import LiveSettings
-from specsim import draft_loader, methods, models
-from specsim.drafters import Drafter, ModelDrafter
+from specsim import methods, models
 from specsim.models import LoadedModel, ModelUnavailable
+
+if TYPE_CHECKING:
+    from specsim.drafters import Drafter, ModelDrafter
 
 Progress = Callable[[float, str], None]
 _LOG = get_logger(__name__)
@@ -64,6 +66,7 @@ def _by_id(name: str, local: bool | None) -> _Once[LoadedModel]:
 def _draft(name: str, local: bool | None, target_name: str, device: str, dtype: str,
            _target: LoadedModel) -> _Once[ModelDrafter]:
     """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
+    from specsim import draft_loader
     return _Once(lambda _progress: draft_loader.load_draft_model(name, _target, local=local))
 
 
@@ -86,7 +89,12 @@ def bundled_target() -> LoadedModel:
 
 
 def bundled_dtype_name() -> str:
-    """The dtype :func:`bundled_target` loads the target in on this machine (the loader's default), e.g. "bfloat16"."""
+    """The dtype :func:`bundled_target` loads the target in on this machine (the loader's default), e.g. "bfloat16";
+    in a class, where the workers load it and this replica never loads torch, "the class workers' dtype"."""
+    from app.live import classmode  # here: classmode imports the live page's views
+
+    if classmode.queue_url() is not None:
+        return "in the class workers' dtype"
     return str(models.parse_dtype(None, models.default_device())).removeprefix("torch.")
 
 

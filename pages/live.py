@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app import class_profile as app_profile
 from app import recording, state
 from app.live import be_the_draft, classmode, glossary, playback, why_speed
 from app.live import cache as live_cache
@@ -10,7 +11,6 @@ from app.live import run as live_run
 from app.live import view as live_view
 from app.live.controls import apply_url, controls, write_url
 from app.live.tokens import md_plain
-from specsim import machine
 
 st.title("Live decoding")
 st.caption(
@@ -23,7 +23,7 @@ glossary.expander()
 pairs = live_pairs.choices()
 apply_url(pairs)
 settings = controls(pairs)
-st.caption(machine.default_k()[1])
+st.caption(app_profile.default_k()[1])
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
 run_col, fresh_col = st.columns([1, 3], vertical_alignment="center")

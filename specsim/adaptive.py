@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsim.engine import plain_generate, speculative_generate
 from specsim.kpolicy import CONFIDENCE_STOP, KPolicy
 from specsim.trace import Trace
 
@@ -39,6 +38,7 @@ def compare_policies(target, new_drafter, prompt_ids: list[int], max_new_tokens:
     """Greedy plain decoding, then each policy with a fresh drafter from ``new_drafter()``; ``on_run(i, name)``
     before each run (i counts from 0, plain first). Counts only, no clock: passes and guesses do not depend on
     the machine."""
+    from specsim.engine import plain_generate, speculative_generate
     if on_run is not None:
         on_run(0, "plain decoding")
     plain = plain_generate(target, prompt_ids, max_new_tokens)

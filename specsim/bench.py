@@ -48,7 +48,7 @@ from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
-from specsim.prompt_sets import builtin_prompts, heldout_items
+from specsim.prompt_sets import builtin_prompts, heldout_prompts
 from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
 
@@ -118,20 +118,6 @@ def acceptance_by(traces: list[Trace], groups: list[str]) -> dict[str, float]:
         by_group.setdefault(group, []).append(trace)
     return {g: pooled_acceptance_rate(ts) if sum(t.n_checked for t in ts) else float("nan")
             for g, ts in by_group.items()}
-
-
-def heldout_prompts(n: int) -> list[dict]:
-    """``n`` held-out prompts spread over the domains (round robin over domains, file order within one)."""
-    items = heldout_items()
-    by_domain: dict[str, list[dict]] = {}
-    for item in items:
-        by_domain.setdefault(item["domain"], []).append(item)
-    out, queues = [], [list(v) for v in by_domain.values()]
-    while len(out) < min(n, len(items)):
-        for queue in queues:
-            if queue and len(out) < n:
-                out.append(queue.pop(0))
-    return out
 
 
 def render(table: list[list[str]]) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def now(device: torch.device | str = "cpu") -> float:
@@ -14,5 +16,7 @@ def now(device: torch.device | str = "cpu") -> float:
     queued, not when it finished, and the measured draft cost c would be far too small.
     """
     if str(device).startswith("cuda"):
+        import torch  # loaded already: a CUDA device is torch's
+
         torch.cuda.synchronize()
     return time.perf_counter()

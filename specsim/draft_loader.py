@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from specsim.defaults import COPY_NGRAM
-from specsim.drafters import Drafter, ModelDrafter, PromptLookupDrafter
 from specsim.errors import brief_error
 from specsim.models import LoadedModel, ModelUnavailable, load_model, shared_vocab_size
+
+if TYPE_CHECKING:
+
+    from specsim.drafters import Drafter, PromptLookupDrafter
 
 
 def usable_device(name: str) -> bool:
     """Whether ``name`` is a torch device this machine has (cpu, or cuda with a CUDA GPU)."""
+    import torch
     try:
         device = torch.device(name)
     except (RuntimeError, ValueError):
@@ -40,6 +43,7 @@ def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None,
 
     ``copy``: a distilled standalone draft also copies where the text repeats itself (:func:`copy_lookup`);
     a hub draft, big enough to copy by itself, never does."""
+    from specsim.drafters import ModelDrafter
     if local is not False and (Path(draft) / "id_map.json").is_file():
         try:
             from specsim.distill.drafter import make_drafter  # a standalone draft or the EAGLE-style one
@@ -66,6 +70,7 @@ COPY_NOTE = ", copying repeated text)"
 
 def copy_lookup(target: LoadedModel) -> PromptLookupDrafter:
     """The n-gram lookup a distilled draft copies with (``defaults.COPY_NGRAM``), blind to special tokens."""
+    from specsim.drafters import PromptLookupDrafter
     low, high = COPY_NGRAM
     return PromptLookupDrafter(max_ngram=high, min_ngram=low,
                                special_ids=getattr(target.tokenizer, "all_special_ids", ()))
@@ -73,4 +78,5 @@ def copy_lookup(target: LoadedModel) -> PromptLookupDrafter:
 
 def prompt_lookup_drafter(target: LoadedModel) -> PromptLookupDrafter:
     """Prompt lookup that never matches or copies the target tokenizer's special (chat-template) tokens."""
+    from specsim.drafters import PromptLookupDrafter
     return PromptLookupDrafter(special_ids=getattr(target.tokenizer, "all_special_ids", ()))

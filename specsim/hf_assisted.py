@@ -8,13 +8,14 @@ beside specsim's own loop through :mod:`specsim.timing` (:func:`hf_assisted_trac
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from specsim.clock import now
 from specsim.models import LoadedModel
-from specsim.step import eos_token_ids
 from specsim.trace import Settings, Trace
+
+if TYPE_CHECKING:
+    import torch
 
 
 def pin_constant_k(assistant_model: torch.nn.Module, k: int) -> None:
@@ -42,6 +43,9 @@ def hf_assisted_generate(
 
 def hf_generate(target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, **kwargs) -> tuple[list[int], float]:
     """transformers' greedy ``generate`` (plain, unless ``kwargs`` asks for assistance): (new ids, seconds)."""
+    import torch
+
+    from specsim.step import eos_token_ids
     eos = sorted(eos_token_ids(target))
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=target.device)
     with torch.inference_mode():

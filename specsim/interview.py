@@ -89,18 +89,16 @@ def _cache(k: int) -> dict[str, str]:
 
 
 def _overlap() -> dict[str, str]:
-    """Σ min(p, q) for a three-token p and q, and again with both tempered (the engine's warp)."""
-    import torch
+    """Σ min(p, q) for a three-token p and q, and again with both tempered (the engine's warp, in
+    :mod:`specsim.unchanged`'s numpy)."""
+    from specsim.unchanged import overlap_by_temperature, total_variation
 
-    from specsim.overlap import accepted_mass_at_temperature, total_variation
-
-    p, q = torch.tensor(OVERLAP["p"]), torch.tensor(OVERLAP["q"])
-    out = {"ov_p": ", ".join(f"{x:g}" for x in OVERLAP["p"]), "ov_q": ", ".join(f"{x:g}" for x in OVERLAP["q"]),
+    p, q = OVERLAP["p"], OVERLAP["q"]
+    out = {"ov_p": ", ".join(f"{x:g}" for x in p), "ov_q": ", ".join(f"{x:g}" for x in q),
            "ov_tv": _x(total_variation(p, q)), "ov_alpha": _x(1 - total_variation(p, q)),
            "ov_t_low": f"{OVERLAP['t_low']:g}", "ov_t_high": f"{OVERLAP['t_high']:g}"}
-    for name in ("t_low", "t_high"):
-        out[f"ov_alpha_{name}"] = _x(accepted_mass_at_temperature(p.log(), q.log(), OVERLAP[name]))
-    out["ov_alpha_greedy"] = _x(accepted_mass_at_temperature(p.log(), q.log(), 0.0))
+    low, high, greedy = overlap_by_temperature(p, q, [OVERLAP["t_low"], OVERLAP["t_high"], 0.0])
+    out["ov_alpha_t_low"], out["ov_alpha_t_high"], out["ov_alpha_greedy"] = _x(low), _x(high), _x(greedy)
     return out
 
 

@@ -60,6 +60,7 @@ DURATIONS_KEPT = 20
 
 MACHINES = "specsim:machines"  # the machine ids workers run on (runcache.machine_id): where a cached run may be
 DURATIONS = "specsim:durations"  # seconds of recent complete runs, newest first
+PROFILE = "specsim:profile"  # the workers' machine profile (specsim.machine.Profile as JSON), for the replicas' pages
 
 DEAD_WORKER = ("The worker running this job stopped (it was killed or ran out of memory) before the run finished. "
                "Nothing was recorded; press Run to try again.")
@@ -163,7 +164,7 @@ def _meta(conn, job_id: str, session_token: str) -> dict[str, str]:
 
 def _inflight(request: RunRequest) -> str:
     """Where the run of ``request`` in flight is named: any worker's run of it will do, whatever its machine."""
-    return f"specsim:inflight:{run_key(request, 'any worker')}"
+    return f"specsim:inflight:{run_key(request, 'any worker', resolve=False)}"
 
 
 def _run_of(meta: dict[str, str], job_id: str) -> str:
@@ -191,11 +192,27 @@ def cached_run(conn, request: RunRequest) -> tuple[str, CachedRun] | None:
     """(key, entry) when a run of ``request`` on a machine a worker runs on is in the shared cache."""
     store = RedisStore(conn)
     for machine in sorted(_text(m) for m in conn.smembers(MACHINES)):
-        key = run_key(request, machine)
+        key = run_key(request, machine, resolve=False)
         entry = store.get(key)
         if entry is not None:
             return key, entry
     return None
+
+
+def publish_profile(conn, profile_json: str | None) -> None:
+    """A worker's machine profile, for the pages of the class (a replica measures nothing itself and loads no torch);
+    the last worker to start wins (a class's workers run on one kind of machine)."""
+    if profile_json:
+        conn.set(PROFILE, profile_json)
+
+
+def class_profile(redis_url: str) -> str | None:
+    """The profile a worker published (JSON), or None: none yet, or Redis away (the pages then use the lesson's K)."""
+    try:
+        raw = connect(redis_url).get(PROFILE)
+    except (OSError, RedisError):
+        return None
+    return None if raw is None else _text(raw)
 
 
 # ---- one job's record, for any kind of job (the live runs below; the pages' measurements in specsim.tasks) ---------
@@ -259,8 +276,7 @@ def submit(redis_url: str, request: RunRequest, session_token: str, queue: str =
     problems = request.problems()
     if problems:
         raise JobError(" ".join(problems))
-    conn = connect(redis_url)
-    request = request.resolved()
+    conn = connect(redis_url)  # the request as the page built it: each worker resolves it on its own machine
     job_id = secrets.token_urlsafe(18)
     meta = {"token": _digest(session_token), "queue": queue, "submitted": time.time()}
     hit = cached_run(conn, request)
@@ -558,7 +574,8 @@ def run_job(job_id: str, request: dict) -> None:
     with conn.pipeline() as pipe:  # readable for KEEP_S from now, the job's record with it
         pipe.set(_key(job_id, "result"), json.dumps(data), ex=KEEP_S).expire(_key(job_id), KEEP_S).execute()
     if run.plain is not None and run.stopped_in is None:  # a complete run: the class may reuse it
-        RedisStore(conn).put(run_key(request_, machine), CachedRun(run.spec, run.plain, recorded, machine))
+        key = run_key(request_, machine, resolve=False)  # as the pages look it up: the request they submitted
+        RedisStore(conn).put(key, CachedRun(run.spec, run.plain, recorded, machine))
         with conn.pipeline() as pipe:
             pipe.sadd(MACHINES, machine).lpush(DURATIONS, recorded - began).ltrim(DURATIONS, 0, DURATIONS_KEPT - 1)
             pipe.execute()
@@ -566,6 +583,6 @@ def run_job(job_id: str, request: dict) -> None:
 
 
 __all__ = ["ALIVE_TTL_S", "DEAD_AGAIN", "DEAD_WORKER", "Heartbeat", "JobError", "JobResult", "JobStatus", "KEEP_S",
-           "LEFT", "MAX_QUEUED", "NotYourJob", "QUEUE", "QueueFull", "RETRIED", "SHELF", "began", "cached_run",
-           "cancel", "check_room", "connect", "ended", "iterations", "new_job", "record", "result", "returned_value",
-           "run_job", "status", "submit", "waiting_status"]
+           "LEFT", "MAX_QUEUED", "NotYourJob", "PROFILE", "QUEUE", "QueueFull", "RETRIED", "SHELF", "began",
+           "cached_run", "cancel", "check_room", "class_profile", "connect", "ended", "iterations", "new_job",
+           "publish_profile", "record", "result", "returned_value", "run_job", "status", "submit", "waiting_status"]

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
 from specsim import defaults, methods, models
-from specsim.engine import plain_generate, speculative_generate
 from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 from specsim.models import LoadedModel
 from specsim.timing import PLAIN, Contender, time_decoders
@@ -54,6 +53,7 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
     the timed loop, so it must be cheap. ``should_stop`` is asked between iterations; a True ends the run there,
     keeping the speculative trace recorded so far.
     """
+    from specsim.engine import plain_generate, speculative_generate
     policy = policy or KPolicy(k)
     phase: list[str | None] = [None]  # None during the untimed warm-up, then SPECULATIVE or PLAIN
     done, goal = [0], [max_new_tokens]

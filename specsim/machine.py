@@ -35,8 +35,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import torch
-
 from specsim import analytics
 from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX
 
@@ -61,6 +59,7 @@ def paths_for(device: str) -> tuple[tuple[str, bool], ...]:
 
 def device_name(device: str) -> str:
     """The GPU's name for a CUDA device, else the CPU's model name: what the timings belong to."""
+    import torch
     if device.startswith("cuda"):
         return torch.cuda.get_device_name(torch.device(device))
     from specsim.cpu import machine_name
@@ -158,6 +157,7 @@ class Profile:
 def profile_key(threads: int | None = None, device: str | None = None) -> str:
     """CPU model, thread count, library versions, the fused kernels' build and the default draft (its α and c
     pick the best K): what a measurement depends on; on a GPU, the GPU's name too (the device the app uses)."""
+    import torch
     import transformers
 
     from specsim.cpu import machine_name
@@ -200,10 +200,10 @@ def cached(device: str | None = None) -> Profile | None:
         return None
 
 
-def default_k() -> tuple[int, str]:
-    """The live page's starting K, and one sentence on why: the measured best K when this machine has a
-    profile, else the lesson's K."""
-    profile = cached()
+def default_k(profile: Profile | None = None) -> tuple[int, str]:
+    """The live page's starting K, and one sentence on why: the measured best K of ``profile`` (default: this
+    machine's, when it has been measured), else the lesson's K."""
+    profile = profile or cached()
     if profile is not None:
         return profile.best_k, profile.k_sentence()
     return DEFAULT_K, (f"K = {DEFAULT_K} is the lesson's example. This machine's best K has not been measured yet: "
@@ -376,6 +376,8 @@ def position_rates(spec: dict[int, list]) -> list[float]:
 def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     """Measure this machine (see the module docstring) on ``device`` (default: the one the app uses, CUDA where
     present); about a minute."""
+    import torch
+
     from specsim.methods import build_drafter
     from specsim.models import default_device, default_dtype, load_bundled_target
     from specsim.passcost import measure_pass_costs
@@ -447,6 +449,8 @@ def format_profile(p: Profile) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
+
+    import torch
 
     parser = argparse.ArgumentParser(prog="python -m specsim.machine", description=__doc__.splitlines()[0])
     parser.add_argument("--again", action="store_true", help="measure even when a cached profile exists")

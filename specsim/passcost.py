@@ -19,15 +19,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-import torch
-from transformers import DynamicCache
 
 from specsim.clock import now
-from specsim.drafters import crop_cache
-from specsim.engine import plain_generate
 from specsim.models import LoadedModel, format_prompt
 
 CONTEXT_TEXT = "Explain, in a few sentences, why the sky looks blue during the day but red at sunset."
@@ -52,6 +48,10 @@ def measure_pass_costs(target: LoadedModel, ns: Sequence[int] = tuple(range(1, 1
                        on_round: Callable[[int, int], None] | None = None) -> PassCosts:
     """Time target passes over n new tokens after the same context; n = 1 is always measured. ``on_round(done,
     total)`` is called between rounds, outside the timed passes (a class worker reports progress there)."""
+    import torch
+    from transformers import DynamicCache
+
+    from specsim.drafters import crop_cache
     ns = sorted({1, *ns})
     ids = format_prompt(target.tokenizer, context_text)
     device = target.device
@@ -77,6 +77,10 @@ def time_pass_rounds(target: LoadedModel, ns: Sequence[int], rng, warmup: int = 
                      context_text: str = CONTEXT_TEXT) -> Iterator[dict[int, float]]:
     """Endless rounds of passes over each n new tokens after the same context, in a new random order every round
     (``rng.shuffle``), so no size always runs right after another; yields each round's seconds by n."""
+    import torch
+    from transformers import DynamicCache
+
+    from specsim.drafters import crop_cache
     ids = format_prompt(target.tokenizer, context_text)
     device = target.device
     order = list(ns)
@@ -101,6 +105,7 @@ def time_pass_rounds(target: LoadedModel, ns: Sequence[int], rng, warmup: int = 
 def plain_tokens_per_s(target: LoadedModel, max_new_tokens: int = 32, repeats: int = 3,
                        context_text: str = CONTEXT_TEXT) -> float:
     """Plain greedy decoding speed (decode only, after one warm-up run): median over the repeats."""
+    from specsim.engine import plain_generate
     ids = format_prompt(target.tokenizer, context_text)
     plain_generate(target, ids, 4)
     rates = []
@@ -148,6 +153,7 @@ class VerifyCurve:
     dtype: str = ""
     device: str = ""
     threads: int = 0
+    fitted: tuple[float, ...] = ()  # v_fitted, computed where the curve was measured (:meth:`of`)
 
     @property
     def one_token_s(self) -> float:
@@ -160,7 +166,11 @@ class VerifyCurve:
 
     @property
     def v_fitted(self) -> tuple[float, ...]:
-        """v(n) fitted non-decreasing and never below 1 (:func:`monotone_v`): what the page offers the calculator."""
+        """v(n) fitted non-decreasing and never below 1 (:func:`monotone_v`): what the page offers the calculator.
+        Fitted once by :meth:`of`, where the curve is measured: a class replica that shows a worker's curve never
+        imports scipy.optimize (36 MB)."""
+        if self.fitted:
+            return self.fitted
         fit = monotone_v(dict(zip(self.ns, self.v, strict=True)))
         return tuple(fit[n] for n in self.ns)
 
@@ -200,8 +210,9 @@ class VerifyCurve:
     def of(cls, costs: PassCosts, context: int = 0, device: str = "", threads: int = 0) -> VerifyCurve:
         """The page's reading of a :func:`measure_pass_costs` result."""
         ns = tuple(sorted(costs.seconds))
-        return cls(ns=ns, seconds=tuple(costs.seconds[n] for n in ns), context=context, repeats=costs.repeats,
-                   dtype=costs.dtype, device=device, threads=threads)
+        curve = cls(ns=ns, seconds=tuple(costs.seconds[n] for n in ns), context=context, repeats=costs.repeats,
+                    dtype=costs.dtype, device=device, threads=threads)
+        return replace(curve, fitted=curve.v_fitted)
 
     def to_dict(self) -> dict:
         return {"ns": list(self.ns), "seconds": list(self.seconds), "context": self.context, "repeats": self.repeats,

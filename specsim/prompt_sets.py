@@ -48,3 +48,17 @@ def heldout_items(path: Path = HELDOUT_PROMPTS) -> list[dict]:
 def load_heldout(path: Path = HELDOUT_PROMPTS) -> list[str]:
     """The held-out prompts' texts, in file order; empty when the file is absent."""
     return [item["prompt"] for item in heldout_items(path)]
+
+
+def heldout_prompts(n: int) -> list[dict]:
+    """``n`` held-out prompts spread over the domains (round robin over domains, file order within one)."""
+    items = heldout_items()
+    by_domain: dict[str, list[dict]] = {}
+    for item in items:
+        by_domain.setdefault(item["domain"], []).append(item)
+    out, queues = [], [list(v) for v in by_domain.values()]
+    while len(out) < min(n, len(items)):
+        for queue in queues:
+            if queue and len(out) < n:
+                out.append(queue.pop(0))
+    return out

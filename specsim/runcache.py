@@ -56,9 +56,12 @@ def _identity(name: str, local: bool | None) -> str:
     return f"{name} {digest.hexdigest()[:12]}"
 
 
-def run_key(request: RunRequest, machine: str) -> str:
-    """sha256 of the canonical JSON of everything that decides the run ``request`` describes, on ``machine``."""
-    r = request.resolved()
+def run_key(request: RunRequest, machine: str, resolve: bool = True) -> str:
+    """sha256 of the canonical JSON of everything that decides the run ``request`` describes, on ``machine``.
+
+    ``resolve``: fill in this process's device, dtype and decode path first. A class's pages pass False: the workers
+    resolve a request on their own machine (a replica never loads torch), and ``machine`` decides those defaults."""
+    r = request.resolved() if resolve else request
     decides = {
         "version": KEY_VERSION, "target": _identity(r.target, r.target_local), "drafter": r.drafter,
         "draft": _identity(r.draft, r.draft_local) if r.drafter == "model" else "",

@@ -10,7 +10,9 @@ Five kinds, each a function of plain parameters that a worker (:mod:`specsim.wor
   returned as (plain trace, policy runs);
 - ``"snippet"``: *Under the hood*'s transformers prompt-lookup snippet beside specsim's runs
   (:func:`specsim.hf_assisted.snippet_check`), returned as a :class:`~specsim.hf_assisted.SnippetCheck`;
-- ``"domains"``: *In practice*'s acceptance by domain (:func:`specsim.domains.measure_domains`).
+- ``"domains"``: *In practice*'s acceptance by domain (:func:`specsim.domains.measure_domains`);
+- ``"blockcheck"``: *Why the output is unchanged*'s whole-block check (:func:`specsim.blockcheck.run`: the engine's
+  loop on two tiny models), returned as a :class:`~specsim.blockcheck.BlockCheck`.
 
 A class replica runs none of them itself: it loads no model (each of these pages' runs goes to a worker).
 
@@ -32,7 +34,7 @@ from rq import Queue, get_current_job
 from specsim import jobs
 from specsim.liverun import RunRequest
 
-KINDS = ("verify_curve", "variants", "policies", "snippet", "domains")
+KINDS = ("verify_curve", "variants", "policies", "snippet", "domains", "blockcheck")
 CANCELLED = "Cancelled while it ran; a stopped measurement keeps nothing."
 
 
@@ -129,8 +131,17 @@ def domains(params: dict, progress: Callable[[float, str], None]):
                                      by_domain.domain_prompts(), progress=progress)
 
 
+def blockcheck(params: dict, progress: Callable[[float, str], None]):
+    """The whole-block check with ``runs`` seeded runs of the engine on two tiny models."""
+    from specsim import blockcheck as check
+
+    runs = int(params["runs"])
+    progress(0.0, "Building the two tiny models on a class worker")
+    return check.run(runs, on_run=lambda done: progress(done / runs, f"Run {done} of {runs}"))
+
+
 RUNNERS = {"verify_curve": verify_curve, "variants": variants, "policies": policies, "snippet": snippet,
-           "domains": domains}
+           "domains": domains, "blockcheck": blockcheck}
 
 
 def run_task(job_id: str, kind: str, params: dict):
@@ -190,5 +201,5 @@ def result(redis_url: str, job_id: str, session_token: str):
     return jobs.returned_value(redis_url, job_id, session_token)
 
 
-__all__ = ["KINDS", "Cancelled", "domains", "policies", "progress", "result", "run_task", "snippet", "submit",
-           "variants", "verify_curve"]
+__all__ = ["KINDS", "Cancelled", "blockcheck", "domains", "policies", "progress", "result", "run_task", "snippet",
+           "submit", "variants", "verify_curve"]

@@ -12,9 +12,13 @@ because Σ max(0, p − q) = 1 − Σ min(p, q) (both sides are the mass where p
 decoding is the limit T → 0: p and q become one-hot, min(1, p/q) is 1 when the two argmaxes agree
 and 0 otherwise, and the residual is the target's argmax.
 
-Numpy over a handful of tokens for the page's pictures, but the rule itself is the engine's:
-:func:`acceptance_chance` and :func:`residual` call :func:`specsim.sampling.acceptance_probability` and
-:func:`specsim.sampling.residual_distribution`, so the page's chi-square check tests the rule that runs.
+Numpy over a handful of tokens for the page's pictures, the same arithmetic as the engine's torch functions
+(:func:`specsim.sampling.acceptance_probability`, :func:`~specsim.sampling.residual_distribution`,
+:func:`~specsim.sampling.accepted_mass`, :func:`specsim.overlap.accepted_mass_by_temperature`), line for line:
+``tests/test_unchanged.py`` holds each one equal to the engine's on random distributions, so the page's chi-square
+check tests the rule that runs. Numpy, not torch, because a class's app replicas never load torch (issue 52): this
+page's sliders answer in the replica, and only the whole-block check (:mod:`specsim.blockcheck`) runs the engine,
+on a worker in class mode.
 """
 
 from __future__ import annotations
@@ -23,12 +27,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 from numpy.typing import ArrayLike
-from scipy import stats
 
-from specsim import overlap, sampling
-from specsim.sampling import acceptance_probability, residual_distribution
+NO_RESIDUAL = 1e-12  # specsim.sampling.residual_distribution: below this mass a rejection never happens
 
 
 def normalise(weights: ArrayLike) -> np.ndarray:
@@ -45,35 +46,43 @@ def normalise(weights: ArrayLike) -> np.ndarray:
 def acceptance_chance(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     """The engine's min(1, p(x)/q(x)) for each token; NaN where q(x) = 0 (the draft never proposes it)."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    return np.array([acceptance_probability(pi, qi) if qi > 0 else np.nan for pi, qi in zip(p, q, strict=True)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(q > 0, np.minimum(1.0, p / q), np.nan)
 
 
 def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
     """Σ min(p, q): the chance that a proposal x ~ q is kept (the engine's :func:`specsim.sampling.accepted_mass`)."""
-    return float(sampling.accepted_mass(torch.as_tensor(np.asarray(p, dtype=float)),
-                                        torch.as_tensor(np.asarray(q, dtype=float))))
+    return float(np.minimum(np.asarray(p, dtype=float), np.asarray(q, dtype=float)).sum())
 
 
 def total_variation(p: ArrayLike, q: ArrayLike) -> float:
     """TV(p, q) = ½ Σ |p − q| (:func:`specsim.overlap.total_variation`); Σ min(p, q) = 1 − TV(p, q)."""
-    return float(overlap.total_variation(torch.as_tensor(np.asarray(p, dtype=float)),
-                                         torch.as_tensor(np.asarray(q, dtype=float))))
+    return float(0.5 * np.abs(np.asarray(p, dtype=float) - np.asarray(q, dtype=float)).sum())
+
+
+def tempered(probs: ArrayLike, temperature: float) -> np.ndarray:
+    """A distribution at temperature T > 0 from its T = 1 probabilities: softmax(log p / T), the largest log-probability
+    subtracted first (the engine's :func:`specsim.sampling.warp`). A token with probability 0 keeps probability 0."""
+    with np.errstate(divide="ignore"):
+        logits = np.log(np.asarray(probs, dtype=float))
+    shifted = np.exp((logits - logits.max()) / temperature)
+    return shifted / shifted.sum()
 
 
 def overlap_by_temperature(p: ArrayLike, q: ArrayLike, temperatures: ArrayLike) -> np.ndarray:
-    """Σ min(p_T, q_T) at each temperature, p and q being the models' distributions at T = 1: the engine's
-    warp of log p and log q (:func:`specsim.overlap.accepted_mass_by_temperature`; T = 0 is the greedy rule).
-    A token with probability 0 keeps probability 0 at every temperature."""
-    with np.errstate(divide="ignore"):
-        logits = [torch.as_tensor(np.log(np.asarray(x, dtype=float))) for x in (p, q)]
-    return np.array(overlap.accepted_mass_by_temperature(*logits, [float(t) for t in np.asarray(temperatures)]))
+    """Σ min(p_T, q_T) at each temperature, p and q being the models' distributions at T = 1, warped as the engine
+    warps them (:func:`specsim.overlap.accepted_mass_by_temperature`). T = 0 is the greedy rule: the draft's argmax
+    is kept iff it is the target's argmax too."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    return np.array([float(np.argmax(q) == np.argmax(p)) if t <= 0 else accepted_mass(tempered(p, t), tempered(q, t))
+                     for t in (float(t) for t in np.asarray(temperatures))])
 
 
 def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray | None:
     """The engine's norm(max(0, p − q)), or None when p ≤ q everywhere (then a rejection never happens)."""
-    dist, mass = residual_distribution(torch.as_tensor(np.asarray(p, dtype=float)),
-                                       torch.as_tensor(np.asarray(q, dtype=float)))
-    return dist.numpy() if mass > 0 else None
+    positive = np.clip(np.asarray(p, dtype=float) - np.asarray(q, dtype=float), 0.0, None)
+    mass = float(positive.sum())
+    return positive / mass if mass > NO_RESIDUAL else None
 
 
 def output_distribution(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -122,4 +131,6 @@ def chi_square(counts: ArrayLike, probs: ArrayLike) -> ChiSquare:
     expected = n * probs[used]
     stat = float(((counts[used] - expected) ** 2 / expected).sum())
     dof = int(used.sum()) - 1
-    return ChiSquare(stat, dof, float(stats.chi2.sf(stat, dof)) if dof > 0 else 1.0)
+    from scipy.special import chdtrc  # the chi-square survival function, without scipy.stats' 45 MB of imports
+
+    return ChiSquare(stat, dof, float(chdtrc(dof, stat)) if dof > 0 else 1.0)

@@ -18,6 +18,14 @@ import time
 REGISTERED_CHECK_S = 2.0
 
 
+def _publish_profile(conn) -> None:
+    """This machine's profile (when it has been measured), for the class's pages."""
+    from specsim import jobs, machine
+
+    profile = machine.cached()
+    jobs.publish_profile(conn, None if profile is None else profile.to_json())
+
+
 def _stay_registered(worker, machine: str) -> None:
     """Register again after Redis came back empty from a restart. RQ reconnects on its own (a blocked wait for a job
     is retried by redis-py), but the registration that Worker.count and the pages' estimates read is gone."""
@@ -36,6 +44,7 @@ def _stay_registered(worker, machine: str) -> None:
                 worker.connection.delete(worker.key)
                 worker.register_birth()
                 worker.connection.sadd(jobs.MACHINES, machine)
+                _publish_profile(worker.connection)
         except Exception:  # noqa: BLE001 - Redis still down: the next check tries again
             continue
 
@@ -68,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         jobs.SHELF.target(RunRequest((), target=target))
     machine = machine_id(default_device())
     conn.sadd(jobs.MACHINES, machine)
+    _publish_profile(conn)
 
     # The process id makes the name unique: a worker restarted after a kill -9 must not meet its predecessor's
     # registration, which stays in Redis until it expires (RQ then refuses the name).

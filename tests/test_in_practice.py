@@ -71,3 +71,20 @@ def test_one_click_measures_every_domain(monkeypatch):
     assert [r.domain for r in results] == ["code", "prose", "echo"]
     assert all(r.loops > 0 and 0 <= r.alpha <= 1 for r in results)
     assert any(f"{results[0].accepted} of {results[0].checked}" in m.value for m in at.markdown)
+
+
+def test_the_loops_size_is_read_from_the_source_of_the_objects_that_run():
+    """The page counts the loop's lines from the files without importing them (a class replica loads no torch); the
+    counts are those of the objects the engine runs, decorators included."""
+    import inspect
+    from pathlib import Path
+
+    from app.practice import loop_size
+    from specsim.engine import SpeculativeStep, decode_loop
+    from specsim.paths import REPO_ROOT
+    from specsim.verify import verify
+
+    for part, obj in zip(loop_size.core_loop(), (verify, SpeculativeStep, decode_loop), strict=True):
+        assert part.name == obj.__name__
+        assert Path(inspect.getsourcefile(obj)).resolve() == (REPO_ROOT / part.file).resolve()
+        assert part.lines == len(inspect.getsource(obj).splitlines())

@@ -139,3 +139,14 @@ print("\\n".join(seen))
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "", done.stdout
+
+
+def test_no_app_module_hides_a_standard_library_module():
+    """Streamlit puts app/ first on sys.path: an app/profile.py made ``import profile`` (used by transformers through
+    cProfile) find the app's module, and loading a model failed under AppTest."""
+    import sys
+
+    from tests.conftest import ROOT
+
+    clashes = sorted(p.stem for p in (ROOT / "app").glob("*.py") if p.stem in sys.stdlib_module_names)
+    assert not clashes, clashes

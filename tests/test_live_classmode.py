@@ -189,81 +189,11 @@ def hand_trace_iteration():
 # ---- the other pages' measurements as class tasks (specsim.tasks) ---------------------------------------------
 
 
-def _no_model_here(monkeypatch):
-    """In class mode the page's own process loads no model: a load here fails the test."""
-    def refuse(*_a, **_k):
-        raise AssertionError("the page loaded a model in class mode")
-
-    monkeypatch.setattr("app.loaders.bundled_target", refuse)
-
-
 def _wait(url, job_id, token, timeout_s=120):
     deadline = time.monotonic() + timeout_s
     while (now := jobs.status(url, job_id, token)).state in ("queued", "running") and time.monotonic() < deadline:
         time.sleep(0.1)
     return now
-
-
-def test_the_verify_page_measures_v_on_a_class_worker(class_mode, monkeypatch):
-    from specsim import passcost
-
-    _no_model_here(monkeypatch)
-    at = open_page("verify_free.py", timeout=300)
-    button = at.button(key=state.VERIFY_BUTTON)
-    assert "on a class worker" in button.label
-    button.click().run(timeout=300)
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    curve = at.session_state[state.VERIFY_CURVE]
-    assert curve.ns == passcost.DEFAULT_NS and curve.v[0] == 1.0 and curve.repeats == 5
-    assert any(c.value.startswith("Measured on a class worker:") for c in at.caption)
-    assert not at.session_state[state.VERIFY_RUNNING]
-
-
-def test_the_variants_comparison_runs_on_a_class_worker(class_mode, worker, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    def page():
-        from app import state
-        from app.variants import compare as ui
-        from specsim.variants import compare as cmp
-
-        label = next(iter(cmp.DEMO_PROMPTS))
-        data = ui.run_prompt(label, 8, ("prompt_lookup", "lookahead"))
-        state.put("test_result", data)
-        ui.jacobi_section(data)  # lookahead's windows, named with the texts the worker decoded (issue 52)
-
-    _no_model_here(monkeypatch)
-    at = AppTest.from_function(page, default_timeout=300).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    data = at.session_state["test_result"]
-    lookup = data.comparison.by_key("prompt_lookup")
-    assert lookup is not None and lookup.identical and not data.comparison.errors
-    assert lookup.trace.n_generated == 8 and lookup.trace.settings.drafter == "prompt_lookup"
-    steps = data.comparison.by_key("lookahead").details.steps
-    assert steps and all(t in data.comparison.texts for s in steps for t in s.window_before + s.window_after)
-
-
-def test_the_hood_snippet_and_the_domain_measurement_run_on_a_class_worker(class_mode, monkeypatch):
-    """Issue 52: a replica in class mode loads no model on any page; these two ran the bundled target in the
-    replica's own process."""
-    from tests.conftest import ROOT
-
-    _no_model_here(monkeypatch)
-    monkeypatch.setattr("app.loaders.draft_model", lambda *_a, **_k: (_ for _ in ()).throw(
-        AssertionError("the page loaded a draft model in class mode")))
-    at = open_page("under_the_hood.py", timeout=300)
-    at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=300)
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    index, check = at.session_state[state.HOOD_SNIPPET]
-    from specsim import hf_assisted as hf
-
-    assert index == 0 and set(check.tokens) == {hf.HF_LOOKUP, hf.HF_PLAIN, hf.OURS_LOOKUP, hf.OURS_PLAIN}
-    assert check.first_difference(hf.OURS_LOOKUP, hf.OURS_PLAIN) is None  # the worker's bit-exact lookup
-    at.switch_page(str(ROOT / "pages" / "in_practice.py")).run()
-    at.button(key=state.DOMAIN_BUTTON).click().run(timeout=300)
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    results = at.session_state[state.DOMAIN_RESULTS]
-    assert results and all(r.checked > 0 for r in results)
 
 
 def test_a_class_task_is_the_sessions_own_and_a_waiting_one_can_be_cancelled(redis_url):
@@ -354,3 +284,32 @@ def test_redis_dying_under_a_waiting_run_is_a_message_and_run_works_again_after_
         assert at.session_state[state.LIVE_TRACE] is not None and at.session_state[state.LIVE_PLAIN] is not None
     finally:
         stop_process(server)
+
+
+def test_a_replica_in_class_mode_loads_no_torch_on_any_page_and_stays_under_200_mb(class_mode, worker):
+    """Issue 52, item 5: a learner's session in a process of its own, as on a class replica, through every page and
+    every button that runs a model; each run is the worker's, and the replica never imports torch or transformers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, classmode.QUEUE_ENV: class_mode, classmode.QUEUE_NAME_ENV: worker}
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "replica_session.py")], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not got["problems"], got["problems"]
+    assert got["live"] == {"tokens": 4, "drafter": "prompt_lookup"}
+    from specsim import passcost
+
+    assert got["verify"] == {"ns": list(passcost.DEFAULT_NS), "v1": 1.0, "repeats": 5, "running": False,
+                             "caption": True}
+    assert got["jacobi_named"]
+    assert got["snippet"]["tokens"] == got["snippet"]["expected"] and got["snippet"]["ours_identical"]
+    assert all({"draft_model", "prompt_lookup", "lookahead"} <= set(keys) for keys in got["variants"].values()), got
+    assert got["domains"] and all(got["domains"]) and got["blockcheck"]
+    assert got["modules"] == [], f"the replica imported {got['modules']}, first at {got['first_import']}"
+    assert got["peak_mb"] < 200, f"the replica peaked at {got['peak_mb']:.0f} MB: {got['memory']}"

@@ -59,3 +59,12 @@ def test_figures_plot_the_curve_and_the_model():
     ys = [roofline.batched_speedup(0.7, 4, 0.13, b, 8) for b in batches]
     fig = batch_figure(batches, {"R = 8": ys}, 4)
     assert list(fig.data[0].y) == ys and list(fig.layout.xaxis.tickvals) == list(batches)
+
+
+def test_a_measured_curve_carries_its_monotone_fit_so_a_class_replica_never_fits_it():
+    """VerifyCurve.of fits v(n) where it is measured (a worker, in a class); the fit is the one the page computed."""
+    costs = passcost.PassCosts({1: 0.030, 2: 0.0282, 3: 0.031, 4: 0.029, 8: 0.05}, "bfloat16", 5)
+    curve = VerifyCurve.of(costs, context=45)
+    assert curve.fitted and curve.fitted == VerifyCurve(curve.ns, curve.seconds, 45, 5).v_fitted
+    assert list(curve.fitted) == sorted(curve.fitted) and min(curve.fitted) >= 1.0
+    assert curve.fitted != curve.v  # the dip at n = 2 and n = 4 is fitted away

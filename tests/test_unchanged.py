@@ -144,3 +144,29 @@ def test_temperature_moves_the_overlap_towards_the_greedy_verdict():
     assert one == pytest.approx(u.accepted_mass(p, disagree), abs=1e-6)
     cold, one, hot = u.overlap_by_temperature(p, agree, [0.05, 1.0, 10.0])
     assert cold > 0.999 and one > hot  # flattening p moves mass onto tokens q can never cover
+
+
+def test_the_pages_numpy_rule_is_the_engines_torch_rule_on_random_distributions():
+    """The page computes in numpy (a class replica never loads torch); each function must equal the engine's own."""
+    from specsim import overlap, sampling
+
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        n = int(rng.integers(2, 9))
+        p, q = rng.dirichlet(np.full(n, 0.5)), rng.dirichlet(np.full(n, 0.5))
+        if trial % 5 == 0:
+            q[rng.integers(n)] = 0.0  # a token the draft never proposes
+            q /= q.sum()
+        tp, tq = torch.tensor(p), torch.tensor(q)
+        want = [sampling.acceptance_probability(a, b) if b > 0 else math.nan for a, b in zip(p, q, strict=True)]
+        np.testing.assert_allclose(u.acceptance_chance(p, q), want, rtol=0, atol=1e-12)
+        assert u.accepted_mass(p, q) == pytest.approx(float(sampling.accepted_mass(tp, tq)), abs=1e-12)
+        assert u.total_variation(p, q) == pytest.approx(float(overlap.total_variation(tp, tq)), abs=1e-12)
+        dist, mass = sampling.residual_distribution(tp, tq)
+        mine = u.residual(p, q)
+        assert (mine is None) == (mass == 0.0)
+        if mine is not None:
+            np.testing.assert_allclose(mine, dist.numpy(), rtol=0, atol=1e-12)
+        temperatures = [0.0, 0.05, 0.3, 1.0, 1.7, 4.0]
+        engine = overlap.accepted_mass_by_temperature(tp.log(), tq.log(), temperatures)
+        np.testing.assert_allclose(u.overlap_by_temperature(p, q, temperatures), engine, rtol=0, atol=2e-6)

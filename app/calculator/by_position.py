@@ -54,10 +54,10 @@ def default_source(options: dict[str, Source]) -> str:
 def sources() -> dict[str, Source]:
     """(acceptance at draft positions 1, 2, …, the overall share of checked guesses kept, the run's own (c, v)
     where a plain run of it was recorded) by source name."""
-    from specsim import machine  # here, not at the top: it imports torch (1.6 s), and only this tab needs it
+    from app import class_profile as app_profile  # here, not at the top: out of a class it imports torch (1.6 s)
 
     out: dict[str, tuple[list[float], float]] = {}
-    profile = machine.cached()
+    profile = app_profile.cached()
     if profile is not None and profile.alpha_by_position:
         out[f"this machine's profile: the default draft on {profile.prompts} held-out prompts"] = (
             _measured(profile.alpha_by_position), profile.draft_alpha, None)

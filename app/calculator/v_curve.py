@@ -23,11 +23,11 @@ MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RI
 
 def curves() -> dict[str, np.ndarray]:
     """v(K + 1) for K = K_MIN..K_MAX, by curve name; the measured one first when there is one."""
-    from specsim import machine  # here, not at the top: it imports torch (1.6 s), and only this tab needs it
+    from app import class_profile as app_profile  # here, not at the top: out of a class it imports torch (1.6 s)
 
     ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
     out: dict[str, np.ndarray] = {}
-    profile = machine.cached()
+    profile = app_profile.cached()
     curve = state.get(state.VERIFY_CURVE)
     if profile is not None:
         out["this machine, measured (python -m specsim.machine)"] = np.array(

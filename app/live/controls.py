@@ -11,11 +11,11 @@ from dataclasses import replace
 
 import streamlit as st
 
+from app import class_profile as app_profile
 from app import state, urlcodec
 from app.live import params as live_params
 from app.live.params import DRAFTERS
 from app.settings import LiveSettings
-from specsim import machine
 from specsim.prompt_sets import EXAMPLES
 
 
@@ -27,7 +27,7 @@ def apply_url(pairs: Mapping[str, str]) -> None:
     query = urlcodec.ours({key: st.query_params.get_all(key) for key in st.query_params}, live_params.NAMES)
     if not query:
         return
-    starting = replace(LiveSettings(), k=machine.default_k()[0])  # the page starts at this machine's K
+    starting = replace(LiveSettings(), k=app_profile.default_k()[0])  # the page starts at this machine's K
     settings, notices = live_params.parse_query(query, list(pairs), starting)
     for param in live_params.PARAMS:
         if param.name in query:
@@ -47,7 +47,7 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
     """Draw the form; return what it is set to (validation happens when Run is pressed)."""
     state.init()
     if state.get(state.LIVE_K) is None:  # the first visit: this machine's measured best K (read here, not at import)
-        state.show(state.LIVE_K, str(machine.default_k()[0]))
+        state.show(state.LIVE_K, str(app_profile.default_k()[0]))
     left, right = st.columns([2, 1])
     with right:
         if state.get(state.LIVE_PAIR) not in pairs:
@@ -101,5 +101,5 @@ def write_url(settings: LiveSettings) -> None:
     """Put ``settings`` in the address bar, touching only the live page's own parameters; a refused value
     leaves its parameter as the address has it."""
     current = urlcodec.ours(st.query_params.to_dict(), live_params.NAMES)
-    starting = replace(LiveSettings(), k=machine.default_k()[0])  # what a new session opens with
+    starting = replace(LiveSettings(), k=app_profile.default_k()[0])  # what a new session opens with
     state.write_query(live_params.NAMES, live_params.to_query(settings, current), live_params.to_query(starting))

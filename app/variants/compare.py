@@ -15,7 +15,6 @@ from specsim import costmodel, fairtime, methods, replay
 from specsim.models import format_prompt
 from specsim.paths import HELDOUT_RESULTS
 from specsim.variants import compare as cmp
-from specsim.variants.lookahead import jacobi_demo
 
 
 @dataclass
@@ -71,6 +70,8 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = methods.VAR
         data = PageData(comparison)
         if "lookahead" in variants:
             bar.progress(0.98, text="Jacobi iterations for one window")
+            from specsim.variants.lookahead import jacobi_demo  # here: a class replica never loads torch
+
             ids = format_prompt(target.tokenizer, cmp.DEMO_PROMPTS[label])
             data.jacobi = jacobi_demo(target, ids)
             data.jacobi_texts = [[target.tokenizer.decode([t]) for t in row] for row in data.jacobi]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import streamlit as st
-import torch
 
 from app import classtask, loaders, state
 from specsim import passcost
@@ -30,6 +29,8 @@ def measure() -> None:
             state.put(state.VERIFY_CURVE, curve)
         state.put(state.VERIFY_RUNNING, False)
         return
+    import torch  # here, after the class's branch: a class replica never loads torch
+
     try:
         with st.spinner("Timing target passes over 1 to 16 tokens, every size once per round, after a warm-up…"):
             target = loaders.bundled_target()

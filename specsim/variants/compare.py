@@ -21,8 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from specsim import fairtime, methods
 from specsim.methods import LABELS, VARIANTS, VariantRun
@@ -30,7 +29,10 @@ from specsim.models import LoadedModel, format_prompt, load_bundled_target
 from specsim.prompt_sets import load_heldout
 from specsim.timing import PLAIN, Contender, time_decoders
 from specsim.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
-from specsim.variants.medusa import MedusaHeads
+
+if TYPE_CHECKING:
+
+    from specsim.variants.medusa import MedusaHeads
 
 DEMO_PROMPTS = {
     "Edit code (the answer copies the prompt)": (
@@ -57,7 +59,7 @@ class VariantResult:
     extra_parameters: int
     training: str
     identical: bool  # same tokens as plain greedy decoding
-    details: object = None  # LookaheadRun, MedusaTreeRun, the MedusaHeads or the draft's name
+    details: object = None  # LookaheadRun, MedusaTreeRun or the draft's name: plain data (specsim.variants.runs)
     fair: fairtime.FairSpeedup | None = None  # wall clock against cost model (None for plain decoding)
     pairs: tuple[tuple[Trace, Trace], ...] = ()  # (this variant, plain) per timed round
 
@@ -244,6 +246,9 @@ def format_table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import torch
+
+    from specsim.variants.medusa import MedusaHeads
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", help="one prompt (default: the demo prompts)")
     parser.add_argument("--heldout", type=int, default=0, help="run the first N held-out prompts instead")

@@ -30,7 +30,6 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
@@ -41,36 +40,11 @@ from specsim.engine import decode_loop
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.step import Checked, run_settings
-from specsim.trace import Iteration, Trace
+from specsim.trace import Iteration
+from specsim.variants.runs import JacobiStep, LookaheadRun
 from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree
 
 POOL_PER_KEY = 8  # n-grams kept per first token (most recent first)
-
-
-@dataclass(frozen=True)
-class JacobiStep:
-    """One lookahead pass: the window before and after its Jacobi iteration, and what was kept."""
-
-    index: int
-    context_len: int  # the window guesses positions context_len, context_len + 1, ...
-    window_before: tuple[int, ...]
-    window_after: tuple[int, ...]  # the pass's argmax at each window slot (slot 1 is always right)
-    candidates: tuple[tuple[int, ...], ...]  # pool n-grams verified in the same pass
-    winner: str  # "jacobi", "n-gram i" or "none" (only the target's own token was kept)
-    n_accepted: int  # guessed tokens kept (the +1 token not counted)
-    emitted: tuple[int, ...]
-    pool_size: int
-    pass_tokens: int  # tokens the target read in this pass (the tree's size)
-    time_s: float
-
-
-@dataclass(frozen=True)
-class LookaheadRun:
-    trace: Trace
-    steps: tuple[JacobiStep, ...]
-    window: int
-    ngram: int
-    max_candidates: int
 
 
 class NgramPool:

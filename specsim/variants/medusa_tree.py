@@ -11,7 +11,6 @@ own next token. The same pass yields the hidden state that drafts the next tree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
@@ -22,35 +21,14 @@ from specsim.engine import decode_loop
 from specsim.models import LoadedModel
 from specsim.sampling import SamplingConfig
 from specsim.step import Checked, run_settings
-from specsim.trace import Iteration, Trace
+from specsim.trace import Iteration
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
+from specsim.variants.runs import MedusaTreeRun, TreeStep
 from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree
 
 DEFAULT_CHOICES: tuple[tuple[int, ...], ...] = (
     (0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0, 1, 0), (1, 0, 0), (0, 0, 0, 0),
 )
-
-
-@dataclass(frozen=True)
-class TreeStep:
-    """One Medusa pass: the candidate tree and the branch the target accepted."""
-
-    index: int
-    context_len: int
-    tokens: tuple[int, ...]  # node 0 is the root (the context's last token)
-    parents: tuple[int, ...]
-    labels: tuple[str, ...]  # "head d #r": head d's r-th choice
-    accepted_nodes: tuple[int, ...]  # the kept path below the root
-    extra: int  # the target's own token after the kept path
-    emitted: tuple[int, ...]
-    time_s: float
-
-
-@dataclass(frozen=True)
-class MedusaTreeRun:
-    trace: Trace
-    steps: tuple[TreeStep, ...]
-    choices: tuple[tuple[int, ...], ...]
 
 
 def build_tree(root: int, head_probs: torch.Tensor, vocab_ids: torch.Tensor,

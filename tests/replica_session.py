@@ -1,0 +1,125 @@
+"""One learner's session on a class replica, in a process of its own (issue 52, item 5): run by
+``tests/test_live_classmode.py`` with ``SPECSIM_QUEUE_URL`` set, it opens every page through the app's navigation and
+presses every button that runs a model (a live run, the verify page's v(n), the variants comparison, *Under the
+hood*'s K policies and transformers snippet, *In practice*'s domains, the whole-block check), each served by a class
+worker. It prints one JSON line: what each action produced, the page errors, the torch and transformers modules this
+process imported, and its peak resident memory (VmHWM)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sys
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app import state  # noqa: E402
+from app.urlcodec import number_text  # noqa: E402
+from tests.conftest import open_page  # noqa: E402
+
+PAGES = ("home.py", "calculator.py", "live.py", "under_the_hood.py", "why_unchanged.py", "verify_free.py",
+         "variants.py", "in_practice.py", "interview.py", "knowledge_quiz.py", "sequence_quiz.py")
+
+
+FIRST_HEAVY_IMPORT: list[str] = []  # where this process first imported torch or transformers: the failure's reason
+_import = builtins.__import__
+
+
+def _watch(name, *args, **kwargs):
+    if not FIRST_HEAVY_IMPORT and name.split(".")[0] in ("torch", "transformers"):
+        FIRST_HEAVY_IMPORT.extend(f"{f.filename.removeprefix(str(ROOT) + '/')}:{f.lineno}"
+                                  for f in traceback.extract_stack()[:-1] if f.filename.startswith(str(ROOT)))
+    return _import(name, *args, **kwargs)
+
+
+builtins.__import__ = _watch
+
+
+MEMORY: dict[str, float] = {}  # resident memory (MB) after each action, for the failure's message
+
+
+def _problems(at, where: str) -> list[str]:
+    MEMORY[where] = _status("VmRSS:")
+    return [f"{where}: {e.value}" for e in (*at.exception, *at.error)]
+
+
+def _status(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def peak_mb() -> float:
+    return _status("VmHWM:")
+
+
+def main() -> dict:
+    out: dict = {"problems": []}
+    at = open_page(None, timeout=300)
+    for page in PAGES:  # every page drawn once, as a learner clicking through the sidebar
+        at.switch_page(str(ROOT / "pages" / page)).run()
+        out["problems"] += _problems(at, page)
+
+    at.switch_page(str(ROOT / "pages" / "live.py")).run()
+    at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value("red green blue red green blue red green")
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("prompt_lookup")
+    for key, value in ((state.LIVE_K, "2"), (state.LIVE_MAX_NEW, "4"), (state.LIVE_TEMPERATURE, number_text(0.0))):
+        at.text_input(key=state.widget_key(key)).set_value(value)
+    at.button(key=state.LIVE_RUN_BUTTON).click().run(timeout=300)
+    out["problems"] += _problems(at, "live run")
+    spec = at.session_state[state.LIVE_TRACE]
+    out["live"] = None if spec is None else {"tokens": spec.n_generated, "drafter": spec.settings.drafter}
+
+    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    at.button(key=state.VERIFY_BUTTON).click().run(timeout=300)
+    out["problems"] += _problems(at, "verify")
+    curve = at.session_state[state.VERIFY_CURVE]
+    caption = any(c.value.startswith("Measured on a class worker:") for c in at.caption)
+    out["verify"] = None if curve is None else {"ns": list(curve.ns), "v1": curve.v[0], "repeats": curve.repeats,
+                                                "running": at.session_state[state.VERIFY_RUNNING], "caption": caption}
+
+    at.session_state[state.VAR_MAX_NEW] = 8  # the slider's smallest: the worker runs every variant on 8 tokens
+    at.switch_page(str(ROOT / "pages" / "variants.py")).run()
+    at.button(key=state.VAR_RUN_BUTTON).click().run(timeout=600)
+    out["problems"] += _problems(at, "variants")
+    results = at.session_state[state.VAR_RESULTS]
+    out["variants"] = {key[0]: sorted(r.key for r in data.comparison.results if r.identical)
+                       for key, data in results.items()}
+    out["jacobi_named"] = all(  # lookahead's windows, named with the texts the worker decoded
+        t in data.comparison.texts for data in results.values()
+        for s in data.comparison.by_key("lookahead").details.steps for t in s.window_before + s.window_after)
+
+    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    for button in (state.HOOD_POLICIES_BUTTON, state.HOOD_SNIPPET_BUTTON):
+        at.button(key=button).click().run(timeout=300)
+        out["problems"] += _problems(at, button)
+    from specsim import hf_assisted as hf
+
+    _, snippet = at.session_state[state.HOOD_SNIPPET]
+    out["snippet"] = {"tokens": sorted(snippet.tokens), "ours_identical": snippet.first_difference(
+        hf.OURS_LOOKUP, hf.OURS_PLAIN) is None, "expected": sorted({hf.HF_LOOKUP, hf.HF_PLAIN, hf.OURS_LOOKUP,
+                                                                     hf.OURS_PLAIN})}
+
+    at.switch_page(str(ROOT / "pages" / "in_practice.py")).run()
+    at.button(key=state.DOMAIN_BUTTON).click().run(timeout=300)
+    out["problems"] += _problems(at, "domains")
+    out["domains"] = [r.checked for r in at.session_state[state.DOMAIN_RESULTS] or []]
+
+    at.switch_page(str(ROOT / "pages" / "why_unchanged.py")).run()
+    at.button(key=state.PQ_BLOCK_BUTTON).click().run(timeout=300)
+    out["problems"] += _problems(at, "whole-block check")
+    check = at.session_state[state.PQ_BLOCK_CHECK]
+    out["blockcheck"] = None if check is None else check.runs
+
+    out["modules"] = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))[:10]
+    out["first_import"] = FIRST_HEAVY_IMPORT[-8:]
+    out["peak_mb"], out["memory"] = peak_mb(), MEMORY
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(main()))
