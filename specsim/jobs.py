@@ -20,11 +20,16 @@ iterations as the worker records them (:func:`iterations`), and the traces once 
   back at the front of its queue, once, as a new RQ job (the run's record names it, ``rq``); the status says so.
   A second death fails the run with a message; it never waits on a dead worker.
 
-Redis holds, per job: ``specsim:job:<id>`` (a hash: the token's digest, the cache key, the state of a cached
-answer, an error message), ``…:iters`` (one JSON progress report per iteration), ``…:cancel``, ``…:alive`` and
-``…:result``, and ``…:tickets`` (the job ids that want this run: its own and its followers'); a follower's hash
-names the run it follows (``run``). ``specsim:inflight:<key>`` points at the run of a request while it is queued
-or running. Every one expires :data:`KEEP_S` after the job is submitted or done.
+Every job id is an RQ job, and its record is RQ's job ``meta``: the token's digest, its queue, the run it follows
+(``run``), the cache key and state of a cached answer, an error message for the page, a task's latest progress, and
+after a retry the RQ job that runs it now (``rq``). Updates to a record take a short Redis lock (:func:`_update`), so
+the page and the worker never overwrite each other's fields. A run's traces, and a task's value, are the RQ job's
+stored result (a cached answer gets one at once, :class:`rq.results.Result`). Beside RQ, Redis holds what RQ has no
+feature for: ``specsim:job:<id>:iters`` (one JSON progress report per iteration, read while the run goes on),
+``…:cancel`` (the cooperative stop, which keeps a partial trace), ``…:alive`` (the run's own heartbeat, for the
+3-second dead-worker report) and ``…:tickets`` (the job ids that want this run: its own and its followers');
+``specsim:inflight:<key>`` points at the run of a request while it is queued or running. Every one expires
+:data:`KEEP_S` after the job is submitted or done.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from rq import Queue, Worker, get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 from rq.job import JobStatus as RQStatus
+from rq.results import Result
 
 from specsim.liverun import LiveRun, ModelShelf, Progress, RunRequest, run_request
 from specsim.runcache import CachedRun, RedisStore, machine_id, run_key
@@ -147,9 +153,56 @@ def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _job(conn, job_id: str) -> Job | None:
+    """The RQ job ``job_id`` (None when there is none, or the id is not one RQ could have made)."""
+    try:
+        return Job.fetch(job_id, connection=conn)
+    except (NoSuchJobError, ValueError):
+        return None
+
+
 def _record(conn, job_id: str) -> dict[str, str]:
-    """The job's hash as text (empty when there is none)."""
-    return {_text(k): _text(v) for k, v in conn.hgetall(_key(job_id)).items()}
+    """The job's record (its RQ meta) as text; empty when there is none."""
+    job = _job(conn, job_id)
+    return {} if job is None else {k: _text(v) for k, v in job.meta.items() if v is not None}
+
+
+def _update(conn, job_id: str, **fields) -> None:
+    """Set ``fields`` in the job's record (a None drops one). The lock keeps a page's and a worker's updates of the
+    same record from overwriting each other (RQ saves ``meta`` whole)."""
+    with conn.lock(f"specsim:lock:{job_id}", timeout=5, blocking_timeout=5):
+        job = _job(conn, job_id)
+        if job is None:
+            return
+        job.meta.update({k: v for k, v in fields.items() if v is not None})
+        for k in [k for k, v in fields.items() if v is None]:
+            job.meta.pop(k, None)
+        job.save_meta()
+
+
+def _claim(conn, job_id: str, field: str) -> bool:
+    """Set ``field`` in the job's record unless it is set already; True for the one caller that set it."""
+    with conn.lock(f"specsim:lock:{job_id}", timeout=5, blocking_timeout=5):
+        job = _job(conn, job_id)
+        if job is None or job.meta.get(field):
+            return False
+        job.meta[field] = time.time()
+        job.save_meta()
+        return True
+
+
+def _unqueued(conn, job_id: str, record: dict, result: dict | None = None) -> None:
+    """An RQ job that never runs: a ticket that follows another run, or a cached answer (finished, ``result`` its
+    stored result). It carries the record, and expires KEEP_S from now."""
+    job = Job.create(run_job, (job_id, {}), connection=conn, id=job_id, meta=record, result_ttl=KEEP_S,
+                     failure_ttl=KEEP_S, ttl=KEEP_S,
+                     status=RQStatus.FINISHED if result is not None else RQStatus.CREATED)
+    with conn.pipeline() as pipe:
+        job.save(pipeline=pipe)
+        if result is not None:
+            Result.create(job, Result.Type.SUCCESSFUL, ttl=KEEP_S, return_value=result, pipeline=pipe)
+        pipe.expire(job.key, KEEP_S).sadd(_key(job_id, "tickets"), job_id).expire(_key(job_id, "tickets"), KEEP_S)
+        pipe.execute()
 
 
 def _meta(conn, job_id: str, session_token: str) -> dict[str, str]:
@@ -223,10 +276,9 @@ def new_job(conn, queue: str, func, args: tuple, session_token: str, **meta) -> 
     *args)`` on RQ under the same id, and return the id. :func:`status` and :func:`cancel` then follow it."""
     job_id = secrets.token_urlsafe(18)
     record = {"token": _digest(session_token), "queue": queue, "submitted": time.time(), **meta}
-    with conn.pipeline() as pipe:
-        pipe.hset(_key(job_id), mapping=record).expire(_key(job_id), KEEP_S)
-        pipe.sadd(_key(job_id, "tickets"), job_id).expire(_key(job_id, "tickets"), KEEP_S).execute()
-    Queue(queue, connection=conn).enqueue(func, job_id, *args, job_id=job_id, job_timeout=JOB_TIMEOUT_S,
+    conn.sadd(_key(job_id, "tickets"), job_id)
+    conn.expire(_key(job_id, "tickets"), KEEP_S)
+    Queue(queue, connection=conn).enqueue(func, job_id, *args, job_id=job_id, meta=record, job_timeout=JOB_TIMEOUT_S,
                                           result_ttl=KEEP_S, failure_ttl=KEEP_S, ttl=KEEP_S)
     return job_id
 
@@ -240,28 +292,24 @@ def returned_value(redis_url: str, job_id: str, session_token: str):
     """What the job's function returned, as RQ stored it; None before it finished (or after a failure)."""
     conn = connect(redis_url)
     meta = _meta(conn, job_id, session_token)
-    try:
-        job = Job.fetch(meta.get("rq") or job_id, connection=conn)
-    except NoSuchJobError:
-        return None
-    return job.return_value(refresh=True) if job.get_status() == RQStatus.FINISHED else None
+    job = _job(conn, meta.get("rq") or job_id)
+    return job.return_value(refresh=True) if job is not None and job.get_status() == RQStatus.FINISHED else None
 
 
 def began(conn, job_id: str) -> None:
     """A worker started the job (the time the dead-worker check counts from)."""
-    conn.hset(_key(job_id), "began", time.time())
+    _update(conn, job_id, began=time.time())
 
 
 def ended(conn, job_id: str, state: str | None = None, message: str = "") -> None:
     """The job's function is done: it ``returned`` (state None; RQ stores its value), or it ended ``failed`` or
     ``cancelled`` with ``message`` for the page."""
     if state is None:
-        conn.hset(_key(job_id), "returned", 1)
+        _update(conn, job_id, returned=1)
     elif state == "failed":
-        conn.hset(_key(job_id), "error", message)
+        _update(conn, job_id, error=message)
     else:
-        conn.hset(_key(job_id), mapping={"state": state, "error": message})
-    conn.expire(_key(job_id), KEEP_S)
+        _update(conn, job_id, state=state, error=message)
 
 
 # ---- the page's side --------------------------------------------------------------------------------------------
@@ -284,25 +332,22 @@ def submit(redis_url: str, request: RunRequest, session_token: str, queue: str =
         key, entry = hit
         result = {"spec": json.loads(entry.spec.to_json()), "plain": json.loads(entry.plain.to_json()),
                   "stopped_in": None, "recorded_at": entry.recorded_at, "machine": entry.machine, "cached": True}
-        with conn.pipeline() as pipe:
-            pipe.hset(_key(job_id), mapping={**meta, "key": key, "state": "cached"}).expire(_key(job_id), KEEP_S)
-            pipe.set(_key(job_id, "result"), json.dumps(result), ex=KEEP_S).execute()
+        _unqueued(conn, job_id, {**meta, "key": key, "state": "cached"}, result)
         return job_id
     leader = _text(conn.get(_inflight(request)) or "")
     if leader and _follow(conn, leader, job_id, meta):
         return job_id
     rq_queue = Queue(queue, connection=conn)
     check_room(conn, rq_queue, max_queued)
-    with conn.pipeline() as pipe:
-        pipe.hset(_key(job_id), mapping={**meta, "inflight": _inflight(request)}).expire(_key(job_id), KEEP_S)
-        pipe.sadd(_key(job_id, "tickets"), job_id).expire(_key(job_id, "tickets"), KEEP_S).execute()
     if not conn.set(_inflight(request), job_id, ex=KEEP_S, nx=True):  # another session's run got there first
         leader = _text(conn.get(_inflight(request)) or "")
         if leader and _follow(conn, leader, job_id, meta):
             return job_id
         conn.set(_inflight(request), job_id, ex=KEEP_S)
-    rq_queue.enqueue(run_job, job_id, request.to_dict(), job_id=job_id, job_timeout=JOB_TIMEOUT_S, result_ttl=KEEP_S,
-                     failure_ttl=KEEP_S, ttl=KEEP_S)
+    conn.sadd(_key(job_id, "tickets"), job_id)
+    conn.expire(_key(job_id, "tickets"), KEEP_S)
+    rq_queue.enqueue(run_job, job_id, request.to_dict(), job_id=job_id, meta={**meta, "inflight": _inflight(request)},
+                     job_timeout=JOB_TIMEOUT_S, result_ttl=KEEP_S, failure_ttl=KEEP_S, ttl=KEEP_S)
     return job_id
 
 
@@ -311,9 +356,8 @@ def _follow(conn, leader: str, job_id: str, meta: dict) -> bool:
     lead = _record(conn, leader)
     if not lead or lead.get("state") or _run_state(conn, leader, lead).state not in ("queued", "running"):
         return False
-    with conn.pipeline() as pipe:
-        pipe.hset(_key(job_id), mapping={**meta, "run": leader}).expire(_key(job_id), KEEP_S)
-        pipe.sadd(_key(leader, "tickets"), job_id).execute()
+    _unqueued(conn, job_id, {**meta, "run": leader})
+    conn.sadd(_key(leader, "tickets"), job_id)
     return True
 
 
@@ -354,11 +398,10 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
         return JobStatus("finished", "Answered from the class's run cache.", cached=True)
     if meta.get("state") in ("failed", "cancelled"):
         return JobStatus(meta["state"], meta.get("error", ""), iterations=count)
-    try:
-        job = Job.fetch(meta.get("rq") or job_id, connection=conn)  # "rq": the run's job after a retry
-        rq_state = job.get_status()
-    except NoSuchJobError:
+    job = _job(conn, meta.get("rq") or job_id)  # "rq": the run's job after a retry
+    if job is None:
         return JobStatus("failed", "The run expired before it was read.", iterations=count)
+    rq_state = job.get_status()
     attempt = 2 if meta.get("retried") else 1
     mean = _mean_duration(conn)
     if rq_state in (RQStatus.QUEUED, RQStatus.DEFERRED, RQStatus.SCHEDULED, RQStatus.CREATED):
@@ -372,15 +415,15 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
         if not conn.exists(_key(job_id, "alive")) and time.time() - started > ALIVE_TTL_S:
             # no heartbeat: the run ended and RQ has not marked it yet (its result or its error is written
             # before the heartbeat stops), or its worker died
-            if conn.exists(_key(job_id, "result")):
+            if job.latest_result() is not None:
                 return JobStatus("finished", "Done.", iterations=count, attempt=attempt)
-            if meta.get("returned"):  # a task's value is on its way into RQ's results
+            if meta.get("returned"):  # the value is on its way into RQ's results
                 return JobStatus("running", "Saving the result.", iterations=count, attempt=attempt)
             if meta.get("error"):
                 return JobStatus("failed", meta["error"], iterations=count)
             if _retry(conn, job_id, meta, job):  # the first death costs a wait, not the run
                 return JobStatus("queued", RETRIED + "Waiting for a worker.", 1, mean, attempt=2)
-            conn.hset(_key(job_id), mapping={"state": "failed", "error": DEAD_AGAIN if attempt == 2 else DEAD_WORKER})
+            _update(conn, job_id, state="failed", error=DEAD_AGAIN if attempt == 2 else DEAD_WORKER)
             return JobStatus("failed", DEAD_AGAIN if attempt == 2 else DEAD_WORKER, iterations=count)
         return JobStatus("running", "Running.", eta_s=max(0.0, mean - (time.time() - started)), iterations=count,
                          attempt=attempt)
@@ -397,12 +440,11 @@ def _run_state(conn, job_id: str, meta: dict[str, str]) -> JobStatus:
 def _retry(conn, run: str, meta: dict[str, str], job: Job) -> bool:
     """Put a run whose worker died back at the front of its queue, once (True); the poller that sets the run's
     ``retried`` mark first does it. The dead worker's partial progress is dropped: the run starts again."""
-    if meta.get("retried") or not conn.hsetnx(_key(run), "retried", time.time()):
+    if meta.get("retried") or not _claim(conn, run, "retried"):
         return False
     again = f"{run}-retry"  # RQ ids take letters, digits, - and _
-    with conn.pipeline() as pipe:
-        pipe.delete(_key(run, "iters"), _key(run, "alive")).hdel(_key(run), "began", "progress")
-        pipe.hset(_key(run), "rq", again).execute()
+    conn.delete(_key(run, "iters"), _key(run, "alive"))
+    _update(conn, run, began=None, progress=None, returned=None, rq=again)
     Queue(meta["queue"], connection=conn).enqueue(
         job.func, *job.args, job_id=again, at_front=True, job_timeout=JOB_TIMEOUT_S, result_ttl=KEEP_S,
         failure_ttl=KEEP_S, ttl=KEEP_S)
@@ -423,11 +465,13 @@ def iterations(redis_url: str, job_id: str, session_token: str, start: int = 0) 
 def result(redis_url: str, job_id: str, session_token: str) -> JobResult | None:
     """The finished job's run; None while it has not finished (or after a failure)."""
     conn = connect(redis_url)
-    run = _run_of(_meta(conn, job_id, session_token), job_id)
-    raw = conn.get(_key(run, "result"))
-    if raw is None:
+    meta = _meta(conn, job_id, session_token)
+    run = _run_of(meta, job_id)
+    lead = meta if run == job_id else _record(conn, run)
+    job = _job(conn, lead.get("rq") or run)
+    data = None if job is None else job.return_value(refresh=True)
+    if data is None:
         return None
-    data = json.loads(raw)
 
     def trace(part: str) -> Trace | None:
         return None if data[part] is None else Trace.from_json(json.dumps(data[part]))
@@ -447,26 +491,24 @@ def cancel(redis_url: str, job_id: str, session_token: str) -> str:
     if meta.get("state"):
         return "finished" if meta["state"] == "cached" else meta["state"]
     run = _run_of(meta, job_id)
-    try:
-        job = Job.fetch(_text(conn.hget(_key(run), "rq") or run), connection=conn)  # a retried run's new job
-        rq_state = job.get_status()
-    except NoSuchJobError:
+    job = _job(conn, _record(conn, run).get("rq") or run)  # a retried run's new job
+    if job is None:
         return status(redis_url, job_id, session_token).state
+    rq_state = job.get_status()
     wanted = rq_state in (RQStatus.QUEUED, RQStatus.STARTED)
     if wanted:
         with conn.pipeline() as pipe:
             pipe.srem(_key(run, "tickets"), job_id).scard(_key(run, "tickets"))
             others = pipe.execute()[-1]
-        if others:  # "left", not "state": a leader's hash is also its run's, which goes on
-            conn.hset(_key(job_id), "left", 1)
+        if others:  # "left", not "state": a leader's record is also its run's, which goes on
+            _update(conn, job_id, left=1)
             return "left"
     if rq_state == RQStatus.QUEUED:
         conn.set(_key(run, "cancel"), 1, ex=KEEP_S)  # in case a worker takes it at this very moment
         job.cancel()
         _landed(conn, run)
-        cancelled = {"state": "cancelled", "error": "Cancelled before it started."}
         for ticket in {run, job_id}:
-            conn.hset(_key(ticket), mapping=cancelled)
+            _update(conn, ticket, state="cancelled", error="Cancelled before it started.")
         return "cancelled"
     if rq_state == RQStatus.STARTED:
         conn.set(_key(run, "cancel"), 1, ex=KEEP_S)
@@ -476,7 +518,7 @@ def cancel(redis_url: str, job_id: str, session_token: str) -> str:
 
 def _landed(conn, run: str) -> None:
     """The run ``run`` is no longer in flight: a new identical request starts a run of its own."""
-    inflight = _text(conn.hget(_key(run), "inflight") or "")
+    inflight = _record(conn, run).get("inflight", "")
     if inflight and _text(conn.get(inflight) or "") == run:
         conn.delete(inflight)
 
@@ -521,10 +563,10 @@ class Heartbeat(threading.Thread):
         batch = [json.dumps({"phase": r.phase, "done": r.done, "goal": r.goal, "iteration": r.iteration.to_json()})
                  for r in reports]
         try:
+            if latest is not None:
+                _update(self.conn, self.job_id, progress=json.dumps(latest))
             with self.conn.pipeline() as pipe:
                 pipe.set(_key(self.job_id, "alive"), 1, ex=ALIVE_TTL_S)
-                if latest is not None:
-                    pipe.hset(_key(self.job_id), "progress", json.dumps(latest))
                 if batch:
                     pipe.rpush(_key(self.job_id, "iters"), *batch).expire(_key(self.job_id, "iters"), KEEP_S)
                 pipe.exists(_key(self.job_id, "cancel"))
@@ -547,13 +589,14 @@ class Heartbeat(threading.Thread):
         self.beat()
 
 
-def run_job(job_id: str, request: dict) -> None:
-    """What a worker runs for a job: the run, its iterations as they come, its result, and the run cache."""
+def run_job(job_id: str, request: dict) -> dict:
+    """What a worker runs for a job: the run, its iterations as they come, and the run cache; it returns the traces
+    and where they were recorded, which RQ stores as the job's result."""
     from specsim.models import ModelUnavailable
 
     conn = get_current_job().connection
     began = time.time()
-    conn.hset(_key(job_id), "began", began)
+    _update(conn, job_id, began=began)
     request_ = RunRequest.from_dict(request)
     heart = Heartbeat(conn, job_id)
     heart.beat()
@@ -561,7 +604,7 @@ def run_job(job_id: str, request: dict) -> None:
     try:
         run = run_request(request_, SHELF, on_progress=heart.add, should_stop=heart.cancelled.is_set)
     except (ModelUnavailable, ValueError) as error:
-        conn.hset(_key(job_id), "error", str(error))
+        ended(conn, job_id, "failed", str(error))
         raise
     finally:
         heart.stop()  # its last beat keeps the job alive ALIVE_TTL_S more, while the result is written
@@ -571,15 +614,14 @@ def run_job(job_id: str, request: dict) -> None:
     data = {"spec": None if run.spec is None else json.loads(run.spec.to_json()),
             "plain": None if run.plain is None else json.loads(run.plain.to_json()),
             "stopped_in": run.stopped_in, "recorded_at": recorded, "machine": machine, "cached": False}
-    with conn.pipeline() as pipe:  # readable for KEEP_S from now, the job's record with it
-        pipe.set(_key(job_id, "result"), json.dumps(data), ex=KEEP_S).expire(_key(job_id), KEEP_S).execute()
     if run.plain is not None and run.stopped_in is None:  # a complete run: the class may reuse it
         key = run_key(request_, machine, resolve=False)  # as the pages look it up: the request they submitted
         RedisStore(conn).put(key, CachedRun(run.spec, run.plain, recorded, machine))
         with conn.pipeline() as pipe:
             pipe.sadd(MACHINES, machine).lpush(DURATIONS, recorded - began).ltrim(DURATIONS, 0, DURATIONS_KEPT - 1)
             pipe.execute()
-    conn.delete(_key(job_id, "alive"))
+    ended(conn, job_id)  # RQ stores the value next; the heartbeat's last beat keeps the run alive until then
+    return data
 
 
 __all__ = ["ALIVE_TTL_S", "DEAD_AGAIN", "DEAD_WORKER", "Heartbeat", "JobError", "JobResult", "JobStatus", "KEEP_S",

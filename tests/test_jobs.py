@@ -91,6 +91,14 @@ def test_a_queued_run_writes_what_running_it_here_writes(redis_url, served, mode
     assert got.run.spec.generated_ids == here.spec.generated_ids
     assert got.run.plain.generated_ids == here.plain.generated_ids
     assert [it.emitted for it in got.run.spec.iterations] == [it.emitted for it in here.spec.iterations]
+    # issue 52, item 4: the record is the RQ job's meta and the traces its stored result, no parallel hash or key
+    from rq.job import Job
+
+    conn = jobs.connect(redis_url)
+    job = Job.fetch(job_id, connection=conn)
+    assert job.meta["queue"] == served.queue and job.meta["token"] != token and "began" in job.meta
+    assert job.return_value()["spec"]["generated_ids"] == list(got.run.spec.generated_ids)
+    assert conn.type(f"specsim:job:{job_id}") == b"none" and not conn.exists(f"specsim:job:{job_id}:result")
     # the iterations arrived one by one, speculative run first, then its plain baseline
     reports = jobs.iterations(redis_url, job_id, token)
     spec = [r.iteration for r in reports if r.phase == SPECULATIVE]
@@ -100,6 +108,7 @@ def test_a_queued_run_writes_what_running_it_here_writes(redis_url, served, mode
 
 
 def test_the_same_request_again_comes_from_the_cache_and_another_seed_does_not(redis_url, served, models_dir):
+    from rq import Queue
     from rq.job import Job
 
     request = _request(models_dir[0], "the lazy dog runs away . the lazy dog runs")
@@ -110,7 +119,8 @@ def test_the_same_request_again_comes_from_the_cache_and_another_seed_does_not(r
     again = jobs.submit(redis_url, request, token, queue=served.queue)
     now = jobs.status(redis_url, again, token)
     assert now.state == "finished" and now.cached  # answered at once
-    assert not Job.exists(again, connection=jobs.connect(redis_url))  # never queued
+    answer = Job.fetch(again, connection=jobs.connect(redis_url))  # an RQ job that carries the record and the result
+    assert answer.started_at is None and again not in Queue(served.queue, connection=jobs.connect(redis_url)).job_ids
     a, b = jobs.result(redis_url, first, token), jobs.result(redis_url, again, token)
     assert b.cached and b.run.spec == a.run.spec and b.run.plain == a.run.plain
     assert (b.recorded_at, b.machine) == (a.recorded_at, a.machine)
