@@ -312,4 +312,5 @@ def test_a_replica_in_class_mode_loads_no_torch_on_any_page_and_stays_under_200_
     assert all({"draft_model", "prompt_lookup", "lookahead"} <= set(keys) for keys in got["variants"].values()), got
     assert got["domains"] and all(got["domains"]) and got["blockcheck"]
     assert got["modules"] == [], f"the replica imported {got['modules']}, first at {got['first_import']}"
+    print(f"replica session: peak {got['peak_mb']} MB; after each step {got['memory']}")  # for -s runs
     assert got["peak_mb"] < 200, f"the replica peaked at {got['peak_mb']:.0f} MB: {got['memory']}"

@@ -170,3 +170,11 @@ def test_the_pages_numpy_rule_is_the_engines_torch_rule_on_random_distributions(
         temperatures = [0.0, 0.05, 0.3, 1.0, 1.7, 4.0]
         engine = overlap.accepted_mass_by_temperature(tp.log(), tq.log(), temperatures)
         np.testing.assert_allclose(u.overlap_by_temperature(p, q, temperatures), engine, rtol=0, atol=2e-6)
+
+
+def test_the_chi_square_tail_is_scipys():
+    from scipy import stats
+
+    for dof in (1, 2, 3, 4, 7, 10, 31, 60, 99):
+        for x in (0.0, 0.01, 0.5, 1.0, 3.84, dof, 2.5 * dof, 200.0):
+            assert u.chi2_sf(x, dof) == pytest.approx(float(stats.chi2.sf(x, dof)), rel=1e-9, abs=1e-300)
