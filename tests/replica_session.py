@@ -18,7 +18,15 @@ sys.path.insert(0, str(ROOT))
 
 from app import state  # noqa: E402
 from app.urlcodec import number_text  # noqa: E402
-from tests.conftest import open_page  # noqa: E402
+
+MAIN = str(ROOT / "app" / "main.py")
+
+
+def open_page(script: None = None, timeout: float = 300):
+    """The app through AppTest, as tests.conftest.open_page opens it, without importing pytest (a replica does not)."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(MAIN, default_timeout=timeout).run()
 
 PAGES = ("home.py", "calculator.py", "live.py", "under_the_hood.py", "why_unchanged.py", "verify_free.py",
          "variants.py", "in_practice.py", "interview.py", "knowledge_quiz.py", "sequence_quiz.py")
