@@ -15,9 +15,9 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from app.live import pairs as live_pairs
-from app.settings import LiveSettings
 from specsim import methods, models
 from specsim.models import LoadedModel, ModelUnavailable
+from specsim.request import RunRequest
 
 if TYPE_CHECKING:
     from specsim.drafters import Drafter, ModelDrafter
@@ -118,28 +118,43 @@ def draft_model(name: str, target: LoadedModel, local: bool | None = None) -> Mo
         return copy.copy(holder.get(lambda _fraction, _message: None))
 
 
-def load_pair(settings: LiveSettings) -> tuple[LoadedModel, Drafter]:
-    """(target, drafter) for the live page's settings; loads what is not loaded yet. A custom path the server
-    may not open raises ModelUnavailable before anything is read (app.live.pairs)."""
-    where = live_pairs.target(settings)
-    draft = live_pairs.draft(settings) if settings.drafter == "model" else None
+def load_pair(request: RunRequest) -> tuple[LoadedModel, Drafter]:
+    """(target, a fresh drafter) for a run request (:func:`app.live.pairs.request_for`); loads what is not loaded
+    yet. Errors name the models as the learner typed them, never the server's paths."""
+    where, draft = live_pairs.sources_of(request)
     try:
         target = bundled_target() if where is None else model_by_id(where.name, where.local)
     except ModelUnavailable as error:
         raise ModelUnavailable(where.hide_path(str(error)) if where else str(error)) from None
-    if settings.drafter == "model":
-        if not draft:
-            raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or "
-                                   "early exit as the drafter, or a hub pair when online.")
+    if request.drafter == "model":
+        if draft is None:
+            raise ModelUnavailable(live_pairs.NO_DRAFT)
         try:
             return target, draft_model(draft.name, target, draft.local)
         except ModelUnavailable as error:
             raise ModelUnavailable(draft.hide_path(str(error))) from None
-    layers = live_pairs.early_exit_layers(settings, target) if settings.drafter == "early_exit" else 0
-    return target, methods.build_drafter(settings.drafter, target, early_exit_layers=layers)
+    layers = request.early_exit_layers or max(1, len(target.model.model.layers) // 2)
+    return target, methods.build_drafter(request.drafter, target, early_exit_layers=layers)
 
 
-__all__ = ["ModelUnavailable", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair", "model_by_id"]
+class PageShelf:
+    """The page's shelf for :func:`specsim.liverun.run_request` (a class worker's is
+    :class:`specsim.liverun.ModelShelf`): the models this module keeps for every session, loaded with a progress
+    bar. :meth:`load` loads one run's pair before the run's own progress bar appears; :meth:`pair` hands it to the
+    run (or loads it then)."""
+
+    def __init__(self):
+        self._ready: dict[str, tuple[LoadedModel, Drafter]] = {}
+
+    def load(self, request: RunRequest) -> None:
+        self._ready[request.model_dump_json()] = load_pair(request)
+
+    def pair(self, request: RunRequest) -> tuple[LoadedModel, Drafter]:
+        return self._ready.pop(request.model_dump_json(), None) or load_pair(request)
+
+
+__all__ = ["ModelUnavailable", "PageShelf", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair",
+           "model_by_id"]
 
 
 @st.cache_resource(show_spinner=False)

@@ -48,7 +48,7 @@ from rq.registry import StartedJobRegistry  # noqa: E402
 
 from app.live.classmode import OUTAGE_S  # noqa: E402 - how long the page waits for a restarting Redis
 from specsim import jobs  # noqa: E402
-from specsim.liverun import RunRequest  # noqa: E402
+from specsim.request import RunRequest  # noqa: E402
 
 
 def _load(name: str):
@@ -151,7 +151,7 @@ def _victim(room, fault: str) -> int:
 
 
 def one_fault(room, fault: str, args) -> dict:
-    players = [Learner(i, RunRequest((), prompt=f"{PROMPTS[i % len(PROMPTS)]} ({fault} {i})",
+    players = [Learner(i, RunRequest(prompt=f"{PROMPTS[i % len(PROMPTS)]} ({fault} {i})",
                                      drafter="prompt_lookup", k=3, seed=i, max_new_tokens=args.max_new_tokens))
                for i in range(args.learners)]
     start = time.monotonic() + 0.5

@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from specsim import jobs  # noqa: E402
-from specsim.liverun import RunRequest  # noqa: E402
+from specsim.request import RunRequest  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
 classroom = sys.modules.setdefault("specsim_classroom", importlib.util.module_from_spec(_spec))
@@ -66,7 +66,7 @@ def learners(count: int, spread_s: float, max_new_tokens: int, seed: int) -> lis
     out = []
     for i in range(count):
         same = i % 2 == 0
-        request = RunRequest((), prompt=EXAMPLE if same else OWN[i // 2 % len(OWN)], drafter="prompt_lookup", k=3,
+        request = RunRequest(prompt=EXAMPLE if same else OWN[i // 2 % len(OWN)], drafter="prompt_lookup", k=3,
                              seed=0 if same else i, max_new_tokens=max_new_tokens)
         out.append(Learner(i, request, rng.uniform(0.0, spread_s)))
     return out

@@ -18,8 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from specsim import defaults, fairtime, models, replay  # noqa: E402
-from specsim.liverun import ModelShelf, RunRequest, run_request  # noqa: E402
+from specsim.liverun import ModelShelf, run_request  # noqa: E402
 from specsim.prompt_sets import builtin_prompts  # noqa: E402
+from specsim.request import RunRequest  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,8 +37,6 @@ from specsim.defaults import (
     DEFAULT_DRAFT,
     DEFAULT_EARLY_EXIT_LAYERS,
     DEFAULT_TARGET,
-    K_MAX,
-    K_MIN,
 )
 from specsim.draft_loader import load_draft_model, usable_device
 from specsim.drafters import ModelDrafter
@@ -49,6 +47,7 @@ from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.prompt_sets import builtin_prompts, heldout_prompts
+from specsim.request import bounds
 from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
 
@@ -168,8 +167,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="also run each trained standalone draft through its transformers Llama module "
                              "(rows 'NAME stock'), next to the written-out forward pass the app uses")
     args = parser.parse_args(argv)
-    if any(not K_MIN <= k <= K_MAX for k in args.k):
-        parser.error(f"every --k must be between {K_MIN} and {K_MAX}")
+    k_min, k_max = bounds("k")  # specsim.request: the one place the range is written
+    if any(not k_min <= k <= k_max for k in args.k):
+        parser.error(f"every --k must be between {k_min} and {k_max}")
     if not 1 <= args.prompts <= len(builtin_prompts()):
         parser.error(f"--prompts must be between 1 and {len(builtin_prompts())}")
     if args.heldout < 0:

@@ -53,14 +53,20 @@ def tiny_pair():
             tiny_llama(VOCAB, seed=DRAFT_SEED, logit_scale=SHARPNESS, **small))
 
 
-def exact_joint(target) -> dict[tuple[int, int], float]:
-    """P(x2, x3): the second and third tokens of the target sampling alone at temperature 1, the first (the
-    prefill's draw) summed out: Σ over x1 of p(x1 | prompt)·p(x2 | prompt, x1)·p(x3 | prompt, x1, x2)."""
+def exact_joint(target, sampling=None) -> dict[tuple[int, int], float]:
+    """P(x2, x3): the second and third tokens of the target sampling alone (``sampling``, a
+    :class:`specsim.sampling.SamplingConfig`; default temperature 1, every token), the first (the prefill's draw)
+    summed out: Σ over x1 of p(x1 | prompt)·p(x2 | prompt, x1)·p(x3 | prompt, x1, x2), each p warped by the engine's
+    own :func:`specsim.sampling.warp` (temperature, then top-k, then top-p)."""
     import torch
+
+    from specsim.sampling import SamplingConfig, warp
+
+    sampling = sampling or SamplingConfig(1.0)
 
     def next_probs(contexts: list[list[int]]) -> torch.Tensor:
         with torch.inference_mode():
-            return torch.softmax(target.model(torch.tensor(contexts)).logits[:, -1].double(), dim=-1)
+            return warp(target.model(torch.tensor(contexts)).logits[:, -1], sampling).double()
 
     first = next_probs([list(PROMPT)])[0]
     second = next_probs([[*PROMPT, a] for a in range(VOCAB)])
@@ -69,18 +75,22 @@ def exact_joint(target) -> dict[tuple[int, int], float]:
             for b, c in product(range(VOCAB), repeat=2)}
 
 
-def first_two_tokens(target, draft, runs: int, on_run: Callable[[int], None] | None = None) -> tuple[Counter, Counter]:
+def first_two_tokens(target, draft, runs: int, on_run: Callable[[int], None] | None = None,
+                     sampling=None) -> tuple[Counter, Counter]:
     """The first two tokens the loop wrote in ``runs`` seeded runs (seeds 0 … runs − 1), after the prefill's token,
-    and how each first block ended."""
+    and how each first block ended; ``sampling`` as for :func:`exact_joint`."""
     from specsim.drafters import ModelDrafter
     from specsim.engine import speculative_generate
+    from specsim.sampling import SamplingConfig
+
+    sampling = sampling or SamplingConfig(1.0)
 
     pairs, blocks = Counter(), Counter()
     drafter = ModelDrafter(draft)
     for seed in range(runs):
         seen = []
-        trace = speculative_generate(target, drafter, list(PROMPT), K, K + 2, temperature=1.0, seed=seed,
-                                     on_iteration=seen.append,
+        trace = speculative_generate(target, drafter, list(PROMPT), K, K + 2, temperature=sampling.temperature,
+                                     top_p=sampling.top_p, top_k=sampling.top_k, seed=seed, on_iteration=seen.append,
                                      should_stop=lambda seen=seen: sum(len(it.emitted) for it in seen) >= 2)
         pairs[tuple(trace.generated_ids[1:3])] += 1
         blocks[trace.iterations[0].n_accepted] += 1
@@ -102,9 +112,10 @@ def pooled_chi_square(counts: Counter, probs: dict, min_expected: float = MIN_EX
     return chi_square(np.array(observed, dtype=float), np.array(expected, dtype=float) / sum(expected))
 
 
-def run(runs: int, on_run: Callable[[int], None] | None = None) -> BlockCheck:
-    """Build the pair, run the engine ``runs`` times, and test the first two tokens against the exact joint."""
+def run(runs: int, on_run: Callable[[int], None] | None = None, sampling=None) -> BlockCheck:
+    """Build the pair, run the engine ``runs`` times, and test the first two tokens against the exact joint
+    (``sampling`` as for :func:`exact_joint`: the same warp on both sides)."""
     target, draft = tiny_pair()
-    counts, blocks = first_two_tokens(target, draft, runs, on_run)
-    expected = exact_joint(target)
+    counts, blocks = first_two_tokens(target, draft, runs, on_run, sampling)
+    expected = exact_joint(target, sampling)
     return BlockCheck(runs, counts, expected, blocks, pooled_chi_square(counts, expected))

@@ -22,15 +22,12 @@ from specsim.defaults import (
     DEFAULT_K,
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_TARGET,
-    K_MAX,
-    K_MIN,
-    SEED_MAX,
-    SEED_MIN,
 )
 from specsim.draft_loader import usable_device
 from specsim.engine import plain_generate, speculative_generate
 from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
+from specsim.request import bounds
 from specsim.timing import Contender, time_decoders
 from specsim.trace import Trace
 
@@ -84,7 +81,8 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.cli", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
-    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help=f"draft tokens per loop ({K_MIN}-{K_MAX})")
+    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K,
+                        help="draft tokens per loop ({}-{})".format(*bounds("k")))
     parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
     parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
     parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
@@ -92,20 +90,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
     parser.add_argument("--top-p", type=float, default=None)
+    parser.add_argument("--top-k", type=int, default=None, help="sample from the k most likely tokens only")
     parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     args = parser.parse_args(argv)
+    (k_min, k_max), (seed_min, seed_max), (top_k_min, top_k_max) = bounds("k"), bounds("seed"), bounds("top_k")
     problems = [
-        (not K_MIN <= args.k <= K_MAX, f"-k must be between {K_MIN} and {K_MAX}, got {args.k}"),
+        (not k_min <= args.k <= k_max, f"-k must be between {k_min} and {k_max}, got {args.k}"),
         (args.max_new_tokens < 1, f"--max-new-tokens must be at least 1, got {args.max_new_tokens}"),
         (args.temperature < 0, f"--temperature must be >= 0, got {args.temperature}"),
         (args.top_p is not None and not 0 < args.top_p <= 1, f"--top-p must be in (0, 1], got {args.top_p}"),
         (not args.prompt.strip(), "--prompt is empty"),
         (not math.isfinite(args.temperature), f"--temperature must be a finite number, got {args.temperature}"),
-        (not SEED_MIN <= args.seed <= SEED_MAX, f"--seed must be between {SEED_MIN} and {SEED_MAX}, got {args.seed}"),
+        (not seed_min <= args.seed <= seed_max, f"--seed must be between {seed_min} and {seed_max}, got {args.seed}"),
+        (args.top_k is not None and not top_k_min <= args.top_k <= top_k_max,
+         f"--top-k must be between {top_k_min} and {top_k_max}, got {args.top_k}"),
         (args.threads is not None and args.threads < 1, f"--threads must be at least 1, got {args.threads}"),
         (args.device is not None and not usable_device(args.device),
          f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}"),
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.max_new_tokens}; together they exceed the target's context of {context} tokens",
               file=sys.stderr)
         return 2
-    sampling = dict(temperature=args.temperature, top_p=args.top_p, seed=args.seed)
+    sampling = dict(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, seed=args.seed)
     contender = Contender("speculative", lambda p, n: speculative_generate(target, drafter, p, args.k, n, **sampling))
     timed = time_decoders([ids], [contender], lambda p, n: plain_generate(target, p, n, **sampling),
                           args.max_new_tokens, matched_plain=True)

@@ -48,6 +48,8 @@ SEED_MIN, SEED_MAX = 0, 2**31 - 1
 """Seeds every entry point accepts (torch generators take any 64-bit value; URLs stay short)."""
 TEMPERATURE_MAX = 2.0
 """The highest temperature the live page offers."""
+TOP_K_MAX = 1000
+"""The most tokens top-k sampling may keep in a run request (transformers' default top_k is 50)."""
 
 # ---- what a trace records -----------------------------------------------------------------------
 TOP_N = 5

@@ -146,14 +146,14 @@ def speculative_generate(
     target: LoadedModel, drafter: Drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
     temperature: float = 0.0, top_p: float | None = None, seed: int = 0,
     on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
-    schedule: Schedule = "fixed", stop_below: float = 0.0,
+    schedule: Schedule = "fixed", stop_below: float = 0.0, top_k: int | None = None,
 ) -> Trace:
     """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens).
 
     K is ``k`` in every iteration unless ``schedule="heuristic"`` adapts it or ``stop_below`` > 0 ends a
     draft at an unsure guess (:class:`~specsim.kpolicy.KPolicy`).
     """
-    sampling = SamplingConfig(temperature, top_p)
+    sampling = SamplingConfig(temperature, top_p, top_k)
     generator = torch.Generator(device=target.device).manual_seed(seed)
     policy = KPolicy(k, schedule, stop_below)
     step = SpeculativeStep(target, drafter, policy, sampling, generator)
@@ -164,10 +164,10 @@ def speculative_generate(
 def plain_generate(
     target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, temperature: float = 0.0,
     top_p: float | None = None, seed: int = 0, on_iteration: Callable[[Iteration], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    should_stop: Callable[[], bool] | None = None, top_k: int | None = None,
 ) -> Trace:
     """The baseline: the same loop with a drafter that proposes nothing, so one target pass per new token."""
-    sampling = SamplingConfig(temperature, top_p)
+    sampling = SamplingConfig(temperature, top_p, top_k)
     generator = torch.Generator(device=target.device).manual_seed(seed)
     step = SpeculativeStep(target, NoDrafter(), KPolicy(0), sampling, generator)
     settings = run_settings(target, 0, max_new_tokens, sampling, seed, NoDrafter.kind, NoDrafter.name)

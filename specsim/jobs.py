@@ -1,6 +1,6 @@
 """Live runs for a whole class: jobs on a real queue (RQ over Redis), served by workers (:mod:`specsim.worker`).
 
-A page submits a :class:`~specsim.liverun.RunRequest` with its session's token and gets a job id back; it then
+A page submits a :class:`~specsim.request.RunRequest` with its session's token and gets a job id back; it then
 asks for the job's :func:`status` (queued with its place and an estimate, running, finished, failed), reads the
 iterations as the worker records them (:func:`iterations`), and the traces once it is done (:func:`result`).
 :func:`cancel` takes a waiting job off the queue, or asks a running one to stop at the end of its iteration.
@@ -51,7 +51,8 @@ from rq.job import Job
 from rq.job import JobStatus as RQStatus
 from rq.results import Result
 
-from specsim.liverun import LiveRun, ModelShelf, Progress, RunRequest, run_request
+from specsim.liverun import LiveRun, ModelShelf, Progress, run_request
+from specsim.request import RunRequest
 from specsim.runcache import CachedRun, RedisStore, machine_id, run_key
 from specsim.trace import Iteration, Trace
 
@@ -318,12 +319,9 @@ def ended(conn, job_id: str, state: str | None = None, message: str = "") -> Non
 def submit(redis_url: str, request: RunRequest, session_token: str, queue: str = QUEUE,
            max_queued: int = MAX_QUEUED) -> str:
     """Queue a run of ``request`` for the session ``session_token`` and return its job id; a run already in the
-    shared cache is answered at once (its job is finished as soon as it exists). JobError for a request out of
-    range (:meth:`RunRequest.problems`), QueueFull when the queue is full (it may overfill by a request or two
-    submitted at the same moment)."""
-    problems = request.problems()
-    if problems:
-        raise JobError(" ".join(problems))
+    shared cache is answered at once (its job is finished as soon as it exists). The request was checked when it
+    was built (:class:`~specsim.request.RunRequest`); QueueFull when the queue is full (it may overfill by a
+    request or two submitted at the same moment)."""
     conn = connect(redis_url)  # the request as the page built it: each worker resolves it on its own machine
     job_id = secrets.token_urlsafe(18)
     meta = {"token": _digest(session_token), "queue": queue, "submitted": time.time()}

@@ -11,11 +11,13 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass
+from typing import Protocol
 
-from specsim import defaults, methods, models
-from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
+from specsim import methods, models
+from specsim.kpolicy import KPolicy
 from specsim.models import LoadedModel
+from specsim.request import RunRequest
 from specsim.timing import PLAIN, Contender, time_decoders
 from specsim.trace import Iteration, Trace
 
@@ -44,7 +46,7 @@ class LiveRun:
 
 
 def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
-             seed: int, policy: KPolicy | None = None, top_p: float | None = None,
+             seed: int, policy: KPolicy | None = None, top_p: float | None = None, top_k: int | None = None,
              on_progress: Callable[[Progress], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> LiveRun:
     """Warm up, then the speculative run and its plain baseline over as many tokens as it wrote.
@@ -74,11 +76,11 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
         return stopped[0] is not None
 
     spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
-        target, drafter, ids, k, n, temperature=temperature, top_p=top_p, seed=seed, on_iteration=on_iteration,
-        should_stop=stop, schedule=policy.schedule, stop_below=policy.stop_below))
+        target, drafter, ids, k, n, temperature=temperature, top_p=top_p, top_k=top_k, seed=seed,
+        on_iteration=on_iteration, should_stop=stop, schedule=policy.schedule, stop_below=policy.stop_below))
 
     def plain(ids, n: int) -> Trace:
-        return plain_generate(target, ids, n, temperature=temperature, top_p=top_p, seed=seed,
+        return plain_generate(target, ids, n, temperature=temperature, top_p=top_p, top_k=top_k, seed=seed,
                               on_iteration=on_iteration, should_stop=stop)
 
     timed = time_decoders([prompt_ids], [spec], plain, max_new_tokens, matched_plain=True, on_run=on_run,
@@ -89,74 +91,7 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
     return LiveRun(spec_trace, timed.plains[SPECULATIVE][0])
 
 
-# ---- a run described by plain data: what a queued job carries -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """Everything that decides a live run, as plain data (JSON), so another process can load the models and run it.
-
-    ``target`` is "bundled", a hub id or a folder the caller has already allowed (the page checks custom paths
-    before a request is made); ``local`` as for :func:`specsim.models.load_model`. ``device``, ``dtype`` and
-    ``invariant`` None mean this machine's defaults; :meth:`resolved` fills them in. A page that has no model
-    loaded (class mode) sends the prompt's text instead of its ids: ``prompt_ids`` empty and ``prompt`` set, and
-    the process that loads the target encodes it (its chat template). ``early_exit_layers`` 0 means half the
-    target's layers.
-    """
-
-    prompt_ids: tuple[int, ...]
-    prompt: str = ""  # the prompt's text, encoded by whoever loads the target, when prompt_ids is empty
-    target: str = defaults.DEFAULT_TARGET
-    target_local: bool | None = None
-    drafter: str = defaults.DEFAULT_DRAFTER
-    draft: str = ""
-    draft_local: bool | None = None
-    early_exit_layers: int = defaults.DEFAULT_EARLY_EXIT_LAYERS
-    k: int = defaults.DEFAULT_K
-    policy: str = "fixed"  # specsim.kpolicy.LIVE_POLICIES
-    temperature: float = 0.0
-    top_p: float | None = None
-    seed: int = defaults.SEED_MIN
-    max_new_tokens: int = defaults.DEFAULT_MAX_NEW_TOKENS
-    device: str | None = None
-    dtype: str | None = None
-    invariant: bool | None = None
-    extra: dict = field(default_factory=dict, compare=False)  # free for the caller (e.g. the prompt's text)
-
-    def problems(self) -> list[str]:
-        """What is out of the live page's ranges (specsim.defaults), one sentence each; empty when it may run."""
-        out = []
-        if not self.prompt_ids and not self.prompt.strip():
-            out.append("The prompt is empty.")
-        if not defaults.K_MIN <= self.k <= defaults.K_MAX:
-            out.append(f"K must be between {defaults.K_MIN} and {defaults.K_MAX}, not {self.k}.")
-        if not 1 <= self.max_new_tokens <= defaults.MAX_NEW_TOKENS_LIMIT:
-            out.append(f"New tokens must be between 1 and {defaults.MAX_NEW_TOKENS_LIMIT}, not {self.max_new_tokens}.")
-        if not 0.0 <= self.temperature <= defaults.TEMPERATURE_MAX:
-            out.append(f"Temperature must be between 0 and {defaults.TEMPERATURE_MAX}, not {self.temperature}.")
-        if not defaults.SEED_MIN <= self.seed <= defaults.SEED_MAX:
-            out.append(f"The seed must be between {defaults.SEED_MIN} and {defaults.SEED_MAX}, not {self.seed}.")
-        if self.policy not in LIVE_POLICIES:
-            out.append(f"Unknown K policy {self.policy!r}; choose one of {', '.join(LIVE_POLICIES)}.")
-        if self.drafter not in methods.DRAFTER_KINDS:
-            out.append(f"Unknown drafter {self.drafter!r}; choose one of {', '.join(methods.DRAFTER_KINDS)}.")
-        return out
-
-    def resolved(self) -> RunRequest:
-        """The same request with device, dtype and decode path made explicit (this machine's defaults)."""
-        device = self.device or models.default_device()
-        dtype = models.parse_dtype(self.dtype, device)
-        invariant = models.wants_invariant(device, dtype) if self.invariant is None else self.invariant
-        return replace(self, device=device, dtype=str(dtype).removeprefix("torch."), invariant=invariant)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RunRequest:
-        data = dict(data)
-        data["prompt_ids"] = tuple(int(i) for i in data["prompt_ids"])
-        return cls(**data)
+# ---- a run described by plain data (specsim.request): what a queued job carries --------------------------------
 
 
 class ModelShelf:
@@ -194,14 +129,23 @@ class ModelShelf:
             return target, copy.copy(self._drafts[key])
 
 
-def run_request(request: RunRequest, shelf: ModelShelf, on_progress: Callable[[Progress], None] | None = None,
+class Shelf(Protocol):
+    """Where a run's models come from: a class worker's :class:`ModelShelf`, or the page's
+    (:class:`app.loaders.PageShelf`, with progress bars)."""
+
+    def pair(self, request: RunRequest) -> tuple[LoadedModel, object]:
+        """(the target, a fresh drafter for one run)."""
+
+
+def run_request(request: RunRequest, shelf: Shelf, on_progress: Callable[[Progress], None] | None = None,
                 should_stop: Callable[[], bool] | None = None) -> LiveRun:
-    """Load the request's models (once per shelf) and run it."""
+    """Load the request's models (once per shelf) and run it: the one way a live run runs, in the page's process
+    and on a class worker alike."""
     target, drafter = shelf.pair(request)
     prompt_ids = list(request.prompt_ids) or models.format_prompt(target.tokenizer, request.prompt)
-    return run_live(target, drafter, prompt_ids, request.k, request.max_new_tokens,
-                    request.temperature, request.seed, live_policy(request.policy, request.k), top_p=request.top_p,
+    return run_live(target, drafter, prompt_ids, request.k, request.max_new_tokens, request.temperature,
+                    request.seed, request.kpolicy, top_p=request.top_p, top_k=request.top_k,
                     on_progress=on_progress, should_stop=should_stop)
 
 
-__all__ = ["LiveRun", "ModelShelf", "PLAIN", "Progress", "RunRequest", "SPECULATIVE", "run_live", "run_request"]
+__all__ = ["LiveRun", "ModelShelf", "PLAIN", "Progress", "SPECULATIVE", "Shelf", "run_live", "run_request"]

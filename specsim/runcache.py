@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from specsim.liverun import RunRequest
+from specsim.request import RunRequest
 from specsim.trace import Trace
 
-KEY_VERSION = 2  # bump when what decides a run changes, so old entries are never read as new ones
+KEY_VERSION = 3  # bump when what decides a run changes, so old entries are never read as new ones
 MAX_ENTRIES = 500
 MAX_AGE_S = 14 * 24 * 3600.0
 
@@ -68,8 +68,8 @@ def run_key(request: RunRequest, machine: str, resolve: bool = True) -> str:
         "early_exit_layers": r.early_exit_layers if r.drafter == "early_exit" else None,
         "prompt_ids": list(r.prompt_ids), "prompt": "" if r.prompt_ids else r.prompt,
         "k": r.k, "policy": r.policy, "temperature": float(r.temperature),
-        "top_p": r.top_p, "seed": r.seed, "max_new_tokens": r.max_new_tokens, "device": r.device, "dtype": r.dtype,
-        "invariant": r.invariant, "machine": machine,
+        "top_p": r.top_p, "top_k": r.top_k, "seed": r.seed, "max_new_tokens": r.max_new_tokens, "device": r.device,
+        "dtype": r.dtype, "invariant": r.invariant, "machine": machine,
     }
     return hashlib.sha256(json.dumps(decides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 

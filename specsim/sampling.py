@@ -3,7 +3,10 @@
 Every function here works on float32 probability vectors over the target's vocabulary, so the
 rules a student reads in the lesson are exactly the ones the engine runs:
 
-- ``warp``: logits -> probabilities at a temperature, optionally restricted to the top-p nucleus;
+- ``warp``: logits -> probabilities at a temperature, optionally cut to the top-k tokens and the top-p nucleus
+  (transformers' order: temperature, then top-k, then top-p). The draft's q and the target's p are warped alike
+  before the ratio min(1, p/q), and a rejected slot's residual comes from the warped p: the output then follows
+  the warped target, which is what sampling with those settings means;
 - ``acceptance_probability``: min(1, p(x) / q(x)) for a proposed token x;
 - ``residual_distribution``: norm(max(0, p - q)), where a rejected slot draws its replacement;
 - ``accepted_mass``: Σ min(p, q), the chance that rule keeps a guess drawn from q.
@@ -18,10 +21,13 @@ import torch
 
 @dataclass(frozen=True)
 class SamplingConfig:
-    """How tokens are chosen. ``temperature == 0`` means greedy (argmax), with no division by zero."""
+    """How tokens are chosen. ``temperature == 0`` means greedy (argmax), with no division by zero. ``top_k`` keeps
+    the k most likely tokens (ties at the k-th kept too, as transformers does), ``top_p`` the smallest set whose
+    mass reaches p; None keeps every token."""
 
     temperature: float = 0.0
     top_p: float | None = None
+    top_k: int | None = None
 
     @property
     def greedy(self) -> bool:
@@ -32,10 +38,12 @@ class SamplingConfig:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.top_k is not None and self.top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
 
 
 def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
-    """The distribution a sampler draws from: softmax(logits / T), cut to the top-p nucleus.
+    """The distribution a sampler draws from: softmax(logits / T), cut to the top-k tokens, then to the top-p nucleus.
 
     Greedy configs get plain softmax(logits): the probabilities shown to the user, never sampled.
     Works on the last dimension, in float32.
@@ -44,6 +52,10 @@ def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
     if config.greedy:
         return torch.softmax(logits, dim=-1)
     probs = _tempered_softmax(logits, config.temperature)
+    if config.top_k is not None and config.top_k < probs.shape[-1]:
+        kth = torch.topk(probs, config.top_k, dim=-1).values[..., -1:]  # the k-th largest; ties with it stay
+        probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
+        probs = probs / probs.sum(dim=-1, keepdim=True)
     if config.top_p is not None and config.top_p < 1.0:
         sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
         # Keep a token while the mass *before* it is below top_p, so the top token always survives.

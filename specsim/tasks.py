@@ -32,7 +32,7 @@ from collections.abc import Callable
 from rq import Queue, get_current_job
 
 from specsim import jobs
-from specsim.liverun import RunRequest
+from specsim.request import RunRequest
 
 KINDS = ("verify_curve", "variants", "policies", "snippet", "domains", "blockcheck")
 CANCELLED = "Cancelled while it ran; a stopped measurement keeps nothing."
@@ -46,7 +46,7 @@ class Cancelled(RuntimeError):
 
 
 def _target():
-    return jobs.SHELF.target(RunRequest((), prompt="."))  # the bundled target, loaded once per worker
+    return jobs.SHELF.target(RunRequest(prompt="."))  # the bundled target, loaded once per worker
 
 
 def verify_curve(params: dict, progress: Callable[[float, str], None]):
@@ -100,7 +100,7 @@ def policies(params: dict, progress: Callable[[float, str], None]):
     from specsim.models import format_prompt
 
     progress(0.0, "Loading the bundled target and its draft on a class worker")
-    request = RunRequest((), prompt=".", draft=params["draft"])
+    request = RunRequest(prompt=".", draft=params["draft"])
     target = _target()
     ids = format_prompt(target.tokenizer, params["prompt"])
     steps = 1 + len(adaptive.POLICIES)
@@ -126,7 +126,7 @@ def domains(params: dict, progress: Callable[[float, str], None]):
     from specsim import domains as by_domain
 
     progress(0.0, "Loading the bundled target and the default draft on a class worker")
-    target, drafter = jobs.SHELF.pair(RunRequest((), prompt=".", draft=defaults.DEFAULT_DRAFT))
+    target, drafter = jobs.SHELF.pair(RunRequest(prompt=".", draft=defaults.DEFAULT_DRAFT))
     return by_domain.measure_domains(target, drafter, int(params["k"]), int(params["max_new"]),
                                      by_domain.domain_prompts(), progress=progress)
 

@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     from rq import Queue, SimpleWorker
 
     from specsim import jobs
-    from specsim.liverun import RunRequest
     from specsim.models import default_device
+    from specsim.request import RunRequest
     from specsim.runcache import machine_id
 
     if args.threads:
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     conn = jobs.connect(args.redis)
     conn.ping()  # a wrong URL fails here, with redis' own message
     for target in args.preload:
-        jobs.SHELF.target(RunRequest((), target=target))
+        jobs.SHELF.target(RunRequest(prompt=".", target=target))  # a target to load, not a run
     machine = machine_id(default_device())
     conn.sadd(jobs.MACHINES, machine)
     _publish_profile(conn)

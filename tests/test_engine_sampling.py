@@ -187,3 +187,28 @@ def test_top_lists_put_the_argmax_first_when_probabilities_tie():
     for row in rows:
         assert row == sorted(row, key=lambda pair: (-pair[1], pair[0]))
     assert top_tokens(probs[3], 5) == rows[3]
+
+
+def test_the_warp_is_transformers_temperature_then_top_k_then_top_p():
+    """Issue 55, item 3: specsim's warp keeps transformers' order and rules (TemperatureLogitsWarper, then
+    TopKLogitsWarper, then TopPLogitsWarper), on random logits."""
+    import torch
+    from transformers.generation.logits_process import (
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    from specsim.sampling import SamplingConfig, warp
+
+    generator = torch.Generator().manual_seed(0)
+    for trial in range(50):
+        logits = torch.randn(1, 40, generator=generator) * (1 + trial % 4)
+        t, k, p = (0.5, 1.0, 1.3)[trial % 3], (1, 5, 12, 40)[trial % 4], (0.3, 0.8, 0.95, 1.0)[trial % 4]
+        scores = logits.clone()
+        for processor in (TemperatureLogitsWarper(t), TopKLogitsWarper(k), TopPLogitsWarper(p)):
+            scores = processor(None, scores)
+        theirs = torch.softmax(scores, dim=-1)
+        ours = warp(logits, SamplingConfig(t, p, k))
+        assert torch.equal(ours > 0, theirs > 0), (t, k, p)  # the same tokens survive
+        assert torch.allclose(ours, theirs, atol=1e-6)

@@ -314,9 +314,11 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "Could not load the distilled draft" in errors[0], errors
     assert "shorter prompt" not in errors[0]
+    from app.live import pairs as live_pairs
     from app.settings import LiveSettings
 
-    target, _ = loaders.load_pair(LiveSettings(pair="custom", target=" bundled ", drafter="prompt_lookup"))
+    settings = LiveSettings(pair="custom", target=" bundled ", drafter="prompt_lookup")
+    target, _ = loaders.load_pair(live_pairs.request_for(settings))
     assert target is loaders.bundled_target()
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from dataclasses import replace
 
 import pytest
 
 from specsim.draft_loader import prompt_lookup_drafter
-from specsim.liverun import RunRequest, run_live
+from specsim.liverun import run_live
+from specsim.request import RunRequest
 from specsim.runcache import CachedRun, DiskStore, RedisStore, run_key
 from specsim.tiny import tiny_loaded
 
@@ -34,35 +34,35 @@ def one_torch_thread_module():
     torch.set_num_threads(before)
 
 
-BASE = RunRequest((1, 2, 3), target="bundled", drafter="prompt_lookup", k=4, seed=0, max_new_tokens=8,
+BASE = RunRequest(prompt_ids=(1, 2, 3), target="bundled", drafter="prompt_lookup", k=4, seed=0, max_new_tokens=8,
                   device="cpu", dtype="float32", invariant=False)
 CHANGES = {"prompt_ids": (1, 2, 4), "target": "HuggingFaceTB/SmolLM2-360M-Instruct", "drafter": "early_exit", "k": 5,
-           "policy": "heuristic", "temperature": 0.7, "top_p": 0.9, "seed": 1, "max_new_tokens": 9,
+           "policy": "heuristic", "temperature": 0.7, "top_p": 0.9, "top_k": 20, "seed": 1, "max_new_tokens": 9,
            "dtype": "bfloat16", "invariant": True}
 
 
 def test_the_key_changes_with_everything_that_decides_a_run_and_nothing_else():
     key = run_key(BASE, "machine A")
-    assert run_key(replace(BASE, extra={"prompt": "free text"}), "machine A") == key
-    assert run_key(RunRequest((1, 2, 3), drafter="prompt_lookup", k=4, seed=0, max_new_tokens=8, device="cpu",
-                              dtype="float32", invariant=False), "machine A") == key  # "bundled" is the default
+    assert run_key(BASE.changed(extra={"prompt": "free text"}), "machine A") == key
+    assert run_key(RunRequest(prompt_ids=(1, 2, 3), drafter="prompt_lookup", k=4, seed=0, max_new_tokens=8,
+                              device="cpu", dtype="float32", invariant=False), "machine A") == key  # "bundled": default
     assert run_key(BASE, "machine B") != key
-    keys = {name: run_key(replace(BASE, **{name: value}), "machine A") for name, value in CHANGES.items()}
+    keys = {name: run_key(BASE.changed(**{name: value}), "machine A") for name, value in CHANGES.items()}
     assert [name for name, changed in keys.items() if changed == key] == []
     assert len(set(keys.values())) == len(keys)
     # the draft model decides a run only with the draft-model drafter; early exit's depth only with early exit
-    assert run_key(replace(BASE, draft="other"), "machine A") == key
-    model = replace(BASE, drafter="model", draft="one")
-    assert run_key(replace(model, draft="two"), "machine A") != run_key(model, "machine A")
+    assert run_key(BASE.changed(draft="other"), "machine A") == key
+    model = BASE.changed(drafter="model", draft="one")
+    assert run_key(model.changed(draft="two"), "machine A") != run_key(model, "machine A")
     # a request by text (class mode: the page has no tokenizer) is keyed by its text; ids, when given, decide
-    by_text = replace(BASE, prompt_ids=(), prompt="Say hi.")
-    assert run_key(by_text, "machine A") != run_key(replace(by_text, prompt="Say bye."), "machine A")
-    assert run_key(replace(BASE, prompt="Say hi."), "machine A") == key
+    by_text = BASE.changed(prompt_ids=(), prompt="Say hi.")
+    assert run_key(by_text, "machine A") != run_key(by_text.changed(prompt="Say bye."), "machine A")
+    assert run_key(BASE.changed(prompt="Say hi."), "machine A") == key
 
 
 def test_a_local_model_retrained_in_the_same_folder_is_another_key(tmp_path):
     (tmp_path / "config.json").write_text("{}")
-    request = replace(BASE, target=str(tmp_path), target_local=True)
+    request = BASE.changed(target=str(tmp_path), target_local=True)
     before = run_key(request, "m")
     (tmp_path / "config.json").write_text('{"hidden_size": 64}')
     assert run_key(request, "m") != before

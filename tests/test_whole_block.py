@@ -68,3 +68,39 @@ def test_a_wrong_rule_fails_the_same_check(pair, monkeypatch, wrong):
 def test_a_sample_outside_the_support_is_impossible():
     result = blockcheck.pooled_chi_square(Counter({(0, 0): 3, (9, 9): 1}), {(0, 0): 0.5, (0, 1): 0.5})
     assert result.p_value == 0.0
+
+
+# ---- issue 55, item 3: top-k and top-p warp p and q alike before the ratio ---------------------------------------
+def _warped():
+    from specsim.sampling import SamplingConfig
+
+    return SamplingConfig(temperature=0.8, top_p=0.9, top_k=3)
+
+
+def test_with_top_k_and_top_p_the_loop_follows_the_warped_targets_joint(pair):
+    """The engine warps p and q alike (temperature, top-k, top-p) before min(1, p/q), and a rejected slot draws
+    from the warped p: the loop's first two tokens follow the warped target's joint distribution, and never a token
+    the warp cut away."""
+    target, draft = pair
+    warped = _warped()
+    pairs, blocks = blockcheck.first_two_tokens(target, draft, N_RUNS, sampling=warped)
+    joint = blockcheck.exact_joint(target, warped)
+    assert sum(v == 0.0 for v in joint.values()) > blockcheck.VOCAB  # the warp cut many pairs away
+    assert all(joint[cell] > 0 for cell in pairs)  # and none of them was written
+    assert blocks[0] and blocks[blockcheck.K]  # rejections and fully kept blocks both happened
+    assert blockcheck.pooled_chi_square(pairs, joint).p_value > LEVEL
+
+
+def test_a_check_against_the_unwarped_target_fails_the_same_check(pair, monkeypatch):
+    """The check has the power to see a target that is not warped: p left at temperature 0.8 alone, without the
+    top-k and top-p cuts, in the loop's ratio and residual (the draft still warps q). Any q keeps the output on the
+    p the ratio uses, so the loop then writes what the uncut target would, and the cut joint refuses it."""
+    from specsim import engine, sampling
+
+    real = sampling.warp
+    monkeypatch.setattr(engine, "warp", lambda logits, config: real(logits, sampling.SamplingConfig(
+        config.temperature)))
+    target, draft = pair
+    warped = _warped()
+    pairs, _ = blockcheck.first_two_tokens(target, draft, N_RUNS // 3, sampling=warped)
+    assert blockcheck.pooled_chi_square(pairs, blockcheck.exact_joint(target, warped)).p_value < LEVEL

@@ -13,7 +13,7 @@ import os
 import time
 from datetime import datetime
 
-from specsim.liverun import RunRequest
+from specsim.request import RunRequest
 from specsim.runcache import CachedRun, DiskStore, machine_id, run_key
 from specsim.trace import Trace
 

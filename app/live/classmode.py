@@ -23,12 +23,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from app import state
-from app.live import pairs as live_pairs
 from app.live import view as live_view
-from app.settings import LiveSettings
-from specsim import defaults, jobs
-from specsim.liverun import SPECULATIVE, RunRequest
-from specsim.models import ModelUnavailable
+from specsim import jobs
+from specsim.liverun import SPECULATIVE
+from specsim.request import RunRequest
 
 QUEUE_ENV = "SPECSIM_QUEUE_URL"
 QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.jobs.QUEUE)
@@ -57,23 +55,6 @@ def session_token() -> str:
     return token
 
 
-def request_for(settings: LiveSettings) -> RunRequest:
-    """The run the settings describe, as plain data a worker can load and run (the prompt goes as text: this
-    process loads no model). A custom path the server may not open raises ModelUnavailable here, as in-process."""
-    where = live_pairs.target(settings)
-    draft = live_pairs.draft(settings) if settings.drafter == "model" else None
-    if settings.drafter == "model" and draft is None:
-        raise ModelUnavailable("No draft model ships with the bundled target yet: choose prompt lookup or early exit "
-                               "as the drafter, or a hub pair when online.")
-    return RunRequest(
-        prompt_ids=(), prompt=settings.prompt, target=defaults.DEFAULT_TARGET if where is None else where.name,
-        target_local=None if where is None else where.local, drafter=settings.drafter,
-        draft="" if draft is None else draft.name, draft_local=None if draft is None else draft.local,
-        early_exit_layers=defaults.DEFAULT_EARLY_EXIT_LAYERS if where is None else 0,  # 0: half the target's
-        k=int(settings.k), policy=settings.policy, temperature=float(settings.temperature), seed=int(settings.seed),
-        max_new_tokens=int(settings.max_new_tokens))
-
-
 def recorded_note(result: jobs.JobResult) -> str:
     when = datetime.fromtimestamp(result.recorded_at).strftime("%Y-%m-%d %H:%M")
     return (f"Recorded on {when} on {result.machine}, served from the class cache: the class has run exactly these "
@@ -81,15 +62,15 @@ def recorded_note(result: jobs.JobResult) -> str:
             "that machine's). Change the seed or any setting for a fresh run.")
 
 
-def run(box, settings: LiveSettings, url: str, interruptible) -> None:
-    """Submit the settings' run to the class queue and follow it into ``box`` (an app.live.run.RunBox): a progress
-    bar says where it is; ``interruptible`` (app.live.run._Interruptible's class) turns a click into a cancel."""
+def run(box, request: RunRequest, url: str, interruptible) -> None:
+    """Submit the page's run request to the class queue and follow it into ``box`` (an app.live.run.RunBox): a
+    progress bar says where it is; ``interruptible`` (app.live.run._Interruptible's class) turns a click into a
+    cancel."""
     token = session_token()
     try:
-        request = request_for(settings)
         job_id = jobs.submit(url, request, token, queue=os.environ.get(QUEUE_NAME_ENV) or jobs.QUEUE,
                              max_queued=queue_limit())
-    except jobs.JobError as error:  # the queue is full, or the request is out of range
+    except jobs.JobError as error:  # the queue is full
         box.notice = ("error", str(error))
         return
     except (OSError, RedisConnectionError) as error:  # no server at that address

@@ -20,6 +20,7 @@ from pathlib import Path
 from app.settings import LiveSettings
 from specsim import defaults, models, paths
 from specsim.models import LoadedModel, ModelUnavailable
+from specsim.request import RunRequest
 
 BUNDLED = "bundled"
 CUSTOM = "custom"
@@ -126,3 +127,37 @@ def early_exit_layers(settings: LiveSettings, target: LoadedModel) -> int:
 def encode(target: LoadedModel, prompt: str) -> list[int]:
     """Token ids of the prompt as the target expects it (its chat template when it has one)."""
     return models.format_prompt(target.tokenizer, prompt)
+
+
+NO_DRAFT = ("No draft model ships with the bundled target yet: choose prompt lookup or early exit as the drafter, or a "
+            "hub pair when online.")
+
+
+def request_for(settings: LiveSettings) -> RunRequest:
+    """The run the settings describe, built once per Run: this process runs it, or a class worker does
+    (:func:`specsim.liverun.run_request` either way). The prompt goes as text (the process that loads the target
+    encodes it); the names the learner typed ride in ``extra``, so a loading error shows them, never the server's
+    paths. ModelUnavailable for a custom path the server may not open, BadRequest out of range."""
+    where = target(settings)
+    source_of_draft = draft(settings) if settings.drafter == "model" else None
+    if settings.drafter == "model" and source_of_draft is None:
+        raise ModelUnavailable(NO_DRAFT)
+    typed = {side: s.typed for side, s in (("target", where), ("draft", source_of_draft)) if s is not None and s.typed}
+    return RunRequest.checked(
+        prompt=settings.prompt, target=defaults.DEFAULT_TARGET if where is None else where.name,
+        target_local=None if where is None else where.local, drafter=settings.drafter,
+        draft="" if source_of_draft is None else source_of_draft.name,
+        draft_local=None if source_of_draft is None else source_of_draft.local,
+        early_exit_layers=defaults.DEFAULT_EARLY_EXIT_LAYERS if where is None else 0,  # 0: half the target's
+        k=settings.k, policy=settings.policy, temperature=settings.temperature, seed=settings.seed,
+        max_new_tokens=settings.max_new_tokens, extra={"typed": typed} if typed else {})
+
+
+def sources_of(request: RunRequest) -> tuple[Source | None, Source | None]:
+    """Where the request's target (None: the bundled one) and draft model (None: none) come from, with the names
+    the learner typed (:func:`request_for`)."""
+    typed = request.extra.get("typed", {})
+    where = None if request.target == defaults.DEFAULT_TARGET else Source(
+        request.target, bool(request.target_local), typed.get("target", ""))
+    draft_from = Source(request.draft, bool(request.draft_local), typed.get("draft", "")) if request.draft else None
+    return where, draft_from

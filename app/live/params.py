@@ -15,7 +15,8 @@ from app import keys, urlcodec
 from app.calculator import params as calc_params
 from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import WHOLE_NUMBER, Number, Param, Reading, half_up, last, number_text, read_number, refused
-from specsim import defaults, kpolicy, methods
+from specsim import kpolicy, methods
+from specsim.request import bounds
 
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
@@ -24,18 +25,19 @@ POLICIES = kpolicy.LIVE_POLICIES  # K policy -> how the page describes it
 
 
 
+# The numbers' ranges are the run request's (specsim.request.RANGES): checked there, offered here.
 PARAMS: tuple[Param, ...] = (
     Param("pair", "pair", keys.LIVE_PAIR),
     Param("target", "target", keys.LIVE_CUSTOM_TARGET),
     Param("draft", "draft", keys.LIVE_CUSTOM_DRAFT),
     Param("drafter", "drafter", keys.LIVE_DRAFTER),
     Param("prompt", "prompt", keys.LIVE_PROMPT),
-    Param("k", "k", keys.LIVE_K, Number("k", defaults.K_MIN, defaults.K_MAX, 0, whole_only=True)),
+    Param("k", "k", keys.LIVE_K, Number("k", *bounds("k"), 0, whole_only=True)),
     # exact: the page, the run and the link agree on the temperature as typed
-    Param("t", "temperature", keys.LIVE_TEMPERATURE, Number("t", 0.0, defaults.TEMPERATURE_MAX, 2, exact=True)),
+    Param("t", "temperature", keys.LIVE_TEMPERATURE, Number("t", *bounds("temperature"), 2, exact=True)),
     Param("n", "max_new_tokens", keys.LIVE_MAX_NEW,
-          Number("n", 1, defaults.MAX_NEW_TOKENS_LIMIT, 0, whole_only=True)),
-    Param("seed", "seed", keys.LIVE_SEED, Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)),
+          Number("n", *bounds("max_new_tokens"), 0, whole_only=True)),
+    Param("seed", "seed", keys.LIVE_SEED, Number("seed", *bounds("seed"), 0, whole_only=True)),
     Param("policy", "policy", keys.LIVE_POLICY),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)

@@ -25,9 +25,9 @@ from app.live import params as live_params
 from app.live import view as live_view
 from app.settings import LiveSettings
 from specsim import liverun
-from specsim.kpolicy import KPolicy, live_policy
 from specsim.liverun import SPECULATIVE
-from specsim.models import LoadedModel, ModelUnavailable
+from specsim.models import ModelUnavailable
+from specsim.request import RunRequest
 from specsim.trace import Trace
 
 UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
@@ -91,22 +91,20 @@ def start(settings: LiveSettings) -> None:
         st.error(problem)
     if problems:
         return
-    url = classmode.queue_url()
-    if url is not None:  # class mode: a worker runs it (app.live.classmode)
-        _queued(settings, url)
-        return
     try:
-        cache, request = live_cache.store(), None
-        if cache is not None:
-            request = classmode.request_for(settings)
-            if not state.get(state.LIVE_FRESH_BOX) and _replay_cached(cache, request):
-                return
-        target, drafter = loaders.load_pair(settings)
-        prompt_ids = live_pairs.encode(target, settings.prompt)
-        generate(target, drafter, prompt_ids, settings.k, settings.max_new_tokens, settings.temperature,
-                 settings.seed, live_policy(settings.policy, settings.k))
+        request = live_pairs.request_for(settings)  # the one request: run here or on a class worker
+        url = classmode.queue_url()
+        if url is not None:  # class mode: a worker runs it (app.live.classmode)
+            _queued(request, url)
+            return
+        cache = live_cache.store()
+        if cache is not None and not state.get(state.LIVE_FRESH_BOX) and _replay_cached(cache, request):
+            return
+        shelf = loaders.PageShelf()
+        shelf.load(request)  # the models first, with their own progress bars
+        generate(request, shelf)
         spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
-        if request is not None and spec is not None and plain is not None and not state.get(state.LIVE_NOTICE):
+        if cache is not None and spec is not None and plain is not None and not state.get(state.LIVE_NOTICE):
             live_cache.keep(cache, request, spec, plain)  # a whole run, not a cancelled one
     except (ModelUnavailable, ValueError) as exc:
         st.error(str(exc))
@@ -115,7 +113,7 @@ def start(settings: LiveSettings) -> None:
                  "fewer tokens or another drafter.")
 
 
-def _replay_cached(cache, request: liverun.RunRequest) -> bool:
+def _replay_cached(cache, request: RunRequest) -> bool:
     """Show the cached run of ``request`` as if it had just run, with a note saying so; False on a miss."""
     entry = live_cache.lookup(cache, request)
     if entry is None:
@@ -126,14 +124,12 @@ def _replay_cached(cache, request: liverun.RunRequest) -> bool:
     return True
 
 
-def _queued(settings: LiveSettings, url: str) -> None:
+def _queued(request: RunRequest, url: str) -> None:
     """Class mode's Run: the job's traces land in a RunBox as a run made here does; a click cancels the job."""
     box = RunBox()
     state.put(state.LIVE_RUN, box)
     try:
-        classmode.run(box, settings, url, _Interruptible)
-    except ModelUnavailable as exc:
-        box.notice = ("error", str(exc))
+        classmode.run(box, request, url, _Interruptible)
     except (ScriptControlException, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - e.g. the queue's server went away mid-run: a message, never a traceback
@@ -161,22 +157,21 @@ def wait_for_previous_run(timeout_s: float = 60.0) -> None:
     adopt()
 
 
-def generate(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
-             seed: int, policy: KPolicy | None = None) -> None:
-    """Run both decodings and store their traces; partial results are kept on a cancel."""
+def generate(request: RunRequest, shelf) -> None:
+    """Run both decodings of ``request`` with the models on ``shelf`` and store their traces; partial results are
+    kept on a cancel."""
     box = RunBox()
     state.put(state.LIVE_RUN, box)
     try:
-        _generate(box, target, drafter, prompt_ids, k, max_new_tokens, temperature, seed, policy or KPolicy(k))
+        _generate(box, request, shelf)
     finally:
         box.running = False
     adopt()
 
 
-def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
-              temperature: float, seed: int, policy: KPolicy) -> None:
-    """The run itself is :func:`specsim.liverun.run_live` (a class-queue worker runs the same); this adds the
-    progress bar and the Cancel button."""
+def _generate(box: RunBox, request: RunRequest, shelf) -> None:
+    """The run itself is :func:`specsim.liverun.run_request`, as on a class-queue worker; this adds the progress bar
+    and the Cancel button."""
     holder = st.empty()
     with holder.container():
         bar = st.progress(0.0, text="Speculative decoding…")
@@ -196,8 +191,7 @@ def _generate(box: RunBox, target: LoadedModel, drafter, prompt_ids: list[int], 
         latest[0] = now
         progress.update()
 
-    run = liverun.run_live(target, drafter, prompt_ids, k, max_new_tokens, temperature, seed, policy,
-                           on_progress=on_progress, should_stop=progress.should_stop)
+    run = liverun.run_request(request, shelf, on_progress=on_progress, should_stop=progress.should_stop)
     box.spec = run.spec
     if progress.interruption is not None:
         box.notice = live_view.cancel_notice(run)

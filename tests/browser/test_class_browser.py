@@ -22,7 +22,7 @@ from rq import Queue
 from rq.registry import StartedJobRegistry
 
 from specsim import jobs
-from specsim.liverun import RunRequest
+from specsim.request import RunRequest
 from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
 from tests.class_hold import hold
 from tests.conftest import ROOT
@@ -81,7 +81,7 @@ def test_nginx_keeps_a_browser_on_one_replica_and_spreads_browsers_over_both(roo
 
 
 def test_a_run_submitted_to_the_class_is_served_by_a_worker(room):
-    request = RunRequest((), prompt="Say one two three one two three.", drafter="prompt_lookup", k=2,
+    request = RunRequest(prompt="Say one two three one two three.", drafter="prompt_lookup", k=2,
                          max_new_tokens=3)
     job = jobs.submit(room.redis_url, request, "a learner's token")
     deadline = time.monotonic() + 120
@@ -188,7 +188,7 @@ def test_a_run_in_flight_survives_a_redis_restart(room):
     import signal
 
     token = f"redis-restart-{time.monotonic_ns()}"
-    request = RunRequest((), prompt="Count slowly from one to twenty, one number per line.", drafter="prompt_lookup",
+    request = RunRequest(prompt="Count slowly from one to twenty, one number per line.", drafter="prompt_lookup",
                          k=2, max_new_tokens=40, seed=11)
     job = jobs.submit(room.redis_url, request, token)
     deadline = time.monotonic() + 120

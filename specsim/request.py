@@ -1,0 +1,181 @@
+"""One run request: everything that decides a live run, validated once, as plain data another process can run.
+
+A page builds a :class:`RunRequest` from what the learner set; the in-process run and a class worker both hand it
+to :func:`specsim.liverun.run_request`. Every range is checked here, once, with the sentence a page shows
+(:meth:`RunRequest.problems`); the pages' number boxes and the command lines read their bounds from
+:data:`RANGES`. The K policy and the sampling settings ride inside it (:attr:`RunRequest.kpolicy`,
+:attr:`RunRequest.sampling`), and it travels as JSON (:meth:`RunRequest.to_dict`, :meth:`RunRequest.from_dict`).
+
+Adding a setting (say top-k) is a field here with its range, its use in the engine, and the page that offers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from specsim import defaults
+from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
+
+#: field -> (lowest, highest, how a sentence names it): the one place a run's ranges are written.
+RANGES: dict[str, tuple[float, float, str]] = {
+    "k": (defaults.K_MIN, defaults.K_MAX, "K"),
+    "max_new_tokens": (1, defaults.MAX_NEW_TOKENS_LIMIT, "New tokens"),
+    "temperature": (0.0, defaults.TEMPERATURE_MAX, "Temperature"),
+    "seed": (defaults.SEED_MIN, defaults.SEED_MAX, "The seed"),
+    "top_k": (1, defaults.TOP_K_MAX, "Top-k"),
+}
+
+
+def _drafter_kinds() -> tuple[str, ...]:
+    from specsim.methods import DRAFTER_KINDS  # here: methods names every drafter, and imports this module's users
+
+    return DRAFTER_KINDS
+
+
+class BadRequest(ValueError):
+    """A request out of range; its message is the pages' sentences, joined."""
+
+
+class RunRequest(BaseModel):
+    """Everything that decides a live run.
+
+    ``target`` is "bundled", a hub id or a folder the caller has already allowed (the page checks custom paths
+    before a request is made); ``local`` as for :func:`specsim.models.load_model`. ``device``, ``dtype`` and
+    ``invariant`` None mean the running machine's defaults; :meth:`resolved` fills them in. A page that has no
+    model loaded (class mode) sends the prompt's text instead of its ids: ``prompt_ids`` empty and ``prompt`` set,
+    and the process that loads the target encodes it (its chat template). ``early_exit_layers`` 0 means half the
+    target's layers. ``extra`` is free for the caller and never decides the run.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_ids: tuple[int, ...] = ()
+    prompt: str = ""  # the prompt's text, encoded by whoever loads the target, when prompt_ids is empty
+    target: str = defaults.DEFAULT_TARGET
+    target_local: bool | None = None
+    drafter: str = defaults.DEFAULT_DRAFTER
+    draft: str = ""
+    draft_local: bool | None = None
+    early_exit_layers: int = Field(defaults.DEFAULT_EARLY_EXIT_LAYERS, ge=0)
+    k: int = defaults.DEFAULT_K
+    policy: str = "fixed"  # specsim.kpolicy.LIVE_POLICIES
+    temperature: float = 0.0
+    top_p: float | None = None
+    top_k: int | None = None  # None: every token; else the k most likely, after the temperature, before top-p
+    seed: int = defaults.SEED_MIN
+    max_new_tokens: int = defaults.DEFAULT_MAX_NEW_TOKENS
+    device: str | None = None
+    dtype: str | None = None
+    invariant: bool | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k")
+    @classmethod
+    def _in_range(cls, value, info):
+        lo, hi, name = RANGES[info.field_name]
+        if value is not None and not lo <= value <= hi:
+            raise ValueError(f"{name} must be between {_number(lo)} and {_number(hi)}, not {_number(value)}.")
+        return value
+
+    @field_validator("top_p")
+    @classmethod
+    def _nucleus(cls, value):
+        if value is not None and not 0.0 < value <= 1.0:
+            raise ValueError(f"Top-p must be above 0 and at most 1, not {_number(value)}.")
+        return value
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value):
+        if value not in LIVE_POLICIES:
+            raise ValueError(f"Unknown K policy {value!r}; choose one of {', '.join(LIVE_POLICIES)}.")
+        return value
+
+    @field_validator("drafter")
+    @classmethod
+    def _known_drafter(cls, value):
+        if value not in _drafter_kinds():
+            raise ValueError(f"Unknown drafter {value!r}; choose one of {', '.join(_drafter_kinds())}.")
+        return value
+
+    @model_validator(mode="after")
+    def _has_a_prompt(self):
+        if not self.prompt_ids and not self.prompt.strip():
+            raise ValueError("The prompt is empty.")
+        return self
+
+    # ---- building one -----------------------------------------------------------------------------------------
+    @classmethod
+    def problems(cls, **fields) -> list[str]:
+        """What is wrong with a request of ``fields``, one sentence each; empty when it may run."""
+        try:
+            cls(**fields)
+        except ValidationError as error:
+            return [_sentence(e) for e in error.errors()]
+        return []
+
+    @classmethod
+    def checked(cls, **fields) -> RunRequest:
+        """The request, or :class:`BadRequest` whose message is :meth:`problems`' sentences."""
+        problems = cls.problems(**fields)
+        if problems:
+            raise BadRequest(" ".join(problems))
+        return cls(**fields)
+
+    def changed(self, **fields) -> RunRequest:
+        """This request with ``fields`` changed, validated again."""
+        return type(self).checked(**{**self.model_dump(), **fields})
+
+    # ---- what rides inside ------------------------------------------------------------------------------------
+    @property
+    def kpolicy(self) -> KPolicy:
+        """How K moves from loop to loop (:func:`specsim.kpolicy.live_policy` of ``policy`` from ``k``)."""
+        return live_policy(self.policy, self.k)
+
+    @property
+    def sampling(self):
+        """How tokens are chosen (:class:`specsim.sampling.SamplingConfig`)."""
+        from specsim.sampling import SamplingConfig  # here: it imports torch, which a class replica never loads
+
+        return SamplingConfig(self.temperature, self.top_p, self.top_k)
+
+    def resolved(self) -> RunRequest:
+        """The same request with device, dtype and decode path made explicit (the running machine's defaults)."""
+        from specsim import models  # here: a class replica builds requests and never loads torch
+
+        device = self.device or models.default_device()
+        dtype = models.parse_dtype(self.dtype, device)
+        invariant = models.wants_invariant(device, dtype) if self.invariant is None else self.invariant
+        return self.model_copy(update={"device": device, "dtype": str(dtype).removeprefix("torch."),
+                                       "invariant": invariant})
+
+    # ---- JSON -------------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunRequest:
+        return cls.model_validate(data)
+
+
+def _number(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+def _sentence(error: dict) -> str:
+    """A pydantic error as the page says it: our own sentences as they are, pydantic's prefixed with the field."""
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}."
+
+
+def bounds(field: str) -> tuple[float, float]:
+    """The lowest and highest value of a numeric field (what the pages' boxes and the command lines allow)."""
+    lo, hi, _ = RANGES[field]
+    return lo, hi
+
+
+__all__ = ["RANGES", "BadRequest", "RunRequest", "bounds"]
