@@ -7,10 +7,13 @@ strings, so a trace survives a JSON round trip unchanged.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from pydantic import TypeAdapter
 
 COPYING_DRAFTERS = frozenset({"prompt_lookup"})
 """Drafters whose every guess is copied from earlier in the text: they run no draft model, so no draft pass
@@ -109,7 +112,7 @@ class Iteration:
 
     @classmethod
     def from_json(cls, text: str) -> Iteration:
-        return _build(cls, json.loads(text))
+        return _adapter(cls).validate_json(text)
 
     @property
     def draft_time_s(self) -> float:
@@ -274,30 +277,15 @@ class Trace:
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
-        return _build(cls, json.loads(text))
+        return _adapter(cls).validate_json(text)
 
 
-def _build(cls: type, data: dict[str, Any]) -> Any:
-    """Rebuild a (nested) frozen dataclass from ``asdict`` output."""
-    nested = {
-        Trace: {"settings": Settings, "iterations": Iteration, "first": TokenProb, "first_target_top": TokenProb},
-        Iteration: {"slots": Slot, "extra": TokenProb, "extra_target_top": TokenProb, "residual": Residual,
-                    "caches": CacheLengths},
-        Slot: {"draft_top": TokenProb, "target_top": TokenProb},
-        Residual: {"top": TokenProb},
-    }.get(cls, {})
-    kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in data:
-            continue
-        value = data[f.name]
-        sub = nested.get(f.name)
-        if isinstance(value, list):
-            value = tuple(_build(sub, v) if sub else v for v in value)
-        elif sub is not None and isinstance(value, dict):
-            value = _build(sub, value)
-        kwargs[f.name] = value
-    return cls(**kwargs)
+@functools.cache
+def _adapter(cls: type) -> TypeAdapter:
+    """pydantic's reader of a (nested) frozen dataclass from JSON: every field's type comes from the annotations,
+    keys an older trace lacks take their defaults, keys a newer one adds are ignored."""
+    return TypeAdapter(cls)
+
 
 
 # ---- the same statistics pooled over several runs (e.g. one per prompt) ------------------------------

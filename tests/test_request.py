@@ -51,3 +51,24 @@ def test_the_policy_and_the_sampling_ride_inside_and_json_round_trips():
         request.changed(k=defaults.K_MAX + 1)
     with pytest.raises(ValueError):  # frozen
         request.k = 2
+
+
+def test_a_trace_reads_back_through_pydantic_older_and_newer_keys_included():
+    """The trace's JSON reader is pydantic's (no hand-written type map): nested records come back as their classes,
+    a key an older trace lacks takes its default, a key a newer one adds is ignored."""
+    import json
+
+    from specsim.recorded import RecordedRun
+    from specsim.trace import Iteration, Trace
+    from tests.conftest import ROOT
+
+    run = RecordedRun.from_json((ROOT / "assets" / "live" / "prose_run.json").read_text(encoding="utf-8"))
+    data = json.loads(run.spec.to_json())
+    assert Trace.from_json(json.dumps(data)) == run.spec
+    data["from_a_newer_release"] = 1
+    del data["settings"]["top_k"], data["iterations"][0]["caches"]
+    older = Trace.from_json(json.dumps(data))
+    assert older.settings.top_k is None and older.iterations[0].caches is None
+    assert isinstance(older.iterations[1], Iteration) and older.iterations[1] == run.spec.iterations[1]
+    one = run.spec.iterations[2]
+    assert Iteration.from_json(one.to_json()) == one
