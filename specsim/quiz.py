@@ -1,7 +1,8 @@
 """Quiz content and grading: order one round of speculative decoding, and a knowledge check.
 
-The questions live in ``assets/quiz/*.json``; this module loads them into frozen dataclasses,
-refuses malformed data with a :class:`QuizDataError` that names the problem, and grades answers.
+The questions live in ``assets/quiz/*.json``; this module loads them into frozen dataclasses, checking the
+files' shape with pydantic and what it cannot know (templates that fill, distinct options) itself, refuses
+malformed data with a :class:`QuizDataError` that names the problem, and grades answers.
 Everything is a pure function: an attempt is a value, and answering returns a new value.
 
 Numeric questions never type their figures. They store the inputs (``{"alpha": 0.7, "k": 4}``)
@@ -19,7 +20,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from specsim import analytics, published
 from specsim.paths import QUIZ
@@ -117,10 +120,63 @@ def _require(cond: bool, where: str, message: str) -> None:
         raise QuizDataError(f"{where}: {message}")
 
 
-def _text(raw: Mapping[str, Any], name: str, where: str) -> str:
-    value = raw.get(name)
-    _require(isinstance(value, str) and value.strip() != "", where, f"'{name}' must be a non-empty string")
-    return value.strip()
+# ---- the files' shape, checked by pydantic; what it cannot know (templates, sums) is checked below --------------
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class _RawNumeric(BaseModel):
+    quantity: str
+    inputs: dict[str, float] = Field(min_length=1)
+    decimals: int = Field(2, ge=0)
+
+    @field_validator("quantity")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in QUANTITIES:
+            raise ValueError(f"unknown quantity {value!r}; known: {sorted(QUANTITIES)}")
+        return value
+
+
+class _RawQuestion(BaseModel):
+    id: _Text
+    topic: str = ""
+    prompt: _Text
+    options: list[_Text] = Field(min_length=2)
+    answer: int
+    explanation: _Text
+    numeric: _RawNumeric | None = None
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self):
+        if not 0 <= self.answer < len(self.options):
+            raise ValueError("'answer' must index one of the options")
+        return self
+
+
+class _RawKnowledge(BaseModel):
+    questions: list[dict[str, Any]]  # each one read by parse_question, which names it in its message
+
+
+class _RawPiece(BaseModel):
+    id: _Text
+    text: _Text
+    explanation: _Text
+
+
+class _RawSequence(BaseModel):
+    prompt: _Text
+    pieces: list[_RawPiece] = Field(min_length=2)
+
+
+def _read(model: type[BaseModel], raw: Any, where: str) -> Any:
+    """``raw`` checked against ``model``; QuizDataError naming the place and the field otherwise."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        fields = [f"'{part}'" if isinstance(part, str) else f"#{part + 1}" for part in first["loc"]]
+        message = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
+        raise QuizDataError(f"{where}: {' '.join(fields)} {message}".replace("  ", " ")) from None
 
 
 def numeric_namespace(inputs: Mapping[str, float]) -> dict[str, float]:
@@ -149,38 +205,27 @@ def _fill(template: str, names: Mapping[str, Any], where: str) -> str:
 
 def parse_question(raw: Mapping[str, Any], where: str = "question") -> Question:
     """Validate one question dict from the JSON file and build a :class:`Question`."""
-    _require(isinstance(raw, Mapping), where, "must be an object")
-    qid = _text(raw, "id", where)
-    where = f"question {qid!r}"
-    prompt, explanation = _text(raw, "prompt", where), _text(raw, "explanation", where)
-    options = raw.get("options")
-    _require(isinstance(options, list) and len(options) >= 2, where, "'options' must list at least two options")
-    _require(all(isinstance(o, str) and o.strip() for o in options), where, "every option must be a non-empty string")
-    answer = raw.get("answer")
-    _require(isinstance(answer, int) and 0 <= answer < len(options), where, "'answer' must index one of the options")
+    if isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and raw["id"].strip():
+        where = f"question {raw['id'].strip()!r}"
+    q = _read(_RawQuestion, raw, where)
     numeric = None
     names: dict[str, Any] = dict(PUBLISHED)
-    if "numeric" in raw:
-        spec = raw["numeric"]
-        _require(isinstance(spec, Mapping), where, "'numeric' must be an object")
-        quantity, inputs, decimals = spec.get("quantity"), spec.get("inputs"), spec.get("decimals", 2)
-        _require(quantity in QUANTITIES, where, f"unknown quantity {quantity!r}; known: {sorted(QUANTITIES)}")
-        _require(isinstance(inputs, Mapping) and inputs, where, "'numeric.inputs' must be a non-empty object")
-        _require(isinstance(decimals, int) and decimals >= 0, where, "'numeric.decimals' must be a whole number")
-        computed = numeric_namespace(inputs)
-        _require(quantity in computed, where, f"the inputs {sorted(inputs)} do not determine {quantity!r}")
-        names.update(computed, answer=computed[quantity])
-        numeric = NumericAnswer(quantity, dict(inputs), decimals, float(computed[quantity]))
-    prompt, explanation = _fill(prompt, names, where), _fill(explanation, names, where)
-    options = tuple(_fill(o, names, where).strip() for o in options)
+    if q.numeric is not None:
+        computed = numeric_namespace(q.numeric.inputs)
+        _require(q.numeric.quantity in computed, where,
+                 f"the inputs {sorted(q.numeric.inputs)} do not determine {q.numeric.quantity!r}")
+        names.update(computed, answer=computed[q.numeric.quantity])
+        numeric = NumericAnswer(q.numeric.quantity, dict(q.numeric.inputs), q.numeric.decimals,
+                                float(computed[q.numeric.quantity]))
+    prompt, explanation = _fill(q.prompt, names, where), _fill(q.explanation, names, where)
+    options = tuple(_fill(o, names, where).strip() for o in q.options)
     _require(len(set(options)) == len(options), where, "options must be distinct")
-    return Question(qid, str(raw.get("topic", "")), prompt, options, answer, explanation, numeric)
+    return Question(q.id, q.topic, prompt, options, q.answer, explanation, numeric)
 
 
 def parse_knowledge(raw: Mapping[str, Any], count: int = KNOWLEDGE_QUESTION_COUNT) -> tuple[Question, ...]:
     """Validate the knowledge-check document: exactly ``count`` questions with distinct ids."""
-    items = raw.get("questions") if isinstance(raw, Mapping) else None
-    _require(isinstance(items, list), "knowledge quiz", "must hold a 'questions' list")
+    items = _read(_RawKnowledge, raw, "knowledge quiz").questions
     _require(len(items) == count, "knowledge quiz", f"must hold exactly {count} questions, found {len(items)}")
     questions = tuple(parse_question(item, f"question #{n + 1}") for n, item in enumerate(items))
     ids = [q.id for q in questions]
@@ -190,18 +235,12 @@ def parse_knowledge(raw: Mapping[str, Any], count: int = KNOWLEDGE_QUESTION_COUN
 
 def parse_sequence(raw: Mapping[str, Any]) -> SequenceQuiz:
     """Validate the sequencing document: a prompt and at least two distinct pieces, in order."""
-    _require(isinstance(raw, Mapping), "sequence quiz", "must be an object")
-    items = raw.get("pieces")
-    _require(isinstance(items, list) and len(items) >= 2, "sequence quiz", "must list at least two 'pieces'")
-    pieces = tuple(
-        Piece(_text(p, "id", f"piece #{n + 1}"), _text(p, "text", f"piece #{n + 1}"),
-              _text(p, "explanation", f"piece #{n + 1}"))
-        for n, p in enumerate(items)
-    )
+    doc = _read(_RawSequence, raw, "sequence quiz")
+    pieces = tuple(Piece(p.id, p.text, p.explanation) for p in doc.pieces)
     for attr in ("id", "text"):
         values = [getattr(p, attr) for p in pieces]
         _require(len(set(values)) == len(values), "sequence quiz", f"piece {attr}s must be distinct")
-    return SequenceQuiz(_text(raw, "prompt", "sequence quiz"), pieces)
+    return SequenceQuiz(doc.prompt, pieces)
 
 
 def load_knowledge(path: Path | str | None = None) -> tuple[Question, ...]:
