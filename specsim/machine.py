@@ -147,11 +147,10 @@ class Profile:
 
     @classmethod
     def from_json(cls, text: str) -> Profile:
-        data = json.loads(text)
-        data["v"] = {int(n): x for n, x in data["v"].items()}
-        for name in ("speedup_by_k", "v_spread", "tokens_per_loop_by_k"):
-            data[name] = {int(k): x for k, x in data.get(name, {}).items()}
-        return cls(**data)
+        """pydantic reads it by the annotations (JSON's string keys become the ints of ``v`` and the K tables)."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(cls).validate_json(text)
 
 
 def profile_key(threads: int | None = None, device: str | None = None) -> str:

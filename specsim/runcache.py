@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pydantic import TypeAdapter
+
 from specsim.request import RunRequest
 from specsim.trace import Trace
 
@@ -84,14 +86,14 @@ class CachedRun:
     machine: str
 
     def to_json(self) -> str:
-        return json.dumps({"spec": json.loads(self.spec.to_json()), "plain": json.loads(self.plain.to_json()),
-                           "recorded_at": self.recorded_at, "machine": self.machine}, ensure_ascii=False)
+        return _ENTRY.dump_json(self).decode()
 
     @classmethod
     def from_json(cls, text: str) -> CachedRun:
-        data = json.loads(text)
-        return cls(Trace.from_json(json.dumps(data["spec"])), Trace.from_json(json.dumps(data["plain"])),
-                   float(data["recorded_at"]), str(data["machine"]))
+        return _ENTRY.validate_json(text)
+
+
+_ENTRY = TypeAdapter(CachedRun)  # pydantic writes and reads a cache entry, the traces inside it included
 
 
 class RunStore(Protocol):
