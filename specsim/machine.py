@@ -263,12 +263,14 @@ def time_v(target, ns: Sequence[int], log=print, goal: float = SPREAD_GOAL, min_
     """Passes over n new tokens on one cached context, the sizes in a new random order every round, each divided by
     the same round's one-token pass, until every median's 95 % interval is within ±``goal`` (or ``cap_s``)."""
     from specsim.clock import now
-    from specsim.passcost import time_pass_rounds
+    from specsim.passcost import time_pass_rounds, v_from_rounds
 
     rng = random.Random(seed)
     ratios: dict[int, list[float]] = {n: [] for n in ns if n != 1}
     start, rounds, spread = now(target.device), 0, {n: math.inf for n in ratios}
+    timed: list[dict[int, float]] = []
     for round_times in time_pass_rounds(target, sorted({1, *ns}), rng):
+        timed.append(round_times)
         for n in ratios:
             ratios[n].append(round_times[n] / round_times[1])
         rounds += 1
@@ -283,7 +285,7 @@ def time_v(target, ns: Sequence[int], log=print, goal: float = SPREAD_GOAL, min_
             break
     from specsim.passcost import monotone_v
 
-    raw = {1: 1.0, **{n: median_interval(r)[0] for n, r in ratios.items()}}
+    raw = v_from_rounds(timed)  # the medians; median_interval above only says how sure each one is
     worst_n = max(spread, key=spread.get) if spread else 1
     noisy = "" if max(spread.values(), default=0.0) <= goal else (
         f"v({worst_n}) still ±{spread[worst_n]:.0%} after {rounds} rounds")

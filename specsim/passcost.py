@@ -5,8 +5,11 @@ memory-bound (the weights are read once whatever the number of tokens). v(n) = t
 n new tokens / time of a one-token pass measures how true that is on this machine: flat (v near 1)
 while the pass is memory-bound, then a slope once arithmetic dominates.
 
-Timing on a shared machine (docs/timing.md): warm-up passes first, the n values interleaved round-robin
-so a burst of load hits them alike, and the median of the repeats.
+Timing on a shared machine (docs/timing.md): one timing loop, :func:`time_pass_rounds` (warm-up passes first,
+then rounds in which every n runs once, in a new random order each round, so a burst of load hits them alike),
+and one estimator, :func:`v_from_rounds` (each round's passes divided by the same round's one-token pass, the
+median over rounds). The verify page (:func:`measure_pass_costs`) and the machine profile
+(:func:`specsim.machine.time_v`) both use them.
 
 :class:`VerifyCurve` is how the "Is verification free here?" page reads a measurement: the flat part,
 the slope, a roofline fit. The batch-size caveat is a *model* (a roofline), not a measurement: a pass
@@ -17,9 +20,11 @@ arithmetic that made verification free, so the gain shrinks.
 
 from __future__ import annotations
 
+import itertools
+import random
 import statistics
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,47 +35,43 @@ CONTEXT_TEXT = "Explain, in a few sentences, why the sky looks blue during the d
 """About 45 tokens through the chat template: the context every measured pass appends to."""
 
 
+def v_from_rounds(rounds: Sequence[Mapping[int, float]]) -> dict[int, float]:
+    """v(n) from rounds of timed passes (:func:`time_pass_rounds`): in each round, the pass over n new tokens divided
+    by the same round's one-token pass; the median over the rounds. The one estimator of v in specsim."""
+    return {n: 1.0 if n == 1 else statistics.median(r[n] / r[1] for r in rounds) for n in rounds[0]}
+
+
 @dataclass(frozen=True)
 class PassCosts:
-    """Median seconds of one target pass over n new tokens, for each measured n."""
+    """Median seconds of one target pass over n new tokens, for each measured n, and v(n) by
+    :func:`v_from_rounds` (``ratios``; empty for costs made by hand, which then divide the medians)."""
 
     seconds: dict[int, float]
     dtype: str
     repeats: int
+    ratios: dict[int, float] = field(default_factory=dict)
 
     def v(self, n: int) -> float:
         """Cost of a pass over n new tokens, in one-token passes."""
-        return self.seconds[n] / self.seconds[1]
+        return self.ratios[n] if self.ratios else self.seconds[n] / self.seconds[1]
 
 
 def measure_pass_costs(target: LoadedModel, ns: Sequence[int] = tuple(range(1, 18)), repeats: int = 7,
                        warmup: int = 2, context_text: str = CONTEXT_TEXT,
-                       on_round: Callable[[int, int], None] | None = None) -> PassCosts:
-    """Time target passes over n new tokens after the same context; n = 1 is always measured. ``on_round(done,
-    total)`` is called between rounds, outside the timed passes (a class worker reports progress there)."""
-    import torch
-    from transformers import DynamicCache
-
-    from specsim.drafters import crop_cache
+                       on_round: Callable[[int, int], None] | None = None, seed: int = 0) -> PassCosts:
+    """Time target passes over n new tokens after the same context (n = 1 always), ``repeats`` rounds of
+    :func:`time_pass_rounds` after ``warmup``. ``on_round(done, total)`` is called between rounds, outside the
+    timed passes (a class worker reports progress there)."""
     ns = sorted({1, *ns})
-    ids = format_prompt(target.tokenizer, context_text)
-    device = target.device
-    samples: dict[int, list[float]] = {n: [] for n in ns}
-    with torch.inference_mode():
-        cache = DynamicCache()
-        target.model(input_ids=torch.tensor([ids], device=device), past_key_values=cache, use_cache=True)
-        for round_ in range(warmup + repeats):
-            for n in ns:  # round-robin: every n sees the same slice of machine load
-                crop_cache(cache, len(ids))
-                new = torch.tensor([(ids * (n // len(ids) + 1))[:n]], device=device)
-                start = now(device)
-                target.model(input_ids=new, past_key_values=cache, use_cache=True)
-                if round_ >= warmup:
-                    samples[n].append(now(device) - start)
-            if on_round is not None:
-                on_round(round_ + 1, warmup + repeats)
-    return PassCosts({n: statistics.median(s) for n, s in samples.items()},
-                     str(target.dtype).removeprefix("torch."), repeats)
+    rounds: list[dict[int, float]] = []
+    timing = time_pass_rounds(target, ns, random.Random(seed), warmup=warmup, context_text=context_text)
+    for times in itertools.islice(timing, repeats):
+        rounds.append(times)
+        if on_round is not None:
+            on_round(warmup + len(rounds), warmup + repeats)
+    timing.close()
+    return PassCosts({n: statistics.median(r[n] for r in rounds) for n in ns},
+                     str(target.dtype).removeprefix("torch."), repeats, v_from_rounds(rounds))
 
 
 def time_pass_rounds(target: LoadedModel, ns: Sequence[int], rng, warmup: int = 1,
@@ -154,6 +155,7 @@ class VerifyCurve:
     device: str = ""
     threads: int = 0
     fitted: tuple[float, ...] = ()  # v_fitted, computed where the curve was measured (:meth:`of`)
+    ratios: tuple[float, ...] = ()  # v(n) by :func:`v_from_rounds` (:meth:`of`); empty: the medians divided
 
     @property
     def one_token_s(self) -> float:
@@ -161,8 +163,8 @@ class VerifyCurve:
 
     @property
     def v(self) -> tuple[float, ...]:
-        """v(n): each pass in one-token passes."""
-        return tuple(s / self.one_token_s for s in self.seconds)
+        """v(n): each pass in one-token passes (:func:`v_from_rounds`, when the curve came from a measurement)."""
+        return self.ratios or tuple(s / self.one_token_s for s in self.seconds)
 
     @property
     def v_fitted(self) -> tuple[float, ...]:
@@ -211,7 +213,7 @@ class VerifyCurve:
         """The page's reading of a :func:`measure_pass_costs` result."""
         ns = tuple(sorted(costs.seconds))
         curve = cls(ns=ns, seconds=tuple(costs.seconds[n] for n in ns), context=context, repeats=costs.repeats,
-                    dtype=costs.dtype, device=device, threads=threads)
+                    dtype=costs.dtype, device=device, threads=threads, ratios=tuple(costs.v(n) for n in ns))
         return replace(curve, fitted=curve.v_fitted)
 
     def to_dict(self) -> dict:

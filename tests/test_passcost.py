@@ -68,3 +68,29 @@ def test_a_measured_curve_carries_its_monotone_fit_so_a_class_replica_never_fits
     assert curve.fitted and curve.fitted == VerifyCurve(curve.ns, curve.seconds, 45, 5).v_fitted
     assert list(curve.fitted) == sorted(curve.fitted) and min(curve.fitted) >= 1.0
     assert curve.fitted != curve.v  # the dip at n = 2 and n = 4 is fitted away
+
+
+def test_the_page_and_the_profile_time_v_with_one_loop_and_one_estimator(monkeypatch):
+    """Issue 53, item 3: measure_pass_costs (the verify page, a class worker) and machine.time_v (the profile) take
+    their rounds from time_pass_rounds and read v(n) with v_from_rounds: the median over rounds of each round's
+    ratio, which a burst of load in one round moves less than the ratio of the medians."""
+    from specsim import machine
+
+    loads = [1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 3.0, 1.0]  # every other round slowed down by a burst, all sizes alike
+
+    def rounds(target, ns, rng, warmup=1, **_):
+        for i in range(10_000):
+            load = loads[i % len(loads)]
+            yield {n: load * 0.01 * max(1.0, n / 2) for n in ns}
+
+    monkeypatch.setattr(passcost, "time_pass_rounds", rounds)
+
+    class Target:
+        device, dtype = "cpu", "torch.float32"
+
+    costs = passcost.measure_pass_costs(Target(), ns=(1, 2, 4, 6), repeats=len(loads))
+    expected = passcost.v_from_rounds([{n: 0.01 * max(1.0, n / 2) for n in (1, 2, 4, 6)}])
+    assert {n: costs.v(n) for n in (1, 2, 4, 6)} == expected == {1: 1.0, 2: 1.0, 4: 2.0, 6: 3.0}
+    assert VerifyCurve.of(costs).v == tuple(expected.values())
+    profile = machine.time_v(Target(), (1, 2, 4, 6), log=lambda _: None)
+    assert profile.raw == expected
