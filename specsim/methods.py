@@ -102,7 +102,8 @@ def shipped_draft(folder: str, target: LoadedModel) -> tuple[Drafter, int, str]:
 
 
 def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
-    """The classic draft model: ``defaults.CLASSIC_DRAFT`` when it ships; otherwise an early-exit stand-in.
+    """The classic draft model: ``defaults.CLASSIC_DRAFT`` (it ships in assets/drafts); an early-exit stand-in
+    when that folder is missing (a checkout without it).
 
     Returns (drafter, extra parameters, training cost).
     """
@@ -110,7 +111,7 @@ def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
     if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
         return shipped_draft(defaults.CLASSIC_DRAFT, target)
     drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
-    drafter.name = f"stand-in until the distilled draft ships: {drafter.name}"
+    drafter.name = f"stand-in, the draft folder {defaults.CLASSIC_DRAFT} is missing: {drafter.name}"
     return drafter, 0, "none (stand-in)"
 
 

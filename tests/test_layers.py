@@ -150,3 +150,21 @@ def test_no_app_module_hides_a_standard_library_module():
 
     clashes = sorted(p.stem for p in (ROOT / "app").glob("*.py") if p.stem in sys.stdlib_module_names)
     assert not clashes, clashes
+
+
+def test_the_acceptance_rules_users_are_the_ones_its_docstring_names():
+    """Issue 53: specsim/verify.py names its users; a new one must be named there too."""
+    import re
+
+    from tests.conftest import ROOT
+
+    doc = (ROOT / "specsim" / "verify.py").read_text(encoding="utf-8").split('"""')[1]
+    named = set(re.findall(r":mod:`(specsim[\w.]*)`", doc))
+    users = set()
+    for path in (ROOT / "specsim").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if module != "specsim.verify" and re.search(r"from specsim\.verify import|from specsim import [^\n]*\bverify\b",
+                                                    text):
+            users.add(module)
+    assert users == named, (users, named)

@@ -175,7 +175,7 @@ def test_draft_model_without_a_bundled_draft_says_what_to_pick(monkeypatch):
     at = _set_form(open_page("live.py"), drafter="model")
     at.button(key="live_run").click().run()
     assert not at.exception
-    assert any("No draft model ships" in e.value for e in at.error)
+    assert any("No draft model is given" in e.value for e in at.error)
     assert at.session_state[state.LIVE_TRACE] is None
 
 

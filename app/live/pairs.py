@@ -129,8 +129,8 @@ def encode(target: LoadedModel, prompt: str) -> list[int]:
     return models.format_prompt(target.tokenizer, prompt)
 
 
-NO_DRAFT = ("No draft model ships with the bundled target yet: choose prompt lookup or early exit as the drafter, or a "
-            "hub pair when online.")
+NO_DRAFT = ("No draft model is given for this pair (none is installed in assets/drafts, or the custom pair names "
+            "none): choose prompt lookup or early exit as the drafter, or type a draft model in a custom pair.")
 
 
 def request_for(settings: LiveSettings) -> RunRequest:
