@@ -24,6 +24,8 @@ The library never imports streamlit. Read it top to bottom:
 - ``explain`` / ``domains`` / ``unchanged`` / ``blockcheck`` / ``guess`` / ``quiz`` / ``interview`` / ``recorded``:
   what the pages teach with, each computed from runs or from ``analytics`` (``blockcheck``: a whole block keeps
   the target's distribution, checked by running the engine on two tiny models);
+- ``request``: the one validated run request (pydantic): every range of a run, checked once, with the K policy
+  and the sampling settings inside it;
 - ``liverun`` / ``runcache`` / ``jobs`` / ``tasks`` / ``worker``: one live run as a plain function (the live page
   and a worker both call it), the shared cache of finished runs, live runs as jobs on a queue for a whole class
   (RQ over Redis), the pages' other measurements (v(n), the variants comparison) as tasks on that queue, and the

@@ -142,8 +142,8 @@ print("\\n".join(seen))
 
 
 def test_no_app_module_hides_a_standard_library_module():
-    """Streamlit puts app/ first on sys.path: an app/profile.py made ``import profile`` (used by transformers through
-    cProfile) find the app's module, and loading a model failed under AppTest."""
+    """Streamlit puts app/ first on sys.path: a module of app/ named ``profile`` made ``import profile`` (used by
+    transformers through cProfile) find the app's module, and loading a model failed under AppTest."""
     import sys
 
     from tests.conftest import ROOT
