@@ -65,20 +65,11 @@ ISA_FLAGS = frozenset((
 
 
 def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
-    """This CPU's instruction-set flags (:data:`ISA_FLAGS` among those /proc/cpuinfo lists); empty where it
-    cannot be read (not Linux). ``cpuinfo`` stands in for the file's text."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return frozenset()
-    flags: set[str] = set()
-    for line in cpuinfo.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):
-            flags.update(value.split())
-    return frozenset(flags & ISA_FLAGS)
+    """This CPU's instruction-set flags (:data:`ISA_FLAGS` among those :func:`specsim.cpu.cpu_flags` reads); empty
+    where /proc/cpuinfo cannot be read (not Linux). ``cpuinfo`` stands in for the file's text."""
+    from specsim import cpu
 
+    return cpu.cpu_flags(cpuinfo) & ISA_FLAGS
 
 ENABLED = True
 """False routes the invariant path through the Python loop and the probed stock linears (for tests and

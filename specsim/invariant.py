@@ -31,7 +31,6 @@ agree with each other.
 
 from __future__ import annotations
 
-import functools
 import warnings
 
 import torch
@@ -39,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from specsim import fused
+from specsim.cpu import cpu_flags
 from specsim.defaults import MAX_INVARIANT_QUERIES
 
 ATTENTION_NAME = "specsim_invariant"
@@ -47,23 +47,14 @@ DOWN_CHUNK = 768
 """Column chunk of the down projection: a reduction split that does not change with the row count."""
 
 
-@functools.cache
-def _cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags, read once (empty where /proc/cpuinfo cannot be read)."""
-    try:
-        return frozenset(open("/proc/cpuinfo").read().split())
-    except OSError:
-        return frozenset()
-
-
 def cpu_supports_bf16() -> bool:
     """Whether this CPU has native bfloat16 arithmetic (AVX512-BF16 or AMX), where bf16 is the fast dtype."""
-    return bool(_cpu_flags() & {"avx512_bf16", "amx_bf16"})
+    return bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
 
 
 def cpu_has_avx2_fma() -> bool:
     """Whether this CPU has AVX2 and FMA, which the fused linear kernel's AVX2 route needs."""
-    return {"avx2", "fma"} <= _cpu_flags()
+    return {"avx2", "fma"} <= cpu_flags()
 
 
 def cpu_prefers_bf16() -> bool:

@@ -51,9 +51,10 @@ from rq.job import Job
 from rq.job import JobStatus as RQStatus
 from rq.results import Result
 
+from specsim.cpu import machine_id
 from specsim.liverun import LiveRun, ModelShelf, Progress, run_request
 from specsim.request import RunRequest
-from specsim.runcache import CachedRun, RedisStore, machine_id, run_key
+from specsim.runcache import CachedRun, RedisStore, run_key
 from specsim.trace import Iteration, Trace
 
 QUEUE = "specsim-live"
@@ -65,7 +66,7 @@ KEEP_S = 3600  # how long a job's keys, iterations and result stay readable
 GUESS_S = 30.0  # a run's duration before any run has been timed
 DURATIONS_KEPT = 20
 
-MACHINES = "specsim:machines"  # the machine ids workers run on (runcache.machine_id): where a cached run may be
+MACHINES = "specsim:machines"  # the machine ids workers run on (cpu.machine_id): where a cached run may be
 DURATIONS = "specsim:durations"  # seconds of recent complete runs, newest first
 PROFILE = "specsim:profile"  # the workers' machine profile (specsim.machine.Profile as JSON), for the replicas' pages
 

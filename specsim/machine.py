@@ -57,16 +57,6 @@ def paths_for(device: str) -> tuple[tuple[str, bool], ...]:
     return GPU_PATHS if device.startswith("cuda") else PATHS
 
 
-def device_name(device: str) -> str:
-    """The GPU's name for a CUDA device, else the CPU's model name: what the timings belong to."""
-    import torch
-    if device.startswith("cuda"):
-        return torch.cuda.get_device_name(torch.device(device))
-    from specsim.cpu import machine_name
-
-    return machine_name()
-
-
 def path_name(dtype: str, invariant: bool) -> str:
     return f"{dtype}, {'position-invariant' if invariant else 'stock kernels'}"
 
@@ -154,20 +144,17 @@ class Profile:
 
 
 def profile_key(threads: int | None = None, device: str | None = None) -> str:
-    """CPU model, thread count, library versions, the fused kernels' build and the default draft (its α and c
-    pick the best K): what a measurement depends on; on a GPU, the GPU's name too (the device the app uses)."""
-    import torch
+    """The machine's identity (:func:`specsim.cpu.machine_id`: CPU, GPU where the app uses one, threads, torch), then
+    the profile's version, transformers, the fused kernels' build and the default draft (its α and c pick the best
+    K): what a measurement depends on."""
     import transformers
 
-    from specsim.cpu import machine_name
+    from specsim.cpu import machine_id
     from specsim.fused import extension_name
     from specsim.models import default_device
 
-    threads = threads or torch.get_num_threads()
-    device = device or default_device()
-    gpu = f" | {device_name(device)}" if device.startswith("cuda") else ""
-    return (f"{machine_name()} | {threads} threads | profile {PROFILE_VERSION} | torch {torch.__version__} | "
-            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}{gpu}")
+    return (f"{machine_id(device or default_device(), threads)} | profile {PROFILE_VERSION} | "
+            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}")
 
 
 def draft_identity(draft: str | None = None) -> str:
@@ -379,6 +366,7 @@ def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     present); about a minute."""
     import torch
 
+    from specsim.cpu import device_name
     from specsim.methods import build_drafter
     from specsim.models import default_device, default_dtype, load_bundled_target
     from specsim.passcost import measure_pass_costs

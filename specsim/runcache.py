@@ -29,21 +29,6 @@ MAX_ENTRIES = 500
 MAX_AGE_S = 14 * 24 * 3600.0
 
 
-def machine_id(device: str, threads: int | None = None) -> str:
-    """What a run's timings depend on besides the request: the processor (CPU model or GPU name), the thread
-    count and the torch build."""
-    import torch
-
-    from specsim.cpu import machine_name
-
-    if device.startswith("cuda") and torch.cuda.is_available():
-        where = torch.cuda.get_device_name(torch.device(device))
-    else:
-        where = machine_name()
-    n = threads or torch.get_num_threads()
-    return f"{where} | {n} thread{'' if n == 1 else 's'} | torch {torch.__version__}"
-
-
 def _identity(name: str, local: bool | None) -> str:
     """A model or draft by name; a local folder also by a digest of its config and weights' sizes and times, so a
     folder retrained under the same name is a different model."""
@@ -215,4 +200,4 @@ class RedisStore:
                 self.redis.delete(self.prefix + (key.decode() if isinstance(key, bytes) else key))
 
 
-__all__ = ["CachedRun", "DiskStore", "RedisStore", "RunStore", "default_folder", "machine_id", "run_key"]
+__all__ = ["CachedRun", "DiskStore", "RedisStore", "RunStore", "default_folder", "run_key"]

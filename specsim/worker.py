@@ -65,9 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     from rq import Queue, SimpleWorker
 
     from specsim import jobs
+    from specsim.cpu import machine_id
     from specsim.models import default_device
     from specsim.request import RunRequest
-    from specsim.runcache import machine_id
 
     if args.threads:
         torch.set_num_threads(args.threads)

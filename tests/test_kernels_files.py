@@ -136,3 +136,18 @@ def test_the_cpp_ships_with_the_package():
 def test_the_docs_do_not_describe_the_old_inline_build(needle):
     for doc in (ROOT / "README.md", ROOT / "docs" / "invariant.md"):
         assert needle not in doc.read_text(), (doc.name, needle)
+
+
+def test_one_reader_of_cpuinfo_names_the_cpu_and_its_flags():
+    """Issue 53: /proc/cpuinfo is read in specsim.cpu only; the invariant path's flags and the kernels' build key
+    are read through it."""
+    from specsim import cpu
+    from tests.conftest import ROOT
+
+    text = "model name\t: Some CPU @ 2.0GHz\nflags\t\t: fpu avx2 fma avx512_bf16 hypervisor\n"
+    assert cpu.machine_name(text) == "Some CPU @ 2.0GHz"
+    assert cpu.cpu_flags(text) == {"fpu", "avx2", "fma", "avx512_bf16", "hypervisor"}
+    assert fused.cpu_flags(text) == cpu.cpu_flags(text) & fused.ISA_FLAGS
+    readers = [p.relative_to(ROOT).as_posix() for p in (ROOT / "specsim").rglob("*.py")
+               if '"/proc/cpuinfo"' in p.read_text(encoding="utf-8")]
+    assert readers == ["specsim/cpu.py"]

@@ -13,8 +13,9 @@ import os
 import time
 from datetime import datetime
 
+from specsim.cpu import machine_id
 from specsim.request import RunRequest
-from specsim.runcache import CachedRun, DiskStore, machine_id, run_key
+from specsim.runcache import CachedRun, DiskStore, run_key
 from specsim.trace import Trace
 
 CACHE_ENV = "SPECSIM_RUN_CACHE"
