@@ -102,6 +102,15 @@ def _overlap() -> dict[str, str]:
     return out
 
 
+def _measured_overlap() -> dict[str, str]:
+    """The app's own pair, measured (``scripts/measure_overlap.py``): α greedy, at T = 1 and at T = 2."""
+    from specsim.unchanged import measured_overlap
+
+    m = measured_overlap()
+    return {"ov_real_positions": f"{m.positions:,}", "ov_real_prompts": str(m.prompts),
+            "ov_real_greedy": f"{m.greedy:.2f}", "ov_real_t1": f"{m.at(1.0):.2f}", "ov_real_t2": f"{m.at(2.0):.2f}"}
+
+
 def _schedule(k: int) -> dict[str, str]:
     """transformers' heuristic K schedule (specsim.kpolicy) over kept, kept, refused, kept loops."""
     from specsim.kpolicy import KPolicy
@@ -139,6 +148,7 @@ def figures() -> dict[str, str]:
         **_drafts(),
         **_cache(k),
         **_overlap(),
+        **_measured_overlap(),
         **_schedule(k),
     }
 

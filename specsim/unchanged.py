@@ -146,3 +146,43 @@ def chi2_sf(x: float, dof: int) -> float:
         return min(1.0, sum(math.exp(-y + i * math.log(y) - math.lgamma(i + 1)) for i in range(m)))
     return min(1.0, math.erfc(math.sqrt(y)) + sum(math.exp(-y + (i - 0.5) * math.log(y) - math.lgamma(i + 0.5))
                                                   for i in range(1, m + 1)))
+
+
+@dataclass(frozen=True)
+class MeasuredOverlap:
+    """A real pair's chance of keeping a guess against temperature, as ``scripts/measure_overlap.py`` wrote it:
+    Σ min(p_T, q_T) averaged over the positions of real text (T = 0: how often the two argmaxes agree)."""
+
+    target: str
+    draft: str
+    text: str
+    prompts: int
+    positions: int
+    temperatures: tuple[float, ...]
+    accepted_mass: tuple[float, ...]
+    domains: dict[str, tuple[float, ...]]  # domain -> its curve at the same temperatures
+
+    def at(self, temperature: float) -> float:
+        """The measured value at one of the measured temperatures."""
+        return self.accepted_mass[self.temperatures.index(temperature)]
+
+    @property
+    def greedy(self) -> float:
+        return self.at(0.0)
+
+    @property
+    def highest(self) -> tuple[float, float]:
+        """(T, value) where the curve is highest."""
+        return max(zip(self.temperatures, self.accepted_mass, strict=True), key=lambda tv: tv[1])
+
+
+def measured_overlap(path=None) -> MeasuredOverlap:
+    """The committed measurement (``specsim.paths.OVERLAP_MEASURED``)."""
+    import json
+
+    from specsim.paths import OVERLAP_MEASURED
+
+    raw = json.loads((path or OVERLAP_MEASURED).read_text(encoding="utf-8"))
+    return MeasuredOverlap(raw["target"], raw["draft"], raw["text"], raw["prompts"], raw["positions"],
+                           tuple(raw["temperatures"]), tuple(raw["accepted_mass"]),
+                           {name: tuple(d["accepted_mass"]) for name, d in raw["domains"].items()})

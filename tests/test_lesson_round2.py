@@ -284,3 +284,54 @@ def test_the_calculators_position_box_opens_on_the_prose_recording_at_its_own_c(
     best = analytics.best_k(speeds)
     assert f"the best K is **{best}** ({speeds[best]:.2f}×) by position" in line
     assert best < analytics.K_MAX
+
+
+# ---- misleading: "High T flattens both, and the overlap rises" (Why unchanged, interview Q15) ---------------------
+
+
+def test_the_measured_pair_keeps_fewer_guesses_at_t1_than_greedy():
+    """The committed measurement (scripts/measure_overlap.py): a real pair, its α highest at low T, not at high T."""
+    import importlib.util
+
+    from specsim import unchanged
+
+    m = unchanged.measured_overlap()
+    assert m.positions > 1000 and m.prompts >= 40
+    assert all(0.0 <= x <= 1.0 for x in m.accepted_mass)
+    assert m.greedy > m.at(1.0) > m.at(2.0)  # the toy's rise does not carry over
+    assert m.highest[0] < 1.0
+    assert all(len(curve) == len(m.temperatures) for curve in m.domains.values()) and len(m.domains) >= 5
+    spec = importlib.util.spec_from_file_location("measure_overlap", ROOT / "scripts" / "measure_overlap.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert m.temperatures == script.TEMPERATURES  # the file is the script's output, not typed
+
+
+def test_why_unchanged_shows_the_measured_curve_beside_the_toy_and_corrects_the_sentence():
+    from app import state
+    from specsim import unchanged
+
+    at = open_page("why_unchanged.py")
+    assert not at.exception
+    text = _markdown(at)
+    assert "High T flattens both, and the overlap rises" not in text
+    m = unchanged.measured_overlap()
+    assert "Real pairs usually go the other way" in text
+    assert (f"α = {m.greedy:.3f} greedy, {m.at(1.0):.3f} at T = 1 and {m.at(2.0):.3f} at T = 2" in text)
+    assert f"{m.positions:,} positions of the target's greedy answers to {m.prompts} held-out prompts" in text
+    assert "T = 1 keeps fewer guesses than greedy here" in text
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(state.PQ_MEASURED_CHART))
+    names = [trace["name"] for trace in json.loads(chart.proto.spec)["data"]]
+    assert f"greedy (T = 0): {m.greedy:.3f}" in names and f"T = 1: {m.at(1.0):.3f}" in names
+    assert any(c.proto.id.endswith(state.PQ_TEMPERATURE_CHART) for c in at.get("plotly_chart"))  # the toy stays
+
+
+def test_interview_q15_says_real_pairs_keep_more_greedy_with_measured_figures():
+    from specsim import interview, unchanged
+
+    raw = _interview()["alpha_tv"]["answer"]
+    assert "{ov_real_greedy} greedy, {ov_real_t1} at T = 1" in raw  # named, never typed
+    answer = {q.id: q for q in interview.load()}["alpha_tv"].answer
+    m = unchanged.measured_overlap()
+    assert f"α = {m.greedy:.2f} greedy, {m.at(1.0):.2f} at T = 1 and {m.at(2.0):.2f} at T = 2" in answer
+    assert "usually higher greedy than at T = 1" in answer
