@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import classtask, loaders, recording, state
 from app.charts import chart
-from app.practice import loop_size
+from app.practice import algorithm, loop_size
 from app.practice.figures import domain_figure
 from specsim import defaults, domains
 
@@ -77,6 +77,7 @@ st.markdown(
     "speculative decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and "
     "Medusa or EAGLE heads. The core loop is small: the lesson puts it at about 50 lines of PyTorch. "
     + loop_size.sentence())
+algorithm.section()
 
 st.subheader("References")
 st.markdown(

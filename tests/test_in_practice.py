@@ -88,3 +88,23 @@ def test_the_loops_size_is_read_from_the_source_of_the_objects_that_run():
         assert part.name == obj.__name__
         assert Path(inspect.getsourcefile(obj)).resolve() == (REPO_ROOT / part.file).resolve()
         assert part.lines == len(inspect.getsource(obj).splitlines())
+
+
+def test_the_algorithm_as_code_is_the_rule_that_runs_beside_the_papers():
+    """Issue 55, production item 4: the page shows specsim's own acceptance rule, read from its file, beside
+    Algorithm 1; every code cell of the table is a line of that source."""
+    import inspect
+
+    from app.practice import algorithm
+    from specsim.verify import verify
+    from tests.conftest import open_page
+
+    source, first = algorithm.rule_source()
+    assert source == inspect.getsource(verify).rstrip("\n") and first == inspect.getsourcelines(verify)[1]
+    assert 30 <= len(source.splitlines()) <= 45  # what a student reads in one go
+    for _paper, code, _note in algorithm.CORRESPONDENCE:
+        assert code in source, code
+    at = open_page("in_practice.py")
+    assert not at.exception
+    assert any(c.value == source for c in at.code) and any("Uniform(0, 1)" in c.value for c in at.code)
+    assert any(f"{len(source.splitlines())} lines from line {first}" in m.value for m in at.markdown)

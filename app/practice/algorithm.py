@@ -1,0 +1,65 @@
+"""*In practice*'s "The algorithm as code": the acceptance rule the engine runs, read from its source file (never a
+copy), beside Leviathan et al.'s Algorithm 1 in this app's notation, with a table that ties one to the other."""
+
+from __future__ import annotations
+
+import ast
+
+import streamlit as st
+
+from specsim.paths import REPO_ROOT
+
+RULE_FILE, RULE = "specsim/verify.py", "verify"
+
+ALGORITHM_1 = """\
+given the prefix, the draft's guesses x1 … xK and their q1 … qK,
+and the target's p1 … pK+1 from ONE pass over prefix + x1 … xK:
+
+  r1 … rK ~ Uniform(0, 1)
+  n  = the first i with ri > pi(xi) / qi(xi), minus 1   (K if none)
+  if n < K:  p' = norm(max(0, pn+1 − qn+1))             (the residual)
+  else:      p' = pK+1                                  (the bonus row)
+  t ~ p'
+  return prefix + x1 … xn + t"""
+"""Leviathan, Kalman and Matias (2023), Algorithm 1 (SpeculativeDecodingStep), steps after the draft and the one
+target pass, written here in the lesson's notation (K guesses, p the target, q the draft)."""
+
+#: (a line of Algorithm 1, the code that does it, what differs) for the table under the two listings; each code
+#: cell is a line of the rule's source, which a test checks.
+CORRESPONDENCE = (
+    ("r1 … rK ~ Uniform(0, 1)", "draw = None if sampling.greedy else uniform(generator)",
+     "drawn one slot at a time, and none after the first rejection: the same distribution, fewer draws"),
+    ("n = the first i with ri > pi(xi) / qi(xi), minus 1",
+     "acceptance_probability(float(target_probs[i, token]), proposal.q[i])",
+     "greedy mode keeps a guess exactly when it is the target's top token (the limit T → 0)"),
+    ("p' = norm(max(0, pn+1 − qn+1))", "residual_distribution(p, q)", "greedy mode takes the target's top token"),
+    ("p' = pK+1", "elif verdict.n_accepted == len(draft_tokens)", "the bonus token"),
+    ("(not in the paper)", "if token in eos:",
+     "an accepted end-of-text ends the text: later guesses are not checked"),
+)
+
+
+def rule_source() -> tuple[str, int]:
+    """The acceptance rule's source as the engine runs it, read from its file (a class replica imports no torch),
+    and its first line number."""
+    text = (REPO_ROOT / RULE_FILE).read_text(encoding="utf-8")
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == RULE)
+    return ast.get_source_segment(text, node), node.lineno
+
+
+def section() -> None:
+    source, first = rule_source()
+    st.markdown(
+        "**The algorithm as code.** Left, the paper's rule for one loop after the draft and the target's single "
+        f"pass; right, the function the engine calls in every loop of every run on this site, read from "
+        f"`{RULE_FILE}` as it is now ({len(source.splitlines())} lines from line {first}, docstring included). "
+        "The draft and the pass itself are `SpeculativeStep.check` in `specsim/engine.py`.")
+    left, right = st.columns(2)
+    with left:
+        st.code(ALGORITHM_1, language=None)
+        st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the lesson's notation.")
+    with right:
+        st.code(source, language="python", line_numbers=True)
+        st.caption(f"`{RULE}` in `{RULE_FILE}`: the code that runs, not a copy.")
+    st.dataframe([{"Algorithm 1": a, "specsim": code, "what differs": note} for a, code, note in CORRESPONDENCE],
+                 hide_index=True)
