@@ -13,6 +13,7 @@ from typing import Any
 from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
 from app.urlcodec import number_text
 from specsim import published
+from specsim.defaults import BATCH_CONTEXT  # the context slider's start (VerifySettings is not ours to edit yet)
 
 _CALC, _LIVE, _UNCHANGED = CalcSettings(), LiveSettings(), UnchangedSettings()
 _VERIFY, _VARIANTS = VerifySettings(), VariantsSettings()
@@ -195,6 +196,7 @@ LIVE_WIN_BUTTON = "live_win_example"
 VERIFY_CURVE = "verify_curve"  # specsim.passcost.VerifyCurve measured on this machine, or None
 VERIFY_BUTTON = "verify_measure"
 VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
+VERIFY_CONTEXT = "verify_context"  # the batch-size model's context length (cached tokens per sequence)
 VERIFY_RUNNING = "verify_running"  # True while v(n) is being measured; a measurement stopped midway leaves it behind
 DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainResult rows, or None
 DOMAIN_BUTTON = "domain_measure"
@@ -225,7 +227,7 @@ def pq_slider_key(index: int) -> str:
 
 
 DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_RUNNING: False, VERIFY_BATCH: _VERIFY.batch,
-                 VERIFY_GPU_R: _VERIFY.gpu_ridge,
+                 VERIFY_GPU_R: _VERIFY.gpu_ridge, VERIFY_CONTEXT: BATCH_CONTEXT,
                  DOMAIN_RESULTS: None, PQ_BLOCK_CHECK: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed,
                  PQ_SEED_TEXT: str(_UNCHANGED.seed)})
 

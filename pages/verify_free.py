@@ -1,5 +1,7 @@
 """Is verification free here? v(n) measured on this machine, what it means, and the batch-size caveat."""
 
+import math
+
 import streamlit as st
 
 from app import state
@@ -8,7 +10,7 @@ from app.live.params import calculator_link
 from app.settings import CalcSettings
 from app.verify import figures as figs
 from app.verify import measure
-from specsim import analytics, passcost, roofline
+from specsim import analytics, defaults, passcost, published, roofline
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -22,6 +24,29 @@ def ridge_sentence() -> str:
             f"{h.ridge_tokens:.0f}. This app uses R = {roofline.GPU_RIDGE} for a GPU serving one request, between "
             "the two: a pass over K + 1 ≤ 17 tokens is deep in the flat part, which is why the papers could treat "
             "verification as free.")
+
+def batching_sentence(calc: CalcSettings, batch: int, gpu_r: int, context: int) -> str:
+    """Both regimes at the chosen B, R and context, every figure from :mod:`specsim.roofline`."""
+    free = float(analytics.speedup(calc.alpha, calc.k, calc.draft_cost, 1.0))
+    v_w = roofline.batched_verify_cost(batch, calc.k, gpu_r)
+    s_w = roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r)
+    text = (f"At the calculator's α = {calc.alpha_pct} %, K = {calc.k} and c = {calc.draft_cost:.2f}, with B = {batch} "
+            f"and R = {gpu_r}: **weights only**, v = {v_w:.2f} and a speedup of {s_w:.2f}× (memory-bound up to "
+            f"B = {math.floor(roofline.memory_bound_batches(calc.k, gpu_r, 0))})")
+    if context:
+        v_kv = roofline.kv_verify_cost(batch, calc.k, gpu_r, context)
+        s_kv = roofline.kv_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r, context)
+        limit = roofline.memory_bound_batches(calc.k, gpu_r, context)
+        bound = "at every batch size" if math.isinf(limit) else f"up to B = {math.floor(limit)}"
+        gb = roofline.kv_cache_gb(batch, context)
+        text += (f"; **at context {context:,}**, v = {v_kv:.2f} and {s_kv:.2f}× (memory-bound {bound}; the batch's "
+                 f"cache is {gb:,.1f} GB beside {roofline.LLAMA_31_8B.weight_bytes / 1e9:.1f} GB of weights")
+        text += (", more than one 80 GB GPU holds)" if gb + roofline.LLAMA_31_8B.weight_bytes / 1e9 > 80 else ")")
+    text += (f"; against {free:.2f}× with free verification. The model keeps c as given, and so flatters both: the "
+             "draft's own passes also grow with the batch, and at long context with its own cache, which is why "
+             "MagicDec drafts with a small fixed-size cache.")
+    return text
+
 
 st.title("Is verification free here?")
 st.markdown(
@@ -96,26 +121,36 @@ if curve is None:
                 + ridge_sentence())
 st.markdown(
     "A server decodes many requests at once. A batch of B sequences reads the weights once for all of them, "
-    "so the spare arithmetic that made verification free is shared out: once B·(K + 1) tokens exceed R, the "
-    "verification pass becomes compute-bound and costs more. This is a model, not a measurement: a pass over "
-    "T tokens in all costs max(1, T / R) one-token passes, and v at batch B is the pass over B·(K + 1) tokens "
-    "divided by a plain pass over B tokens.")
+    "so the spare arithmetic that made verification free is shared out. **Weights only** (context 0): once "
+    "B·(K + 1) tokens exceed R, the verification pass becomes compute-bound and costs more. This is a model, not a "
+    "measurement: a pass over T tokens in all costs max(1, T / R) one-token passes, and v at batch B is the pass "
+    "over B·(K + 1) tokens divided by a plain pass over B tokens.")
 if ridge is None:
     st.caption("Measure v(n) above to add this machine's own R to the chart.")
 batch = st.select_slider("Batch size B", options=list(BATCHES), key=state.VERIFY_BATCH)
 gpu_r = st.slider(f"R for the accelerator (tokens per pass before it is compute-bound; {roofline.GPU_RIDGE} is the "
                   "app's GPU)", 16, 512,
                   step=16, key=state.VERIFY_GPU_R)
-speedups = {f"accelerator with R = {gpu_r}": [roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
-                                             for b in BATCHES]}
-if ridge is not None:
-    speedups[f"this machine (R = {ridge:.1f})"] = [roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b,
-                                                                            ridge) for b in BATCHES]
-chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
-v_b = roofline.batched_verify_cost(batch, calc.k, gpu_r)
+context = st.select_slider("Context length (tokens already in each sequence's KV cache)",
+                           options=list(defaults.BATCH_CONTEXTS), key=state.VERIFY_CONTEXT)
+model = roofline.LLAMA_31_8B
 st.markdown(
-    f"At the calculator's α = {calc.alpha_pct} %, K = {calc.k} and c = {calc.draft_cost:.2f}: with B = {batch} on "
-    f"the accelerator (R = {gpu_r}) the model gives v = {v_b:.2f} and a speedup of "
-    f"{roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r):.2f}×, against "
-    f"{float(analytics.speedup(calc.alpha, calc.k, calc.draft_cost, 1.0)):.2f}× with free verification. "
-    "The model leaves out that the draft's cost also grows with the batch, so it flatters large batches.")
+    f"**With the KV cache.** Each sequence also reads its own cache every step: {model.kv_bytes_per_token // 1024} KiB "
+    f"per cached token for {model.name} ({model.layers} layers × a key and a value × {model.kv_heads} KV heads × "
+    f"{model.head_dim} values × {model.bytes_per_value} bytes), against {model.weight_bytes / 1e9:.1f} GB of "
+    "weights. Those reads do not amortise over the batch: a step reads the weights once plus B·context·"
+    "(bytes per token), and all K + 1 tokens a sequence verifies read the same cache once. The step costs "
+    "whichever is longer, that reading or the arithmetic (2 FLOPs per weight per token, plus attention over the "
+    "context), so at long context decoding stays memory-bound past B·(K + 1) = R and verification stays nearly "
+    f"free. MagicDec ({published.MAGICDEC_SPEEDUP.source}) studies this regime and reports "
+    f"{published.MAGICDEC_SPEEDUP.figure} on {published.MAGICDEC_SPEEDUP.setting}.")
+speedups = {f"weights only, R = {gpu_r}": [roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r)
+                                          for b in BATCHES]}
+if context:
+    speedups[f"{model.name}, context {context:,}, R = {gpu_r}"] = [
+        roofline.kv_speedup(calc.alpha, calc.k, calc.draft_cost, b, gpu_r, context) for b in BATCHES]
+if ridge is not None:
+    speedups[f"this machine, weights only (R = {ridge:.1f})"] = [
+        roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, ridge) for b in BATCHES]
+chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
+st.markdown(batching_sentence(calc, batch, gpu_r, context))

@@ -74,6 +74,12 @@ GPU_RIDGE = 256
 H100's (about 295; both computed in :mod:`specsim.roofline`), rounded to a power of two. A pass over K + 1 ≤ 17
 tokens is then far inside the flat part."""
 
+BATCH_CONTEXTS = (0, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+"""Context lengths (cached tokens per sequence) the batching model offers: 0 is the weights-only roofline."""
+BATCH_CONTEXT = 4096
+"""The batching model's starting context: long enough that each sequence's KV cache, not the weights, dominates a
+large batch's step (:func:`specsim.roofline.step_cost`)."""
+
 MAX_INVARIANT_QUERIES = 17
 """Decode-phase passes up to this many new tokens (K <= 16 proposals + 1) take the invariant path
 (:mod:`specsim.invariant`). Larger ones exist only as token trees (the variants page, which reports identity as

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specsim import analytics, published, roofline
+from specsim.defaults import BATCH_CONTEXT
 from specsim.paths import INTERVIEW_QUESTIONS
 
 LESSON = {"alpha": 0.7, "k": 4, "c": 0.13}  # the lesson's example
@@ -27,6 +28,7 @@ DRAFTS = {  # the draft-choice question: a 1B draft and a 100M one, with draft c
 PUBLISHED = {
     "chen": published.CHEN_2023, "leviathan": published.LEVIATHAN_2023,
     "medusa_1_speedup": published.MEDUSA_1_SPEEDUP, "medusa_2_speedup": published.MEDUSA_2_SPEEDUP,
+    "magicdec": published.MAGICDEC_SPEEDUP,
 }
 
 
@@ -54,6 +56,12 @@ def _batching(a: float, k: int, c: float) -> dict[str, str]:
         out[f"{name}_tokens"] = str(b * (k + 1))  # what a verification pass carries: B·(K + 1)
         out[f"{name}_v"] = _x(roofline.batched_verify_cost(b, k, r))
         out[f"{name}_speedup"] = _x(roofline.batched_speedup(a, k, c, b, r))
+        out[f"{name}_kv_v"] = _x(roofline.kv_verify_cost(b, k, r, BATCH_CONTEXT))  # with each sequence's cache
+        out[f"{name}_kv_speedup"] = _x(roofline.kv_speedup(a, k, c, b, r, BATCH_CONTEXT))
+        out[f"{name}_kv_gb"] = f"{roofline.kv_cache_gb(b, BATCH_CONTEXT):.0f}"
+    m = roofline.LLAMA_31_8B
+    out |= {"kv_model": m.name, "kv_context": f"{BATCH_CONTEXT:,}", "kv_kib": str(m.kv_bytes_per_token // 1024),
+            "kv_weights_gb": f"{m.weight_bytes / 1e9:.0f}"}
     return out
 
 

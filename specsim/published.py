@@ -91,6 +91,16 @@ NVIDIA_MEDUSA_SPEEDUP = PublishedSpeedup("NVIDIA, 2024", 1.9, 1.9, "Llama 3.1 40
 NVIDIA_MEDUSA_70B_SPEEDUP = PublishedSpeedup("NVIDIA, 2024", 1.5, 1.5, "Llama 3.1 70B with Medusa heads on an HGX H200",
                                              "over")
 
+# MagicDec (arXiv 2408.11049, 2024; ICLR 2025): at long context the KV cache, read once per sequence, not the weights,
+# dominates a large batch's decoding step, so speculation still pays at batch 32 to 256. Its v1 lists Jian Chen first,
+# later versions Ranajoy Sadhukhan; figures from the abstract of v3 (8 A100s, moderate to long sequences).
+MAGICDEC_SPEEDUP = PublishedSpeedup("Chen et al., 2024", 1.84, 1.84,
+                                    "Llama 3.1 8B at batch sizes 32 to 256, moderate to long contexts, on 8 A100s",
+                                    "up to")
+MAGICDEC_LLAMA2_SPEEDUP = PublishedSpeedup("Chen et al., 2024", 2.0, 2.0,
+                                           "LLaMA-2-7B-32K at batch sizes 32 to 256, moderate to long contexts, "
+                                           "on 8 A100s", "up to")
+
 SPEEDUPS = {  # method key (as in specsim.methods) -> what the papers and vendors reported
     "draft_model": (LEVIATHAN_SPEEDUP, CHEN_SPEEDUP),
     "prompt_lookup": (YANG_SPEEDUP, SAXENA_SPEEDUP),

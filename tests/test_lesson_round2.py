@@ -335,3 +335,94 @@ def test_interview_q15_says_real_pairs_keep_more_greedy_with_measured_figures():
     m = unchanged.measured_overlap()
     assert f"α = {m.greedy:.2f} greedy, {m.at(1.0):.2f} at T = 1 and {m.at(2.0):.2f} at T = 2" in answer
     assert "usually higher greedy than at T = 1" in answer
+
+
+# ---- misleading: batching as a weights-only roofline (Verify, hood, interview Q3) ----------------------------------
+
+
+@pytest.mark.parametrize("ridge", [8, 64, 256])
+def test_the_kv_model_at_context_zero_is_the_weights_only_roofline(ridge):
+    from specsim import roofline
+
+    for b in (1, 4, 64, 256):
+        for n in (1, 5, 17):
+            assert roofline.step_cost(n, b, ridge, 0) == pytest.approx(roofline.roofline_pass_cost(b * n, ridge))
+        assert roofline.kv_verify_cost(b, 4, ridge, 0) == pytest.approx(roofline.batched_verify_cost(b, 4, ridge))
+    assert roofline.memory_bound_batches(4, ridge, 0) == pytest.approx(ridge / 5)  # B·(K + 1) = R
+
+
+def test_llama_shape_gives_its_published_size_and_cache():
+    from specsim import roofline
+
+    m = roofline.LLAMA_31_8B
+    assert m.params / 1e9 == pytest.approx(8.03, abs=0.01)  # "8B": 8.03 billion parameters on its model card
+    assert m.kv_bytes_per_token == 128 * 1024  # 32 layers · (k, v) · 8 KV heads · 128 · 2 bytes
+
+
+def test_at_long_context_verification_stays_memory_bound_past_the_weights_ridge():
+    """The KV reads grow with B and do not amortise: B·(K + 1) > R no longer makes verification dearer."""
+    from specsim import roofline
+
+    k, r, ctx = 4, 256, 4096
+    assert roofline.batched_verify_cost(256, k, r) == pytest.approx(5.0)  # weights only: a slowdown at B = 256
+    assert roofline.kv_verify_cost(256, k, r, ctx) == pytest.approx(1.0)
+    assert roofline.kv_speedup(0.7, k, 0.13, 256, r, ctx) > 1 > roofline.batched_speedup(0.7, k, 0.13, 256, r)
+    assert roofline.memory_bound_batches(k, r, ctx) == float("inf")
+    # the closed form for the crossing batch, against the step costs themselves
+    for ctx in (512, 1024, 2048):
+        limit = roofline.memory_bound_batches(k, r, ctx)
+        below, above = int(limit * 0.9), int(limit * 1.1) + 1
+        assert roofline.kv_verify_cost(below, k, r, ctx) == pytest.approx(1.0)
+        assert roofline.kv_verify_cost(above, k, r, ctx) > 1.0
+
+
+def test_verify_page_teaches_both_regimes_with_a_context_slider():
+    from app import state
+    from specsim import analytics, defaults, published, roofline
+
+    at = open_page("verify_free.py")
+    assert not at.exception
+    slider = at.select_slider(key=state.VERIFY_CONTEXT)
+    assert slider.value == defaults.BATCH_CONTEXT and tuple(slider.options) == tuple(
+        str(c) for c in defaults.BATCH_CONTEXTS)
+    at.select_slider(key=state.VERIFY_BATCH).set_value(256).run()
+    text = _markdown(at)
+    k, a, c = at.session_state[state.CALC_K], at.session_state[state.CALC_ALPHA_PCT] / 100, at.session_state[
+        state.CALC_DRAFT_COST]
+    r, ctx = at.session_state[state.VERIFY_GPU_R], defaults.BATCH_CONTEXT
+    assert f"**weights only**, v = {roofline.batched_verify_cost(256, k, r):.2f}" in text
+    assert f"{roofline.batched_speedup(a, k, c, 256, r):.2f}×" in text
+    assert (f"**at context {ctx:,}**, v = {roofline.kv_verify_cost(256, k, r, ctx):.2f} and "
+            f"{roofline.kv_speedup(a, k, c, 256, r, ctx):.2f}×") in text
+    assert f"{roofline.kv_cache_gb(256, ctx):,.1f} GB" in text
+    assert f"against {float(analytics.speedup(a, k, c, 1.0)):.2f}× with free verification" in text
+    assert "do not amortise over the batch" in text and published.MAGICDEC_SPEEDUP.figure in text
+    chart = next(x for x in at.get("plotly_chart") if x.proto.id.endswith(state.VERIFY_BATCH_CHART))
+    names = [t["name"] for t in json.loads(chart.proto.spec)["data"]]
+    assert f"weights only, R = {r}" in names and any(f"context {ctx:,}" in n for n in names)
+    at.select_slider(key=state.VERIFY_CONTEXT).set_value(0).run()
+    assert "**at context" not in _markdown(at)
+
+
+def test_the_hood_says_long_context_keeps_verification_memory_bound(hood_page):
+    from specsim import defaults
+
+    text = _markdown(hood_page)
+    assert "That counts only the weights." in text
+    assert f"at {defaults.BATCH_CONTEXT:,} tokens of context" in text and "MagicDec" in text
+
+
+def test_interview_q3_works_the_kv_regime_beside_the_weights_only_one():
+    from specsim import interview, published, roofline
+    from specsim.defaults import BATCH_CONTEXT
+
+    raw = _interview()["batching"]["answer"]
+    assert "{batch_kv_v}" in raw and "{magicdec.figure}" in raw  # named, never typed
+    answer = {q.id: q for q in interview.load()}["batching"].answer
+    a, k, c, b = interview.LESSON["alpha"], interview.LESSON["k"], interview.LESSON["c"], interview.BATCHING["batch"]
+    r = roofline.GPU_RIDGE
+    assert (f"v = {roofline.kv_verify_cost(b, k, r, BATCH_CONTEXT):.2f} and "
+            f"{roofline.kv_speedup(a, k, c, b, r, BATCH_CONTEXT):.2f}× at B = {b}") in answer
+    assert f"{roofline.kv_cache_gb(b, BATCH_CONTEXT):.0f} GB of cache" in answer
+    assert published.MAGICDEC_SPEEDUP.claim.split(" (")[0] in answer
+    assert "small batch sizes or long contexts" in answer

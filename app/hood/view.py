@@ -11,8 +11,9 @@ from app.charts import chart
 from app.hood import figures as figs
 from app.layout import script_path
 from app.live.tokens import md_plain
-from specsim import adaptive, analytics, gpu_identity, hood, recorded, serving
-from specsim.defaults import DEFAULT_DRAFTER, GPU_RIDGE
+from specsim import adaptive, analytics, gpu_identity, hood, recorded, roofline, serving
+from specsim.defaults import BATCH_CONTEXT, DEFAULT_DRAFTER, GPU_RIDGE
+from specsim.published import MAGICDEC_SPEEDUP
 from specsim.replay import after_prefill, is_greedy, visible
 from specsim.trace import Trace
 from specsim.variants import tree_rules
@@ -182,6 +183,18 @@ def position_section(trace: Trace) -> None:
                if model.short_loops else ""))
 
 
+def long_context_sentence(k: int) -> str:
+    """The KV-cache regime of the batching model at the app's R and default context (:mod:`specsim.roofline`)."""
+    model, context = roofline.LLAMA_31_8B, BATCH_CONTEXT
+    limit = roofline.memory_bound_batches(k, GPU_RIDGE, context)
+    bound = "at every batch size" if math.isinf(limit) else f"up to B = {math.floor(limit)}"
+    return (f"Each sequence also reads its own KV cache every step, and those reads do not amortise over the batch: "
+            f"for {model.name} at {context:,} tokens of context, a verification step with K = {k} stays "
+            f"memory-bound {bound} in the same model (weights alone: B ≤ {max(1, GPU_RIDGE // (k + 1))}), so "
+            f"speculation can still pay at batch sizes the weights-only picture rules out (MagicDec, "
+            f"{MAGICDEC_SPEEDUP.source}). *Is verification free here?* shows both regimes with a context slider.")
+
+
 def cost_section(trace: Trace, plain: Trace | None) -> None:
     st.subheader("What it costs, and what it does not change")
     c = hood.compute_per_token(trace)
@@ -208,7 +221,8 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
         f"- **Batching erodes it.** A server batching B requests runs B·(K + 1) positions per pass. With this app's "
         f"ridge point R = {GPU_RIDGE} tokens per pass for a GPU, the pass stays memory-bound only while "
         f"B·{c.k + 1} ≤ {GPU_RIDGE}, that is B ≤ {batch_limit}; beyond it each extra guess costs real time, and "
-        "throughput can fall below plain decoding.")
+        "throughput can fall below plain decoding. That counts only the weights. "
+        f"{long_context_sentence(c.k)}")
     if plain is not None and plain.n_generated:
         st.caption(f"The plain baseline of this run computed {plain.target_passes} one-token passes for "
                    f"{plain.n_decoded} tokens{after_prefill(plain)}.")

@@ -35,7 +35,8 @@ def verify_curve_figure(ns: Sequence[int], v: Sequence[float], flat_until: int, 
 
 
 def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]], current: int) -> go.Figure:
-    """Modelled speedup against batch size, one line per ridge R, with 1× and the current batch marked."""
+    """Modelled speedup against batch size, one line per model (a ridge R, a context length), with 1× and the
+    current batch marked."""
     fig = go.Figure()
     colours = [DRAFT, PLAIN, TARGET, MUTED]
     for (name, ys), colour in zip(speedups.items(), colours, strict=False):
@@ -48,7 +49,8 @@ def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]]
     # On a log axis an annotation's x is log10 of the data value (plotly draws x = 1 at B = 10).
     fig.add_annotation(x=math.log10(current), y=top, text=f"B = {current}", showarrow=False, xanchor="left",
                        yanchor="bottom")
-    fig.update_layout(title="Model: speedup as the batch grows (the spare arithmetic gets used up)", height=360,
+    fig.update_layout(title="Model: speedup as the batch grows (weights only, and with each sequence's cache)",
+                      height=360,
                       xaxis={"title": "batch size B (sequences decoded together)", "type": "log",
                              "tickvals": list(batches), "ticktext": [str(b) for b in batches]},
                       yaxis={"title": "speedup (model)", "range": [0, top * 1.1]},
