@@ -119,6 +119,22 @@ def _measured_overlap() -> dict[str, str]:
             "ov_real_greedy": f"{m.greedy:.2f}", "ov_real_t1": f"{m.at(1.0):.2f}", "ov_real_t2": f"{m.at(2.0):.2f}"}
 
 
+TAU = {"tau": 3.2, "k": 5, "k_other": 2}  # the τ question: a reported mean acceptance length, its K, another K
+
+
+def _tau() -> dict[str, str]:
+    """α behind a reported τ = E[j] + 1 at its K (bisection: τ rises with α), and the τ that α gives at another K."""
+    tau, k = TAU["tau"], TAU["k"]
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if float(analytics.tokens_per_loop(mid, k)) < tau else (lo, mid)
+    a = (lo + hi) / 2
+    return {"tau_reported": f"{tau:g}", "tau_k": str(k), "tau_alpha": f"{a:.2f}", "tau_k_other": str(TAU["k_other"]),
+            "tau_other": _x(analytics.tokens_per_loop(a, TAU["k_other"])),
+            "tau_prefix": _x(analytics.expected_accepted_prefix(a, k))}
+
+
 def _schedule(k: int) -> dict[str, str]:
     """transformers' heuristic K schedule (specsim.kpolicy) over kept, kept, refused, kept loops."""
     from specsim.kpolicy import KPolicy
@@ -157,6 +173,7 @@ def figures() -> dict[str, str]:
         **_cache(k),
         **_overlap(),
         **_measured_overlap(),
+        **_tau(),
         **_schedule(k),
     }
 

@@ -426,3 +426,40 @@ def test_interview_q3_works_the_kv_regime_beside_the_weights_only_one():
     assert f"{roofline.kv_cache_gb(b, BATCH_CONTEXT):.0f} GB of cache" in answer
     assert published.MAGICDEC_SPEEDUP.claim.split(" (")[0] in answer
     assert "small batch sizes or long contexts" in answer
+
+
+# ---- what production uses now, item 2: the mean acceptance length τ named beside α and tokens per loop ------------
+
+
+def test_the_calculators_formulas_name_tau_beside_alpha():
+    from app import state
+    from specsim import analytics
+    from tests.conftest import open_tab
+
+    at = open_tab(open_page("calculator.py"), "The formulas")
+    assert not at.exception
+    text = _markdown(at)
+    a, k = at.session_state[state.CALC_ALPHA_PCT] / 100, at.session_state[state.CALC_K]
+    assert "**3. Tokens per loop, τ.**" in text
+    assert f"here α = {a:.2f} and τ = {float(analytics.tokens_per_loop(a, k)):.2f} tokens per loop" in text
+    assert "mean acceptance length τ" in text and "some papers count only the kept guesses, E[j]" in text
+    assert any(r"\tau = E[j] + 1" in x.value for x in at.get("latex"))
+
+
+def test_the_hood_calls_the_runs_tokens_per_loop_its_tau(hood_page):
+    assert "(its mean acceptance length τ, as papers and vLLM report it)" in _markdown(hood_page)
+
+
+def test_interview_tau_runs_a_reported_tau_back_to_alpha():
+    from specsim import analytics, interview
+
+    q = {x.id: x for x in interview.load()}["tau"]
+    assert q.page == "calculator"
+    t = interview.TAU
+    alpha = float(q.answer.split("means α = ")[1].split()[0])
+    assert float(analytics.tokens_per_loop(alpha, t["k"])) == pytest.approx(t["tau"], abs=0.02)
+    exact = interview.figures()["tau_alpha"]
+    assert f"τ = {t['tau']:g} at K = {t['k']} means α = {exact}" in q.answer
+    other = float(analytics.tokens_per_loop(float(exact), t["k_other"]))
+    assert abs(float(interview.figures()["tau_other"]) - other) < 0.02
+    assert "only comparable at the K" in q.answer and "E[j] + 1" in q.answer

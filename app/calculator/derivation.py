@@ -30,8 +30,14 @@ def section(s: CalcSettings) -> None:
     st.markdown("**2. The accepted prefix.** The number kept, j, is the sum of the slots' 0/1 outcomes, and an "
                 "expectation of a sum is the sum of the expectations:")
     st.latex(rf"E[j] = \sum_{{i=1}}^{{K}} \alpha^i = \frac{{\alpha\,(1-\alpha^K)}}{{1-\alpha}} = {fmt(prefix)}")
-    st.markdown("**3. Tokens per loop.** The target adds its own token whatever happened:")
-    st.latex(rf"E[j] + 1 = \frac{{1-\alpha^{{K+1}}}}{{1-\alpha}} = {fmt(tokens)}")
+    st.markdown("**3. Tokens per loop, τ.** The target adds its own token whatever happened:")
+    st.latex(rf"\tau = E[j] + 1 = \frac{{1-\alpha^{{K+1}}}}{{1-\alpha}} = {fmt(tokens)}")
+    st.markdown(
+        f"Papers and serving stacks report this number as the **mean acceptance length τ** (EAGLE and Medusa's "
+        f"tables, vLLM's speculative-decoding metrics), not α: here α = {a:.2f} and τ = {fmt(tokens)} tokens per "
+        "loop. τ counts the +1 token; some papers count only the kept guesses, E[j], so check which before "
+        "comparing. Unlike α, τ depends on K (and on a tree's shape), so a τ is only comparable at the K it was "
+        "measured with.")
     st.markdown("**4. Speedup.** A loop costs K draft passes at c each and one verification pass at v (both in "
                 "target passes); plain decoding pays one target pass per token:")
     st.latex(rf"\text{{speedup}} = \frac{{E[j] + 1}}{{K c + v}} = \frac{{{fmt(tokens)}}}{{{k} \times {c:.2f} + "

@@ -175,7 +175,8 @@ def position_section(trace: Trace) -> None:
         direction = "over" if model.error > 0 else "under"
         st.markdown(
             f"With this run's α = {model.alpha:.2f} and K = {k}, the geometric model predicts "
-            f"**{model.geometric_tokens_per_loop:.2f}** tokens per loop; the run made **{model.tokens_per_loop:.2f}**. "
+            f"**{model.geometric_tokens_per_loop:.2f}** tokens per loop; the run made **{model.tokens_per_loop:.2f}** "
+            "(its mean acceptance length τ, as papers and vLLM report it). "
             f"The model {direction}states it by **{abs(model.error):.0%}**."
             + (f" Not every loop drafted K: {model.short_loops} of the run's {len(trace.iterations)} loops "
                f"drafted fewer than {k} guesses (nothing to copy, the token budget, or a confidence stop). At the K "
