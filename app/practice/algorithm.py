@@ -59,7 +59,7 @@ def section() -> None:
         st.code(ALGORITHM_1, language=None)
         st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the lesson's notation.")
     with right:
-        st.code(source, language="python", line_numbers=True)
+        st.code(source, language="python")
         st.caption(f"`{RULE}` in `{RULE_FILE}`: the code that runs, not a copy.")
     st.dataframe([{"Algorithm 1": a, "specsim": code, "what differs": note} for a, code, note in CORRESPONDENCE],
                  hide_index=True)
