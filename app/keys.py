@@ -205,6 +205,7 @@ PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps (the last on
 PQ_SEED_TEXT = "pq_seed_text"  # the seed box, as typed
 PQ_BLOCK_CHECK = "pq_block_check"  # specsim.blockcheck.BlockCheck of the whole-block check, or None before it runs
 PQ_BLOCK_BUTTON = "pq_block_run"
+PQ_TOP_K, PQ_TOP_P = "pq_top_k", "pq_top_p"  # the why-unchanged page's cut: top-k and top-p sliders (widget keys)
 
 
 # Buttons, inputs and charts of the teaching panels, page by page
@@ -214,6 +215,7 @@ CALC_POSITION_CHART = "calc_position"
 WHY_LOOP_COST_CHART = "why_loop_cost"
 PQ_BARS_CHART, PQ_PARTS_CHART, PQ_SAMPLED_CHART = "pq_bars", "pq_parts", "pq_sampled"
 PQ_TEMPERATURE_CHART, PQ_MEASURED_CHART = "pq_temperature", "pq_measured_temperature"
+PQ_CUT_CHART = "pq_cut"  # p and q after top-k and top-p
 PQ_PRESET_BUTTON = "pq_preset_"  # + the preset's name
 VERIFY_CURVE_CHART, VERIFY_BATCH_CHART = "verify_curve_chart", "verify_batch_fig"
 VERIFY_K, VERIFY_GPU_R = "verify_k", "verify_gpu_r"

@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import state
 from app.charts import chart
-from app.unchanged import block, pq
+from app.unchanged import block, pq, warp
 from app.unchanged import figures as figs
 from app.urlcodec import Number
 from specsim import defaults, unchanged
@@ -94,6 +94,9 @@ with toy_col:
           key=state.PQ_TEMPERATURE_CHART)
 with real_col:
     chart(figs.measured_temperature_figure(measured), key=state.PQ_MEASURED_CHART)
+
+st.subheader("Top-k and top-p cut both alike")
+warp.section(p, q)
 
 st.subheader("From one guess to the whole block")
 st.markdown(

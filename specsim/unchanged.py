@@ -69,6 +69,25 @@ def tempered(probs: ArrayLike, temperature: float) -> np.ndarray:
     return shifted / shifted.sum()
 
 
+def warped(probs: ArrayLike, temperature: float = 1.0, top_k: int | None = None,
+           top_p: float | None = None) -> np.ndarray:
+    """The distribution a sampler draws from, from the T = 1 probabilities: :func:`tempered`, then the ``top_k`` most
+    likely tokens (ties at the k-th kept too), then the smallest set of them whose mass reaches ``top_p``,
+    renormalised: the engine's :func:`specsim.sampling.warp`, in its order (transformers' order)."""
+    out = tempered(probs, temperature)
+    if top_k is not None and top_k < len(out):
+        out = np.where(out >= np.sort(out)[::-1][top_k - 1], out, 0.0)
+        out = out / out.sum()
+    if top_p is not None and top_p < 1.0:
+        order = np.argsort(-out, kind="stable")
+        before = np.cumsum(out[order]) - out[order]  # the mass ahead of each token, most likely first
+        keep = np.zeros_like(out, dtype=bool)
+        keep[order] = before < top_p
+        out = np.where(keep, out, 0.0)
+        out = out / out.sum()
+    return out
+
+
 def overlap_by_temperature(p: ArrayLike, q: ArrayLike, temperatures: ArrayLike) -> np.ndarray:
     """Σ min(p_T, q_T) at each temperature, p and q being the models' distributions at T = 1, warped as the engine
     warps them (:func:`specsim.overlap.accepted_mass_by_temperature`). T = 0 is the greedy rule: the draft's argmax

@@ -178,3 +178,18 @@ def test_the_chi_square_tail_is_scipys():
     for dof in (1, 2, 3, 4, 7, 10, 31, 60, 99):
         for x in (0.0, 0.01, 0.5, 1.0, 3.84, dof, 2.5 * dof, 200.0):
             assert u.chi2_sf(x, dof) == pytest.approx(float(stats.chi2.sf(x, dof)), rel=1e-9, abs=1e-300)
+
+
+def test_the_pages_top_k_and_top_p_cut_is_the_engines_warp():
+    """Issue 55, item 3: the page's numpy cut equals specsim.sampling.warp (temperature, then top-k, then top-p)."""
+    from specsim import sampling
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n = int(rng.integers(2, 9))
+        p = rng.dirichlet(np.full(n, 0.7))
+        t, k, top = (0.6, 1.0, 1.4)[trial % 3], int(rng.integers(1, n + 1)), (0.3, 0.7, 0.9, 1.0)[trial % 4]
+        engine = sampling.warp(torch.tensor(np.log(p)), sampling.SamplingConfig(t, top, k)).double().numpy()
+        mine = u.warped(p, t, k, top)
+        assert np.array_equal(mine > 0, engine > 0), (p, t, k, top)
+        np.testing.assert_allclose(mine, engine, rtol=0, atol=1e-6)

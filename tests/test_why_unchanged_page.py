@@ -105,3 +105,29 @@ def test_the_whole_block_check_runs_the_engine_and_reports_its_chi_square():
     assert "consistent with the target's own joint distribution" in sentence
     table = at.dataframe[-1].value
     assert list(table["written"]) == [written for _, written, _ in result.top_pairs()]
+
+
+def test_top_k_and_top_p_cut_both_alike_and_the_page_says_what_comes_out():
+    """Issue 55, item 3: the page teaches the cut on p and q alike, with figures from the engine's warp."""
+    import numpy as np
+
+    from app.unchanged import pq, warp
+    from specsim import unchanged
+    from tests.conftest import open_page
+
+    at = open_page("why_unchanged.py")
+    assert not at.exception
+    assert any("Top-k and top-p cut both alike" in h.value for h in at.subheader)
+    p = np.array(pq.TARGET_P)
+    q = unchanged.normalise(at.session_state["pq_weights"])
+    shown = warp.cut_sentence(p, q, warp.TOP_K, warp.TOP_P)
+    assert any(m.value == shown for m in at.markdown)
+    alpha = unchanged.accepted_mass(unchanged.warped(p, 1.0, warp.TOP_K, warp.TOP_P),
+                                    unchanged.warped(q, 1.0, warp.TOP_K, warp.TOP_P))
+    assert f"α = Σ min(p′, q′) = {alpha:.3f}" in shown
+    at.slider(key="pq_top_k").set_value(1).run()
+    one = warp.cut_sentence(p, q, 1, warp.TOP_P)
+    assert any(m.value == one for m in at.markdown) and "keeps 1 of the 5 tokens" in one
+    # with the draft too sure of another token, its cut q keeps a token the cut p lacks: always rejected
+    too_sure = unchanged.normalise(pq.PRESETS["draft too sure of one token"])
+    assert "always rejected" in warp.cut_sentence(p, too_sure, 1, 1.0)

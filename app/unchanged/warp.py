@@ -1,0 +1,50 @@
+"""*Why the output is unchanged*: top-k and top-p cut p and q alike before the ratio, so what comes out is the cut
+target, never a token the cut removed. Numbers from :func:`specsim.unchanged.warped` (the engine's warp in numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from app import state
+from app.charts import chart
+from app.unchanged import figures as figs
+from app.unchanged import pq
+from specsim import unchanged
+
+TOP_K, TOP_P = 3, 0.9  # where the sliders start
+
+
+def section(p: np.ndarray, q: np.ndarray) -> None:
+    st.markdown(
+        "Samplers usually cut the distribution too: **top-k** keeps the k likeliest tokens, **top-p** the smallest "
+        "set of them holding a share p of the mass, and what is left is renormalised (transformers applies the "
+        "temperature, then top-k, then top-p; so does this app's engine). Speculative sampling cuts **both** "
+        "distributions the same way before it compares them: the draft samples its guess from the cut q′, the target "
+        "keeps it with min(1, p′/q′), a rejected slot draws from norm(max(0, p′ − q′)) and the bonus token from p′. "
+        "The proof above then holds word for word with p′ and q′ in place of p and q, so the output follows p′, "
+        "which is exactly what sampling the target alone with those settings means.")
+    left, right = st.columns(2)
+    k = int(left.slider("top-k", 1, len(p), TOP_K, key=state.PQ_TOP_K))
+    top_p = float(right.slider("top-p", 0.05, 1.0, TOP_P, step=0.05, key=state.PQ_TOP_P))
+    p_cut, q_cut = unchanged.warped(p, 1.0, k, top_p), unchanged.warped(q, 1.0, k, top_p)
+    chart(figs.pq_figure(pq.LABELS, p_cut, q_cut), key=state.PQ_CUT_CHART)
+    st.markdown(cut_sentence(p, q, k, top_p))
+
+
+def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float) -> str:
+    """What the cut leaves and what it does to α, computed."""
+    p_cut, q_cut = unchanged.warped(p, 1.0, k, top_p), unchanged.warped(q, 1.0, k, top_p)
+    gone = [label.strip("␣") for label, before, after in zip(pq.LABELS, p, p_cut, strict=True)
+            if before > 0 and after == 0]
+    refused = [label.strip("␣") for label, a, b in zip(pq.LABELS, p_cut, q_cut, strict=True) if b > 0 and a == 0]
+    text = (f"With top-k = {k} and top-p = {top_p:.2f}, the cut target p′ keeps {int((p_cut > 0).sum())} of the "
+            f"{len(p)} tokens")
+    text += f" ({', '.join(gone)} can never come out)." if gone else " (none is cut away here)."
+    text += (f" The draft's guesses are kept with α = Σ min(p′, q′) = {unchanged.accepted_mass(p_cut, q_cut):.3f}, "
+             f"against {unchanged.accepted_mass(p, q):.3f} uncut.")
+    if refused:
+        text += (f" The cut draft still proposes {', '.join(refused)}, which p′ has cut away: such a guess is always "
+                 "rejected, since p′ is 0 there.")
+    return text + (" Cutting only one side would break the rule: a target left uncut would let the cut tokens back "
+                   "in, and the engine's whole-block check (tests/test_whole_block.py) fails exactly that loop.")
