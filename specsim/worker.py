@@ -16,14 +16,43 @@ import threading
 import time
 
 REGISTERED_CHECK_S = 2.0
+REDIS_PATIENCE_S = 60.0  # how long a starting worker waits for a Redis that does not answer (one restarting)
+
+
+def _when_redis_answers(call, patience_s: float = REDIS_PATIENCE_S, on_retry=None):
+    """``call()``, again every half second while Redis does not answer, for up to ``patience_s``: a Redis restarted
+    while the worker starts (supervisord restarts both) costs a wait, not the worker. ``on_retry`` runs before each
+    new try."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return call()
+        except (RedisConnectionError, RedisTimeoutError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+            if on_retry is not None:
+                try:
+                    on_retry()
+                except (RedisConnectionError, RedisTimeoutError, OSError):
+                    pass
+
+
+def _profile_json() -> str | None:
+    """This machine's profile as JSON (None when it has not been measured), for the class's pages."""
+    from specsim import machine
+
+    profile = machine.cached()
+    return None if profile is None else profile.to_json()
 
 
 def _publish_profile(conn) -> None:
-    """This machine's profile (when it has been measured), for the class's pages."""
-    from specsim import jobs, machine
+    from specsim import jobs
 
-    profile = machine.cached()
-    jobs.publish_profile(conn, None if profile is None else profile.to_json())
+    jobs.publish_profile(conn, _profile_json())
 
 
 def _stay_registered(worker, machine: str) -> None:
@@ -72,19 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     conn = jobs.connect(args.redis)
-    conn.ping()  # a wrong URL fails here, with redis' own message
+    _when_redis_answers(conn.ping)  # a wrong URL fails here, with redis' own message, after REDIS_PATIENCE_S
     for target in args.preload:
         jobs.SHELF.target(RunRequest(prompt=".", target=target))  # a target to load, not a run
-    machine = machine_id(default_device())
-    conn.sadd(jobs.MACHINES, machine)
-    _publish_profile(conn)
+    machine, profile = machine_id(default_device()), _profile_json()
+    _when_redis_answers(lambda: (conn.sadd(jobs.MACHINES, machine), jobs.publish_profile(conn, profile)))
 
     # The process id makes the name unique: a worker restarted after a kill -9 must not meet its predecessor's
     # registration, which stays in Redis until it expires (RQ then refuses the name).
     name = f"{args.name or 'specsim-' + os.uname().nodename}-{os.getpid()}"
     worker = SimpleWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
     threading.Thread(target=_stay_registered, args=(worker, machine), daemon=True).start()
-    worker.work(burst=args.burst, logging_level="WARNING")
+    # RQ registers the worker as work() starts; a failed start leaves a half-written registration to clear first
+    _when_redis_answers(lambda: worker.work(burst=args.burst, logging_level="WARNING"),
+                        on_retry=lambda: worker.connection.delete(worker.key))
     return 0
 
 

@@ -294,3 +294,34 @@ def test_a_running_shared_run_goes_on_when_its_starter_cancels(redis_url, served
     assert now.state == "finished", now.message
     run = jobs.result(redis_url, second, b).run
     assert run.stopped_in is None and run.plain is not None and run.spec.n_generated == request.max_new_tokens
+
+
+def test_a_worker_that_starts_while_redis_is_down_waits_for_it_and_registers(tmp_path):
+    """A class restarts Redis and workers independently: a worker whose Redis goes away while it starts (the fresh-
+    clone CI once killed Redis just as a restarted worker registered its machine) waits for it instead of exiting."""
+    import shutil
+    import socket
+
+    from rq import Worker
+
+    from tests.conftest import start_redis
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    with (tmp_path / "worker.log").open("w") as log:
+        worker = start_worker(url, "never-served", log)  # nothing answers on that port yet
+        time.sleep(3)
+        assert worker.poll() is None, (tmp_path / "worker.log").read_text()
+        server, _ = start_redis(shutil.which("redis-server"), tmp_path, port)
+        try:
+            conn = jobs.connect(url)
+            deadline = time.monotonic() + 60
+            while Worker.count(connection=conn) == 0 and time.monotonic() < deadline and worker.poll() is None:
+                time.sleep(0.2)
+            assert worker.poll() is None and Worker.count(connection=conn) == 1, (tmp_path / "worker.log").read_text()
+            assert conn.smembers(jobs.MACHINES)  # and it said which machine it runs on
+        finally:
+            stop_process(worker)
+            stop_process(server, 10)
