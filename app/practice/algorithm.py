@@ -50,16 +50,13 @@ def rule_source() -> tuple[str, int]:
 def section() -> None:
     source, first = rule_source()
     st.markdown(
-        "**The algorithm as code.** Left, the paper's rule for one loop after the draft and the target's single "
-        f"pass; right, the function the engine calls in every loop of every run on this site, read from "
+        "**The algorithm as code.** First, the paper's rule for one loop after the draft and the target's single "
+        f"pass; then the function the engine calls in every loop of every run on this site, read from "
         f"`{RULE_FILE}` as it is now ({len(source.splitlines())} lines from line {first}, docstring included). "
         "The draft and the pass itself are `SpeculativeStep.check` in `specsim/engine.py`.")
-    left, right = st.columns(2)
-    with left:
-        st.code(ALGORITHM_1, language=None)
-        st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the lesson's notation.")
-    with right:
-        st.code(source, language="python")
-        st.caption(f"`{RULE}` in `{RULE_FILE}`: the code that runs, not a copy.")
+    st.code(ALGORITHM_1, language=None)  # one above the other: side by side, both listings scrolled sideways
+    st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the lesson's notation.")
+    st.code(source, language="python")
+    st.caption(f"`{RULE}` in `{RULE_FILE}`: the code that runs, not a copy.")
     st.dataframe([{"Algorithm 1": a, "specsim": code, "what differs": note} for a, code, note in CORRESPONDENCE],
                  hide_index=True)
