@@ -32,7 +32,7 @@ $(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV
 # The first run on a machine measures it once (decode path, v(n), the default draft's best K; cached).
 run: $(VENV)/.runtime
 	@scripts/system_packages.sh run
-	$(BIN)/python -m specsim.machine
+	$(BIN)/python -m specsim.measure.machine
 	$(BIN)/streamlit run app/main.py --server.address localhost --server.port $(PORT)
 
 # A class on this machine: Redis, WORKERS queue workers and REPLICAS app replicas in class mode behind nginx
@@ -42,7 +42,7 @@ REPLICAS ?= 2
 PUBLIC   ?=  # PUBLIC=1: listen on every interface, so learners on other machines can open it
 class: $(VENV)/.runtime
 	@scripts/system_packages.sh class
-	$(BIN)/python -m specsim.machine
+	$(BIN)/python -m specsim.measure.machine
 	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT) $(if $(PUBLIC),--public)
 
 lint: $(VENV)/.dev
@@ -69,7 +69,7 @@ test: $(VENV)/.dev lint
 	@log=$$(mktemp); $(TEST_ENV) SPECSIM_NO_FUSED=1 $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider \
 		$(NO_FUSED_TESTS) > $$log 2>&1 & fallback=$$!; \
 	echo "the fallback without the fused kernels (SPECSIM_NO_FUSED=1) runs beside the build and the suite"; \
-	$(BIN)/python -c "from specsim import fused as f; f.kernel(); print('kernels:', f.status())" || true; \
+	$(BIN)/python -c "from specsim.core import fused as f; f.kernel(); print('kernels:', f.status())" || true; \
 	$(TEST_ENV) $(BIN)/python -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; \
 	wait $$fallback; rc2=$$?; echo "the fallback without the fused kernels (SPECSIM_NO_FUSED=1):"; cat $$log; \

@@ -1,14 +1,17 @@
-"""The machine profile the pages show (:mod:`specsim.machine`): this machine's, or in a class the one the class's
-workers published (:func:`specsim.jobs.publish_profile`). A class replica runs no model and never loads torch, so it
+"""The machine profile the pages show (:mod:`specsim.measure.machine`): this machine's, or in a class the one the
+class's
+workers published (:func:`specsim.classroom.jobs.publish_profile`). A class replica runs no model and never loads
+torch, so it
 neither measures nor reads a profile of its own: the runs, and so the best K they start from, are the workers'."""
 
 from __future__ import annotations
 
-from specsim import machine
-from specsim.defaults import DEFAULT_K
+from specsim.core.defaults import DEFAULT_K
+from specsim.measure import machine
 
 NO_CLASS_PROFILE = (f"K = {DEFAULT_K} is the lesson's example: the class's workers have not published a measured best "
-                    "K (a worker publishes its machine's profile when it starts, once `python -m specsim.machine` has "
+                    "K (a worker publishes its machine's profile when it starts, once "
+                    "`python -m specsim.measure.machine` has "
                     "measured that machine).")
 
 
@@ -23,7 +26,7 @@ def cached() -> machine.Profile | None:
     url = _class_url()
     if url is None:
         return machine.cached()
-    from specsim import jobs
+    from specsim.classroom import jobs
 
     raw = jobs.class_profile(url)
     try:
@@ -33,7 +36,7 @@ def cached() -> machine.Profile | None:
 
 
 def default_k() -> tuple[int, str]:
-    """The live page's starting K and why (:func:`specsim.machine.default_k`), from :func:`cached`'s profile."""
+    """The live page's starting K and why (:func:`specsim.measure.machine.default_k`), from :func:`cached`'s profile."""
     profile = cached()
     if profile is None and _class_url() is not None:
         return DEFAULT_K, NO_CLASS_PROFILE

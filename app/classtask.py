@@ -1,5 +1,6 @@
 """Class mode for the pages' measurements: the verify page's v(n) and the variants comparison run as tasks on the
-class queue (:mod:`specsim.tasks`), and the page follows one with a progress bar, as the live page follows a run.
+class queue (:mod:`specsim.classroom.tasks`), and the page follows one with a progress bar, as the live page follows a
+run.
 
 :func:`run_task` returns the task's value, or None after a problem it has shown. A click during the wait stops
 the script run (Streamlit raises at the next progress update): the task is cancelled on the queue, and the stop
@@ -16,7 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from app.live import classmode
-from specsim import jobs, tasks
+from specsim.classroom import jobs, tasks
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
     from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException

@@ -12,8 +12,8 @@ from typing import Any
 
 from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
 from app.urlcodec import number_text
-from specsim import published
-from specsim.defaults import BATCH_CONTEXT  # the context slider's start (VerifySettings is not ours to edit yet)
+from specsim.core import published
+from specsim.core.defaults import BATCH_CONTEXT  # the context slider's start (VerifySettings is not ours to edit yet)
 
 _CALC, _LIVE, _UNCHANGED = CalcSettings(), LiveSettings(), UnchangedSettings()
 _VERIFY, _VARIANTS = VerifySettings(), VariantsSettings()
@@ -50,7 +50,7 @@ CALC_REPORTED_SPEEDUP = "calc_reported_speedup"  # the speedup a paper reported,
 
 # ---- live decoding (pages/live.py) -------------------------------------------------------------
 # The recorded runs: generation writes them once, every playback control only reads them.
-LIVE_TRACE = "live_trace"  # specsim.trace.Trace of the speculative run, or None
+LIVE_TRACE = "live_trace"  # specsim.core.trace.Trace of the speculative run, or None
 LIVE_PLAIN = "live_plain"  # Trace of the plain baseline run, or None (not run, or cancelled)
 LIVE_NOTICE = "live_notice"  # (level, message) shown above the replay, e.g. after a cancel
 LIVE_RUN = "live_run_box"  # app.live.run.RunBox of the generation in progress or just stopped, else None
@@ -63,8 +63,8 @@ LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
 LIVE_STEP_SEEN = "live_step_seen"  # hidden box holding the step drawn; the browser reports it with every click
 LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
-LIVE_RECORDING = "live_recording"  # name of the shipped recording on screen before a run (specsim.recorded)
-GUESS_LOOPS = "guess_loops"  # Be the draft: {recording key: [specsim.guess.GuessLoop, ...]} of this session
+LIVE_RECORDING = "live_recording"  # name of the shipped recording on screen before a run (specsim.lesson.recorded)
+GUESS_LOOPS = "guess_loops"  # Be the draft: {recording key: [specsim.lesson.guess.GuessLoop, ...]} of this session
 GUESS_PICK = "guess_pick_"  # + slot number: the learner's pick for that slot
 GUESS_CHECK_BUTTON, GUESS_RESET_BUTTON = "guess_check", "guess_reset"
 # Run settings (widget keys; the URL mirrors them)
@@ -72,7 +72,7 @@ LIVE_PAIR = "live_pair"
 LIVE_CUSTOM_TARGET = "live_custom_target"
 LIVE_CUSTOM_DRAFT = "live_custom_draft"
 LIVE_DRAFTER = "live_drafter"
-LIVE_POLICY = "live_policy"  # the K policy (specsim.kpolicy.LIVE_POLICIES)
+LIVE_POLICY = "live_policy"  # the K policy (specsim.core.kpolicy.LIVE_POLICIES)
 LIVE_PROMPT = "live_prompt"
 LIVE_K = "live_k"
 LIVE_TEMPERATURE = "live_temperature"
@@ -142,11 +142,11 @@ DEFAULTS.update({PAGE: None, PAGE_VISIT: 0})
 # ---- quiz ----------------------------------------------------------------------------------------
 # Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
 # rendered, so widget-keyed progress would vanish when the learner visits another page.
-SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.quiz.SequenceAttempt, None until the page first runs
+SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.lesson.quiz.SequenceAttempt, None until the page first runs
 SEQ_SELECTED = "quiz_seq_selected"  # piece id picked in the tray (tap mode), or None
 SEQ_MODE = "quiz_seq_mode"  # one of SEQ_MODES
 SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outside the drag widget
-KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.quiz.KnowledgeAttempt, None until the page first runs
+KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.lesson.quiz.KnowledgeAttempt, None until the page first runs
 SEQ_MODES = ("Tap", "Drag")
 # Widget keys: their state may vanish between pages; no progress depends on them.
 SEQ_MODE_WIDGET = widget_key(SEQ_MODE)
@@ -176,7 +176,7 @@ DEFAULTS.update(
 
 
 # ---- variants ------------------------------------------------------------------------------------
-VAR_PROMPT = "var_prompt"  # label of the chosen demo prompt (a key of specsim.variants.compare.DEMO_PROMPTS)
+VAR_PROMPT = "var_prompt"  # label of the chosen demo prompt (a key of specsim.measure.compare_variants.DEMO_PROMPTS)
 VAR_MAX_NEW = "var_max_new"  # tokens generated per variant
 VAR_RESULTS = "var_results"  # {(prompt label, max_new): VariantsPageData}: each prompt runs once per session
 VAR_RUN_BUTTON = "var_run"
@@ -193,17 +193,18 @@ DEFAULTS.update({VAR_PROMPT: None, VAR_MAX_NEW: _VARIANTS.max_new, VAR_RESULTS: 
 # ---- teaching panels -----------------------------------------------------------------------------
 LIVE_AUTORUN = "live_autorun"  # True for one script run after "run an example where it wins" was clicked
 LIVE_WIN_BUTTON = "live_win_example"
-VERIFY_CURVE = "verify_curve"  # specsim.passcost.VerifyCurve measured on this machine, or None
+VERIFY_CURVE = "verify_curve"  # specsim.measure.passcost.VerifyCurve measured on this machine, or None
 VERIFY_BUTTON = "verify_measure"
 VERIFY_BATCH = "verify_batch"  # the batch size of the batch-size model
 VERIFY_CONTEXT = "verify_context"  # the batch-size model's context length (cached tokens per sequence)
 VERIFY_RUNNING = "verify_running"  # True while v(n) is being measured; a measurement stopped midway leaves it behind
-DOMAIN_RESULTS = "domain_results"  # specsim.domains.DomainResult rows, or None
+DOMAIN_RESULTS = "domain_results"  # specsim.lesson.domains.DomainResult rows, or None
 DOMAIN_BUTTON = "domain_measure"
 PQ_WEIGHTS = "pq_weights"  # the why-unchanged page: the draft's weight for each token (a tuple of ints)
 PQ_SEED = "pq_seed"  # seed of its 10,000 sampled speculative steps (the last one accepted)
 PQ_SEED_TEXT = "pq_seed_text"  # the seed box, as typed
-PQ_BLOCK_CHECK = "pq_block_check"  # specsim.blockcheck.BlockCheck of the whole-block check, or None before it runs
+# specsim.lesson.blockcheck.BlockCheck of the whole-block check, or None before it runs
+PQ_BLOCK_CHECK = "pq_block_check"
 PQ_BLOCK_BUTTON = "pq_block_run"
 PQ_TOP_K, PQ_TOP_P = "pq_top_k", "pq_top_p"  # the why-unchanged page's cut: top-k and top-p sliders (widget keys)
 
@@ -240,9 +241,10 @@ HOOD_LIVE = "live"  # HOOD_RUN's value for the run made on the live page in this
 HOOD_STEP = "hood_step"  # the iteration dissected, counted from 1 as the slider shows it (None: not chosen)
 HOOD_MASK_CHART, HOOD_ROWS_CHART, HOOD_CACHE_CHART = "hood_mask", "hood_rows", "hood_cache"
 HOOD_OVERLAP_CHART, HOOD_POSITION_CHART = "hood_overlap", "hood_position"
-HOOD_POLICIES = "hood_policies"  # (plain Trace, [specsim.adaptive.PolicyRun]) of the K-policy comparison, or None
+# (plain Trace, [specsim.lesson.kpolicy_runs.PolicyRun]) of the K-policy comparison, or None
+HOOD_POLICIES = "hood_policies"
 HOOD_POLICIES_BUTTON, HOOD_POLICIES_CHART = "hood_policies_run", "hood_policies_chart"
-HOOD_SNIPPET = "hood_snippet"  # specsim.hf_assisted.SnippetCheck of the transformers snippet run here, or None
+HOOD_SNIPPET = "hood_snippet"  # specsim.measure.hf_assisted.SnippetCheck of the transformers snippet run here, or None
 HOOD_SNIPPET_PROMPT = "hood_snippet_prompt"  # which prompt it runs on (an index into app.hood.view.snippet_prompts)
 HOOD_SNIPPET_BUTTON = "hood_snippet_run"
 DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: None, HOOD_POLICIES: None, HOOD_SNIPPET: None, HOOD_SNIPPET_PROMPT: 0})

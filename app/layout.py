@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsim.paths import PAGES as PAGE_SCRIPTS
+from specsim.core.paths import PAGES as PAGE_SCRIPTS
 
 
 def script_path(script: str) -> str:

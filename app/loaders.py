@@ -1,7 +1,7 @@
 """Models for the pages, loaded once per process (``st.cache_resource``) with a progress bar.
 
 A model that cannot be loaded (offline hub id, missing package, too big) raises
-:class:`~specsim.models.ModelUnavailable`; pages catch it and show its message with ``st.error``.
+:class:`~specsim.core.models.ModelUnavailable`; pages catch it and show its message with ``st.error``.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from app.live import pairs as live_pairs
-from specsim import methods, models
-from specsim.models import LoadedModel, ModelUnavailable
+from specsim import methods
+from specsim.core import models
+from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
 if TYPE_CHECKING:
-    from specsim.drafters import Drafter, ModelDrafter
+    from specsim.core.drafters import Drafter, ModelDrafter
 
 Progress = Callable[[float, str], None]
 _LOG = get_logger(__name__)
@@ -66,7 +67,7 @@ def _by_id(name: str, local: bool | None) -> _Once[LoadedModel]:
 def _draft(name: str, local: bool | None, target_name: str, device: str, dtype: str,
            _target: LoadedModel) -> _Once[ModelDrafter]:
     """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
-    from specsim import draft_loader
+    from specsim.core import draft_loader
     return _Once(lambda _progress: draft_loader.load_draft_model(name, _target, local=local))
 
 
@@ -99,7 +100,7 @@ def bundled_dtype_name() -> str:
 
 
 def model_by_id(name: str, local: bool | None = None) -> LoadedModel:
-    """A causal LM by hub id or local folder (``local`` as for :func:`specsim.models.load_model`); raises
+    """A causal LM by hub id or local folder (``local`` as for :func:`specsim.core.models.load_model`); raises
     ModelUnavailable with a readable message."""
     name = name.strip()
     if not name:
@@ -138,8 +139,9 @@ def load_pair(request: RunRequest) -> tuple[LoadedModel, Drafter]:
 
 
 class PageShelf:
-    """The page's shelf for :func:`specsim.liverun.run_request` (a class worker's is
-    :class:`specsim.liverun.ModelShelf`): the models this module keeps for every session, loaded with a progress
+    """The page's shelf for :func:`specsim.classroom.liverun.run_request` (a class worker's is
+    :class:`specsim.classroom.liverun.ModelShelf`): the models this module keeps for every session, loaded with a
+    progress
     bar. :meth:`load` loads one run's pair before the run's own progress bar appears; :meth:`pair` hands it to the
     run (or loads it then)."""
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
-from specsim import fairtime, recorded
+from specsim.lesson import recorded
+from specsim.measure import fairtime
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsim import defaults
-from specsim.defaults import GPU_RIDGE
+from specsim.core import defaults
+from specsim.core.defaults import GPU_RIDGE
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class LiveSettings:
     temperature: float | str = 0.0
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
-    policy: str = "fixed"  # how K moves from loop to loop (specsim.kpolicy.LIVE_POLICIES)
+    policy: str = "fixed"  # how K moves from loop to loop (specsim.core.kpolicy.LIVE_POLICIES)
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class VerifySettings:
     """The is-verification-free page's batch-size model: the batch size, and R of a hypothetical accelerator."""
 
     batch: int = 1
-    gpu_ridge: int = GPU_RIDGE  # tokens per pass before it is compute-bound (specsim.defaults.GPU_RIDGE)
+    gpu_ridge: int = GPU_RIDGE  # tokens per pass before it is compute-bound (specsim.core.defaults.GPU_RIDGE)
 
 
 @dataclass(frozen=True)

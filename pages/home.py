@@ -8,8 +8,7 @@ from app.calculator.text import fmt
 from app.charts import chart
 from app.layout import all_pages, script_path
 from app.settings import CalcSettings
-from specsim import analytics
-from specsim.published import (
+from specsim.core.published import (
     CHEN_2023,
     CHEN_SPEEDUP,
     FU_SPEEDUP,
@@ -17,6 +16,7 @@ from specsim.published import (
     LEVIATHAN_SPEEDUP,
     MEDUSA_1_SPEEDUP,
 )
+from specsim.measure import analytics
 
 LOOP_K, LOOP_KEPT = 4, 2  # the loop drawn on this page: K guesses, the first LOOP_KEPT of them kept
 

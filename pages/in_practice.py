@@ -8,7 +8,8 @@ from app import classtask, loaders, recording, state
 from app.charts import chart
 from app.practice import algorithm, loop_size
 from app.practice.figures import domain_figure
-from specsim import defaults, domains
+from specsim.core import defaults
+from specsim.lesson import domains
 
 MAX_NEW = 24
 

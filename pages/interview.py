@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app.layout import all_pages, script_path
-from specsim import interview
+from specsim.lesson import interview
 
 st.title("Interview questions")
 st.caption(

@@ -5,7 +5,7 @@ import streamlit as st
 from app import loaders, state
 from app.variants import compare as ui
 from app.variants import guide as variant_guide
-from specsim.variants import compare as cmp
+from specsim.measure import compare_variants as cmp
 
 state.init()
 st.title("Variants: where the guesses come from")

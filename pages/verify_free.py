@@ -7,10 +7,12 @@ import streamlit as st
 from app import state
 from app.charts import chart
 from app.live.params import calculator_link
+from app.passcost import figures as figs
+from app.passcost import measure
 from app.settings import CalcSettings
-from app.verify import figures as figs
-from app.verify import measure
-from specsim import analytics, defaults, passcost, published, roofline
+from specsim.core import defaults, published
+from specsim.lesson import roofline
+from specsim.measure import analytics, passcost
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -26,7 +28,7 @@ def ridge_sentence() -> str:
             "verification as free.")
 
 def batching_sentence(calc: CalcSettings, batch: int, gpu_r: int, context: int) -> str:
-    """Both regimes at the chosen B, R and context, every figure from :mod:`specsim.roofline`."""
+    """Both regimes at the chosen B, R and context, every figure from :mod:`specsim.lesson.roofline`."""
     free = float(analytics.speedup(calc.alpha, calc.k, calc.draft_cost, 1.0))
     v_w = roofline.batched_verify_cost(batch, calc.k, gpu_r)
     s_w = roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r)

@@ -8,8 +8,9 @@ from app.charts import chart
 from app.unchanged import block, pq, warp
 from app.unchanged import figures as figs
 from app.urlcodec import Number
-from specsim import defaults, unchanged
-from specsim.published import LEVIATHAN_2023
+from specsim.core import defaults
+from specsim.core.published import LEVIATHAN_2023
+from specsim.lesson import unchanged
 
 SEED = Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)
 

@@ -5,7 +5,8 @@
 
 It starts one class on this machine (scripts/classroom.py: Redis, the workers and the replicas behind nginx, all
 under supervisord) and, for each fault in turn, plays ``--learners`` learners the way the live page does in class
-mode (through ``specsim.jobs``: submit, poll every 0.25 s, read the result; while Redis does not answer, wait for it
+mode (through ``specsim.classroom.jobs``: submit, poll every 0.25 s, read the result; while Redis does not answer, wait
+for it
 as the page does; a learner whose page shows an error presses Run once more, as a learner would). About a second
 after the first run starts, it injects the fault:
 
@@ -47,7 +48,7 @@ from rq import Queue  # noqa: E402
 from rq.registry import StartedJobRegistry  # noqa: E402
 
 from app.live.classmode import OUTAGE_S  # noqa: E402 - how long the page waits for a restarting Redis
-from specsim import jobs  # noqa: E402
+from specsim.classroom import jobs  # noqa: E402
 from specsim.request import RunRequest  # noqa: E402
 
 

@@ -4,7 +4,8 @@
     .venv/bin/python scripts/class_load.py --learners 12 --workers 1 2 --spread 20 --max-new-tokens 8
 
 For each worker count it starts a class on this machine (scripts/classroom.py: Redis, the workers, one app replica
-behind nginx) and plays the learners the way the live page does in class mode, through ``specsim.jobs``: each one
+behind nginx) and plays the learners the way the live page does in class mode, through ``specsim.classroom.jobs``: each
+one
 arrives at a random moment within ``--spread`` seconds, submits a run and polls it until it is done. Half of them
 run the same example prompt with the same settings (the class cache may answer them), the others a prompt of their
 own. It is bounded: localhost only, ``--learners`` at most 40, and every run must end within ``--timeout`` s.
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from specsim import jobs  # noqa: E402
+from specsim.classroom import jobs  # noqa: E402
 from specsim.request import RunRequest  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
@@ -55,7 +56,7 @@ class Learner:
     wait_s: float | None = None
     total_s: float | None = None
     cached: bool = False
-    shared: bool = False  # followed a run another learner's identical request had started (specsim.jobs)
+    shared: bool = False  # followed a run another learner's identical request had started (specsim.classroom.jobs)
     recorded_at: float | None = None
     outcome: str = "lost"  # "ok", "lost" (failed, timed out, no result) or "mixed up" (another run's settings)
     message: str = ""

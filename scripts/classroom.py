@@ -10,19 +10,21 @@ prints as it grows. The class stops only on Ctrl-C (supervisord then stops every
 
 - ``redis-server`` on a free port, its append-only file in the class's folder (or ``--redis URL``: a server already
   running, e.g. on another machine, which workers elsewhere use too);
-- N ``python -m specsim.worker`` processes, one torch thread each, the bundled target loaded before the first job;
+- N ``python -m specsim.classroom.worker`` processes, one torch thread each, the bundled target loaded before the first
+job;
 - M Streamlit replicas of the app on free local ports, each in class mode (``SPECSIM_QUEUE_URL``);
 - ``nginx`` in front of them on ``--port``. A Streamlit session lives on one replica (its websocket, its
   downloads and media), so nginx sends a browser to the same replica every time: it hashes the client's address
   and user agent (``hash ... consistent``), which keeps a class's learners, one per machine, on their replica.
 
-What a death costs: a worker's run goes back to the front of the queue (:mod:`specsim.jobs`) and its learner waits
+What a death costs: a worker's run goes back to the front of the queue (:mod:`specsim.classroom.jobs`) and its learner
+waits
 for it; Redis keeps an append-only file in the class's folder (written every second), so a restarted Redis comes
 back with the queue, the jobs and the class cache (at most the last second of writes lost), and the pages wait
 for it; a replica's learners reconnect (nginx sends them to the other replica meanwhile: a new session); nginx's
 learners reconnect once it is back.
 
-Workers on other machines: run ``python -m specsim.worker --redis redis://THIS_HOST:PORT/0 --preload bundled``
+Workers on other machines: run ``python -m specsim.classroom.worker --redis redis://THIS_HOST:PORT/0 --preload bundled``
 there, with Redis started here with ``--public`` (it then listens on every interface: protect it by a firewall).
 """
 
@@ -246,7 +248,8 @@ def programs(workers: int, replicas: int, redis_port: int | None, redis_url: str
                                      "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(folder)], {}))
     for i in range(workers):
         out.append(Program(f"worker-{i}", [
-            sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--threads", "1", "--preload", "bundled",
+            sys.executable, "-m", "specsim.classroom.worker", "--redis", redis_url, "--threads", "1",
+            "--preload", "bundled",
             "--name", f"class-{os.getpid()}-{i}"] + (["--queue", queue] if queue else []),
             {"OMP_NUM_THREADS": "1", **env}))
     for i, port in enumerate(replica_ports):

@@ -5,7 +5,7 @@
 # the image lacks (transformers, gguf, streamlit, plotly, ...), the bundled GGUF in parts (gguf.part*, with
 # gguf.sha256) and the shipped draft's weights (eagle.safetensors). SECONDS caps the whole script (default 480):
 # each step gets what is left of it, so whatever ran comes back.
-#   1. live.txt   the live page's run (specsim.liverun.run_request, the code the page and the workers call):
+#   1. live.txt   the live page's run (specsim.classroom.liverun.run_request, the code the page and the workers call):
 #                 each drafter at K = 4, greedy and sampled: identity, α, speedup, the page's identity sentence;
 #   2. bench.txt  python -m specsim.bench on CUDA: greedy identity, α, v(n) and speedup at K = 1..5 over 8
 #                 held-out prompts, the shipped draft and prompt lookup;
@@ -52,7 +52,7 @@ for name in ${STEPS:-live bench page peer machine}; do
     page) step page 110 $PY -m pytest -p no:cacheprovider -o addopts= --timeout 100 -q tests/test_gpu_path.py \
       tests/test_live_page.py -k "gpu or records_both or numbers_shown or identity_shown or one_value or shipped_draft" ;;
     peer) step peer 80 $PY -m specsim.bench --device cuda --heldout 8 --k 2 4 --drafters prompt_lookup ;;
-    machine) step machine 60 $PY -m specsim.machine --again ;;
+    machine) step machine 60 $PY -m specsim.measure.machine --again ;;
     profile) step profile 60 $PY scripts/device_profile.py --k 4 --tokens 64 ;;
     profile32) step profile32 50 $PY scripts/device_profile.py --k 4 --tokens 64 --dtype float32 ;;
     f32) step f32 90 $PY -m specsim.bench --device cuda --dtype float32 --heldout 8 --k 2 4 --no-hf \

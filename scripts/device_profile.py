@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from specsim import defaults, models  # noqa: E402
-from specsim.draft_loader import load_draft_model  # noqa: E402
-from specsim.engine import plain_generate, speculative_generate  # noqa: E402
-from specsim.prompt_sets import builtin_prompts  # noqa: E402
+from specsim.core import defaults, models  # noqa: E402
+from specsim.core.draft_loader import load_draft_model  # noqa: E402
+from specsim.core.engine import plain_generate, speculative_generate  # noqa: E402
+from specsim.core.prompt_sets import builtin_prompts  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

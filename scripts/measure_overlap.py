@@ -2,14 +2,15 @@
 
     OMP_NUM_THREADS=1 nice -n 19 taskset -c 1 .venv/bin/python scripts/measure_overlap.py
 
-The target is the bundled SmolLM2-135M-Instruct, the draft the app's default (``specsim.defaults.DEFAULT_DRAFT``,
+The target is the bundled SmolLM2-135M-Instruct, the draft the app's default (``specsim.core.defaults.DEFAULT_DRAFT``,
 its model distribution alone: the copying from repeated text is left out, since a copied guess is a point mass and
 not the draft's q). The text is the target's own greedy answer to each held-out prompt
 (:func:`specsim.distill.evaluate.heldout_set`, the app's plain decoding); at each of its positions both models
-read the text so far (one teacher-forced pass each) and :func:`specsim.overlap.accepted_mass_at_temperature` gives
+read the text so far (one teacher-forced pass each) and :func:`specsim.lesson.overlap.accepted_mass_at_temperature`
+gives
 the chance a guess is kept at each temperature, the engine's own warp and vocabulary map; T = 0 is the greedy
 rule (1 when the two argmaxes agree, else 0). The page *Why the output is unchanged* reads the file
-(``specsim.paths.OVERLAP_MEASURED``) and draws it beside the toy.
+(``specsim.core.paths.OVERLAP_MEASURED``) and draws it beside the toy.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ TEMPERATURES = (0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 def measure(n_new: int, limit: int) -> dict:
     import torch
 
-    from specsim.defaults import DEFAULT_DRAFT
-    from specsim.distill.draft_model import load_draft
+    from specsim.core.defaults import DEFAULT_DRAFT
+    from specsim.core.draft_nets import load_draft
+    from specsim.core.models import load_bundled_target
     from specsim.distill.evaluate import heldout_set
-    from specsim.models import load_bundled_target
-    from specsim.overlap import accepted_mass_by_temperature
+    from specsim.lesson.overlap import accepted_mass_by_temperature
 
     start = time.perf_counter()
     target = load_bundled_target(device="cpu", dtype="float32", invariant=False)
@@ -71,8 +72,8 @@ def measure(n_new: int, limit: int) -> dict:
 
 
 def main() -> None:
-    from specsim.defaults import DEFAULT_MAX_NEW_TOKENS
-    from specsim.paths import OVERLAP_MEASURED
+    from specsim.core.defaults import DEFAULT_MAX_NEW_TOKENS
+    from specsim.core.paths import OVERLAP_MEASURED
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS,

@@ -6,9 +6,9 @@ method added here shows up everywhere it is offered, and nowhere else needs an `
 
 - ``drafter`` names a drafter kind for the speculative loop (:func:`build_drafter`), offered by the CLI,
   the bench and, when ``live`` says how, the live page.
-- ``run`` decodes one prompt greedily for the variants comparison (:mod:`specsim.variants.compare`).
+- ``run`` decodes one prompt greedily for the variants comparison (:mod:`specsim.measure.compare_variants`).
 - ``lesson`` is the lesson's row for it (extra cost, note); the papers' claimed speedups come from
-  :mod:`specsim.published`.
+  :mod:`specsim.core.published`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specsim import defaults
-from specsim.models import LoadedModel
-from specsim.paths import resolve
-from specsim.published import (
+from specsim.core import defaults
+from specsim.core.models import LoadedModel
+from specsim.core.paths import resolve
+from specsim.core.published import (
     MEDUSA_2_SPEEDUP,
     NVIDIA_MEDUSA_70B_SPEEDUP,
     NVIDIA_MEDUSA_SPEEDUP,
@@ -29,12 +29,12 @@ from specsim.published import (
     SPEEDUPS,
     YANG_SPEEDUP,
 )
-from specsim.trace import Trace
+from specsim.core.trace import Trace
 
 if TYPE_CHECKING:
     import torch
 
-    from specsim.drafters import Drafter
+    from specsim.core.drafters import Drafter
     from specsim.variants.medusa import MedusaHeads
 
 CAUTION_LAYERS = 4  # the comparison's early-exit case: a very shallow draft that rarely agrees
@@ -69,32 +69,32 @@ class Method:
     lesson: LessonRow | None = None  # its row in the lesson's table, with our correction; None: not in the table
 
     def claimed_speedup(self) -> str | None:
-        """What the papers report for it (:mod:`specsim.published`), or None."""
+        """What the papers report for it (:mod:`specsim.core.published`), or None."""
         return "; ".join(s.claim for s in SPEEDUPS.get(self.key, ())) or None
 
 
 # ---- the drafters ---------------------------------------------------------------------------
 def _build_model(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
-    from specsim.draft_loader import load_draft_model
+    from specsim.core.draft_loader import load_draft_model
     if not draft:
         raise ValueError("the model drafter needs a draft model: pass a hub id or a local folder")
     return load_draft_model(draft, target)
 
 
 def _build_prompt_lookup(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
-    from specsim.draft_loader import prompt_lookup_drafter
+    from specsim.core.draft_loader import prompt_lookup_drafter
     return prompt_lookup_drafter(target)
 
 
 def _build_early_exit(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
-    from specsim.drafters import EarlyExitDrafter
+    from specsim.core.drafters import EarlyExitDrafter
     return EarlyExitDrafter(target.model, early_exit_layers)
 
 
 # ---- the comparison's runs --------------------------------------------------------------------
 def shipped_draft(folder: str, target: LoadedModel) -> tuple[Drafter, int, str]:
     """A draft shipped under assets/drafts (standalone or EAGLE): (drafter, extra parameters, training cost)."""
-    from specsim.distill.drafter import make_drafter  # the distill branch's loader for shipped drafts
+    from specsim.core.trained_drafters import make_drafter  # the distill branch's loader for shipped drafts
 
     drafter = make_drafter(resolve(folder), target.model, dtype=target.dtype, device=target.device)
     model = getattr(drafter, "model", None) or getattr(drafter, "draft", None)
@@ -107,7 +107,7 @@ def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
 
     Returns (drafter, extra parameters, training cost).
     """
-    from specsim.drafters import EarlyExitDrafter
+    from specsim.core.drafters import EarlyExitDrafter
     if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
         return shipped_draft(defaults.CLASSIC_DRAFT, target)
     drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
@@ -133,27 +133,27 @@ def _heads(medusa_heads: MedusaHeads | None) -> MedusaHeads:
 
 
 def _run_plain(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.engine import plain_generate
+    from specsim.core.engine import plain_generate
     return plain_generate(target, prompt_ids, max_new_tokens), 0, "none", None
 
 
 def _run_draft_model(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.engine import speculative_generate
+    from specsim.core.engine import speculative_generate
     drafter, params, training = classic_draft(target)
     trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, params, training, drafter.name
 
 
 def _run_eagle(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.engine import speculative_generate
+    from specsim.core.engine import speculative_generate
     drafter, params, training = shipped_draft(defaults.EAGLE_DRAFT, target)
     trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, params, training, drafter.name
 
 
 def _run_prompt_lookup(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.draft_loader import prompt_lookup_drafter
-    from specsim.engine import speculative_generate
+    from specsim.core.draft_loader import prompt_lookup_drafter
+    from specsim.core.engine import speculative_generate
     trace = speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, defaults.DEFAULT_K, max_new_tokens)
     return trace, 0, "none", None
 
@@ -165,7 +165,7 @@ def _run_lookahead(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantR
 
 
 def _run_medusa(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.engine import speculative_generate
+    from specsim.core.engine import speculative_generate
     from specsim.variants.medusa import MedusaDrafter
     heads = _heads(medusa_heads)
     trace = speculative_generate(target, MedusaDrafter(heads, target.model), prompt_ids, heads.n_heads, max_new_tokens)
@@ -180,8 +180,8 @@ def _run_medusa_tree(target, prompt_ids, max_new_tokens, medusa_heads) -> Varian
 
 
 def _run_early_exit(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.drafters import EarlyExitDrafter
-    from specsim.engine import speculative_generate
+    from specsim.core.drafters import EarlyExitDrafter
+    from specsim.core.engine import speculative_generate
     drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
     return speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens), 0, "none", None
 

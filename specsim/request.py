@@ -1,7 +1,7 @@
 """One run request: everything that decides a live run, validated once, as plain data another process can run.
 
 A page builds a :class:`RunRequest` from what the learner set; the in-process run and a class worker both hand it
-to :func:`specsim.liverun.run_request`. Every range is checked here, once, with the sentence a page shows
+to :func:`specsim.classroom.liverun.run_request`. Every range is checked here, once, with the sentence a page shows
 (:meth:`RunRequest.problems`); the pages' number boxes and the command lines read their bounds from
 :data:`RANGES`. The K policy and the sampling settings ride inside it (:attr:`RunRequest.kpolicy`,
 :attr:`RunRequest.sampling`), and it travels as JSON (:meth:`RunRequest.to_dict`, :meth:`RunRequest.from_dict`).
@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from specsim import defaults
-from specsim.kpolicy import LIVE_POLICIES, KPolicy, live_policy
+from specsim.core import defaults
+from specsim.core.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 
 #: field -> (lowest, highest, how a sentence names it): the one place a run's ranges are written.
 RANGES: dict[str, tuple[float, float, str]] = {
@@ -42,7 +42,7 @@ class RunRequest(BaseModel):
     """Everything that decides a live run.
 
     ``target`` is "bundled", a hub id or a folder the caller has already allowed (the page checks custom paths
-    before a request is made); ``local`` as for :func:`specsim.models.load_model`. ``device``, ``dtype`` and
+    before a request is made); ``local`` as for :func:`specsim.core.models.load_model`. ``device``, ``dtype`` and
     ``invariant`` None mean the running machine's defaults; :meth:`resolved` fills them in. A page that has no
     model loaded (class mode) sends the prompt's text instead of its ids: ``prompt_ids`` empty and ``prompt`` set,
     and the process that loads the target encodes it (its chat template). ``early_exit_layers`` 0 means half the
@@ -60,7 +60,7 @@ class RunRequest(BaseModel):
     draft_local: bool | None = None
     early_exit_layers: int = Field(defaults.DEFAULT_EARLY_EXIT_LAYERS, ge=0)
     k: int = defaults.DEFAULT_K
-    policy: str = "fixed"  # specsim.kpolicy.LIVE_POLICIES
+    policy: str = "fixed"  # specsim.core.kpolicy.LIVE_POLICIES
     temperature: float = 0.0
     top_p: float | None = None
     top_k: int | None = None  # None: every token; else the k most likely, after the temperature, before top-p
@@ -131,19 +131,19 @@ class RunRequest(BaseModel):
     # ---- what rides inside ------------------------------------------------------------------------------------
     @property
     def kpolicy(self) -> KPolicy:
-        """How K moves from loop to loop (:func:`specsim.kpolicy.live_policy` of ``policy`` from ``k``)."""
+        """How K moves from loop to loop (:func:`specsim.core.kpolicy.live_policy` of ``policy`` from ``k``)."""
         return live_policy(self.policy, self.k)
 
     @property
     def sampling(self):
-        """How tokens are chosen (:class:`specsim.sampling.SamplingConfig`)."""
-        from specsim.sampling import SamplingConfig  # here: it imports torch, which a class replica never loads
+        """How tokens are chosen (:class:`specsim.core.sampling.SamplingConfig`)."""
+        from specsim.core.sampling import SamplingConfig  # here: it imports torch, which a class replica never loads
 
         return SamplingConfig(self.temperature, self.top_p, self.top_k)
 
     def resolved(self) -> RunRequest:
         """The same request with device, dtype and decode path made explicit (the running machine's defaults)."""
-        from specsim import models  # here: a class replica builds requests and never loads torch
+        from specsim.core import models  # here: a class replica builds requests and never loads torch
 
         device = self.device or models.default_device()
         dtype = models.parse_dtype(self.dtype, device)

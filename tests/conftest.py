@@ -57,7 +57,7 @@ def one_torch_thread():
 @pytest.fixture(scope="session")
 def bundled_target():
     """The bundled SmolLM2-135M-Instruct target in float32 on the CPU, loaded once per test session."""
-    from specsim.models import load_bundled_target
+    from specsim.core.models import load_bundled_target
 
     return load_bundled_target(device="cpu", dtype="float32")
 
@@ -66,7 +66,7 @@ def bundled_target():
 def default_target():
     """The bundled target as the app runs it on this machine: bfloat16 with the position-invariant decode path
     where the CPU has native bfloat16 arithmetic (float32 elsewhere)."""
-    from specsim.models import load_bundled_target
+    from specsim.core.models import load_bundled_target
 
     return load_bundled_target(device="cpu")
 
@@ -74,7 +74,7 @@ def default_target():
 @pytest.fixture(scope="session")
 def bf16_targets():
     """The bundled target in bfloat16 twice: with the position-invariant decode path and without it."""
-    from specsim.models import load_bundled_target
+    from specsim.core.models import load_bundled_target
 
     return (load_bundled_target(device="cpu", dtype="bfloat16", invariant=True),
             load_bundled_target(device="cpu", dtype="bfloat16", invariant=False))
@@ -141,10 +141,10 @@ def stop_process(process, grace_s: float = 5.0) -> None:
 
 
 def start_worker(redis_url: str, queue: str, log, preload: tuple[str, ...] = ()):
-    """A real class-queue worker (``python -m specsim.worker``) serving ``queue``, one torch thread."""
+    """A real class-queue worker (``python -m specsim.classroom.worker``) serving ``queue``, one torch thread."""
     import subprocess
 
-    cmd = [sys.executable, "-m", "specsim.worker", "--redis", redis_url, "--queue", queue, "--threads", "1"]
+    cmd = [sys.executable, "-m", "specsim.classroom.worker", "--redis", redis_url, "--queue", queue, "--threads", "1"]
     cmd += ["--preload", *preload] if preload else []
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -1,4 +1,5 @@
-"""Edge runs made by the engine (issue 51): real traces, recorded by :func:`specsim.liverun.run_live` exactly as
+"""Edge runs made by the engine (issue 51): real traces, recorded by :func:`specsim.classroom.liverun.run_live`
+exactly as
 the live page records a run, on tiny random models built in a moment.
 
 Each case is a run the recordings do not cover: a budget of one token (the prefill writes it, no loop), two tokens
@@ -15,13 +16,13 @@ from functools import cache
 
 import torch
 
-from specsim.drafters import ModelDrafter, PromptLookupDrafter, Proposal
-from specsim.kpolicy import CONFIDENCE_STOP, KPolicy
-from specsim.liverun import run_live
-from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig
-from specsim.tiny import tiny_llama, tiny_loaded
-from specsim.trace import Trace
+from specsim.classroom.liverun import run_live
+from specsim.core.drafters import ModelDrafter, PromptLookupDrafter, Proposal
+from specsim.core.kpolicy import CONFIDENCE_STOP, KPolicy
+from specsim.core.models import LoadedModel
+from specsim.core.sampling import SamplingConfig
+from specsim.core.tiny import tiny_llama, tiny_loaded
+from specsim.core.trace import Trace
 
 VOCAB = 48
 TARGET_SEED, DRAFT_SEED = 1, 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from specsim.trace import Iteration, Residual, Settings, Slot, TokenProb, Trace
+from specsim.core.trace import Iteration, Residual, Settings, Slot, TokenProb, Trace
 
 # token id -> text; ids are arbitrary but distinct
 VOCAB = {10: " the", 11: " cat", 12: " sat", 13: " on", 14: " a", 15: "\n", 16: " mat", 17: " <b>", 18: ".", 19: " it",

@@ -110,7 +110,7 @@ def main() -> dict:
     for button in (state.HOOD_POLICIES_BUTTON, state.HOOD_SNIPPET_BUTTON):
         at.button(key=button).click().run(timeout=300)
         out["problems"] += _problems(at, button)
-    from specsim import hf_assisted as hf
+    from specsim.measure import hf_assisted as hf
 
     _, snippet = at.session_state[state.HOOD_SNIPPET]
     out["snippet"] = {"tokens": sorted(snippet.tokens), "ours_identical": snippet.first_difference(

@@ -1,4 +1,4 @@
-"""The chi-square check of sampled tokens, through the app's one chi-square (specsim.unchanged.chi_square)."""
+"""The chi-square check of sampled tokens, through the app's one chi-square (specsim.lesson.unchanged.chi_square)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 
 from scipy import stats
 
-from specsim.blockcheck import pooled_chi_square
+from specsim.lesson.blockcheck import pooled_chi_square
 
 
 def chi_square_z(counts: Counter, expected_probs: dict, n: int, min_expected: float = 5.0) -> float:

@@ -12,17 +12,17 @@ import math
 import pytest
 import torch
 
-import specsim.verify as verify_rule
-from specsim.drafters import ModelDrafter
-from specsim.engine import speculative_generate
-from specsim.overlap import (
+import specsim.core.acceptance as verify_rule
+from specsim.core.drafters import ModelDrafter
+from specsim.core.engine import speculative_generate
+from specsim.core.sampling import acceptance_probability, accepted_mass, residual_distribution
+from specsim.core.tiny import tiny_llama, tiny_loaded
+from specsim.lesson.overlap import (
     accepted_mass_at_temperature,
     accepted_mass_by_temperature,
     next_token_logits,
     total_variation,
 )
-from specsim.sampling import acceptance_probability, accepted_mass, residual_distribution
-from specsim.tiny import tiny_llama, tiny_loaded
 
 VOCAB = 12
 PROMPT = [1, 4, 7]

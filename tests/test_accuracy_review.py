@@ -11,7 +11,10 @@ from app import palette
 from app.calculator import text as calc_text
 from app.live import glossary
 from app.settings import CalcSettings
-from specsim import analytics, defaults, draft_loader, machine, methods, published, roofline
+from specsim import methods
+from specsim.core import defaults, draft_loader, published
+from specsim.lesson import roofline
+from specsim.measure import analytics, machine
 from tests.conftest import ROOT, open_page
 
 # ---- the eight errors ------------------------------------------------------------------------------------------
@@ -126,7 +129,7 @@ def test_lesson_table_quotes_the_lesson_and_corrects_it_in_its_own_column():
     medusa = methods.method("medusa_tree").lesson
     assert "405B" in medusa.correction and published.NVIDIA_MEDUSA_70B_SPEEDUP.figure in medusa.correction
     assert "typical acceptance" in medusa.correction
-    from specsim.variants import compare as cmp
+    from specsim.measure import compare_variants as cmp
 
     table = cmp.lesson_rows([])
     assert [r["variant"] for r in table] == [m.label for m in rows]
@@ -230,7 +233,7 @@ def test_gpu_projection_labels_the_cpu_draft_cost():
 
 
 def test_domain_results_count_copied_guesses():
-    from specsim import domains
+    from specsim.lesson import domains
 
     r = domains.DomainResult("echo", 2, accepted=10, checked=12, tokens=20, loops=8, alpha=10 / 12,
                              tokens_per_loop=2.5, copied_kept=7)

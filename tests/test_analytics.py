@@ -1,4 +1,4 @@
-"""The closed forms in specsim.analytics against brute force and their exact limits."""
+"""The closed forms in specsim.measure.analytics against brute force and their exact limits."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsim import analytics
+from specsim.measure import analytics
 
 alphas = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 ks = st.integers(min_value=1, max_value=16)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from app.calculator.figures import prefix_distribution_figure
-from specsim import analytics, published
+from specsim.core import published
+from specsim.measure import analytics
 
 
 @pytest.mark.parametrize("alpha,k,c,v", [(0.0, 4, 0.13, 1.0), (0.7, 4, 0.13, 1.0), (0.95, 8, 0.05, 1.3),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from app import state
-from specsim import analytics
+from specsim.measure import analytics
 from tests.bad_inputs import CALCULATOR_URL, CAMPAIGN, LIVE_FORM, LIVE_MODELS, LIVE_URL, Bad
 from tests.conftest import open_page
 

@@ -1,4 +1,4 @@
-"""The bad-input campaign on the command line: ``python -m specsim.cli`` with bad arguments.
+"""The bad-input campaign on the command line: ``python -m specsim.measure.cli`` with bad arguments.
 
 Each case must end with exit code 2 and a one-line ``error:`` message (no traceback), and the
 same command with good arguments must work right after. Tiny local models keep it fast.
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from specsim import cli
+from specsim.measure import cli
 from tests.bad_inputs import CLI, Bad
 from tests.conftest import ROOT
 
@@ -62,7 +62,7 @@ def test_a_non_latin_prompt_runs(folders, capsys):
 @pytest.mark.parametrize("extra", [["--temperature", "nan"], ["--target", "no-such-org/no-such-model"]],
                          ids=["bad-number", "unknown-model"])
 def test_a_real_process_exits_2_with_one_line(folders, extra):
-    cmd = [sys.executable, "-m", "specsim.cli", *good_argv(folders), *extra]
+    cmd = [sys.executable, "-m", "specsim.measure.cli", *good_argv(folders), *extra]
     env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 2

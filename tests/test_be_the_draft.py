@@ -6,7 +6,8 @@ import pytest
 
 from app import state
 from app.live.be_the_draft import NO_GUESS, offered, pick_key, verdict_line
-from specsim import costmodel, guess, recorded
+from specsim.lesson import guess, recorded
+from specsim.measure import costmodel
 from tests.conftest import open_page
 
 
@@ -44,7 +45,7 @@ def test_right_then_wrong_guesses_are_judged_and_scored_on_the_winning_recording
 def test_the_verdict_line_names_each_slot():
     tokens = [5, 6, 7]
     loop = guess.check(tokens, 0, [5, 9, 7])
-    from specsim.trace import TokenProb
+    from specsim.core.trace import TokenProb
 
     names = {t.token_id: t.text for t in (TokenProb(5, "a", 0.5), TokenProb(9, "z", 0.3), TokenProb(7, "c", 0.9))}
     assert verdict_line(loop, ["a", "b", "c"], names) == "✓ a  ✗ z (the target wrote b)  · c (never checked)  +1 b"
@@ -113,7 +114,7 @@ def test_choices_listed_by_probability_would_be_caught():
 
 
 def test_choices_mix_and_shuffle_by_seed():
-    from specsim.trace import TokenProb
+    from specsim.core.trace import TokenProb
 
     target = tuple(TokenProb(i, f"t{i}", 0.5 / (i + 1)) for i in range(5))
     draft = tuple(TokenProb(i, f"d{i}", 0.4) for i in (0, 7, 8, 9))

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, replace
 import pytest
 import torch
 
-from specsim import recorded
-from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
-from specsim.engine import plain_generate, speculative_generate
-from specsim.tiny import tiny_llama, tiny_loaded
-from specsim.trace import CacheLengths, Trace
+from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.tiny import tiny_llama, tiny_loaded
+from specsim.core.trace import CacheLengths, Trace
+from specsim.lesson import recorded
 
 VOCAB = 32
 PROMPT = [3, 7, 11, 2, 9]

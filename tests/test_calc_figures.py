@@ -1,4 +1,4 @@
-"""The calculator's figure builders and sentences, checked on their data against specsim.analytics."""
+"""The calculator's figure builders and sentences, checked on their data against specsim.measure.analytics."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from app.calculator import figures as figs
 from app.calculator import text as calc_text
 from app.settings import CalcSettings
-from specsim import analytics
+from specsim.measure import analytics
 
 
 def trace(fig, name: str, xaxis: str | None = None):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from specsim import analytics
+from specsim.measure import analytics
 from tests.conftest import ROOT, open_page, open_tab
 
 K, ALPHA, C = 0, 1, 2  # slider order on the page
@@ -259,8 +259,8 @@ def test_choosing_k_offers_acceptance_measured_by_position():
     """Issue 38 (4): the Choosing-K tab computes tokens per loop from acceptance at each draft position, here the
     prose recording's, beside one α for every slot, and says by how much the geometric model is off."""
     from app import recording, state
-    from specsim import analytics
-    from specsim.trace import acceptance_given_reached
+    from specsim.core.trace import acceptance_given_reached
+    from specsim.measure import analytics
 
     at = open_page("calculator.py")
     open_tab(at, "Choosing K")

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import charts
 from app.calculator import figures as calc_figs
-from specsim import analytics
+from specsim.measure import analytics
 from tests.test_live_markdown import NASTY, visible
 
 

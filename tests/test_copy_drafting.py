@@ -1,5 +1,5 @@
 """Copying where the text repeats itself: the shipped draft takes the token that followed the same few tokens
-earlier instead of its own guess (specsim.drafters.propose_by_passes with ``copy``)."""
+earlier instead of its own guess (specsim.core.drafters.propose_by_passes with ``copy``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from specsim.defaults import COPY_NGRAM, DEFAULT_DRAFT
-from specsim.draft_loader import COPY_NOTE, load_draft_model
-from specsim.drafters import PromptLookupDrafter, propose_by_passes
-from specsim.engine import plain_generate, speculative_generate
-from specsim.models import format_prompt
-from specsim.replay import chips_at, narrate
-from specsim.sampling import SamplingConfig
-from specsim.trace import Trace
+from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT
+from specsim.core.draft_loader import COPY_NOTE, load_draft_model
+from specsim.core.drafters import PromptLookupDrafter, propose_by_passes
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.models import format_prompt
+from specsim.core.sampling import SamplingConfig
+from specsim.core.trace import Trace
+from specsim.lesson.replay import chips_at, narrate
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = SamplingConfig(0.0, None)
@@ -142,7 +142,7 @@ def test_a_recorded_trace_without_the_field_loads_as_not_copied(default_target):
 def test_the_held_out_evaluation_scores_the_copies(default_target):
     """evaluate(copy=...) proposes the copy wherever there is one: an oracle copier accepts every chain, a
     copier that never fires changes nothing."""
-    from specsim.distill.draft_model import load_draft
+    from specsim.core.draft_nets import load_draft
     from specsim.distill.evaluate import evaluate
 
     draft, _ = load_draft(ROOT / DEFAULT_DRAFT)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from specsim import analytics
-from specsim.defaults import CORPUS_DIR
+from specsim.core.defaults import CORPUS_DIR
+from specsim.core.draft_nets import choose_vocab, load_draft
 from specsim.distill import evaluate as E
 from specsim.distill import training_prompts as P
-from specsim.distill.draft_model import choose_vocab, load_draft
+from specsim.measure import analytics
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(p for p in (ROOT / "assets" / "drafts").glob("*/") if (p / "draft.json").is_file())
@@ -139,10 +139,10 @@ def test_id_map_tokens_agree_with_the_target_tokenizer(folder, bundled_target):
 
 
 def test_default_pair_is_greedy_identical_to_plain_decoding(bundled_target):
-    from specsim.defaults import DEFAULT_DRAFT
-    from specsim.distill.drafter import make_drafter
-    from specsim.engine import plain_generate, speculative_generate
-    from specsim.models import format_prompt
+    from specsim.core.defaults import DEFAULT_DRAFT
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.core.trained_drafters import make_drafter
 
     drafter = make_drafter(ROOT / DEFAULT_DRAFT, bundled_target.model)
     for text, k in zip([h["prompt"] for h in P.load_heldout()[::20]], (2, 5, 3), strict=True):  # a K per prompt
@@ -154,10 +154,10 @@ def test_default_pair_is_greedy_identical_to_plain_decoding(bundled_target):
 
 def test_classic_draft_is_greedy_identical_to_plain_decoding(bundled_target):
     """The shipped classic (standalone) draft, a cheap version of the slow benchmark's identity check."""
-    from specsim.defaults import CLASSIC_DRAFT
-    from specsim.distill.drafter import make_drafter
-    from specsim.engine import plain_generate, speculative_generate
-    from specsim.models import format_prompt
+    from specsim.core.defaults import CLASSIC_DRAFT
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.core.trained_drafters import make_drafter
 
     drafter = make_drafter(ROOT / CLASSIC_DRAFT, bundled_target.model)
     assert drafter.kind == "model"
@@ -176,9 +176,9 @@ EAGLES = [f for f in SHIPPED if json.loads((f / "draft.json").read_text())["kind
 
 @pytest.mark.parametrize("folder", EAGLES, ids=[f.name for f in EAGLES])
 def test_eagle_drafter_takes_the_prompt_features_from_the_prefill(folder, bundled_target):
-    from specsim.distill.drafter import make_drafter
-    from specsim.engine import plain_generate, prefill, speculative_generate
-    from specsim.models import format_prompt
+    from specsim.core.engine import plain_generate, prefill, speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.core.trained_drafters import make_drafter
 
     ids = format_prompt(bundled_target.tokenizer, P.load_heldout()[3]["prompt"])
     handed, own = make_drafter(folder, bundled_target.model), make_drafter(folder, bundled_target.model)
@@ -219,9 +219,9 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
 
 @pytest.mark.parametrize("folder", EAGLES, ids=[f.name for f in EAGLES])
 def test_eagle_drafter_runs_with_a_bfloat16_target(folder):
-    from specsim.draft_loader import load_draft_model
-    from specsim.engine import plain_generate, speculative_generate
-    from specsim.models import format_prompt, load_bundled_target
+    from specsim.core.draft_loader import load_draft_model
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt, load_bundled_target
 
     target = load_bundled_target("cpu", "bfloat16")
     drafter = load_draft_model(str(folder), target)  # the draft takes the target's dtype
@@ -350,8 +350,8 @@ def test_the_corpus_prompts_are_tokenized_as_the_app_serves_them(bundled_target)
     """Every stored prompt (multi-turn ones too) is what ``format_conversation`` makes of its turns."""
     import re
 
+    from specsim.core.models import format_conversation, format_prompt
     from specsim.distill.corpus import read_shard, shards
-    from specsim.models import format_conversation, format_prompt
 
     tok = bundled_target.tokenizer
     corpus = Path(__file__).resolve().parents[1] / "data" / "corpus"
@@ -463,7 +463,7 @@ def test_source_segments_from_lines_split_once_equal_ast_s():
 
 def _fused_draft(target, layers=(2, 15, 30)):
     """An untrained fused draft whose lift mixes every layer (random weights), so each block matters."""
-    from specsim.distill.draft_model import build_eagle
+    from specsim.core.draft_nets import build_eagle
 
     draft = build_eagle(target.model, torch.arange(300), feature_layers=list(layers))
     with torch.no_grad():
@@ -472,7 +472,7 @@ def _fused_draft(target, layers=(2, 15, 30)):
 
 
 def test_fused_features_are_the_chosen_layers_side_by_side(bundled_target):
-    from specsim.drafters import target_features
+    from specsim.core.drafters import target_features
 
     ids = torch.tensor([[1, 2, 3, 4, 5]])
     with torch.inference_mode():
@@ -487,7 +487,7 @@ def test_fused_features_are_the_chosen_layers_side_by_side(bundled_target):
 
 
 def test_a_fused_draft_starts_as_the_plain_one_and_refuses_bad_layers(bundled_target):
-    from specsim.distill.draft_model import build_eagle
+    from specsim.core.draft_nets import build_eagle
 
     plain = build_eagle(bundled_target.model, torch.arange(300))
     fused = build_eagle(bundled_target.model, torch.arange(300), feature_layers=[2, 15, 30])
@@ -501,11 +501,11 @@ def test_a_fused_draft_starts_as_the_plain_one_and_refuses_bad_layers(bundled_ta
 
 
 def test_fused_draft_is_greedy_identical_and_gets_the_layers_it_asks_for(tmp_path, bundled_target):
-    from specsim.distill.draft_model import save_draft
-    from specsim.distill.drafter import make_drafter
-    from specsim.drafters import target_features
-    from specsim.engine import plain_generate, prefill, speculative_generate
-    from specsim.models import format_prompt
+    from specsim.core.draft_nets import save_draft
+    from specsim.core.drafters import target_features
+    from specsim.core.engine import plain_generate, prefill, speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.core.trained_drafters import make_drafter
 
     save_draft(_fused_draft(bundled_target), tmp_path / "f")
     drafter = make_drafter(tmp_path / "f", bundled_target.model)  # through save and load

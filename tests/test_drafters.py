@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsim.drafters import (
+from specsim.core.drafters import (
     Drafter,
     EarlyExitDrafter,
     ModelDrafter,
@@ -13,8 +13,8 @@ from specsim.drafters import (
     common_prefix,
     truncated_model,
 )
-from specsim.sampling import SamplingConfig
-from specsim.tiny import tiny_llama
+from specsim.core.sampling import SamplingConfig
+from specsim.core.tiny import tiny_llama
 
 GREEDY = SamplingConfig(0.0)
 SAMPLE = SamplingConfig(1.0)
@@ -161,9 +161,9 @@ def test_prompt_lookup_never_matches_into_or_proposes_chat_template_tokens():
 
 
 def test_the_built_prompt_lookup_drafter_skips_the_template_and_keeps_greedy_output(default_target):
-    from specsim.engine import plain_generate, speculative_generate
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt
     from specsim.methods import build_drafter
-    from specsim.models import format_prompt
 
     tokenizer = default_target.tokenizer
     special = set(tokenizer.all_special_ids)

@@ -3,7 +3,8 @@
 The traces are real: :mod:`tests.edge_runs` records them with the engine on tiny models. Each is opened on the live
 page (the player, why this speed, be the draft, the whole run), then under the hood, then in the calculator through
 the live page's link and on the verify page. No page may raise, and each number a page prints about the run is
-checked against the trace and :mod:`specsim.costmodel`, computed here from the trace, not read back from the page's
+checked against the trace and :mod:`specsim.measure.costmodel`, computed here from the trace, not read back from the
+page's
 own helpers.
 """
 
@@ -15,8 +16,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from app import state
-from specsim import analytics, explain, fairtime, replay
-from specsim.costmodel import cost_model
+from specsim.lesson import explain, replay
+from specsim.measure import analytics, fairtime
+from specsim.measure.costmodel import cost_model
 from tests import edge_runs
 from tests.conftest import ROOT, open_page
 
@@ -122,7 +124,7 @@ def test_every_page_replays_the_edge_run_and_prints_the_traces_numbers(name):
 
 def test_prompt_lookup_runs_no_draft_pass_and_its_recording_says_so():
     """Issue 51: the prompt-lookup recording showed 0.75 draft passes per token written."""
-    from specsim import hood, recorded
+    from specsim.lesson import hood, recorded
 
     win = recorded.load(next(r.path for r in recorded.RECIPES if r.drafter == "prompt_lookup"))
     assert win.spec.n_proposed > 0 and win.spec.draft_passes == 0
@@ -138,7 +140,7 @@ def test_prompt_lookup_runs_no_draft_pass_and_its_recording_says_so():
 def test_the_compute_sentence_divides_what_it_says(recording):
     """Issue 51: "K + 1 = 5 positions to write 4.00 tokens … 1.00×" (5 ÷ 4.00 is 1.25): the page now names the
     average positions per pass it divides, and the quotient it prints is that division."""
-    from specsim import hood, recorded
+    from specsim.lesson import hood, recorded
 
     spec = recorded.load(next(r.path for r in recorded.RECIPES if r.name == recording)).spec
     c = hood.compute_per_token(spec)

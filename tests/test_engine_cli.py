@@ -1,4 +1,4 @@
-"""The command line (python -m specsim.cli) and the measured-cost arithmetic behind its statistics."""
+"""The command line (python -m specsim.measure.cli) and the measured-cost arithmetic behind its statistics."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-import specsim.cli as cli_module
-from specsim.costmodel import cost_model
-from specsim.trace import Iteration, Settings, Slot, TokenProb, Trace, acceptance_given_reached
+import specsim.measure.cli as cli_module
+from specsim.core.trace import Iteration, Settings, Slot, TokenProb, Trace, acceptance_given_reached
+from specsim.measure.costmodel import cost_model
 from tests.live_traces import plain_steps
 
 
 @pytest.fixture
 def cli(monkeypatch, bundled_target):
-    """specsim.cli with the session's bundled target instead of a fresh load."""
+    """specsim.measure.cli with the session's bundled target instead of a fresh load."""
     monkeypatch.setattr(cli_module, "load_model", lambda *a, **k: bundled_target)
     return cli_module
 
@@ -74,7 +74,7 @@ def test_cost_model_matches_the_closed_form_for_constant_k():
 
 
 def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
     # the table's wiring, not its precision: one timed round of each pass size, one short plain run
@@ -104,7 +104,7 @@ def test_bench_prints_a_table(monkeypatch, capsys, bundled_target):
 
 def test_bench_rows_per_k_policy_write_plain_decodings_tokens(monkeypatch, capsys, bundled_target):
     """Issue 38 (7): bench rows for the adaptive K policies, each checked token for token against plain decoding."""
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
     code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--prompts", "1", "--max-new-tokens", "8",
@@ -120,7 +120,7 @@ def test_bench_rows_per_k_policy_write_plain_decodings_tokens(monkeypatch, capsy
 
 def test_bench_rounds_over_held_out_prompts_break_down_every_run(monkeypatch, capsys, bundled_target):
     """Two rounds over two held-out prompts: four runs per row, each counted in its prompt's domain."""
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
     code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--heldout", "2", "--rounds", "2",
@@ -132,7 +132,7 @@ def test_bench_rounds_over_held_out_prompts_break_down_every_run(monkeypatch, ca
 def test_the_same_text_ratio_compares_only_the_runs_that_wrote_the_same_tokens():
     import dataclasses
 
-    from specsim.bench import same_text_ratio
+    from specsim.measure.bench import same_text_ratio
     from tests.live_traces import hand_plain
 
     base = hand_plain()
@@ -147,7 +147,7 @@ def test_the_same_text_ratio_compares_only_the_runs_that_wrote_the_same_tokens()
 @pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""],
                                   ["--rounds", "0"]])
 def test_bench_bad_arguments_exit_2(capsys, argv):
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     with pytest.raises(SystemExit) as stop:
         bench.main(argv)
@@ -155,7 +155,7 @@ def test_bench_bad_arguments_exit_2(capsys, argv):
 
 
 def test_acceptance_per_position_and_per_group():
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     def trace(*accepted):
         iterations = tuple(_iteration(4, a, 0.01, 0.1) for a in accepted)
@@ -172,7 +172,7 @@ def test_acceptance_per_position_and_per_group():
 
 
 def test_heldout_prompts_spread_over_domains():
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     picked = bench.heldout_prompts(7)
     assert len({p["domain"] for p in picked}) == 7
@@ -180,7 +180,7 @@ def test_heldout_prompts_spread_over_domains():
 
 
 def test_bench_heldout_prints_domain_and_position_breakdown(monkeypatch, capsys, bundled_target):
-    import specsim.bench as bench
+    import specsim.measure.bench as bench
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
     code = bench.main(["--drafters", "prompt_lookup", "--k", "2", "--heldout", "2", "--max-new-tokens", "6",
@@ -195,8 +195,8 @@ def test_bench_heldout_prints_domain_and_position_breakdown(monkeypatch, capsys,
 
 
 def test_bench_no_copy_adds_the_draft_without_copying(monkeypatch, capsys, bundled_target):
-    import specsim.bench as bench
-    from specsim.defaults import DEFAULT_DRAFT
+    import specsim.measure.bench as bench
+    from specsim.core.defaults import DEFAULT_DRAFT
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
     code = bench.main(["--drafters", "model", "--draft", DEFAULT_DRAFT, "--k", "2", "--prompts", "1",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import replay
-from specsim.drafters import Proposal
-from specsim.engine import plain_generate, speculative_generate
-from specsim.tiny import tiny_loaded
+from specsim.core.drafters import Proposal
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.tiny import tiny_loaded
+from specsim.lesson import replay
 
 VOCAB, SEED, PROMPT = 64, 4, [5, 9, 2, 7]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
-from specsim.engine import plain_generate, speculative_generate
-from specsim.hf_assisted import hf_assisted_generate, hf_generate
-from specsim.models import format_prompt
-from specsim.prompt_sets import builtin_prompts
-from specsim.tiny import tiny_llama
+from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.models import format_prompt
+from specsim.core.prompt_sets import builtin_prompts
+from specsim.core.tiny import tiny_llama
+from specsim.measure.hf_assisted import hf_assisted_generate, hf_generate
 
 N_NEW = 12
 KS = (1, 2, 4, 8, 16)
@@ -148,7 +148,7 @@ def test_plain_decoding_writes_what_transformers_generate_writes(default_target)
     """specsim's plain decoding and transformers' plain greedy ``generate`` on the app's target (bfloat16 and the
     invariant decode path where the CPU has native bfloat16): both prefill the whole prompt, so the two write the
     same tokens. When specsim left the last prompt token to its first decode pass, 3 of these 8 prompts split."""
-    from specsim.bench import heldout_prompts
+    from specsim.measure.bench import heldout_prompts
 
     for item in heldout_prompts(8):
         text = item["prompt"]

@@ -14,11 +14,11 @@ from itertools import product
 import pytest
 import torch
 
-import specsim.engine as engine
-import specsim.verify as verify_rule
-from specsim.drafters import ModelDrafter, PromptLookupDrafter, Proposal
-from specsim.sampling import SamplingConfig, residual_distribution
-from specsim.tiny import tiny_llama, tiny_loaded
+import specsim.core.acceptance as verify_rule
+import specsim.core.engine as engine
+from specsim.core.drafters import ModelDrafter, PromptLookupDrafter, Proposal
+from specsim.core.sampling import SamplingConfig, residual_distribution
+from specsim.core.tiny import tiny_llama, tiny_loaded
 from tests.stats import chi_square_z
 
 Z_FAIL = 4.0  # chi-square z above this: the sample does not come from the claimed distribution
@@ -166,7 +166,7 @@ def test_sampling_with_top_p_and_equal_models_has_no_nan(tiny_pair):
 
 def test_top_rows_is_top_tokens_of_each_row():
     """The trace's top-n of every verification row comes from one call; it must be each row's own top-n."""
-    from specsim.sampling import top_rows, top_tokens
+    from specsim.core.sampling import top_rows, top_tokens
 
     gen = torch.Generator().manual_seed(3)
     probs = torch.softmax(torch.randn(5, 300, generator=gen) * 3, dim=-1)
@@ -176,7 +176,7 @@ def test_top_rows_is_top_tokens_of_each_row():
 
 def test_top_lists_put_the_argmax_first_when_probabilities_tie():
     """bfloat16 logits tie often; the trace's top-1 must be the token greedy decoding writes (argmax)."""
-    from specsim.sampling import top_rows, top_tokens
+    from specsim.core.sampling import top_rows, top_tokens
 
     gen = torch.Generator().manual_seed(4)
     logits = (torch.randn(64, 49152, generator=gen) * 2).bfloat16().float()
@@ -199,7 +199,7 @@ def test_the_warp_is_transformers_temperature_then_top_k_then_top_p():
         TopPLogitsWarper,
     )
 
-    from specsim.sampling import SamplingConfig, warp
+    from specsim.core.sampling import SamplingConfig, warp
 
     generator = torch.Generator().manual_seed(0)
     for trial in range(50):

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from app.live.why_figures import loop_cost_figure
-from specsim import analytics
-from specsim.costmodel import CostModel
-from specsim.explain import budget_sentence, decider_sentence, slowdown_sentence
+from specsim.lesson.explain import budget_sentence, decider_sentence, slowdown_sentence
+from specsim.measure import analytics
+from specsim.measure.costmodel import CostModel
 
 
 def budget(alpha=0.23, k=5, c=0.15, v=2.3, other=0.0, k_max=None):

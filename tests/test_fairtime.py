@@ -1,4 +1,4 @@
-"""The cost model from median pass times (specsim.costmodel), the wall clock, and which one leads (fairtime)."""
+"""The cost model from median pass times (specsim.measure.costmodel), the wall clock, and which one leads (fairtime)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from specsim import costmodel, fairtime
+from specsim.measure import costmodel, fairtime
 from tests.live_traces import hand_plain, hand_trace, iteration, slot, with_pass_times
 
 

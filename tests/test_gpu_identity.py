@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from specsim import gpu_identity
+from specsim.lesson import gpu_identity
 from tests.conftest import open_page
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsim import models
-from specsim.replay import identity_guarantee
-from specsim.trace import Settings
+from specsim.core import models
+from specsim.core.trace import Settings
+from specsim.lesson.replay import identity_guarantee
 
 
 def test_the_invariant_path_is_for_the_cpu_only():
@@ -19,7 +19,7 @@ def test_the_invariant_path_is_for_the_cpu_only():
 def test_asking_for_the_invariant_path_on_a_gpu_keeps_the_stock_kernels(monkeypatch):
     """Its kernels are C++ for the CPU: on CUDA tensors they must never run, even when asked for."""
     called = []
-    monkeypatch.setattr("specsim.invariant.make_position_invariant", lambda model: called.append(model) or ())
+    monkeypatch.setattr("specsim.core.invariant.make_position_invariant", lambda model: called.append(model) or ())
 
     class Model(torch.nn.Module):
         def to(self, device):  # no GPU here: moving is what a CUDA machine would do
@@ -58,7 +58,7 @@ def test_a_gpu_run_is_called_observed_never_guaranteed(invariant):
 
 
 def test_asking_for_cuda_without_a_gpu_gives_a_message_not_a_traceback(capsys):
-    from specsim import cli
+    from specsim.measure import cli
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the message is for machines without one")
@@ -71,7 +71,7 @@ def test_asking_for_cuda_without_a_gpu_gives_a_message_not_a_traceback(capsys):
 def test_the_cpu_kernels_refuse_a_tensor_on_another_device():
     """No CPU-only kernel ever sees a GPU's tensor: the entry points check the device before the C++ runs (meta
     tensors stand in for CUDA ones here)."""
-    from specsim import fused
+    from specsim.core import fused
 
     meta = torch.empty(1, 1, 1, 2, 4, device="meta")
     keys_t = torch.empty(1, 1, 4, 3)

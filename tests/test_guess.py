@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import costmodel, guess, recorded
+from specsim.lesson import guess, recorded
+from specsim.measure import costmodel
 
 RUNS = {r.name: recorded.load(r.path) for r in recorded.RECIPES}
 

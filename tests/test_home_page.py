@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.layout import all_pages
-from specsim.published import CHEN_2023
+from specsim.core.published import CHEN_2023
 from tests.conftest import open_page
 
 

@@ -8,8 +8,9 @@ import math
 import pytest
 
 from app import state
-from specsim import analytics, hood, recorded
-from specsim.trace import acceptance_given_reached
+from specsim.core.trace import acceptance_given_reached
+from specsim.lesson import hood, recorded
+from specsim.measure import analytics
 from tests.conftest import ROOT, open_page
 
 RUNS = {r.name: recorded.load(r.path) for r in recorded.RECIPES}
@@ -138,7 +139,7 @@ def test_the_page_prefers_the_learners_own_live_run():
 def test_serving_snippets_name_documented_flags_and_transformers_takes_its_arguments():
     from transformers import GenerationConfig
 
-    from specsim import serving
+    from specsim.lesson import serving
 
     tools = {s.tool for s in serving.SNIPPETS}
     assert {"transformers", "vLLM", "llama.cpp", "SGLang"} <= tools
@@ -171,13 +172,13 @@ def test_the_three_k_policies_run_for_real_and_keep_plain_decodings_tokens():
     """The button runs plain decoding and each policy on the bundled target and its default draft (greedy):
     every policy writes plain decoding's tokens, the schedules differ in what they draft, and the table and the
     sentence show the runs' own counts."""
-    from specsim import adaptive
+    from specsim.lesson import kpolicy_runs
 
     at = _page()
     at.button(key=state.HOOD_POLICIES_BUTTON).click().run(timeout=600)
     assert not at.exception, at.exception
     plain, runs = at.session_state[state.HOOD_POLICIES]
-    assert [run.name for run in runs] == list(adaptive.POLICIES)
+    assert [run.name for run in runs] == list(kpolicy_runs.POLICIES)
     assert all(run.identical for run in runs)
     fixed, schedule, confident = runs
     assert {it.k_planned for it in fixed.trace.iterations} == {4} and max(fixed.drafted) == 4  # the budget may cut
@@ -199,7 +200,7 @@ def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_dif
     table and the sentence come from the tokens each wrote (here on the held-out list prompt, where bfloat16
     transformers parts from specsim's plain decoding)."""
     from app.hood.view import snippet_prompts
-    from specsim import hf_assisted as hf
+    from specsim.measure import hf_assisted as hf
 
     at = _page()
     prompts = snippet_prompts()

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from app import state
-from specsim import defaults, domains
+from specsim.core import defaults
+from specsim.lesson import domains
 from tests.conftest import open_page
 from tests.live_traces import hand_trace, one_torch_thread
 
@@ -41,20 +42,20 @@ def test_page_opens_with_references_and_the_tokenizer_section():
 
 
 def test_the_line_count_is_the_step_plus_the_loop_driver_not_the_wrapper():
-    """The loop that runs is verify.verify (the rule), engine.SpeculativeStep (the step) and engine.decode_loop (the
+    """The loop that runs is acceptance.verify (the rule), engine.SpeculativeStep (the step) and engine.decode_loop (the
     loop beside it); speculative_generate only wires them together. The files named are where the code is."""
     import inspect
 
-    from specsim import engine, verify
+    from specsim.core import acceptance, engine
 
     def lines(obj) -> int:
         return len(inspect.getsource(obj).splitlines())
 
-    rule, step, driver = lines(verify.verify), lines(engine.SpeculativeStep), lines(engine.decode_loop)
+    rule, step, driver = lines(acceptance.verify), lines(engine.SpeculativeStep), lines(engine.decode_loop)
     text = " ".join(m.value for m in open_page("in_practice.py").markdown)
     assert f"loop is {rule + step + driver} lines" in text
-    assert f"`verify` in `specsim/verify.py` ({rule} lines" in text
-    assert f"`SpeculativeStep` ({step} lines" in text and f"`specsim/engine.py`, the loop every decoder shares, " \
+    assert f"`verify` in `specsim/core/acceptance.py` ({rule} lines" in text
+    assert f"`SpeculativeStep` ({step} lines" in text and f"`specsim/core/engine.py`, the loop every decoder shares, " \
         f"`decode_loop` ({driver} lines" in text
     assert inspect.getsourcefile(engine.SpeculativeStep) == inspect.getsourcefile(engine.decode_loop)
     assert f"is {lines(engine.speculative_generate)} lines" not in text
@@ -80,9 +81,9 @@ def test_the_loops_size_is_read_from_the_source_of_the_objects_that_run():
     from pathlib import Path
 
     from app.practice import loop_size
-    from specsim.engine import SpeculativeStep, decode_loop
-    from specsim.paths import REPO_ROOT
-    from specsim.verify import verify
+    from specsim.core.acceptance import verify
+    from specsim.core.engine import SpeculativeStep, decode_loop
+    from specsim.core.paths import REPO_ROOT
 
     for part, obj in zip(loop_size.core_loop(), (verify, SpeculativeStep, decode_loop), strict=True):
         assert part.name == obj.__name__
@@ -96,7 +97,7 @@ def test_the_algorithm_as_code_is_the_rule_that_runs_beside_the_papers():
     import inspect
 
     from app.practice import algorithm
-    from specsim.verify import verify
+    from specsim.core.acceptance import verify
     from tests.conftest import open_page
 
     source, first = algorithm.rule_source()

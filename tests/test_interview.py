@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from app.layout import all_pages
-from specsim import analytics, interview
-from specsim.paths import INTERVIEW_QUESTIONS
+from specsim.core.paths import INTERVIEW_QUESTIONS
+from specsim.lesson import interview
+from specsim.measure import analytics
 from tests.conftest import open_page
 
 REQUIRED = ("why verification is parallel", "when verification is not free (batching)", "why the output is unchanged",

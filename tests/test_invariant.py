@@ -8,18 +8,18 @@ import pytest
 import torch
 from transformers import DynamicCache
 
-import specsim.invariant as invariant_module
-from specsim import fused
-from specsim.drafters import crop_cache
-from specsim.invariant import (
+import specsim.core.invariant as invariant_module
+from specsim.core import fused
+from specsim.core.drafters import crop_cache
+from specsim.core.invariant import (
     MAX_INVARIANT_QUERIES,
     PREFILL_KERNEL_ROWS,
     ChunkedLinear,
     KernelLinear,
     invariant_attention,
 )
-from specsim.models import format_prompt
-from specsim.prompt_sets import builtin_prompts, load_heldout
+from specsim.core.models import format_prompt
+from specsim.core.prompt_sets import builtin_prompts, load_heldout
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -178,12 +178,12 @@ def test_fused_kernel_rows_do_not_depend_on_their_neighbours():
 
 def test_the_probe_leaves_the_thread_count_alone(monkeypatch):
     """A server's users share one thread count: probing a model must never change it (issue 20)."""
-    from specsim import invariant
+    from specsim.core import invariant
 
     calls = []
     monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
     monkeypatch.setattr(invariant, "_VERDICTS", {})
-    from specsim.tiny import tiny_llama
+    from specsim.core.tiny import tiny_llama
 
     model = tiny_llama(64, seed=0).to(torch.bfloat16)
     invariant.make_position_invariant(model)  # probes every linear shape of the model
@@ -229,8 +229,8 @@ def test_invariant_attention_is_causal_attention(attention_path):
 
 
 def test_the_identity_panel_says_guarantee_only_for_the_invariant_path():
-    from specsim.replay import identity_guarantee
-    from specsim.trace import Settings
+    from specsim.core.trace import Settings
+    from specsim.lesson.replay import identity_guarantee
 
     assert identity_guarantee(Settings(4, 8, dtype="bfloat16", invariant=True)).startswith("Guaranteed")
     fp32 = identity_guarantee(Settings(4, 8, dtype="float32"))
@@ -265,8 +265,8 @@ def test_without_the_kernel_the_reason_says_which_path_runs(default_target, monk
 
 
 def test_a_run_larger_than_the_invariant_passes_is_not_called_guaranteed():
-    from specsim.replay import identity_guarantee
-    from specsim.trace import Settings
+    from specsim.core.trace import Settings
+    from specsim.lesson.replay import identity_guarantee
 
     assert identity_guarantee(Settings(16, 8, dtype="bfloat16", invariant=True)).startswith("Guaranteed")
     assert identity_guarantee(Settings(MAX_INVARIANT_QUERIES, 8, dtype="bfloat16", invariant=True)).startswith("Not")
@@ -274,8 +274,8 @@ def test_a_run_larger_than_the_invariant_passes_is_not_called_guaranteed():
 
 def test_the_identity_sentence_reads_the_pass_the_run_made_not_the_k_setting():
     """Issue 51: an adaptive schedule from K = 16 once drafted 18 guesses; the sentence said "at most K + 1 = 17"."""
-    from specsim.replay import identity_guarantee
-    from specsim.trace import Settings
+    from specsim.core.trace import Settings
+    from specsim.lesson.replay import identity_guarantee
 
     settings = Settings(16, 64, dtype="bfloat16", invariant=True, k_schedule="heuristic")
     longer = identity_guarantee(settings, MAX_INVARIANT_QUERIES + 2)

@@ -1,5 +1,5 @@
 """The class queue (issue 40): live runs as jobs on RQ over a real redis-server, served by real worker processes
-(``python -m specsim.worker``) running tiny saved models with prompt lookup, so each job takes a moment."""
+(``python -m specsim.classroom.worker``) running tiny saved models with prompt lookup, so each job takes a moment."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import uuid
 
 import pytest
 
-from specsim import jobs
-from specsim.draft_loader import prompt_lookup_drafter
-from specsim.liverun import SPECULATIVE, run_live
-from specsim.models import load_model
+from specsim.classroom import jobs
+from specsim.classroom.liverun import SPECULATIVE, run_live
+from specsim.core.draft_loader import prompt_lookup_drafter
+from specsim.core.models import load_model
 from specsim.request import RunRequest
 from tests.conftest import start_worker, stop_process
 from tests.local_models import save_tiny_model

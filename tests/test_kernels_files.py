@@ -1,4 +1,4 @@
-"""The fused kernels' C++ lives in specsim/kernels/*.cpp (issue 41): fused.py holds none, loads those files, and
+"""The fused kernels' C++ lives in specsim/core/kernels/*.cpp (issue 41): fused.py holds none, loads those files, and
 names each build by the instruction sets it compiles for, torch and the source, never by the CPU's model name."""
 
 from __future__ import annotations
@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from specsim import fused
+from specsim.core import fused
 
 ROOT = Path(__file__).resolve().parents[1]
 AVX2 = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c"})
 
 
 def test_fused_py_holds_no_cpp():
-    text = (ROOT / "specsim" / "fused.py").read_text()
+    text = (ROOT / "specsim" / "core" / "fused.py").read_text()
     for cpp in ("#include", "torch::", "TORCH_CHECK", "load_inline", "__AVX2__", "PYBIND11_MODULE"):
         assert cpp not in text, cpp
 
 
 def test_the_sources_are_the_cpp_files_under_specsim_kernels():
-    kernels = ROOT / "specsim" / "kernels"
+    kernels = ROOT / "specsim" / "core" / "kernels"
     assert fused.SOURCES == tuple(sorted(kernels.glob("*.cpp")))
     for path in fused.SOURCES:
         assert path.is_file() and path.suffix == ".cpp"
@@ -105,7 +105,7 @@ def test_the_build_name_does_not_follow_the_cpu_model(monkeypatch):
     """A VM that hides AVX2 under a familiar model name must not get that model's build, and the same flags
     under another name need no rebuild."""
     before = fused.extension_name(AVX2)
-    monkeypatch.setattr("specsim.cpu.machine_name", lambda: "Some Other CPU @ 9.9GHz")
+    monkeypatch.setattr("specsim.core.cpu.machine_name", lambda: "Some Other CPU @ 9.9GHz")
     assert fused.extension_name(AVX2) == before
 
 
@@ -127,9 +127,9 @@ def test_cpu_flags_reads_the_instruction_sets_from_cpuinfo():
 
 def test_the_cpp_ships_with_the_package():
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    patterns = data["tool"]["setuptools"]["package-data"]["specsim"]
+    patterns = data["tool"]["setuptools"]["package-data"]["specsim.core"]
     assert "kernels/*.cpp" in patterns
-    assert all(path.is_relative_to(ROOT / "specsim") for path in fused.SOURCES)
+    assert all(path.is_relative_to(ROOT / "specsim" / "core") for path in fused.SOURCES)
 
 
 @pytest.mark.parametrize("needle", ["load_inline", "SOURCE string", "fused.SOURCE"])
@@ -139,9 +139,9 @@ def test_the_docs_do_not_describe_the_old_inline_build(needle):
 
 
 def test_one_reader_of_cpuinfo_names_the_cpu_and_its_flags():
-    """Issue 53: /proc/cpuinfo is read in specsim.cpu only; the invariant path's flags and the kernels' build key
+    """Issue 53: /proc/cpuinfo is read in specsim.core.cpu only; the invariant path's flags and the kernels' build key
     are read through it."""
-    from specsim import cpu
+    from specsim.core import cpu
     from tests.conftest import ROOT
 
     text = "model name\t: Some CPU @ 2.0GHz\nflags\t\t: fpu avx2 fma avx512_bf16 hypervisor\n"
@@ -150,4 +150,4 @@ def test_one_reader_of_cpuinfo_names_the_cpu_and_its_flags():
     assert fused.cpu_flags(text) == cpu.cpu_flags(text) & fused.ISA_FLAGS
     readers = [p.relative_to(ROOT).as_posix() for p in (ROOT / "specsim").rglob("*.py")
                if '"/proc/cpuinfo"' in p.read_text(encoding="utf-8")]
-    assert readers == ["specsim/cpu.py"]
+    assert readers == ["specsim/core/cpu.py"]

@@ -8,16 +8,16 @@ import importlib.util
 import pytest
 import torch
 
-import specsim.kpolicy as kpolicy
-from specsim.defaults import K_MAX
-from specsim.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
-from specsim.engine import plain_generate, speculative_generate
-from specsim.kpolicy import KPolicy
-from specsim.models import format_prompt
-from specsim.prompt_sets import builtin_prompts
-from specsim.step import eos_token_ids
-from specsim.tiny import tiny_llama, tiny_loaded
-from specsim.trace import Trace
+import specsim.core.kpolicy as kpolicy
+from specsim.core.defaults import K_MAX
+from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
+from specsim.core.loop_parts import eos_token_ids
+from specsim.core.models import format_prompt
+from specsim.core.prompt_sets import builtin_prompts
+from specsim.core.tiny import tiny_llama, tiny_loaded
+from specsim.core.trace import Trace
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -196,7 +196,7 @@ def test_what_transformers_does_by_default_is_what_the_installed_transformers_do
     read from the installed GenerationConfig, so a transformers release that changes them fails here."""
     from transformers import GenerationConfig
 
-    from specsim.kpolicy import CONFIDENCE_STOP, TRANSFORMERS_DEFAULTS
+    from specsim.core.kpolicy import CONFIDENCE_STOP, TRANSFORMERS_DEFAULTS
 
     defaults = GenerationConfig._get_default_generation_params()
     assert {name: defaults[name] for name in TRANSFORMERS_DEFAULTS} == TRANSFORMERS_DEFAULTS

@@ -153,18 +153,76 @@ def test_no_app_module_hides_a_standard_library_module():
 
 
 def test_the_acceptance_rules_users_are_the_ones_its_docstring_names():
-    """Issue 53: specsim/verify.py names its users; a new one must be named there too."""
+    """Issue 53: specsim/core/acceptance.py names its users; a new one must be named there too."""
     import re
 
     from tests.conftest import ROOT
 
-    doc = (ROOT / "specsim" / "verify.py").read_text(encoding="utf-8").split('"""')[1]
+    doc = (ROOT / "specsim" / "core" / "acceptance.py").read_text(encoding="utf-8").split('"""')[1]
     named = set(re.findall(r":mod:`(specsim[\w.]*)`", doc))
     users = set()
     for path in (ROOT / "specsim").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        if module != "specsim.verify" and re.search(r"from specsim\.verify import|from specsim import [^\n]*\bverify\b",
-                                                    text):
+        pattern = r"from specsim\.core\.acceptance import|from specsim\.core import [^\n]*\bacceptance\b"
+        if module != "specsim.core.acceptance" and re.search(pattern, text):
             users.add(module)
     assert users == named, (users, named)
+
+
+# Issue 53: specsim's folders are its layers. A module imports only its own layer and the layers below it; the
+# lesson and the drafts' training sit side by side and do not import each other.
+LAYERS = {
+    "specsim.core": 0,
+    "specsim.variants": 1,
+    "specsim.methods": 2,
+    "specsim.request": 2,
+    "specsim.measure": 3,
+    "specsim.bench": 3,
+    "specsim.lesson": 4,
+    "specsim.distill": 4,
+    "specsim.classroom": 5,
+}
+SIDE_BY_SIDE = {frozenset({"specsim.lesson", "specsim.distill"})}
+
+
+def layer_of(module: str) -> str | None:
+    return next((layer for layer in LAYERS if module == layer or module.startswith(layer + ".")), None)
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, imported in graph.items():
+        own = layer_of(module)
+        if own is None:
+            continue
+        for other in imported:
+            theirs = layer_of(other)
+            if theirs is None or theirs == own:
+                continue
+            if LAYERS[theirs] > LAYERS[own] or frozenset({own, theirs}) in SIDE_BY_SIDE:
+                found.append(f"{module} ({own}) imports {other} ({theirs})")
+    return sorted(found)
+
+
+def test_every_specsim_module_sits_in_a_layer_folder():
+    """No flat module creeps back: each is in a layer's folder, or is one of the named top-level modules."""
+    graph = import_graph()
+    loose = [m for m in graph if m.startswith("specsim.") and layer_of(m) is None]
+    assert loose == []
+
+
+def test_no_module_of_a_lower_layer_imports_a_higher_one():
+    assert layer_violations(import_graph()) == []
+
+
+def test_the_layer_check_catches_an_upward_and_a_sideways_import():
+    graph = {
+        "specsim.core.engine": {"specsim.classroom.jobs"},
+        "specsim.lesson.hood": {"specsim.distill.train", "specsim.core.trace"},
+        "specsim.measure.bench": {"specsim.request", "specsim.core.engine"},
+    }
+    assert layer_violations(graph) == [
+        "specsim.core.engine (specsim.core) imports specsim.classroom.jobs (specsim.classroom)",
+        "specsim.lesson.hood (specsim.lesson) imports specsim.distill.train (specsim.distill)",
+    ]

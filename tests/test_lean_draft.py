@@ -1,4 +1,4 @@
-"""The standalone draft's written-out forward pass (specsim.distill.lean) against the Llama module it reads."""
+"""The standalone draft's written-out forward pass (specsim.core.draft_forward) against the Llama module it reads."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 import torch
 from transformers import DynamicCache, LlamaConfig
 
-from specsim import fused
-from specsim.distill.draft_model import StandaloneDraft, load_draft
-from specsim.distill.drafter import LeanStandaloneDrafter, make_drafter
-from specsim.distill.lean import ONE_CALL_ROWS, LeanCache, LeanLlama
-from specsim.drafters import ModelDrafter
-from specsim.sampling import SamplingConfig
+from specsim.core import fused
+from specsim.core.draft_forward import ONE_CALL_ROWS, LeanCache, LeanLlama
+from specsim.core.draft_nets import StandaloneDraft, load_draft
+from specsim.core.drafters import ModelDrafter
+from specsim.core.sampling import SamplingConfig
+from specsim.core.trained_drafters import LeanStandaloneDrafter, make_drafter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,8 +104,8 @@ def test_lean_forward_refuses_what_it_does_not_implement():
 
 
 def test_the_shipped_standalone_draft_proposes_what_its_llama_module_proposes(bundled_target):
-    from specsim.defaults import DEFAULT_DRAFT
-    from specsim.models import format_prompt
+    from specsim.core.defaults import DEFAULT_DRAFT
+    from specsim.core.models import format_prompt
 
     draft, id_map = load_draft(ROOT / DEFAULT_DRAFT, dtype=torch.float32)
     lean = LeanStandaloneDrafter(draft, "lean")
@@ -126,7 +126,7 @@ def test_the_shipped_standalone_draft_proposes_what_its_llama_module_proposes(bu
 
 
 def test_a_shipped_standalone_folder_loads_as_the_lean_drafter(bundled_target):
-    from specsim.defaults import DEFAULT_DRAFT
+    from specsim.core.defaults import DEFAULT_DRAFT
 
     drafter = make_drafter(ROOT / DEFAULT_DRAFT, bundled_target.model, dtype=bundled_target.dtype)
     assert isinstance(drafter, LeanStandaloneDrafter) and drafter.kind == "model"

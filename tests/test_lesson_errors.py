@@ -7,7 +7,7 @@ import pytest
 
 from app.calculator import text as calc_text
 from app.settings import CalcSettings
-from specsim import analytics
+from specsim.measure import analytics
 from tests.conftest import ROOT, open_page
 
 # ---- a useless draft costs K·c + (v − 1), the drafting time alone only at v = 1 ----------------------
@@ -95,11 +95,11 @@ def test_alternatives_put_the_kept_token_first_on_a_tie(kept_first_in_record):
 def test_variants_page_states_the_dtype_it_loads(monkeypatch, forced):
     import torch
 
-    import specsim.models
+    import specsim.core.models
 
     if forced is not None:  # a dtype the page never spells: it can only come from the loader's default
-        monkeypatch.setattr(specsim.models, "default_dtype", lambda device: getattr(torch, forced))
-    expected = str(specsim.models.parse_dtype(None, specsim.models.default_device())).removeprefix("torch.")
+        monkeypatch.setattr(specsim.core.models, "default_dtype", lambda device: getattr(torch, forced))
+    expected = str(specsim.core.models.parse_dtype(None, specsim.core.models.default_device())).removeprefix("torch.")
     at = open_page("variants.py")
     intro = next(m.value for m in at.markdown if "SmolLM2-135M-Instruct" in m.value)
     assert f"SmolLM2-135M-Instruct, {expected}, greedy" in intro
@@ -115,7 +115,7 @@ def test_variant_guide_names_the_live_default_once_and_rightly():
     from pathlib import Path
 
     from app.variants import guide as variant_guide
-    from specsim import defaults
+    from specsim.core import defaults
 
     kind = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text(encoding="utf-8"))["kind"]
     expected = {"eagle": "EAGLE", "standalone": "Draft model"}[kind] if defaults.DEFAULT_DRAFTER == "model" else None
@@ -144,8 +144,8 @@ def test_variant_guide_moves_the_claim_with_the_default(form):
 def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(current):
     import math
 
-    from app.verify.figures import batch_figure
-    from specsim import roofline
+    from app.passcost.figures import batch_figure
+    from specsim.lesson import roofline
 
     batches = (1, 2, 4, 8, 16, 32, 64, 128, 256)
     fig = batch_figure(batches, {"R = 256": [roofline.batched_speedup(0.7, 4, 0.13, b, 256) for b in batches]},
@@ -161,14 +161,14 @@ def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(curr
 
 # ---- the papers' own speedups, where the app cites the papers --------------------------------------------
 
-PAPER_FIGURES = {  # what the papers report, checked against specsim.published
+PAPER_FIGURES = {  # what the papers report, checked against specsim.core.published
     "LEVIATHAN_SPEEDUP": ("2–3×", "T5-XXL"), "CHEN_SPEEDUP": ("2–2.5×", "Chinchilla 70B"),
     "FU_SPEEDUP": ("up to 1.8×", "Fu et al., 2024"), "MEDUSA_1_SPEEDUP": ("over 2.2×", "Medusa-1"),
 }
 
 
 def test_published_speedups_are_the_papers_figures():
-    from specsim import published
+    from specsim.core import published
 
     for name, (figure, where) in PAPER_FIGURES.items():
         speedup = getattr(published, name)
@@ -176,7 +176,7 @@ def test_published_speedups_are_the_papers_figures():
 
 
 def test_home_states_the_papers_speedups():
-    from specsim import published
+    from specsim.core import published
 
     text = " ".join(m.value for m in open_page().markdown)
     assert f"{published.LEVIATHAN_SPEEDUP.figure} on **T5-XXL**" in text
@@ -186,7 +186,7 @@ def test_home_states_the_papers_speedups():
 
 
 def test_variants_table_states_the_papers_speedups():
-    from specsim import published
+    from specsim.core import published
 
     at = open_page("variants.py")
     table = at.table[0].value
@@ -205,7 +205,7 @@ def test_variants_table_states_the_papers_speedups():
 
 
 def _quiz():
-    from specsim import quiz
+    from specsim.lesson import quiz
 
     return {q.id: q for q in quiz.load_knowledge()}
 
@@ -219,7 +219,7 @@ def test_identity_question_does_not_credit_float32():
     an n-token pass at every position; the position-invariant bfloat16 path differs at none."""
     import torch
 
-    from specsim import models
+    from specsim.core import models
 
     q = _quiz()["greedy-lossless"]
     assert "best checked in float32" not in _text(q)
@@ -261,7 +261,7 @@ def test_the_quiz_does_not_claim_code_is_accepted_most():
 def test_leviathan_et_al_is_dated_icml_2023_and_arxiv_2022_everywhere():
     import re
 
-    from specsim import published
+    from specsim.core import published
     from tests.conftest import ROOT
 
     assert published.LEVIATHAN_2023.year == 2023 and "2023" in published.LEVIATHAN_2023.citation
@@ -290,7 +290,7 @@ def test_timeline_legend_sits_above_the_plot_clear_of_the_x_ticks():
 def test_bar_labels_stay_level_and_small_bars_carry_none():
     from app.live import figures as live
     from app.live import why_figures as why
-    from specsim.costmodel import CostModel
+    from specsim.measure.costmodel import CostModel
     from tests.live_traces import hand_trace
 
     def loop(c: float) -> CostModel:
@@ -327,7 +327,7 @@ def test_round_two_errors_medusa_default_llama_cpp_flags_and_the_lookup_rules():
     transformers' prompt lookup searches prompt and output and takes the earliest match, specsim's the latest."""
     import json
 
-    from specsim import serving
+    from specsim.lesson import serving
 
     knowledge = (ROOT / "assets" / "quiz" / "knowledge.json").read_text(encoding="utf-8")
     interview = (ROOT / "assets" / "interview" / "questions.json").read_text(encoding="utf-8")
@@ -372,7 +372,7 @@ def test_acceptance_by_position_can_rise_or_fall_and_the_hood_shows_the_measured
     import math
 
     from app import state
-    from specsim import hood, recorded
+    from specsim.lesson import hood, recorded
     from tests.conftest import open_tab
 
     prose = recorded.load(next(r.path for r in recorded.RECIPES if r.name == "prose_run")).spec

@@ -12,7 +12,7 @@ from tests.conftest import ROOT, open_page
 
 
 def _knowledge() -> dict:
-    from specsim import quiz
+    from specsim.lesson import quiz
 
     return {q.id: q for q in quiz.load_knowledge()}
 
@@ -121,7 +121,7 @@ def test_interview_tree_answers_give_each_rule_its_candidates(qid):
 def test_every_snippet_names_the_release_it_was_checked_against(hood_page):
     import re
 
-    from specsim import serving
+    from specsim.lesson import serving
 
     text = _markdown(hood_page)
     assert "Each snippet was checked against the tool's documentation;" not in text
@@ -136,7 +136,7 @@ def test_every_snippet_names_the_release_it_was_checked_against(hood_page):
 
 
 def test_the_transformers_release_is_the_one_the_app_pins():
-    from specsim import serving
+    from specsim.lesson import serving
 
     pins = dict(line.split("#")[0].strip().split("==") for line in
                 (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines() if "==" in line)
@@ -144,7 +144,7 @@ def test_the_transformers_release_is_the_one_the_app_pins():
 
 
 def test_vllm_draft_model_snippet_uses_the_current_method_form():
-    from specsim import serving
+    from specsim.lesson import serving
 
     snippet = next(s for s in serving.SNIPPETS if s.tool == "vLLM" and s.method == "draft model")
     code = snippet.code.replace("\n", " ")
@@ -179,7 +179,7 @@ def test_home_caption_calls_the_grey_slots_never_checked_as_the_chart_does(home_
 
 
 def test_home_says_chens_draft_was_shallow_because_latency_follows_depth(home_page):
-    from specsim.published import CHEN_2023
+    from specsim.core.published import CHEN_2023
 
     text = _markdown(home_page)
     assert CHEN_2023.draft_layers == 8 and CHEN_2023.target_layers == 80
@@ -240,7 +240,7 @@ def test_adaptive_k_explanation_does_not_apply_the_iid_yield_to_a_confidence_sto
 
 
 def test_sampling_rule_citation_reads_as_two_papers():
-    from specsim import published
+    from specsim.core import published
 
     q = _knowledge()["sampling-rule"]
     assert f"(Leviathan et al., {published.LEVIATHAN_2023.when}; Chen" not in q.explanation
@@ -257,7 +257,7 @@ def test_interview_links_point_to_the_page_that_teaches_the_answer():
 def test_under_the_hood_opens_on_the_prose_recording():
     """It opened on the echo recording, where nothing is refused, no cache is cropped and no residual drawn."""
     from app import state
-    from specsim import hood
+    from specsim.lesson import hood
 
     at = open_page("under_the_hood.py")
     assert not at.exception
@@ -269,7 +269,7 @@ def test_the_calculators_position_box_opens_on_the_prose_recording_at_its_own_c(
     """It opened on the echo recording (r = 1.00 everywhere) priced at the slider's c = 0.13: "best K is 16"."""
     from app import recording
     from app.calculator import by_position
-    from specsim import analytics, costmodel
+    from specsim.measure import analytics, costmodel
     from tests.conftest import open_tab
 
     at = open_tab(open_page("calculator.py"), "Choosing K")
@@ -293,7 +293,7 @@ def test_the_measured_pair_keeps_fewer_guesses_at_t1_than_greedy():
     """The committed measurement (scripts/measure_overlap.py): a real pair, its α highest at low T, not at high T."""
     import importlib.util
 
-    from specsim import unchanged
+    from specsim.lesson import unchanged
 
     m = unchanged.measured_overlap()
     assert m.positions > 1000 and m.prompts >= 40
@@ -309,7 +309,7 @@ def test_the_measured_pair_keeps_fewer_guesses_at_t1_than_greedy():
 
 def test_why_unchanged_shows_the_measured_curve_beside_the_toy_and_corrects_the_sentence():
     from app import state
-    from specsim import unchanged
+    from specsim.lesson import unchanged
 
     at = open_page("why_unchanged.py")
     assert not at.exception
@@ -327,7 +327,7 @@ def test_why_unchanged_shows_the_measured_curve_beside_the_toy_and_corrects_the_
 
 
 def test_interview_q15_says_real_pairs_keep_more_greedy_with_measured_figures():
-    from specsim import interview, unchanged
+    from specsim.lesson import interview, unchanged
 
     raw = _interview()["alpha_tv"]["answer"]
     assert "{ov_real_greedy} greedy, {ov_real_t1} at T = 1" in raw  # named, never typed
@@ -342,7 +342,7 @@ def test_interview_q15_says_real_pairs_keep_more_greedy_with_measured_figures():
 
 @pytest.mark.parametrize("ridge", [8, 64, 256])
 def test_the_kv_model_at_context_zero_is_the_weights_only_roofline(ridge):
-    from specsim import roofline
+    from specsim.lesson import roofline
 
     for b in (1, 4, 64, 256):
         for n in (1, 5, 17):
@@ -352,7 +352,7 @@ def test_the_kv_model_at_context_zero_is_the_weights_only_roofline(ridge):
 
 
 def test_llama_shape_gives_its_published_size_and_cache():
-    from specsim import roofline
+    from specsim.lesson import roofline
 
     m = roofline.LLAMA_31_8B
     assert m.params / 1e9 == pytest.approx(8.03, abs=0.01)  # "8B": 8.03 billion parameters on its model card
@@ -361,7 +361,7 @@ def test_llama_shape_gives_its_published_size_and_cache():
 
 def test_at_long_context_verification_stays_memory_bound_past_the_weights_ridge():
     """The KV reads grow with B and do not amortise: B·(K + 1) > R no longer makes verification dearer."""
-    from specsim import roofline
+    from specsim.lesson import roofline
 
     k, r, ctx = 4, 256, 4096
     assert roofline.batched_verify_cost(256, k, r) == pytest.approx(5.0)  # weights only: a slowdown at B = 256
@@ -378,7 +378,9 @@ def test_at_long_context_verification_stays_memory_bound_past_the_weights_ridge(
 
 def test_verify_page_teaches_both_regimes_with_a_context_slider():
     from app import state
-    from specsim import analytics, defaults, published, roofline
+    from specsim.core import defaults, published
+    from specsim.lesson import roofline
+    from specsim.measure import analytics
 
     at = open_page("verify_free.py")
     assert not at.exception
@@ -405,7 +407,7 @@ def test_verify_page_teaches_both_regimes_with_a_context_slider():
 
 
 def test_the_hood_says_long_context_keeps_verification_memory_bound(hood_page):
-    from specsim import defaults
+    from specsim.core import defaults
 
     text = _markdown(hood_page)
     assert "That counts only the weights." in text
@@ -413,8 +415,9 @@ def test_the_hood_says_long_context_keeps_verification_memory_bound(hood_page):
 
 
 def test_interview_q3_works_the_kv_regime_beside_the_weights_only_one():
-    from specsim import interview, published, roofline
-    from specsim.defaults import BATCH_CONTEXT
+    from specsim.core import published
+    from specsim.core.defaults import BATCH_CONTEXT
+    from specsim.lesson import interview, roofline
 
     raw = _interview()["batching"]["answer"]
     assert "{batch_kv_v}" in raw and "{magicdec.figure}" in raw  # named, never typed
@@ -433,7 +436,7 @@ def test_interview_q3_works_the_kv_regime_beside_the_weights_only_one():
 
 def test_the_calculators_formulas_name_tau_beside_alpha():
     from app import state
-    from specsim import analytics
+    from specsim.measure import analytics
     from tests.conftest import open_tab
 
     at = open_tab(open_page("calculator.py"), "The formulas")
@@ -451,7 +454,8 @@ def test_the_hood_calls_the_runs_tokens_per_loop_its_tau(hood_page):
 
 
 def test_interview_tau_runs_a_reported_tau_back_to_alpha():
-    from specsim import analytics, interview
+    from specsim.lesson import interview
+    from specsim.measure import analytics
 
     q = {x.id: x for x in interview.load()}["tau"]
     assert q.page == "calculator"

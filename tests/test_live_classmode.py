@@ -1,5 +1,6 @@
 """The live page in class mode (issue 40): with SPECSIM_QUEUE_URL set, Run goes to a real redis-server's queue,
-a real worker process (``python -m specsim.worker``, the bundled target) runs it, and the page replays what the
+a real worker process (``python -m specsim.classroom.worker``, the bundled target) runs it, and the page replays what
+the
 worker recorded. The same settings again come from the class cache, with a note saying so; an unreachable queue is
 a message, never a traceback, and the settings stay."""
 
@@ -13,9 +14,9 @@ import pytest
 from app import state
 from app.live import classmode
 from app.urlcodec import number_text
-from specsim import jobs
-from specsim.engine import plain_generate
-from specsim.models import format_prompt, load_bundled_target
+from specsim.classroom import jobs
+from specsim.core.engine import plain_generate
+from specsim.core.models import format_prompt, load_bundled_target
 from tests.conftest import open_page, start_worker, stop_process
 
 PROMPT = "red green blue red green blue red green"
@@ -146,8 +147,8 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
 
 def test_the_cancel_notice_says_where_the_run_stopped_in_process_or_on_a_worker():
     from app.live import view as live_view
-    from specsim.liverun import SPECULATIVE, LiveRun
-    from specsim.timing import PLAIN
+    from specsim.classroom.liverun import SPECULATIVE, LiveRun
+    from specsim.measure.timing import PLAIN
 
     target = load_bundled_target()
     spec = plain_generate(target, format_prompt(target.tokenizer, PROMPT), 2)
@@ -167,7 +168,7 @@ def test_the_waiting_message_never_says_number_none_and_the_bar_keeps_its_place_
     """Issue 52: "Waiting: number None in the queue" for a moment, and the bar fell back to "loading the models"
     and 0 whenever a poll found no new iteration."""
     from app.live.classmode import running_where
-    from specsim.liverun import SPECULATIVE, Progress
+    from specsim.classroom.liverun import SPECULATIVE, Progress
 
     picked = jobs.waiting_status(None, 2, 10.0)
     assert "None" not in picked.message and picked.state == "queued"
@@ -186,7 +187,8 @@ def hand_trace_iteration():
     return hand_trace().iterations[0]
 
 
-# ---- the other pages' measurements as class tasks (specsim.tasks) ---------------------------------------------
+# ---- the other pages' measurements as class tasks (specsim.classroom.tasks)
+# ---------------------------------------------
 
 
 def _wait(url, job_id, token, timeout_s=120):
@@ -197,7 +199,7 @@ def _wait(url, job_id, token, timeout_s=120):
 
 
 def test_a_class_task_is_the_sessions_own_and_a_waiting_one_can_be_cancelled(redis_url):
-    from specsim import tasks
+    from specsim.classroom import tasks
 
     queue = f"unserved-{uuid.uuid4().hex[:8]}"  # no worker: the task waits
     mine, theirs = uuid.uuid4().hex, uuid.uuid4().hex
@@ -213,7 +215,7 @@ def test_a_class_task_is_the_sessions_own_and_a_waiting_one_can_be_cancelled(red
 
 
 def test_a_running_class_task_reports_progress_and_a_cancel_keeps_nothing(class_mode, worker):
-    from specsim import tasks
+    from specsim.classroom import tasks
 
     token = uuid.uuid4().hex
     job_id = tasks.submit(class_mode, "verify_curve", {"repeats": 40}, token, queue=worker)
@@ -303,7 +305,7 @@ def test_a_replica_in_class_mode_loads_no_torch_on_any_page_and_stays_under_200_
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert not got["problems"], got["problems"]
     assert got["live"] == {"tokens": 4, "drafter": "prompt_lookup"}
-    from specsim import passcost
+    from specsim.measure import passcost
 
     assert got["verify"] == {"ns": list(passcost.DEFAULT_NS), "v1": 1.0, "repeats": 5, "running": False,
                              "caption": True}

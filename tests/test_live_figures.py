@@ -4,7 +4,8 @@ import pytest
 
 from app import palette
 from app.live import figures as fig
-from specsim import analytics, replay
+from specsim.lesson import replay
+from specsim.measure import analytics
 from tests.live_traces import hand_plain, hand_trace
 
 

@@ -14,7 +14,7 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from specsim import replay
+from specsim.lesson import replay
 from tests.live_traces import hand_trace
 
 NASTY = ["```", "**", "*x*", "_a_", "$x$", ":red[no]", "<b>", "\\", "# h", "[a](b)", "`", "~~s~~"]
@@ -80,7 +80,7 @@ def test_a_prompt_that_looks_like_html_keeps_its_hover_text(prompt):
     """Issue 51: the chip of a prompt holding "</title>" or "-->" lost its tooltip (DOMPurify dropped the attribute);
     the tooltip reads as typed, with invisible joiners where DOMPurify's rule would match."""
     from app.live.tokens import WORD_JOINER, chips_html
-    from specsim.replay import Chip
+    from specsim.lesson.replay import Chip
 
     shown = chips_html([Chip(prompt, "prompt")])
     title = html.unescape(re.search(r' title="([^"]*)"', shown).group(1))

@@ -17,7 +17,9 @@ from app.live import playback
 from app.live import view as live_view
 from app.live.tokens import md_plain
 from app.urlcodec import number_text
-from specsim import defaults, fairtime, replay
+from specsim.core import defaults
+from specsim.lesson import replay
+from specsim.measure import fairtime
 from tests.conftest import ROOT, open_page
 from tests.live_traces import one_torch_thread
 
@@ -84,7 +86,7 @@ def test_numbers_shown_are_the_traces(ran):
 def test_one_value_for_c_v_and_the_prediction(ran):
     """Every c, v and predicted speedup of the run on the page has one value (issue 21). The sentence under
     the K box is about the default draft's settings on this machine, another drafter and no run: left out."""
-    from specsim import machine
+    from specsim.measure import machine
 
     settings_note = machine.default_k()[1]
     texts = [m.value for m in ran.markdown] + [str(t.value) for t in ran.table]
@@ -193,7 +195,7 @@ def test_a_bad_link_falls_back_with_a_notice():
     at = open_page("live.py", query={"k": "99", "t": "0.5", "prompt": "from a link"})
     assert not at.exception
     assert any("`k`" in w.value for w in at.warning)
-    from specsim import machine
+    from specsim.measure import machine
 
     assert at.text_input(key=state.widget_key(state.LIVE_K)).value == str(machine.default_k()[0])  # the page's K
     assert at.text_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == "0.5"
@@ -297,7 +299,7 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
 
     from app import loaders
     from app.live.pairs import MODEL_DIRS_ENV
-    from specsim import defaults
+    from specsim.core import defaults
 
     monkeypatch.setenv(MODEL_DIRS_ENV, str(tmp_path))
 
@@ -366,7 +368,7 @@ def test_a_wrong_case_link_is_read_and_rewritten_in_lower_case():
 def test_an_adaptive_k_policy_runs_keeps_plain_decodings_tokens_and_says_what_k_did(policy):
     """Issue 38 (7): the live page runs each K policy; greedy output stays plain decoding's, the trace records
     the policy, and the page lists the guesses drafted per iteration."""
-    from specsim.kpolicy import CONFIDENCE_STOP
+    from specsim.core.kpolicy import CONFIDENCE_STOP
 
     at = open_page("live.py", query={"drafter": "prompt_lookup" if policy == "heuristic" else "model",
                                      "k": "2", "n": "16", "policy": policy}, timeout=600)

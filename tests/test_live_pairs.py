@@ -12,8 +12,8 @@ import pytest
 
 from app.live import pairs as live_pairs
 from app.settings import LiveSettings
-from specsim import defaults, models, paths
-from specsim.models import ModelUnavailable
+from specsim.core import defaults, models, paths
+from specsim.core.models import ModelUnavailable
 
 OUTSIDE = ["/etc/passwd", "/etc", "/etc/", "/no/such/folder", "/etc/../etc/passwd", "../../../../etc", "~/.ssh",
            "/root", "/proc/self/environ", "/dev/null", " /etc ", "../../../../../../../../etc/passwd"]
@@ -87,8 +87,8 @@ def test_a_url_is_refused_and_a_local_path_never_shows_the_servers_install_path(
     from app import loaders
     from app.live import pairs as live_pairs
     from app.settings import LiveSettings
-    from specsim import paths
-    from specsim.models import ModelUnavailable
+    from specsim.core import paths
+    from specsim.core.models import ModelUnavailable
 
     with pytest.raises(ModelUnavailable, match="is a web address"):
         live_pairs.source("http://127.0.0.1:1/x", "target")

@@ -62,7 +62,7 @@ def run_live(drafter: str, k: int, temperature: str, seed: str):
 def test_loading_the_bundled_target_from_its_cache_sets_no_process_wide_dtype(monkeypatch, bundled_target):
     """A second user's model load must not flip the default dtype under a first user's run. (The first load of
     all converts the GGUF through transformers, which does; ``bundled_target`` has written the cache by now.)"""
-    from specsim import models
+    from specsim.core import models
 
     calls = []
     real = torch.set_default_dtype

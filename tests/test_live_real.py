@@ -5,10 +5,10 @@ import pytest
 from app.live import figures as figs
 from app.live import run as live_run
 from app.live.tokens import chips_html
-from specsim import replay
-from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
-from specsim.engine import plain_generate, speculative_generate
-from specsim.trace import Trace
+from specsim.core.drafters import EarlyExitDrafter, PromptLookupDrafter
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.trace import Trace
+from specsim.lesson import replay
 from tests.live_traces import one_torch_thread
 
 _threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)

@@ -1,9 +1,9 @@
-"""specsim.replay on hand-built traces whose every number is worked out by hand in the docstrings."""
+"""specsim.lesson.replay on hand-built traces whose every number is worked out by hand in the docstrings."""
 
 import pytest
 
-from specsim import replay
-from specsim.trace import Trace
+from specsim.core.trace import Trace
+from specsim.lesson import replay
 from tests.live_traces import VOCAB, hand_plain, hand_trace
 
 
@@ -113,7 +113,8 @@ def test_small_chances_are_not_shown_as_zero():
 
 # ---- the prefill's token: generated before the first iteration ------------------------------------------------
 def test_the_prefills_token_comes_before_every_iteration():
-    from specsim import cli, guess
+    from specsim.lesson import guess
+    from specsim.measure import cli
     from tests.live_traces import prefilled
 
     old, trace = hand_trace(), prefilled(hand_trace())

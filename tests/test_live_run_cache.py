@@ -8,7 +8,7 @@ import pytest
 from app import state
 from app.live import cache as live_cache
 from app.urlcodec import number_text
-from specsim.runcache import DiskStore, default_folder
+from specsim.classroom.runcache import DiskStore, default_folder
 from tests.conftest import open_page
 
 PROMPT = "red green blue red green blue red green"
@@ -73,7 +73,8 @@ def test_another_seed_or_run_fresh_runs_the_models_again(page):
 
 def test_a_failed_run_is_not_kept(page, monkeypatch):
     at, folder = page
-    monkeypatch.setattr("specsim.liverun.run_live", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
+    monkeypatch.setattr("specsim.classroom.liverun.run_live",
+                        lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
     at.button(key=state.LIVE_RUN_BUTTON).click().run()
     assert any("The run failed" in e.value for e in at.error)
     assert not list(folder.glob("*.json"))

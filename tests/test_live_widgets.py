@@ -3,7 +3,7 @@
 import re
 
 from app.live import playback, tokens
-from specsim import replay
+from specsim.lesson import replay
 from tests.live_traces import hand_trace
 
 
@@ -47,7 +47,7 @@ def test_clamp():
 
 
 def test_a_long_prompt_shows_its_tail_and_keeps_the_whole_on_hover():
-    from specsim.replay import Chip
+    from specsim.lesson.replay import Chip
 
     prompt = "start " + "x" * 500 + " end"
     html = tokens.chips_html([Chip(prompt, "prompt")])

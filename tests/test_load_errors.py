@@ -15,7 +15,8 @@ import shutil
 import pytest
 import torch
 
-from specsim import bench, cli, defaults, draft_loader, errors, models
+from specsim.core import defaults, draft_loader, errors, models
+from specsim.measure import bench, cli
 from tests.test_bad_input_cli import error_lines, folders, good_argv, run_main  # noqa: F401 - the fixture
 
 SHIPPED = defaults.DEFAULT_DRAFT

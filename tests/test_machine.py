@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import analytics, defaults, machine
+from specsim.core import defaults
+from specsim.measure import analytics, machine
 
 
 def _profile(**changes) -> machine.Profile:
@@ -114,7 +115,7 @@ def test_median_interval_is_distribution_free_and_narrows_with_more_samples():
 
 
 def test_v_is_fitted_monotone_and_never_below_one():
-    from specsim.passcost import VerifyCurve, monotone_v
+    from specsim.measure.passcost import VerifyCurve, monotone_v
 
     raw = {1: 1.0, 2: 1.21, 3: 1.27, 4: 1.45, 5: 1.25, 6: 1.28, 7: 0.97, 8: 1.72, 9: 1.33}
     fit = monotone_v(raw)
@@ -131,7 +132,7 @@ def test_the_k_comes_from_real_runs_through_the_cost_model():
     """Two Ks' runs of a hand trace: the prediction is the cost model's with v from the fitted curve."""
     from dataclasses import replace
 
-    from specsim.costmodel import cost_model
+    from specsim.measure.costmodel import cost_model
     from tests.live_traces import hand_plain, hand_trace
 
     spec, plain = hand_trace(), hand_plain()
@@ -158,7 +159,7 @@ def test_the_k_sentence_quotes_the_figures_the_choice_was_made_from():
 
 
 def test_the_profile_prompts_are_held_out_and_not_the_benchs_check():
-    from specsim.bench import heldout_prompts
+    from specsim.measure.bench import heldout_prompts
 
     check = {item["prompt"] for item in heldout_prompts(8)}
     mine = machine.profile_prompts()
@@ -167,7 +168,7 @@ def test_the_profile_prompts_are_held_out_and_not_the_benchs_check():
 
 def test_v_timing_stops_when_every_interval_is_within_the_goal(monkeypatch):
     """A machine whose passes cost exactly n/2 one-token passes settles at the minimum number of rounds."""
-    from specsim import passcost
+    from specsim.measure import passcost
 
     def rounds(target, ns, rng, **_):
         while True:
@@ -186,7 +187,7 @@ def test_v_timing_stops_when_every_interval_is_within_the_goal(monkeypatch):
 def test_v_timing_says_it_is_noisy_at_the_time_cap(monkeypatch):
     import itertools
 
-    from specsim import passcost
+    from specsim.measure import passcost
 
     wild = itertools.cycle([1.0, 3.0, 0.5, 2.0])
 
@@ -204,7 +205,7 @@ def test_v_timing_says_it_is_noisy_at_the_time_cap(monkeypatch):
 
 
 def test_the_bench_prints_the_profiles_k_beside_the_measured_best():
-    from specsim.bench import chosen_k_report
+    from specsim.measure.bench import chosen_k_report
 
     rows = [{"drafter": "model", "K": k, "fair": f} for k, f in ((1, "1.20"), (2, "1.38"), (3, "1.35*"), (4, "1.22"))]
     rows.append({"drafter": "prompt_lookup", "K": 2, "fair": "3.00"})  # another drafter's rows do not count
@@ -223,7 +224,7 @@ def test_position_rates_stop_where_too_few_checks_reached():
     assert machine.position_rates({spec.settings.k: [spec]}) == []  # a hand trace is far below 20 checks a slot
     many = {spec.settings.k: [spec] * 30}
     rates = machine.position_rates(many)
-    from specsim.trace import acceptance_given_reached
+    from specsim.core.trace import acceptance_given_reached
 
     full = acceptance_given_reached([spec] * 30, spec.settings.k)
     assert rates and rates == [round(r, 3) for r in full[: len(rates)]]
@@ -252,8 +253,8 @@ def _paths_measured(monkeypatch, device: str) -> tuple[list, object]:
     def stop(target, *_, **__):
         raise _Chosen(target)
 
-    monkeypatch.setattr("specsim.models.load_bundled_target", load)
-    monkeypatch.setattr("specsim.passcost.measure_pass_costs", one_token)
+    monkeypatch.setattr("specsim.core.models.load_bundled_target", load)
+    monkeypatch.setattr("specsim.measure.passcost.measure_pass_costs", one_token)
     monkeypatch.setattr(machine, "time_v", stop)
     with pytest.raises(_Chosen) as chosen:
         machine.measure(log=lambda *_: None, device=device)

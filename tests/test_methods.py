@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import bench, cli, methods, published
-from specsim.drafters import NoDrafter, PromptLookupDrafter
-from specsim.engine import plain_generate, speculative_generate
-from specsim.tiny import tiny_loaded
-from specsim.variants import compare as cmp
+from specsim import methods
+from specsim.core import published
+from specsim.core.drafters import NoDrafter, PromptLookupDrafter
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.tiny import tiny_loaded
+from specsim.measure import bench, cli
+from specsim.measure import compare_variants as cmp
 
 VOCAB, PROMPT = 40, [1, 5, 9, 2]
 

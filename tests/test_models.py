@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import LlamaConfig
 
-from specsim.models import (
+from specsim.core.models import (
     PRESET_PAIRS,
     ModelUnavailable,
     TokenizerMismatch,
@@ -18,7 +18,7 @@ from specsim.models import (
     load_model,
     shared_vocab_size,
 )
-from specsim.tiny import tiny_llama
+from specsim.core.tiny import tiny_llama
 
 
 class VocabOnly:
@@ -86,7 +86,7 @@ def test_a_broken_weights_cache_is_reported_not_swallowed(tmp_path, monkeypatch,
     """Issue 12: a cache that cannot be read costs every process the conversion; the log must say so."""
     import logging
 
-    from specsim import models
+    from specsim.core import models
 
     monkeypatch.setenv("SPECSIM_CACHE", str(tmp_path))
     folder = tmp_path / "smollm2-135m-instruct"
@@ -97,6 +97,6 @@ def test_a_broken_weights_cache_is_reported_not_swallowed(tmp_path, monkeypatch,
         raise models.ModelUnavailable("the conversion starts here")
 
     monkeypatch.setattr(models, "bundled_gguf_path", conversion_starts)
-    with caplog.at_level(logging.WARNING, logger="specsim.models"), pytest.raises(models.ModelUnavailable):
+    with caplog.at_level(logging.WARNING, logger="specsim.core.models"), pytest.raises(models.ModelUnavailable):
         models.load_bundled_target("cpu", "float32")
     assert f"cache in {folder} could not be used" in caplog.text and "converting the GGUF again" in caplog.text

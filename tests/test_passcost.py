@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import analytics, passcost, roofline
-from specsim.passcost import VerifyCurve
+from specsim.lesson import roofline
+from specsim.measure import analytics, passcost
+from specsim.measure.passcost import VerifyCurve
 from tests.live_traces import one_torch_thread
 
 _threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
@@ -49,7 +50,7 @@ def test_a_measurement_of_the_bundled_target_reads_as_a_curve(bundled_target):
 
 
 def test_figures_plot_the_curve_and_the_model():
-    from app.verify.figures import batch_figure, verify_curve_figure
+    from app.passcost.figures import batch_figure, verify_curve_figure
 
     curve = gpu_like()
     fig = verify_curve_figure(curve.ns, curve.v, curve.flat_until(), curve.ridge())
@@ -74,7 +75,7 @@ def test_the_page_and_the_profile_time_v_with_one_loop_and_one_estimator(monkeyp
     """Issue 53, item 3: measure_pass_costs (the verify page, a class worker) and machine.time_v (the profile) take
     their rounds from time_pass_rounds and read v(n) with v_from_rounds: the median over rounds of each round's
     ratio, which a burst of load in one round moves less than the ratio of the medians."""
-    from specsim import machine
+    from specsim.measure import machine
 
     loads = [1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 3.0, 1.0]  # every other round slowed down by a burst, all sizes alike
 

@@ -1,4 +1,4 @@
-"""specsim.quiz: the quiz data is complete and right, and grading and shuffling behave."""
+"""specsim.lesson.quiz: the quiz data is complete and right, and grading and shuffling behave."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specsim import analytics, quiz
+from specsim.lesson import quiz
+from specsim.measure import analytics
 
 RAW = json.loads(quiz.KNOWLEDGE_FILE.read_text(encoding="utf-8"))
 QUESTIONS = quiz.load_knowledge()
@@ -234,7 +235,7 @@ def test_no_correct_option_is_the_only_one_with_a_number():
 
 
 def test_the_papers_figures_in_the_quiz_come_from_specsim_published():
-    from specsim import published
+    from specsim.core import published
 
     by_id = {q.id: q for q in QUESTIONS}
     text = by_id["variant-draft-model"].explanation

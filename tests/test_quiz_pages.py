@@ -9,7 +9,7 @@ import streamlit as st
 
 from app import state
 from app.quiz.sequence import ANSWER_HEADER, TRAY_HEADER
-from specsim import quiz
+from specsim.lesson import quiz
 from tests.conftest import ROOT, open_page
 
 SEQ = quiz.load_sequence()

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.quiz import params as quiz_params
-from specsim import quiz
+from specsim.lesson import quiz
 
 SEQ = quiz.load_sequence()
 QUESTIONS = quiz.load_knowledge()

@@ -1,8 +1,9 @@
 """Issue 37 (expert review of the quiz and the interview answers): no option cues its own key, and each fix holds.
 
-The cue checkers run over knowledge.json as the learner sees it (templates filled by specsim.quiz's loader), and a
+The cue checkers run over knowledge.json as the learner sees it (templates filled by specsim.lesson.quiz's loader), and
+a
 deliberately cued question built here shows each checker can fail. Every figure the fixes quote is computed here from
-specsim.analytics, specsim.roofline and specsim.published, never typed.
+specsim.measure.analytics, specsim.lesson.roofline and specsim.core.published, never typed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from specsim import analytics, interview, published, quiz, roofline
+from specsim.core import published
+from specsim.lesson import interview, quiz, roofline
+from specsim.measure import analytics
 
 QUESTIONS = quiz.load_knowledge()
 BY_ID = {q.id: q for q in QUESTIONS}
@@ -378,7 +381,7 @@ def test_the_lossless_question_names_the_rule_and_calls_typical_acceptance_lossy
 
 
 def test_the_adaptive_k_question_gives_transformers_rule_and_its_real_default():
-    from specsim.kpolicy import TRANSFORMERS_DEFAULTS, KPolicy
+    from specsim.core.kpolicy import TRANSFORMERS_DEFAULTS, KPolicy
 
     q = BY_ID["adaptive-k"]
     policy = KPolicy(4, "heuristic")

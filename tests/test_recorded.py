@@ -10,8 +10,9 @@ from app import state
 from app.live import view as live_view
 from app.live.tokens import md_plain
 from app.recording import choice_label
-from specsim import costmodel, fairtime, recorded, replay
-from specsim.prompt_sets import EXAMPLES
+from specsim.core.prompt_sets import EXAMPLES
+from specsim.lesson import recorded, replay
+from specsim.measure import costmodel, fairtime
 from tests.conftest import open_page
 from tests.live_traces import with_pass_times
 
@@ -56,8 +57,8 @@ def test_the_recorder_refuses_a_noisy_baseline(monkeypatch):
     run = RUNS["win_run"]
     noisy = with_pass_times(run.plain, [t * (0.5 if i % 3 == 0 else 1.0) for i, t in enumerate(run.plain.pass_times)])
     assert costmodel.baseline_noise(costmodel.plain_pass_times([noisy])) is not None
-    import specsim.engine as engine
-    import specsim.models as models
+    import specsim.core.engine as engine
+    import specsim.core.models as models
 
     plains = iter([noisy, run.plain])
     monkeypatch.setattr(models, "load_bundled_target", lambda **k: type("T", (), {"tokenizer": None,

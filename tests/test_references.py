@@ -3,9 +3,9 @@
 The documents stay explanations: ``docs/*.md`` says how things work now, and dated session logs live under
 ``docs/measurements/`` (issue 41, part 5); every relative link in the documents and the logs leads to a file.
 
-A dotted name such as ``specsim.engine.decode_loop`` or ``app.live.params.PARAMS`` must resolve to a module of
+A dotted name such as ``specsim.core.engine.decode_loop`` or ``app.live.params.PARAMS`` must resolve to a module of
 this repository and, after it, to names that module (or a class in it) defines. A path such as
-``specsim/engine.py`` or ``docs/timing.md`` must be a file. Read statically (ast), so nothing is imported.
+``specsim/core/engine.py`` or ``docs/timing.md`` must be a file. Read statically (ast), so nothing is imported.
 """
 
 from __future__ import annotations
@@ -136,62 +136,28 @@ def test_every_named_module_function_and_file_exists():
 
 def test_the_check_finds_a_stale_name_and_a_stale_path():
     """The check has teeth: the names this issue found stale are reported."""
-    assert resolve("specsim.measure") is not None
+    assert resolve("specsim.measurement") is not None
     assert resolve("specsim.loop.decode_loop") is not None
-    assert resolve("specsim.invariant.make_position_invariant_linears") is not None
-    assert resolve("specsim.engine.decode_loop") is None
+    assert resolve("specsim.core.invariant.make_position_invariant_linears") is not None
+    assert resolve("specsim.core.engine.decode_loop") is None
     assert resolve("app.live.params.PARAMS") is None
-    assert resolve("specsim.trace.Trace.n_generated") is None
-    assert resolve("specsim.trace.Trace.no_such_property") is not None
+    assert resolve("specsim.core.trace.Trace.n_generated") is None
+    assert resolve("specsim.core.trace.Trace.no_such_property") is not None
     assert PATH.findall("see `specsim/loop.py` and docs/timing.md.") == ["specsim/loop.py", "docs/timing.md"]
     assert not (ROOT / "specsim/loop.py").exists()
 
 
 def test_the_package_map_lists_every_module_and_only_modules_that_exist():
-    """specsim/__init__.py is the reader's map: it listed a ``measure`` module that did not exist."""
-    import specsim
+    """specsim/__init__.py is the reader's map of the layers, and each layer's __init__ maps its modules: once it
+    listed a ``measure`` module that did not exist."""
+    import importlib
 
-    listed = set(re.findall(r"``(\w+)``", specsim.__doc__)) - {"SpeculativeStep", "decode_loop", "kernels"}
-    modules = {p.stem for p in (ROOT / "specsim").glob("*.py") if p.stem != "__init__"}
-    modules |= {p.name for p in (ROOT / "specsim").iterdir() if (p / "__init__.py").is_file()}
-    assert listed - modules == set(), "listed but missing"
-    assert modules - listed == set(), "a module the map does not list"
-
-
-def dated_headings(text: str) -> list[str]:
-    """The heading lines of a markdown text that carry a date: a session log's entries."""
-    return [line for line in text.splitlines() if DATED_HEADING.match(line)]
-
-
-def test_the_docs_are_explanations_not_dated_logs():
-    """docs/*.md explain how things work now; a dated session entry belongs in docs/measurements/."""
-    found = {path.name: dated_headings(path.read_text(encoding="utf-8")) for path in DOCUMENTS}
-    assert {name: lines for name, lines in found.items() if lines} == {}
-
-
-def test_the_dated_heading_check_has_teeth():
-    assert dated_headings("# Title\n\n### 2026-12-01, evening: the corpus at 2.4 M tokens\n") == [
-        "### 2026-12-01, evening: the corpus at 2.4 M tokens"]
-    assert dated_headings("## 2026-12-02 (evening): an AVX2 route\n") != []
-    assert dated_headings("**2026-12-01 (later), the post-run garbage collection.** Two findings\n") != []
-    assert dated_headings("## How K is chosen\n\nMeasured on 2026-12-03, see the raw file.\n") == []
-    assert dated_headings("[bench-heldout42-2026-12-03-amd.txt](measurements/bench-heldout42-2026-12-03-amd.txt)") == []
-    log = ROOT / "docs" / "measurements" / "distill-log-2026-12-01-to-03.md"  # what docs/distill.md used to be
-    assert len(dated_headings(log.read_text(encoding="utf-8"))) >= 5
-
-
-def test_every_relative_link_in_the_documents_and_logs_leads_to_a_file():
-    problems = []
-    for path in [*DOCUMENTS, *LOGS]:
-        prose = FENCED.sub("", path.read_text(encoding="utf-8"))  # code blocks hold code, not links
-        for target in LINK.findall(prose):
-            if re.match(r"[a-z]+:", target) or target.startswith("#"):
-                continue  # a web address or an anchor on the same page
-            if not (path.parent / target.split("#", 1)[0]).exists():
-                problems.append(f"{path.relative_to(ROOT)}: {target}")
-    assert problems == []
-
-
-def test_the_link_check_skips_code_blocks_but_not_prose():
-    text = "see [a](missing.md)\n\n```python\nruns[n](p)\n```\nand [b](also-missing.md)\n"
-    assert LINK.findall(FENCED.sub("", text)) == ["missing.md", "also-missing.md"]
+    for package in ("specsim", "specsim.core", "specsim.measure", "specsim.lesson", "specsim.classroom"):
+        doc = importlib.import_module(package).__doc__
+        listed = {name.rstrip("/") for name in re.findall(r"``(\w+/?)``", doc)}
+        listed -= {"SpeculativeStep", "decode_loop", "Step", "kernels"}
+        folder = ROOT / package.replace(".", "/")
+        modules = {p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "__main__")}
+        modules |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        assert listed - modules == set(), (package, "listed but missing")
+        assert modules - listed == set(), (package, "a module the map does not list")

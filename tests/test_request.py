@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import defaults
-from specsim.kpolicy import LIVE_POLICIES
+from specsim.core import defaults
+from specsim.core.kpolicy import LIVE_POLICIES
 from specsim.request import RANGES, BadRequest, RunRequest, bounds
 
 
@@ -58,8 +58,8 @@ def test_a_trace_reads_back_through_pydantic_older_and_newer_keys_included():
     a key an older trace lacks takes its default, a key a newer one adds is ignored."""
     import json
 
-    from specsim.recorded import RecordedRun
-    from specsim.trace import Iteration, Trace
+    from specsim.core.trace import Iteration, Trace
+    from specsim.lesson.recorded import RecordedRun
     from tests.conftest import ROOT
 
     run = RecordedRun.from_json((ROOT / "assets" / "live" / "prose_run.json").read_text(encoding="utf-8"))

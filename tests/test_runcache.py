@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from specsim.draft_loader import prompt_lookup_drafter
-from specsim.liverun import run_live
+from specsim.classroom.liverun import run_live
+from specsim.classroom.runcache import CachedRun, DiskStore, RedisStore, run_key
+from specsim.core.draft_loader import prompt_lookup_drafter
+from specsim.core.tiny import tiny_loaded
 from specsim.request import RunRequest
-from specsim.runcache import CachedRun, DiskStore, RedisStore, run_key
-from specsim.tiny import tiny_loaded
 
 
 @pytest.fixture(scope="module")

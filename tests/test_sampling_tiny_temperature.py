@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsim.engine import plain_generate, speculative_generate
-from specsim.sampling import SamplingConfig, warp
-from specsim.tiny import tiny_loaded
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.sampling import SamplingConfig, warp
+from specsim.core.tiny import tiny_loaded
 from tests.test_engine_greedy import make_drafter
 
 

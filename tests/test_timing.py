@@ -1,4 +1,4 @@
-"""The one timing driver (specsim.timing): warm-up, interleaved order, pairing, matched plain runs, stopping."""
+"""The one timing driver (specsim.measure.timing): warm-up, interleaved order, pairing, matched plain runs, stopping."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from specsim.timing import PLAIN, Contender, time_decoders
-from specsim.trace import Settings, Trace
+from specsim.core.trace import Settings, Trace
+from specsim.measure.timing import PLAIN, Contender, time_decoders
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,8 +93,9 @@ def test_bad_requests_are_refused():
         time_decoders([[1]], [Contender("a", log.decoder("a"))], log.decoder(PLAIN), 4, order="random")
 
 
-TIMED_BY_THE_DRIVER = ("specsim/liverun.py", "specsim/machine.py", "specsim/recorded.py", "specsim/bench.py",
-                       "specsim/distill/speed.py", "specsim/variants/compare.py", "specsim/cli.py")
+TIMED_BY_THE_DRIVER = ("specsim/classroom/liverun.py", "specsim/measure/machine.py", "specsim/lesson/recorded.py",
+                       "specsim/measure/bench.py",
+                       "specsim/distill/speed.py", "specsim/measure/compare_variants.py", "specsim/measure/cli.py")
 
 
 def _calls(path: Path) -> set[str]:
@@ -126,7 +127,8 @@ def _functions(path: Path):
 
 def test_every_module_that_times_speculative_against_plain_decoding_goes_through_the_driver():
     """One timing driver (issue 41): a function that runs both decodings and reads a clock or a run's times calls
-    time_decoders. Comparing their tokens alone (specsim.adaptive, specsim.hf_assisted.snippet_check) needs no
+    time_decoders. Comparing their tokens alone (specsim.lesson.kpolicy_runs,
+    specsim.measure.hf_assisted.snippet_check) needs no
     clock."""
     offenders = []
     for folder in ("specsim", "app"):
@@ -141,5 +143,5 @@ def test_every_module_that_times_speculative_against_plain_decoding_goes_through
     assert offenders == []
     for name in TIMED_BY_THE_DRIVER:
         assert "time_decoders" in _calls(ROOT / name), name
-    assert "time_decoders" in _calls(ROOT / "specsim" / "bench.py") and "hf_assisted_trace" in (
-        ROOT / "specsim" / "bench.py").read_text()
+    assert "time_decoders" in _calls(ROOT / "specsim" / "measure" / "bench.py") and "hf_assisted_trace" in (
+        ROOT / "specsim" / "measure" / "bench.py").read_text()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from specsim import unchanged as u
+from specsim.lesson import unchanged as u
 
 P = np.array([0.45, 0.25, 0.15, 0.10, 0.05])
 
@@ -81,8 +81,8 @@ def test_chi_square_p_values_match_known_quantiles():
 
 
 def test_the_page_uses_the_engines_rule():
-    """One acceptance rule: the page's numbers come from specsim.sampling, edge cases included."""
-    from specsim import sampling
+    """One acceptance rule: the page's numbers come from specsim.core.sampling, edge cases included."""
+    from specsim.core import sampling
 
     p, q = np.array([0.5, 0.3, 0.2, 0.0]), np.array([0.25, 0.25, 0.0, 0.5])
     chance = u.acceptance_chance(p, q)
@@ -148,7 +148,8 @@ def test_temperature_moves_the_overlap_towards_the_greedy_verdict():
 
 def test_the_pages_numpy_rule_is_the_engines_torch_rule_on_random_distributions():
     """The page computes in numpy (a class replica never loads torch); each function must equal the engine's own."""
-    from specsim import overlap, sampling
+    from specsim.core import sampling
+    from specsim.lesson import overlap
 
     rng = np.random.default_rng(7)
     for trial in range(200):
@@ -181,8 +182,9 @@ def test_the_chi_square_tail_is_scipys():
 
 
 def test_the_pages_top_k_and_top_p_cut_is_the_engines_warp():
-    """Issue 55, item 3: the page's numpy cut equals specsim.sampling.warp (temperature, then top-k, then top-p)."""
-    from specsim import sampling
+    """Issue 55, item 3: the page's numpy cut equals specsim.core.sampling.warp (temperature, then top-k, then
+    top-p)."""
+    from specsim.core import sampling
 
     rng = np.random.default_rng(3)
     for trial in range(200):

@@ -8,7 +8,7 @@ import pytest
 from app import state
 from app.calculator import v_curve
 from app.calculator.figures import k_sweep_figure
-from specsim import analytics
+from specsim.measure import analytics
 from tests.conftest import open_page, open_tab
 
 

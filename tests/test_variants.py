@@ -12,8 +12,8 @@ import pytest
 import torch
 from transformers import DynamicCache
 
-from specsim.engine import plain_generate, speculative_generate
-from specsim.tiny import tiny_loaded
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.tiny import tiny_loaded
 from specsim.variants.lookahead import NgramPool, jacobi_iterations, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.medusa_tree import build_tree, medusa_tree_generate

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from specsim import methods
-from specsim.models import format_prompt
-from specsim.variants import compare as cmp
+from specsim.core.models import format_prompt
+from specsim.measure import compare_variants as cmp
 from specsim.variants.lookahead import jacobi_demo
 from specsim.variants.medusa import ASSET, MedusaHeads
 
@@ -75,7 +75,7 @@ def test_every_variant_keeps_greedy_output_on_more_prompts(bundled_target, heads
 
 def test_tiny_training_budget_trains_heads_that_keep_greedy_output(bundled_target, tmp_path):
     """In the default run (about 12 s): the training recipe itself, end to end on the real target."""
-    from specsim.engine import plain_generate, speculative_generate
+    from specsim.core.engine import plain_generate, speculative_generate
     from specsim.variants.medusa import MedusaDrafter
     from specsim.variants.train_medusa import BUDGETS, train
 

@@ -64,7 +64,7 @@ def test_arrows_join_box_edges():
 def test_the_comparison_carries_the_text_of_every_token_the_page_names():
     """Issue 52: a class replica decoded lookahead's windows and Medusa's trees with the bundled target's tokenizer,
     loading the model; the texts now travel with the comparison, decoded where the run was."""
-    from specsim.variants.compare import Comparison, VariantResult, token_texts
+    from specsim.measure.compare_variants import Comparison, VariantResult, token_texts
     from specsim.variants.lookahead import JacobiStep
     from specsim.variants.medusa_tree import TreeStep
 

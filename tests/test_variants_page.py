@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app import loaders, state
 from specsim import methods
-from specsim.variants import compare as cmp
+from specsim.measure import compare_variants as cmp
 from tests.conftest import open_page
 
 
@@ -17,12 +17,12 @@ def test_page_opens_with_a_prompt_picker_and_no_run_yet():
 
 
 def test_a_failing_model_load_shows_an_error_not_a_traceback(monkeypatch):
-    import specsim.models
+    import specsim.core.models
 
     def broken(*args, **kwargs):
         raise RuntimeError("no weights here")
 
-    monkeypatch.setattr(specsim.models, "load_bundled_target", broken)
+    monkeypatch.setattr(specsim.core.models, "load_bundled_target", broken)
     loaders._bundled.clear()
     try:
         at = open_page("variants.py")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app import state
-from specsim.passcost import VerifyCurve
+from specsim.measure.passcost import VerifyCurve
 from tests.conftest import ROOT, open_page
 
 CURVE = VerifyCurve(ns=(1, 2, 3, 4, 6, 8), seconds=(0.010, 0.0102, 0.0104, 0.013, 0.019, 0.025), context=20,

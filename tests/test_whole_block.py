@@ -1,5 +1,5 @@
 """A whole K = 3 block leaves the output distribution unchanged (issue 38), through the check the *Why the output
-is unchanged* page runs (specsim.blockcheck): over many seeded runs at temperature 1 with a draft unlike the
+is unchanged* page runs (specsim.lesson.blockcheck): over many seeded runs at temperature 1 with a draft unlike the
 target, the first two tokens the loop emits (after the prefill's) follow the target's own joint distribution,
 computed exactly from its logits over a six-token vocabulary (χ², scipy, 5 % level). A wrong acceptance rule
 fails the same check."""
@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 import torch
 
-import specsim.verify as verify_rule
-from specsim import blockcheck
+import specsim.core.acceptance as verify_rule
+from specsim.lesson import blockcheck
 
 N_RUNS = 1500
 LEVEL = 0.05
@@ -72,7 +72,7 @@ def test_a_sample_outside_the_support_is_impossible():
 
 # ---- issue 55, item 3: top-k and top-p warp p and q alike before the ratio ---------------------------------------
 def _warped():
-    from specsim.sampling import SamplingConfig
+    from specsim.core.sampling import SamplingConfig
 
     return SamplingConfig(temperature=0.8, top_p=0.9, top_k=3)
 
@@ -95,7 +95,7 @@ def test_a_check_against_the_unwarped_target_fails_the_same_check(pair, monkeypa
     """The check has the power to see a target that is not warped: p left at temperature 0.8 alone, without the
     top-k and top-p cuts, in the loop's ratio and residual (the draft still warps q). Any q keeps the output on the
     p the ratio uses, so the loop then writes what the uncut target would, and the cut joint refuses it."""
-    from specsim import engine, sampling
+    from specsim.core import engine, sampling
 
     real = sampling.warp
     monkeypatch.setattr(engine, "warp", lambda logits, config: real(logits, sampling.SamplingConfig(

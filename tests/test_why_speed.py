@@ -7,8 +7,8 @@ import dataclasses
 from app import state
 from app.live import run as live_run
 from app.live import why_speed
-from specsim import explain
-from specsim.prompt_sets import EXAMPLES
+from specsim.core.prompt_sets import EXAMPLES
+from specsim.lesson import explain
 from tests.conftest import ROOT, open_page
 from tests.live_traces import hand_plain, hand_trace, iteration, slot
 

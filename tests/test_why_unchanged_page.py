@@ -8,7 +8,7 @@ import numpy as np
 
 from app import state
 from app.unchanged import pq
-from specsim import unchanged
+from specsim.lesson import unchanged
 from tests.conftest import open_page
 
 
@@ -90,7 +90,7 @@ def test_the_overlap_is_tied_to_total_variation_and_temperature():
 
 def test_the_whole_block_check_runs_the_engine_and_reports_its_chi_square():
     from app.unchanged.block import RUNS
-    from specsim import blockcheck
+    from specsim.lesson import blockcheck
 
     at = open_page("why_unchanged.py")
     assert at.session_state[state.PQ_BLOCK_CHECK] is None
@@ -112,7 +112,7 @@ def test_top_k_and_top_p_cut_both_alike_and_the_page_says_what_comes_out():
     import numpy as np
 
     from app.unchanged import pq, warp
-    from specsim import unchanged
+    from specsim.lesson import unchanged
     from tests.conftest import open_page
 
     at = open_page("why_unchanged.py")

@@ -11,8 +11,8 @@ from app.calculator.text import heatmap_sentence
 from app.live import tokens
 from app.live.figures import residual_figure
 from app.settings import CalcSettings
-from specsim import replay
-from specsim.paths import ASSETS
+from specsim.core.paths import ASSETS
+from specsim.lesson import replay
 from tests.live_traces import hand_trace
 
 
@@ -95,7 +95,7 @@ def test_no_setting_of_the_calculator_can_make_a_useless_draft_faster_than_plain
     """v below 1 (a pass over K + 1 tokens cheaper than a one-token pass) is refused: at α = 0 the best the
     calculator can show is 1×."""
     from app.calculator import params as calc_params
-    from specsim import analytics
+    from specsim.measure import analytics
 
     v_param = calc_params.BY_NAME["v"].number
     assert v_param.lo >= 1.0

@@ -7,7 +7,8 @@ import streamlit as st
 
 from app import state
 from app.settings import CalcSettings
-from specsim import analytics, published
+from specsim.core import published
+from specsim.measure import analytics
 
 
 def distribution_sentence(alpha: float, k: int) -> str:

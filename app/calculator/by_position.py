@@ -12,8 +12,8 @@ from app import recording, state
 from app.calculator import figures as figs
 from app.charts import chart
 from app.settings import CalcSettings
-from specsim import analytics, costmodel
-from specsim.trace import Trace, acceptance_given_reached
+from specsim.core.trace import Trace, acceptance_given_reached
+from specsim.measure import analytics, costmodel
 
 DEFAULT_RECORDING = "prose_run"  # the box opens on it: a real draft that is refused, priced at its own c and v
 

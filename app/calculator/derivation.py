@@ -9,7 +9,7 @@ from app.calculator.derivation_figures import kept_share_figure
 from app.calculator.text import fmt
 from app.charts import chart
 from app.settings import CalcSettings
-from specsim import analytics
+from specsim.measure import analytics
 
 
 def section(s: CalcSettings) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.palette import DRAFT, MUTED
-from specsim import analytics
+from specsim.measure import analytics
 
 
 def kept_share_figure(alpha: float, current_k: int, k_max: int = analytics.K_MAX,

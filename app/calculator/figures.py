@@ -25,7 +25,7 @@ from app.palette import (
     SLOWER_LIGHT,
     TARGET,
 )
-from specsim import analytics
+from specsim.measure import analytics
 
 
 def expected_kept_slots(expected_prefix: float, k: int) -> int:

@@ -1,10 +1,11 @@
 """The calculator's four headline numbers, with a browser-side copy that updates them while a slider moves.
 
-The numbers on screen come from :class:`app.calculator.text.CalcNumbers` (specsim.analytics) in every script run. A
+The numbers on screen come from :class:`app.calculator.text.CalcNumbers` (specsim.measure.analytics) in every script
+run. A
 run takes a round trip to the server and longer than a frame, so a small component
 (assets/calculator/instant_numbers.js) recomputes the same closed forms in the browser the moment a slider
 moves and writes them into these metrics; the run that follows draws specsim's numbers over them. The browser
-tests check the copy against specsim.analytics at every slider position.
+tests check the copy against specsim.measure.analytics at every slider position.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import streamlit as st
 from app.calculator.controls import SLIDER_LABELS
 from app.calculator.text import CalcNumbers, fmt
 from app.settings import CalcSettings
-from specsim.paths import CALC_INSTANT_JS
+from specsim.core.paths import CALC_INSTANT_JS
 
 KEY = "calc_instant_numbers"
 LABELS = ("expected accepted prefix, E[j]", "tokens per loop, E[j] + 1", "cost per loop, in target passes",

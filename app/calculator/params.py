@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from app import keys, urlcodec
 from app.settings import CalcSettings
 from app.urlcodec import Number, Param, last, read_number
-from specsim.defaults import K_MAX, K_MIN
+from specsim.core.defaults import K_MAX, K_MIN
 
 PARAMS: tuple[Param, ...] = (
     Param("k", "k", keys.CALC_K, Number("k", K_MIN, K_MAX, 0, "draft tokens per loop", whole_only=True)),

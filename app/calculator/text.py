@@ -1,4 +1,4 @@
-"""The calculator's numbers and sentences, computed from :mod:`specsim.analytics`. Pure, no Streamlit."""
+"""The calculator's numbers and sentences, computed from :mod:`specsim.measure.analytics`. Pure, no Streamlit."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from app.settings import CalcSettings
-from specsim import analytics
+from specsim.measure import analytics
 
 
 def fmt(x: float) -> str:

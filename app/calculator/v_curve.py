@@ -1,8 +1,8 @@
 """The calculator's "when v depends on K" section: the K trade-off with v(K + 1) from a curve, not one v.
 
-Curves: this machine's measured v(n) (``python -m specsim.machine``, or a measurement on the verify page),
+Curves: this machine's measured v(n) (``python -m specsim.measure.machine``, or a measurement on the verify page),
 and two roofline models, v(n) = max(1, n / R): a GPU serving one request (the app's one R,
-``specsim.defaults.GPU_RIDGE``, flat for every K here) and a CPU that runs short of arithmetic early (R = 4).
+``specsim.core.defaults.GPU_RIDGE``, flat for every K here) and a CPU that runs short of arithmetic early (R = 4).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from app import state
 from app.calculator import figures as figs
 from app.charts import chart
 from app.settings import CalcSettings
-from specsim import analytics, roofline
-from specsim.defaults import GPU_RIDGE
+from specsim.core.defaults import GPU_RIDGE
+from specsim.lesson import roofline
+from specsim.measure import analytics
 
 MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RIDGE),
           "a compute-bound CPU (roofline, R = 4)": 4.0}
@@ -30,7 +31,7 @@ def curves() -> dict[str, np.ndarray]:
     profile = app_profile.cached()
     curve = state.get(state.VERIFY_CURVE)
     if profile is not None:
-        out["this machine, measured (python -m specsim.machine)"] = np.array(
+        out["this machine, measured (python -m specsim.measure.machine)"] = np.array(
             [max(1.0, profile.v.get(int(k) + 1, profile.v[max(profile.v)])) for k in ks])
     elif curve is not None:
         out["this machine, measured on the verify page"] = np.array([max(1.0, curve.v_at(int(k) + 1)) for k in ks])
@@ -40,7 +41,8 @@ def curves() -> dict[str, np.ndarray]:
 
 
 def best(alpha: float, c: float, v: np.ndarray) -> tuple[int, float]:
-    """The best K (:func:`specsim.analytics.best_k`) and its speedup, with v(K + 1) from the curve (one per K)."""
+    """The best K (:func:`specsim.measure.analytics.best_k`) and its speedup, with v(K + 1) from the curve (one per
+    K)."""
     speeds = analytics.speedup_by_k(alpha, c, {int(k) + 1: float(vk) for k, vk in zip(
         range(analytics.K_MIN, analytics.K_MAX + 1), v, strict=True)})
     k = analytics.best_k(speeds)

@@ -1,4 +1,4 @@
-"""Charts of the Under-the-hood page: pure builders, records of specsim.hood in, a plotly figure out."""
+"""Charts of the Under-the-hood page: pure builders, records of specsim.lesson.hood in, a plotly figure out."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import plotly.graph_objects as go
 
 from app.palette import BACKGROUND, DRAFT, EXTRA, KEPT, MUTED, REJECTED, TARGET
-from specsim.hood import CacheStory, PositionModel, SlotOverlap, VerifyRow
-from specsim.replay import visible
+from specsim.lesson.hood import CacheStory, PositionModel, SlotOverlap, VerifyRow
+from specsim.lesson.replay import visible
 
 OUTCOME_COLOURS = {"kept": KEPT, "+1 token": EXTRA, "not used": MUTED}
 
@@ -113,7 +113,7 @@ def position_figure(model: PositionModel) -> go.Figure:
 
 
 def policies_figure(runs) -> go.Figure:
-    """Guesses drafted per iteration under each K policy (specsim.adaptive.PolicyRun), as steps."""
+    """Guesses drafted per iteration under each K policy (specsim.lesson.kpolicy_runs.PolicyRun), as steps."""
     fig = go.Figure()
     for run in runs:
         fig.add_scatter(x=list(range(1, len(run.drafted) + 1)), y=run.drafted, mode="lines+markers",

@@ -11,11 +11,12 @@ from app.charts import chart
 from app.hood import figures as figs
 from app.layout import script_path
 from app.live.tokens import md_plain
-from specsim import adaptive, analytics, gpu_identity, hood, recorded, roofline, serving
-from specsim.defaults import BATCH_CONTEXT, DEFAULT_DRAFTER, GPU_RIDGE
-from specsim.published import MAGICDEC_SPEEDUP
-from specsim.replay import after_prefill, is_greedy, visible
-from specsim.trace import Trace
+from specsim.core.defaults import BATCH_CONTEXT, DEFAULT_DRAFTER, GPU_RIDGE
+from specsim.core.published import MAGICDEC_SPEEDUP
+from specsim.core.trace import Trace
+from specsim.lesson import gpu_identity, hood, kpolicy_runs, recorded, roofline, serving
+from specsim.lesson.replay import after_prefill, is_greedy, visible
+from specsim.measure import analytics
 from specsim.variants import tree_rules
 
 
@@ -185,7 +186,7 @@ def position_section(trace: Trace) -> None:
 
 
 def long_context_sentence(k: int) -> str:
-    """The KV-cache regime of the batching model at the app's R and default context (:mod:`specsim.roofline`)."""
+    """The KV-cache regime of the batching model at the app's R and default context (:mod:`specsim.lesson.roofline`)."""
     model, context = roofline.LLAMA_31_8B, BATCH_CONTEXT
     limit = roofline.memory_bound_batches(k, GPU_RIDGE, context)
     bound = "at every batch size" if math.isinf(limit) else f"up to B = {math.floor(limit)}"
@@ -232,7 +233,7 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
 def adaptive_section(trace: Trace) -> None:
     st.subheader("Adaptive K")
     st.markdown(
-        "K need not be fixed. specsim's engine runs three policies (`specsim/kpolicy.py`), and records the K each "
+        "K need not be fixed. specsim's engine runs three policies (`specsim/core/kpolicy.py`), and records the K each "
         "iteration planned:\n"
         "- **fixed**: the same K every loop (this app's default, and the calculator's model);\n"
         "- **transformers' schedule**: K grows by 2 after a loop that kept every guess and shrinks by 1 after one "
@@ -257,13 +258,13 @@ def policies_comparison() -> None:
             result = classtask.run_task("policies", {"prompt": recipe.prompt, "draft": recipe.draft,
                                                      "max_new": recipe.max_new_tokens})
         else:
-            from specsim.models import format_prompt
+            from specsim.core.models import format_prompt
 
             bar = st.progress(0.0, text="Loading the bundled target…")
             target = loaders.bundled_target()
             ids = format_prompt(target.tokenizer, recipe.prompt)
-            steps = 1 + len(adaptive.POLICIES)
-            result = adaptive.compare_policies(
+            steps = 1 + len(kpolicy_runs.POLICIES)
+            result = kpolicy_runs.compare_policies(
                 target, lambda: loaders.draft_model(recipe.draft, target), ids, recipe.max_new_tokens,
                 on_run=lambda i, name: bar.progress(i / steps, text=f"Run {i + 1} of {steps}: {name}"))
             bar.empty()
@@ -361,7 +362,8 @@ def serving_section() -> None:
 
 
 def gpu_identity_note() -> None:
-    """The first GPU run's identity results (specsim.gpu_identity): the same lesson as the snippet's, on a GPU."""
+    """The first GPU run's identity results (specsim.lesson.gpu_identity): the same lesson as the snippet's, on a
+    GPU."""
     data = gpu_identity.load()
     if data is not None:
         st.markdown(gpu_identity.sentence(data))
@@ -373,7 +375,7 @@ SNIPPET_K, SNIPPET_TOKENS = 4, 48  # the snippet's prompt_lookup_num_tokens, and
 def snippet_prompts() -> list[tuple[str, str, str]]:
     """(label, name, prompt) to run the snippet on: the two recordings' prompts, then the bench's held-out prompts.
     The name says which prompt it was, never how a recording drafted it: the snippet runs transformers' lookup."""
-    from specsim.prompt_sets import heldout_prompts
+    from specsim.core.prompt_sets import heldout_prompts
 
     shown = [(f"{r.title} (a recording's prompt)", f"the prompt of the recording “{r.title.split(',')[0]}”", r.prompt)
              for r in recorded.RECIPES]
@@ -395,8 +397,8 @@ def snippet_run() -> None:
             if check is not None:
                 state.put(state.HOOD_SNIPPET, (index, check))
         else:
-            from specsim.hf_assisted import snippet_check
-            from specsim.models import format_prompt
+            from specsim.core.models import format_prompt
+            from specsim.measure.hf_assisted import snippet_check
 
             with st.spinner("Loading the bundled target and running transformers and specsim…"):
                 target = loaders.bundled_target()
@@ -406,7 +408,7 @@ def snippet_run() -> None:
     if done is None:
         return
     ran_on, check = done
-    from specsim import hf_assisted as hf
+    from specsim.measure import hf_assisted as hf
 
     st.dataframe([{"run": name, "tokens written": len(ids),
                    "same tokens as specsim's plain decoding": "✓" if check.first_difference(name, hf.OURS_PLAIN)

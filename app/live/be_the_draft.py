@@ -1,6 +1,6 @@
 """Be the draft: the learner guesses the next K tokens of a recorded greedy run, and the target judges them.
 
-The rule and the score are :mod:`specsim.guess`; this module only lays out the picks and the verdicts.
+The rule and the score are :mod:`specsim.lesson.guess`; this module only lays out the picks and the verdicts.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import streamlit as st
 
 from app import state
 from app.live.tokens import md_plain
-from specsim import costmodel, guess, replay
-from specsim.trace import Trace
+from specsim.core.trace import Trace
+from specsim.lesson import guess, replay
+from specsim.measure import costmodel
 
 NO_GUESS = "(stop here)"
 

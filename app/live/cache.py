@@ -1,8 +1,10 @@
 """This machine's run cache, for the embedded default (no class queue): a finished run made here is kept on disk,
 and the same settings again replay it at once, saying when it was recorded. A "run fresh" box skips it.
 
-The key is everything that decides a run, the machine included (:func:`specsim.runcache.run_key`); the store is a
-bounded folder of JSON files (:class:`specsim.runcache.DiskStore`). ``SPECSIM_RUN_CACHE`` names the folder (default
+The key is everything that decides a run, the machine included (:func:`specsim.classroom.runcache.run_key`); the store
+is a
+bounded folder of JSON files (:class:`specsim.classroom.runcache.DiskStore`). ``SPECSIM_RUN_CACHE`` names the folder
+(default
 ``$SPECSIM_CACHE/runs``, i.e. ``~/.cache/specsim/runs``), or ``off`` for none; the test suite sets ``off`` and
 turns it on where it tests it. Class mode uses the class's shared cache instead (app.live.classmode).
 """
@@ -13,10 +15,10 @@ import os
 import time
 from datetime import datetime
 
-from specsim.cpu import machine_id
+from specsim.classroom.runcache import CachedRun, DiskStore, run_key
+from specsim.core.cpu import machine_id
+from specsim.core.trace import Trace
 from specsim.request import RunRequest
-from specsim.runcache import CachedRun, DiskStore, run_key
-from specsim.trace import Trace
 
 CACHE_ENV = "SPECSIM_RUN_CACHE"
 OFF = ("off", "0", "no", "false", "none")

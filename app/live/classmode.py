@@ -1,7 +1,8 @@
 """Class mode: with ``SPECSIM_QUEUE_URL`` set, a Run goes to the class's queue instead of this process.
 
-Workers (``python -m specsim.worker --redis URL``, on this machine or others) hold the models and run the jobs
-(:mod:`specsim.jobs`); this page only submits the learner's settings and follows the job: its place in the queue
+Workers (``python -m specsim.classroom.worker --redis URL``, on this machine or others) hold the models and run the jobs
+(:mod:`specsim.classroom.jobs`); this page only submits the learner's settings and follows the job: its place in the
+queue
 with an estimate from recent runs, then its tokens as the worker records them, then the finished traces, which
 the page replays exactly as it replays a run made here. A request the class has already run on a worker's machine
 is answered at once from the shared run cache, and the page says when and where it was recorded.
@@ -24,13 +25,13 @@ from redis.exceptions import RedisError
 
 from app import state
 from app.live import view as live_view
-from specsim import jobs
-from specsim.liverun import SPECULATIVE
+from specsim.classroom import jobs
+from specsim.classroom.liverun import SPECULATIVE
 from specsim.request import RunRequest
 
 QUEUE_ENV = "SPECSIM_QUEUE_URL"
-QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.jobs.QUEUE)
-QUEUE_LIMIT_ENV = "SPECSIM_QUEUE_LIMIT"  # how many runs may wait (default specsim.jobs.MAX_QUEUED)
+QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.classroom.jobs.QUEUE)
+QUEUE_LIMIT_ENV = "SPECSIM_QUEUE_LIMIT"  # how many runs may wait (default specsim.classroom.jobs.MAX_QUEUED)
 POLL_S = 0.25  # how often the page asks the queue where the job is
 STOP_WAIT_S = 60.0  # how long a cancelled running job may take to stop at the end of its iteration
 

@@ -16,7 +16,7 @@ from app import state, urlcodec
 from app.live import params as live_params
 from app.live.params import DRAFTERS
 from app.settings import LiveSettings
-from specsim.prompt_sets import EXAMPLES
+from specsim.core.prompt_sets import EXAMPLES
 
 
 def apply_url(pairs: Mapping[str, str]) -> None:

@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.palette import BACKGROUND, DRAFT, EXTRA, KEPT, MUTED, PLAIN, REJECTED, TARGET
-from specsim import analytics
-from specsim.replay import visible
-from specsim.trace import Iteration, TokenProb, Trace
+from specsim.core.trace import Iteration, TokenProb, Trace
+from specsim.lesson.replay import visible
+from specsim.measure import analytics
 
 # One colour per role, shared with the token chips.
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from app.layout import all_pages, script_path
-from specsim import defaults, draft_loader
+from specsim.core import defaults, draft_loader
 
 """What the live page drafts with by default: "standalone" or "eagle" (its draft.json says which)."""
 

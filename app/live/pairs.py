@@ -2,7 +2,7 @@
 
 Turns the page's settings into model sources and drafter settings (no Streamlit);
 :func:`app.loaders.load_pair` loads them. An unknown pair raises
-:class:`~specsim.models.ModelUnavailable` with a message for the user.
+:class:`~specsim.core.models.ModelUnavailable` with a message for the user.
 
 A custom id is typed by whoever uses the page, on a server: a hub id (``owner/name``) is loaded from the
 hub and never looked up on this machine's disk, and a local folder only inside the folders the server
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.settings import LiveSettings
-from specsim import defaults, models, paths
-from specsim.models import LoadedModel, ModelUnavailable
+from specsim.core import defaults, models, paths
+from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
 BUNDLED = "bundled"
@@ -135,7 +135,8 @@ NO_DRAFT = ("No draft model is given for this pair (none is installed in assets/
 
 def request_for(settings: LiveSettings) -> RunRequest:
     """The run the settings describe, built once per Run: this process runs it, or a class worker does
-    (:func:`specsim.liverun.run_request` either way). The prompt goes as text (the process that loads the target
+    (:func:`specsim.classroom.liverun.run_request` either way). The prompt goes as text (the process that loads the
+    target
     encodes it); the names the learner typed ride in ``extra``, so a loading error shows them, never the server's
     paths. ModelUnavailable for a custom path the server may not open, BadRequest out of range."""
     where = target(settings)

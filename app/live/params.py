@@ -15,7 +15,8 @@ from app import keys, urlcodec
 from app.calculator import params as calc_params
 from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import WHOLE_NUMBER, Number, Param, Reading, half_up, last, number_text, read_number, refused
-from specsim import kpolicy, methods
+from specsim import methods
+from specsim.core import kpolicy
 from specsim.request import bounds
 
 MAX_PROMPT_CHARS = 2000

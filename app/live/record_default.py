@@ -1,4 +1,4 @@
-"""``python -m app.live.record_default``: record the live page's runs into assets/live/ (see specsim.recorded).
+"""``python -m app.live.record_default``: record the live page's runs into assets/live/ (see specsim.lesson.recorded).
 
 Record on an idle machine at its full thread count: the recorder refuses a noisy plain baseline.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from specsim import recorded
+from specsim.lesson import recorded
 
 
 def main(argv: list[str] | None = None) -> None:

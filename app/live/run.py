@@ -24,11 +24,11 @@ from app.live import pairs as live_pairs
 from app.live import params as live_params
 from app.live import view as live_view
 from app.settings import LiveSettings
-from specsim import liverun
-from specsim.liverun import SPECULATIVE
-from specsim.models import ModelUnavailable
+from specsim.classroom import liverun
+from specsim.classroom.liverun import SPECULATIVE
+from specsim.core.models import ModelUnavailable
+from specsim.core.trace import Trace
 from specsim.request import RunRequest
-from specsim.trace import Trace
 
 UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
 
@@ -170,7 +170,8 @@ def generate(request: RunRequest, shelf) -> None:
 
 
 def _generate(box: RunBox, request: RunRequest, shelf) -> None:
-    """The run itself is :func:`specsim.liverun.run_request`, as on a class-queue worker; this adds the progress bar
+    """The run itself is :func:`specsim.classroom.liverun.run_request`, as on a class-queue worker; this adds the
+    progress bar
     and the Cancel button."""
     holder = st.empty()
     with holder.container():

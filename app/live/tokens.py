@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from app.palette import DRAFT, EXTRA, KEPT, MUTED, MUTED_TEXT, REJECTED
-from specsim.replay import Chip
+from specsim.lesson.replay import Chip
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&=])")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from app.palette import DRAFT, INK, MUTED, PLAIN, TARGET
-from specsim.costmodel import CostModel
+from specsim.measure.costmodel import CostModel
 
 ROWS = ("plain decoding of the same tokens", "speculative loop, measured here",
         "projection: memory-bound accelerator (v = 1)")

@@ -8,10 +8,11 @@ import streamlit as st
 from app import state
 from app.charts import chart
 from app.live.why_figures import loop_cost_figure
-from specsim import explain, fairtime
-from specsim.costmodel import CostModel, cost_model
-from specsim.prompt_sets import EXAMPLES
-from specsim.trace import Trace
+from specsim.core.prompt_sets import EXAMPLES
+from specsim.core.trace import Trace
+from specsim.lesson import explain
+from specsim.measure import fairtime
+from specsim.measure.costmodel import CostModel, cost_model
 
 WIN_EXAMPLE = "Repeats its input"  # prompt lookup copies the prompt: the technique's easiest win
 WIN_DRAFTER = "prompt_lookup"

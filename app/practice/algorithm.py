@@ -7,9 +7,9 @@ import ast
 
 import streamlit as st
 
-from specsim.paths import REPO_ROOT
+from specsim.core.paths import REPO_ROOT
 
-RULE_FILE, RULE = "specsim/verify.py", "verify"
+RULE_FILE, RULE = "specsim/core/acceptance.py", "verify"
 
 ALGORITHM_1 = """\
 given the prefix, the draft's guesses x1 … xK and their q1 … qK,
@@ -53,7 +53,7 @@ def section() -> None:
         "**The algorithm as code.** First, the paper's rule for one loop after the draft and the target's single "
         f"pass; then the function the engine calls in every loop of every run on this site, read from "
         f"`{RULE_FILE}` as it is now ({len(source.splitlines())} lines from line {first}, docstring included). "
-        "The draft and the pass itself are `SpeculativeStep.check` in `specsim/engine.py`.")
+        "The draft and the pass itself are `SpeculativeStep.check` in `specsim/core/engine.py`.")
     st.code(ALGORITHM_1, language=None)  # one above the other: side by side, both listings scrolled sideways
     st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the lesson's notation.")
     st.code(source, language="python")

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.palette import DRAFT, TARGET
-from specsim.domains import DomainResult
+from specsim.lesson.domains import DomainResult
 
 
 def domain_figure(results: Sequence[DomainResult]) -> go.Figure:

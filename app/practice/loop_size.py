@@ -5,10 +5,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from specsim.paths import REPO_ROOT
+from specsim.core.paths import REPO_ROOT
 
 #: The loop's three parts, read from their source files (not imported: a class replica never loads torch).
-CORE = (("verify", "specsim/verify.py"), ("SpeculativeStep", "specsim/engine.py"), ("decode_loop", "specsim/engine.py"))
+CORE = (
+    ("verify", "specsim/core/acceptance.py"),
+    ("SpeculativeStep", "specsim/core/engine.py"),
+    ("decode_loop", "specsim/core/engine.py"),
+)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import secrets
 
 import streamlit as st
 
-from specsim import quiz
-from specsim.defaults import SEED_MAX
+from specsim.core.defaults import SEED_MAX
+from specsim.lesson import quiz
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,7 +1,7 @@
 """The knowledge check: one question at a time, feedback after each answer, a review at the end.
 
 The attempt (seed of the option shuffle, answers, current question) is one
-:class:`specsim.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches.
+:class:`specsim.lesson.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import streamlit as st
 from app import state
 from app.quiz import params as quiz_params
 from app.quiz.common import new_seed
-from specsim.quiz import KnowledgeAttempt, Question, advance, answer_current, option_order, review, score
+from specsim.lesson.quiz import KnowledgeAttempt, Question, advance, answer_current, option_order, review, score
 
 
 def current_attempt(questions: Sequence[Question]) -> KnowledgeAttempt:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import state
 from app.urlcodec import KNOWLEDGE_PARAM, SEQUENCE_PARAM, ours  # noqa: F401  (the quiz pages read them here)
-from specsim.quiz import KnowledgeAttempt, Question, SequenceAttempt
+from specsim.lesson.quiz import KnowledgeAttempt, Question, SequenceAttempt
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _NONE = "-"

@@ -1,6 +1,6 @@
 """The sequencing quiz: drag the steps of one round into order, or tap a piece and then its slot.
 
-Both ways of answering read and write the same :class:`specsim.quiz.SequenceAttempt` kept under
+Both ways of answering read and write the same :class:`specsim.lesson.quiz.SequenceAttempt` kept under
 ``state.SEQ_ATTEMPT``, so a learner can switch between them halfway and the check is the same.
 """
 
@@ -15,7 +15,7 @@ from streamlit_sortables import sort_items
 from app import state
 from app.quiz import params as quiz_params
 from app.quiz.common import new_seed
-from specsim.quiz import SequenceAttempt, SequenceQuiz
+from specsim.lesson.quiz import SequenceAttempt, SequenceQuiz
 
 TRAY_HEADER = "Tray: drag the steps from here"
 ANSWER_HEADER = "Your order: first step at the top"

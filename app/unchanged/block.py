@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import classtask, state
-from specsim import blockcheck
+from specsim.lesson import blockcheck
 
 RUNS = 600  # seeded runs per check: a few seconds on two cores
 

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.palette import DRAFT, EXTRA, MUTED, TARGET
-from specsim import unchanged
+from specsim.lesson import unchanged
 
 
 def pq_figure(labels: Sequence[str], p: Sequence[float], q: Sequence[float]) -> go.Figure:

@@ -1,5 +1,6 @@
 """*Why the output is unchanged*: top-k and top-p cut p and q alike before the ratio, so what comes out is the cut
-target, never a token the cut removed. Numbers from :func:`specsim.unchanged.warped` (the engine's warp in numpy)."""
+target, never a token the cut removed. Numbers from :func:`specsim.lesson.unchanged.warped` (the engine's warp in
+numpy)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from app import state
 from app.charts import chart
 from app.unchanged import figures as figs
 from app.unchanged import pq
-from specsim import unchanged
+from specsim.lesson import unchanged
 
 TOP_K, TOP_P = 3, 0.9  # where the sliders start
 

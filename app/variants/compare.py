@@ -11,10 +11,12 @@ from app import classtask, loaders, state
 from app.charts import chart
 from app.palette import EXTRA, KEPT, NAMES
 from app.variants import figures as figs
-from specsim import costmodel, fairtime, methods, replay
-from specsim.models import format_prompt
-from specsim.paths import HELDOUT_RESULTS
-from specsim.variants import compare as cmp
+from specsim import methods
+from specsim.core.models import format_prompt
+from specsim.core.paths import HELDOUT_RESULTS
+from specsim.lesson import replay
+from specsim.measure import compare_variants as cmp
+from specsim.measure import costmodel, fairtime
 
 
 @dataclass
@@ -118,7 +120,7 @@ def lesson_table(comparison: cmp.Comparison) -> None:
         try:
             saved = json.loads(HELDOUT_RESULTS.read_text(encoding="utf-8"))
             st.caption(f"On the held-out prompt set ({saved['prompts']} prompts, {saved['max_new_tokens']} tokens "
-                       f"each, measured by `python -m specsim.variants.compare --heldout {saved['prompts']}`):")
+                       f"each, measured by `python -m specsim.measure.compare_variants --heldout {saved['prompts']}`):")
             st.table(cmp.lesson_rows(saved["rows"]), hide_index=True)
         except (ValueError, KeyError) as error:
             st.warning(f"The saved held-out results could not be read: {error}")

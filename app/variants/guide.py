@@ -9,8 +9,10 @@ import streamlit as st
 from app import state
 from app.charts import chart
 from app.variants import guide_figures as figs
-from specsim import defaults, draft_loader, machine, methods
-from specsim.published import MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, SAXENA_SPEEDUP, YANG_SPEEDUP
+from specsim import methods
+from specsim.core import defaults, draft_loader
+from specsim.core.published import MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, SAXENA_SPEEDUP, YANG_SPEEDUP
+from specsim.measure import machine
 
 EAGLE_DRAFT = defaults.EAGLE_DRAFT
 
@@ -19,7 +21,7 @@ LIVE_DEFAULT = " (the live page's default)"
 
 def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
     """(heading, explanation, figure builder) per variant; the one the live page runs by default (``live_form``,
-    from :func:`specsim.draft_loader.draft_form`) says so in its heading and text, and no other does."""
+    from :func:`specsim.core.draft_loader.draft_form`) says so in its heading and text, and no other does."""
     standalone = ("A second, much smaller model with the same tokenizer writes K tokens one after another; the target "
                   "checks them in one pass. It costs a second model to train or find, host and run.")
     if live_form == "standalone":
@@ -86,7 +88,7 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
 @functools.cache
 def entries() -> tuple:
     """The guide's entries, built on first use: the live page's default form (the bundled pair with
-    :data:`specsim.defaults.DEFAULT_DRAFTER`) is read from the draft's folder."""
+    :data:`specsim.core.defaults.DEFAULT_DRAFTER`) is read from the draft's folder."""
     return guide_entries(draft_loader.draft_form(defaults.DEFAULT_DRAFTER, defaults.DEFAULT_DRAFT))
 
 

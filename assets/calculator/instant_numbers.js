@@ -1,15 +1,15 @@
 // The calculator's four headline numbers, recomputed in the browser the moment a slider moves, so they change
 // within a frame instead of after a round trip to the server. The script run that follows draws specsim's own
-// numbers over them (specsim.analytics stays the source of truth); tests/browser/test_instant_numbers.py checks,
+// numbers over them (specsim.measure.analytics stays the source of truth); tests/browser/test_instant_numbers.py checks,
 // for every slider position, that the two agree on every digit shown.
 
-// Mirrors specsim.analytics.tokens_per_loop: the closed form (1 - a^(K+1)) / (1 - a), and K + 1 at a = 1.
+// Mirrors specsim.measure.analytics.tokens_per_loop: the closed form (1 - a^(K+1)) / (1 - a), and K + 1 at a = 1.
 export function tokensPerLoop(alpha, k) {
   if (Math.abs(alpha - 1) <= 1e-12) return k + 1;
   return (1 - alpha ** (k + 1)) / (1 - alpha);
 }
 
-// The four metrics as specsim.analytics computes them (same operations, same order).
+// The four metrics as specsim.measure.analytics computes them (same operations, same order).
 export function headline(k, alphaPct, c, v) {
   const tokens = tokensPerLoop(alphaPct / 100, k);
   const cost = k * c + v;  // analytics.cost_per_loop

@@ -32,7 +32,7 @@ BUDGETS = {
 
 
 def default_root() -> Path:
-    from specsim.paths import cache_dir
+    from specsim.core.paths import cache_dir
 
     return cache_dir() / "distill"
 

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from specsim.core.models import format_conversation, format_prompt
 from specsim.distill import instruct as I
-from specsim.models import format_conversation, format_prompt
 
 SHARD_GLOB = "shard-*.npz"
 
@@ -372,7 +372,7 @@ def records_from_shard(model, path: Path, top_k: int = 32, batch: int = 16,
 
     With ``feature_layers`` the features are those layers' hidden states side by side (EAGLE-3 style).
     """
-    from specsim.drafters import target_features
+    from specsim.core.drafters import target_features
 
     seqs = read_shard(path)
     out = []

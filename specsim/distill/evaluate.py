@@ -8,14 +8,14 @@ i, and stops at the first proposal that differs from the target's token. From th
 - accepted per chain (chains with all K positions available);
 - ``alpha``: accepted over checked proposals, a proposal after the first miss being unchecked
   (what the engine's ``Trace.acceptance_rate`` reports);
-- the per-token α whose geometric model (specsim.analytics) gives the same tokens per loop.
+- the per-token α whose geometric model (specsim.measure.analytics) gives the same tokens per loop.
 
 A standalone draft that has matched so far is in exactly the state teacher forcing gives it, so its
 chains follow from one teacher-forced pass. The EAGLE-style draft continues from its *own* predicted
 features, so every chain is really run, from a copy of its KV cache cut at the chain's start.
 
 The draft's cost is not timed here: it is the app's one cost model of a short real run through the engine
-(:func:`specsim.machine.run_costs`), so the c written beside α is the c the live page and the bench show.
+(:func:`specsim.measure.machine.run_costs`), so the c written beside α is the c the live page and the bench show.
 """
 
 from __future__ import annotations
@@ -30,22 +30,22 @@ import torch
 from tqdm import tqdm
 from transformers import DynamicCache
 
+from specsim.core.draft_loader import copy_lookup
+from specsim.core.models import format_prompt
 from specsim.distill.training_prompts import load_heldout
-from specsim.draft_loader import copy_lookup
-from specsim.models import format_prompt
 
 
 @torch.inference_mode()
 def heldout_set(target, n_new: int, limit: int = 0, cache: Path | None = None) -> list[dict]:
     """Per held-out prompt: ids (prompt + greedy continuation), prompt length, domain, target features.
 
-    ``target`` is the loaded target (:class:`~specsim.models.LoadedModel`). Each continuation is the app's own
-    plain decoding (:func:`specsim.engine.plain_generate`, one prompt at a time), so every chain is scored
+    ``target`` is the loaded target (:class:`~specsim.core.models.LoadedModel`). Each continuation is the app's own
+    plain decoding (:func:`specsim.core.engine.plain_generate`, one prompt at a time), so every chain is scored
     against the tokens the engine verifies against, for all ``n_new`` tokens (or up to end-of-text). (Until
     2026-12-03 they came from batched generation, cut where one unpadded pass disagreed, which left some
     prompts with a token or two.) The features are the target's last hidden states from one pass.
     """
-    from specsim.engine import plain_generate
+    from specsim.core.engine import plain_generate
 
     if cache is not None and cache.is_file():
         return torch.load(cache, weights_only=False)
@@ -69,7 +69,7 @@ def with_features(target, items: list[dict], layers: list[int] | None) -> list[d
     """The held-out items with fused features of ``layers`` in place of the last hidden states (EAGLE-3)."""
     if not layers:
         return items
-    from specsim.drafters import target_features
+    from specsim.core.drafters import target_features
 
     out = []
     for item in items:
@@ -89,7 +89,7 @@ def _first_misses(hits: np.ndarray, k: int) -> list[int]:
 def chains_standalone(draft, item: dict, k: int, copy=None) -> list[tuple[int, int]]:
     """(accepted, available) for a chain started at every continuation position.
 
-    ``copy`` (a :class:`~specsim.drafters.PromptLookupDrafter`): a position where the text so far repeats its
+    ``copy`` (a :class:`~specsim.core.drafters.PromptLookupDrafter`): a position where the text so far repeats its
     last few tokens proposes what followed them, as the engine's copying drafter does; a chain that has
     matched so far is still the teacher-forced text, so the same per-position hits give its chains.
     """
@@ -172,9 +172,9 @@ def fit_alpha(mean_accepted: float, k: int) -> float:
 
 def draft_costs(folder: Path, target, n_new: int = 24) -> dict:
     """The draft's costs as the app measures them: the cost model of a short real run through the engine
-    (:func:`specsim.machine.run_costs`), c, v and o in plain one-token target passes (medians)."""
-    from specsim.distill.drafter import make_drafter
-    from specsim.machine import run_costs
+    (:func:`specsim.measure.machine.run_costs`), c, v and o in plain one-token target passes (medians)."""
+    from specsim.core.trained_drafters import make_drafter
+    from specsim.measure.machine import run_costs
 
     m = run_costs(target, make_drafter(folder, target.model, dtype=target.dtype, device=target.device), n_new=n_new)
     return {"draft_cost": m.draft_cost, "verify_cost": m.verify_cost, "other_cost": m.other_cost,
@@ -202,8 +202,8 @@ def evaluate(draft, items: list[dict], k: int, copy=None) -> dict:
 
 
 def run(args: Namespace, budget: dict, root: Path) -> None:
-    from specsim.distill.draft_model import load_draft
-    from specsim.models import load_bundled_target
+    from specsim.core.draft_nets import load_draft
+    from specsim.core.models import load_bundled_target
 
     target = load_bundled_target("cpu")  # the app's default dtype on the CPU
     dtype = str(target.dtype).removeprefix("torch.")

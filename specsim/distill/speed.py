@@ -2,10 +2,10 @@
 
 For every drafter and K, the same prompts are decoded by ``speculative_generate`` and compared with
 ``plain_generate`` (greedy, target in ``--dtype``, float32 by default; drafts in float32): the output must
-be identical. Timing is the project's one driver, :func:`specsim.timing.time_decoders`: an untimed warm-up,
+be identical. Timing is the project's one driver, :func:`specsim.measure.timing.time_decoders`: an untimed warm-up,
 then every prompt decoded plainly and by each drafter at each K, interleaved, and the speedup as the README
 defines it (decode tokens per second over plain's, prefill excluded; the fair figure of
-:mod:`specsim.fairtime`). The prefill column shows what the drafters add before the first token (the EAGLE
+:mod:`specsim.measure.fairtime`). The prefill column shows what the drafters add before the first token (the EAGLE
 drafter's extra prompt pass).
 """
 
@@ -18,17 +18,17 @@ from pathlib import Path
 
 import torch
 
-from specsim.paths import DRAFTS
-from specsim.prompt_sets import heldout_items
-from specsim.timing import Contender, time_decoders
-from specsim.trace import pooled_acceptance_rate, pooled_tokens_per_pass
+from specsim.core.paths import DRAFTS
+from specsim.core.prompt_sets import heldout_items
+from specsim.core.trace import pooled_acceptance_rate, pooled_tokens_per_pass
+from specsim.measure.timing import Contender, time_decoders
 
 
 def drafters(target, folders: list[Path]) -> dict[str, object]:
     """The drafters to compare: each trained draft, prompt lookup and early exit."""
-    from specsim.defaults import DEFAULT_EARLY_EXIT_LAYERS
-    from specsim.distill.drafter import make_drafter
-    from specsim.drafters import EarlyExitDrafter, PromptLookupDrafter
+    from specsim.core.defaults import DEFAULT_EARLY_EXIT_LAYERS
+    from specsim.core.drafters import EarlyExitDrafter, PromptLookupDrafter
+    from specsim.core.trained_drafters import make_drafter
 
     out = {f.name: make_drafter(f, target.model) for f in folders}
     out["prompt_lookup"] = PromptLookupDrafter()
@@ -37,8 +37,8 @@ def drafters(target, folders: list[Path]) -> dict[str, object]:
 
 
 def run(args: Namespace, budget: dict, root: Path) -> dict:
-    from specsim.engine import plain_generate, speculative_generate
-    from specsim.models import format_prompt, load_bundled_target
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt, load_bundled_target
 
     dtype = getattr(args, "dtype", "float32")
     target = load_bundled_target("cpu", dtype)

@@ -2,7 +2,7 @@
 
     data/corpus/shard-*.npz  the token corpus (see corpus.py; ``all`` writes its own under ROOT/corpus)
     ROOT/data/corpus-*.pt    training records recomputed from it: features, top-k (see corpus.load_records)
-    ROOT/drafts/<name>/      a trained draft (see draft_model.py)
+    ROOT/drafts/<name>/      a trained draft (see specsim/core/draft_nets.py)
     ROOT/eval/<name>.json    its held-out evaluation (see evaluate.py)
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 def corpus_folder(args: Namespace, root: Path) -> Path:
     """``--corpus``, else the repo's ``data/corpus``; the ``all`` stage uses ROOT/corpus, so a run of the whole
     recipe (the test's) never writes into the repo."""
-    from specsim.defaults import CORPUS_DIR
+    from specsim.core.defaults import CORPUS_DIR
 
     return args.corpus or (root / "corpus" if args.stage == "all" else Path(CORPUS_DIR))
 
@@ -27,8 +27,8 @@ def run_corpus(args: Namespace, budget: dict, root: Path, stages: tuple[str, ...
     and the throughput of one batch. The target is loaded once for all of ``stages``, run in order."""
     import torch
 
+    from specsim.core.models import load_bundled_target
     from specsim.distill import corpus as C
-    from specsim.models import load_bundled_target
 
     corpus = corpus_folder(args, root)
     target = load_bundled_target(args.device, args.target_dtype, invariant=False)  # stock kernels: data, not identity

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from specsim.distill import draft_model as M
+from specsim.core import draft_nets as M
 from specsim.distill.corpus import load_records, records_folder
 
 MAX_LEN = 192
@@ -201,7 +201,7 @@ def agreement(draft, items: list[dict], unk: int) -> float:
 
 def run(args: Namespace, budget: dict, root: Path) -> Path:
     """Train one draft as ``args`` say and write it to ROOT/drafts/<name>; returns the folder."""
-    from specsim.models import load_bundled_target
+    from specsim.core.models import load_bundled_target
 
     start = time.time()
     torch.manual_seed(args.seed)

@@ -19,7 +19,7 @@ import re
 import sysconfig
 from pathlib import Path
 
-from specsim.prompt_sets import heldout_items
+from specsim.core.prompt_sets import heldout_items
 
 TOPICS = [
     "volcanoes", "coral reefs", "the printing press", "chess openings", "honeybees", "glaciers", "Roman aqueducts",

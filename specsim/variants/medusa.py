@@ -10,7 +10,7 @@ Here the heads reuse the target's output matrix restricted to a reduced vocabula
 seen in the training data), so the shipped file holds only the K residual blocks and the list
 of kept token ids (~5 MB for K = 4 on SmolLM2-135M).
 
-Verification: :class:`MedusaDrafter` fits the engine's :class:`~specsim.drafters.Drafter`
+Verification: :class:`MedusaDrafter` fits the engine's :class:`~specsim.core.drafters.Drafter`
 protocol and proposes ONE chain (each head's top-1), checked by the engine's normal verify step;
 its trace also records each head's runner-up tokens, i.e. the candidate tree Medusa could
 verify. :func:`medusa_tree_generate` verifies that tree for real in one pass with tree attention
@@ -25,10 +25,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from specsim.clock import now
-from specsim.drafters import Proposal
-from specsim.paths import MEDUSA_HEADS as ASSET
-from specsim.sampling import SamplingConfig, top_tokens
+from specsim.core.clock import now
+from specsim.core.drafters import Proposal
+from specsim.core.paths import MEDUSA_HEADS as ASSET
+from specsim.core.sampling import SamplingConfig, top_tokens
 
 HEAD_ALTERNATIVES = 3  # ranked tokens per head recorded in the trace (the candidate tree's width)
 
@@ -139,7 +139,7 @@ class MedusaDrafter:
             proposal.tokens.append(int(ids[index]))
             proposal.q.append(float(head[index]))
             proposal.top.append([(int(ids[i]), p) for i, p in top_tokens(head, HEAD_ALTERNATIVES)])
-            if proposal.q[-1] < stop_below:  # the confidence stop (specsim.kpolicy): the later heads are dropped
+            if proposal.q[-1] < stop_below:  # the confidence stop (specsim.core.kpolicy): the later heads are dropped
                 break
         elapsed = now(self.device) - start
         proposal.pass_times = [elapsed] + [0.0] * (len(proposal.tokens) - 1)  # one matmul drafts them all

@@ -15,13 +15,13 @@ from collections.abc import Callable
 import torch
 from transformers import DynamicCache
 
-from specsim.clock import now
-from specsim.drafters import Proposal
-from specsim.engine import decode_loop
-from specsim.models import LoadedModel
-from specsim.sampling import SamplingConfig
-from specsim.step import Checked, run_settings
-from specsim.trace import Iteration
+from specsim.core.clock import now
+from specsim.core.drafters import Proposal
+from specsim.core.engine import decode_loop
+from specsim.core.loop_parts import Checked, run_settings
+from specsim.core.models import LoadedModel
+from specsim.core.sampling import SamplingConfig
+from specsim.core.trace import Iteration
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.runs import MedusaTreeRun, TreeStep
 from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree

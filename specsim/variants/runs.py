@@ -1,6 +1,7 @@
 """What the variants' runs record for the pages: plain data, no torch.
 
-The variants page's comparison runs on a class worker and reaches a replica pickled (:mod:`specsim.tasks`); its
+The variants page's comparison runs on a class worker and reaches a replica pickled (:mod:`specsim.classroom.tasks`);
+its
 classes live here, apart from the torch code that fills them (:mod:`specsim.variants.lookahead`,
 :mod:`specsim.variants.medusa_tree`), so reading a result never imports torch (issue 52: a replica loads no model).
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specsim.trace import Trace
+from specsim.core.trace import Trace
 
 
 @dataclass(frozen=True)

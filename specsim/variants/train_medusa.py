@@ -23,8 +23,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from specsim.models import LoadedModel, format_prompt, load_bundled_target
-from specsim.paths import cache_dir
+from specsim.core.models import LoadedModel, format_prompt, load_bundled_target
+from specsim.core.paths import cache_dir
 from specsim.variants.medusa import ASSET, MedusaHeads, restricted_output
 
 DISTILL_DATA = cache_dir() / "distill" / "data"  # where ``python -m specsim.distill featurize`` writes its records

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
-from specsim.drafters import Proposal, crop_cache
-from specsim.sampling import SamplingConfig, warp
-from specsim.verify import Verdict, verify
+from specsim.core.acceptance import Verdict, verify
+from specsim.core.drafters import Proposal, crop_cache
+from specsim.core.sampling import SamplingConfig, warp
 
 GREEDY = SamplingConfig()
 

@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
-from specsim import analytics
-from specsim.trace import Trace
+from specsim.core.trace import Trace
+from specsim.measure import analytics
 from tests.browser.server import running_app
 
 SHOTS = Path(os.environ.get("SPECSIM_SHOTS", Path(__file__).resolve().parents[2] / "out" / "screenshots"))

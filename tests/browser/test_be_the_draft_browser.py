@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specsim import guess, recorded, replay
+from specsim.lesson import guess, recorded, replay
 from tests.browser.conftest import act, click, goto, metrics
 
 

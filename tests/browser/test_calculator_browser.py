@@ -1,6 +1,6 @@
 """The calculator as a person uses it: sliders moved with the mouse and the keyboard, shared links, bad links.
 
-Expected numbers come from :mod:`specsim.analytics` for the values the sliders show on screen, and the
+Expected numbers come from :mod:`specsim.measure.analytics` for the values the sliders show on screen, and the
 plots are read back from plotly's own data in the page, so a page wired to the wrong setting fails.
 """
 
@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
-from specsim import analytics
+from specsim.measure import analytics
 from tests.browser.conftest import (
     ALPHA_LABEL,
     C_LABEL,

@@ -21,7 +21,7 @@ import pytest
 from rq import Queue
 from rq.registry import StartedJobRegistry
 
-from specsim import jobs
+from specsim.classroom import jobs
 from specsim.request import RunRequest
 from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
 from tests.class_hold import hold

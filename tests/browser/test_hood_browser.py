@@ -1,4 +1,4 @@
-"""Under the hood in a real browser: the figures plotly draws are the ones specsim.hood computes from the run."""
+"""Under the hood in a real browser: the figures plotly draws are the ones specsim.lesson.hood computes from the run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from specsim import hood, recorded
+from specsim.lesson import hood, recorded
 from tests.browser.conftest import act, goto, plot_trace, screenshot
 
 RUNS = {r.name: recorded.load(r.path) for r in recorded.RECIPES}

@@ -1,4 +1,4 @@
-"""The calculator's browser-side numbers (assets/calculator/instant_numbers.js) agree with specsim.analytics.
+"""The calculator's browser-side numbers (assets/calculator/instant_numbers.js) agree with specsim.measure.analytics.
 
 The component recomputes the four headline numbers in the browser while a slider moves, before the script run
 answers; that run then draws specsim's numbers. Two checks: at every slider position (all K, all α, every c on
@@ -15,7 +15,7 @@ import pytest
 from app.calculator.numbers import texts
 from app.calculator.text import CalcNumbers
 from app.settings import CalcSettings
-from specsim.defaults import K_MAX, K_MIN
+from specsim.core.defaults import K_MAX, K_MIN
 from tests.browser.conftest import (
     ALPHA_LABEL,
     C_LABEL,

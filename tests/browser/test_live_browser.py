@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import replay
+from specsim.lesson import replay
 from tests.browser.conftest import (
     IDLE,
     alerts,

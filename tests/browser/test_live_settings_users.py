@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from app.urlcodec import number_text
-from specsim import defaults
+from specsim.core import defaults
 from tests.browser.conftest import SHOTS, alerts, assert_no_exception, download_trace, goto, new_page, runs, wait_idle
 from tests.browser.server import SERVERS
 

@@ -1,13 +1,13 @@
 """Both quizzes in a real browser, answered the way a learner would: tapping steps, clicking options.
 
-The right answers come from the quiz data through :mod:`specsim.quiz`, never from the page.
+The right answers come from the quiz data through :mod:`specsim.lesson.quiz`, never from the page.
 """
 
 from __future__ import annotations
 
 import re
 
-from specsim import quiz
+from specsim.lesson import quiz
 from tests.browser.conftest import act, goto, screenshot
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import quiz
+from specsim.lesson import quiz
 from tests.browser.conftest import assert_no_exception, goto, screenshot
 
 

@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from specsim import recorded, replay
+from specsim.lesson import recorded, replay
 from tests.browser.conftest import act, alerts, click, goto, screenshot, shown_iteration
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

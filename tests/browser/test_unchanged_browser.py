@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.unchanged import pq
-from specsim import unchanged
+from specsim.lesson import unchanged
 from tests.browser.conftest import act, alerts, drag, goto, metrics, plot_trace, press_key, screenshot, slider_value
 
 

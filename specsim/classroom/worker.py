@@ -1,0 +1,122 @@
+"""A class-queue worker: ``python -m specsim.classroom.worker --redis redis://host:6379/0``.
+
+It serves the live runs that :func:`specsim.classroom.jobs.submit` queues, and the pages' measurements that
+:func:`specsim.classroom.tasks.submit` queues, one at a time, in this process (RQ's
+``SimpleWorker``: no fork per job), so the models it loads stay loaded for the next job (``--preload bundled``
+loads the bundled target before the first). Start as many as the machine has room for; each registers the
+machine it runs on, so a run it records can answer the same request later from the shared run cache. After a
+Redis restart (which comes back empty) it reconnects and registers again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+import time
+
+REGISTERED_CHECK_S = 2.0
+REDIS_PATIENCE_S = 60.0  # how long a starting worker waits for a Redis that does not answer (one restarting)
+
+
+def _when_redis_answers(call, patience_s: float = REDIS_PATIENCE_S, on_retry=None):
+    """``call()``, again every half second while Redis does not answer, for up to ``patience_s``: a Redis restarted
+    while the worker starts (supervisord restarts both) costs a wait, not the worker. ``on_retry`` runs before each
+    new try."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return call()
+        except (RedisConnectionError, RedisTimeoutError, OSError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+            if on_retry is not None:
+                try:
+                    on_retry()
+                except (RedisConnectionError, RedisTimeoutError, OSError):
+                    pass
+
+
+def _profile_json() -> str | None:
+    """This machine's profile as JSON (None when it has not been measured), for the class's pages."""
+    from specsim.measure import machine
+
+    profile = machine.cached()
+    return None if profile is None else profile.to_json()
+
+
+def _publish_profile(conn) -> None:
+    from specsim.classroom import jobs
+
+    jobs.publish_profile(conn, _profile_json())
+
+
+def _stay_registered(worker, machine: str) -> None:
+    """Register again after Redis came back empty from a restart. RQ reconnects on its own (a blocked wait for a job
+    is retried by redis-py), but the registration that Worker.count and the pages' estimates read is gone."""
+    from rq.worker_registration import REDIS_WORKER_KEYS
+
+    from specsim.classroom import jobs
+
+    while True:
+        time.sleep(REGISTERED_CHECK_S)
+        try:
+            registered = worker.connection.sismember(REDIS_WORKER_KEYS, worker.key)
+            if worker.birth_date is not None and not registered:
+                worker.log.warning("Worker %s: Redis lost this worker's registration (a restart?); registering again",
+                                   worker.name)
+                # RQ's own heartbeat may already have written a bare key back, which register_birth would refuse
+                worker.connection.delete(worker.key)
+                worker.register_birth()
+                worker.connection.sadd(jobs.MACHINES, machine)
+                _publish_profile(worker.connection)
+        except Exception:  # noqa: BLE001 - Redis still down: the next check tries again
+            continue
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m specsim.classroom.worker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--redis", required=True, help="the Redis URL the app submits to, e.g. redis://localhost:6379/0")
+    parser.add_argument("--queue", default=None, help="the queue to serve (default: specsim.classroom.jobs.QUEUE)")
+    parser.add_argument("--preload", nargs="*", default=[], metavar="TARGET",
+                        help="targets to load before the first job ('bundled', a hub id or a folder)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--burst", action="store_true", help="stop once the queue is empty")
+    parser.add_argument("--name", default=None, help="the start of the worker's name in RQ, which ends with the "
+                                                     "process id (default: the host's name)")
+    args = parser.parse_args(argv)
+
+    import torch
+    from rq import Queue, SimpleWorker
+
+    from specsim.classroom import jobs
+    from specsim.core.cpu import machine_id
+    from specsim.core.models import default_device
+    from specsim.request import RunRequest
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    conn = jobs.connect(args.redis)
+    _when_redis_answers(conn.ping)  # a wrong URL fails here, with redis' own message, after REDIS_PATIENCE_S
+    for target in args.preload:
+        jobs.SHELF.target(RunRequest(prompt=".", target=target))  # a target to load, not a run
+    machine, profile = machine_id(default_device()), _profile_json()
+    _when_redis_answers(lambda: (conn.sadd(jobs.MACHINES, machine), jobs.publish_profile(conn, profile)))
+
+    # The process id makes the name unique: a worker restarted after a kill -9 must not meet its predecessor's
+    # registration, which stays in Redis until it expires (RQ then refuses the name).
+    name = f"{args.name or 'specsim-' + os.uname().nodename}-{os.getpid()}"
+    worker = SimpleWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
+    threading.Thread(target=_stay_registered, args=(worker, machine), daemon=True).start()
+    # RQ registers the worker as work() starts; a failed start leaves a half-written registration to clear first
+    _when_redis_answers(lambda: worker.work(burst=args.burst, logging_level="WARNING"),
+                        on_retry=lambda: worker.connection.delete(worker.key))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

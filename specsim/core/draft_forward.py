@@ -1,0 +1,196 @@
+"""The standalone draft's forward pass written out in plain torch, with a preallocated KV cache.
+
+A draft pass is one token through two small decoder layers: a few million multiply-adds, well under a
+millisecond of arithmetic. Through ``LlamaForCausalLM`` the same pass pays for a general-purpose model
+around it (the mask builder, the cache object, the output classes, one Python call per sub-module),
+which costs more than the arithmetic and puts the draft at about an eighth of a target pass (c ≈ 0.12).
+Here the pass is the textbook one, and nothing else:
+
+    x = embedding[token]
+    for each layer:
+        h = rms_norm(x) * w_in
+        q, k, v = h @ W_qkv          (q, k rotated by their position: RoPE)
+        append k, v to the cache      (a preallocated tensor; rolling back is moving a pointer)
+        x = x + softmax(q kᵀ / √d) v @ W_o
+        h = rms_norm(x) * w_post
+        x = x + (silu(h @ W_gate) * (h @ W_up)) @ W_down
+    logits = (rms_norm(x) * w_final) @ Eᵀ          (the tied embedding, over the draft's vocabulary)
+
+It is the same maths as the Llama module it reads its weights from (tests compare the two), so the
+draft proposes the same tokens; only its cost changes. Where the fused kernels run, the same steps run
+as one C++ call (:func:`specsim.core.fused` ``draft_pass``): no Python between them, which halves the pass
+again (about 0.5 against 0.9 ms a pass here, measured in
+``docs/measurements/invariant-log-2026-12-01-to-03.md``). The Python below stays the reference that tests
+compare that call with, and runs a prompt's prefill (``ONE_CALL_ROWS``).
+
+It runs in the target's dtype, as the stock draft did; with bfloat16 on a CPU where the fused linear kernel
+runs, the weights are bfloat16 and the activations float32 (see ``LeanLlama.__init__``).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+ONE_CALL_ROWS = 32
+"""Passes of up to this many tokens (every pass of a decoding loop) run as the one C++ call. A prompt's
+prefill takes the Python steps: their attention (SDPA, on every core) beats the call's plain loop on long
+inputs (200 tokens: 17 against 28 ms here). Both fill the same cache the same way."""
+
+
+class LeanCache:
+    """Keys and values of every layer in one tensor each, [layers, kv heads, capacity, head dim].
+
+    ``length`` positions are valid. It answers the two calls the engine's cache code makes
+    (``get_seq_length`` and ``crop``), so the drafter rolls it back like a transformers cache.
+    """
+
+    def __init__(self, layers: int, kv_heads: int, head_dim: int, dtype: torch.dtype, device, capacity: int = 512):
+        self.keys = torch.empty(layers, kv_heads, capacity, head_dim, dtype=dtype, device=device)
+        self.values = torch.empty_like(self.keys)
+        self.length = 0
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def crop(self, max_length: int) -> None:
+        """Keep the first ``max_length`` positions (negative: drop that many from the end), as transformers does."""
+        self.length = max(0, self.length + max_length if max_length < 0 else min(max_length, self.length))
+
+    def reserve(self, length: int) -> None:
+        """Grow the capacity (doubling) so ``length`` positions fit; the valid part is kept."""
+        capacity = self.keys.shape[2]
+        if length <= capacity:
+            return
+        while capacity < length:
+            capacity *= 2
+        for name in ("keys", "values"):
+            old = getattr(self, name)
+            new = old.new_empty(old.shape[0], old.shape[1], capacity, old.shape[3])
+            new[:, :, : self.length] = old[:, :, : self.length]
+            setattr(self, name, new)
+
+
+class LeanLlama:
+    """A Llama-architecture draft (``StandaloneDraft``) as plain tensors and one forward function."""
+
+    def __init__(self, draft: torch.nn.Module, dtype: torch.dtype | None = None, one_call: bool = True):
+        config, model = draft.config, draft.llama.model
+        weight = model.embed_tokens.weight
+        self.dtype = dtype or weight.dtype
+        self.device = weight.device
+        self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
+        self.eps = config.rms_norm_eps
+        if getattr(config, "attention_bias", False) or getattr(config, "mlp_bias", False):
+            raise ValueError("the lean forward covers Llama drafts without biases")
+        rope = getattr(config, "rope_parameters", None) or {}
+        if rope.get("rope_type", "default") != "default":
+            raise ValueError(f"the lean forward covers the default RoPE, not {rope.get('rope_type')}")
+        theta = float(rope.get("rope_theta", getattr(config, "rope_theta", 10000.0)))
+        self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.head_dim, 2, dtype=torch.float) / self.head_dim))
+        self.inv_freq = self.inv_freq.to(self.device)
+
+        # Each weight matrix W [out, in] is kept as a tensor M that ``self._times(x, M)`` turns into x Wᵀ:
+        # - bfloat16 on a CPU where the fused row-invariant linear kernel runs (AMX, or AVX2 without bfloat16
+        #   arithmetic): M is W in bfloat16 as stored, read once and widened to float32 by the kernel; the
+        #   activations stay in float32. Stock bfloat16 matmuls are slow there (one row: 63 against 26 µs for a
+        #   576 x 576 product, measured on an AMD EPYC).
+        # - float32: M is Wᵀ stored [in, out], so one row times it reads memory in order; the 8k-row head
+        #   then costs a third of what it does as stored (the same CPU).
+        # - otherwise (bfloat16 without the kernel, or CUDA): M is a transposed view of W, as in nn.Linear.
+        from specsim.core import fused
+
+        kernel = fused.linear_kernel() if self.dtype == torch.bfloat16 and self.device.type == "cpu" else None
+        self.kernel = kernel is not None and config.hidden_size % 16 == 0 and config.intermediate_size % 16 == 0
+        if self.kernel:
+            self.dtype, self._times, layout = torch.float32, kernel, "bf16 as stored"
+        else:
+            self._times, layout = torch.matmul, "in-out" if self.dtype == torch.float32 else "view"
+
+        def matrix(t: torch.Tensor) -> torch.Tensor:
+            t = t.detach()
+            if layout == "bf16 as stored":
+                return t.to(torch.bfloat16).contiguous()
+            if layout == "in-out":
+                return t.T.to(self.dtype).contiguous()
+            return t.to(self.dtype).contiguous().T
+
+        def cast(t: torch.Tensor) -> torch.Tensor:
+            return t.detach().to(self.dtype).contiguous()
+
+        self.embed = cast(weight)
+        self.layers = []
+        for layer in model.layers:
+            attn, mlp = layer.self_attn, layer.mlp
+            self.layers.append((
+                cast(layer.input_layernorm.weight),
+                matrix(torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])),
+                matrix(attn.o_proj.weight),
+                cast(layer.post_attention_layernorm.weight),
+                matrix(torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight])),
+                matrix(mlp.down_proj.weight),
+            ))
+        self.norm = cast(model.norm.weight)
+        self.head = matrix(draft.llama.lm_head.weight[: draft.n_out])
+        # The whole pass as one C++ call where the kernel runs (``one_call=False``: the Python steps below).
+        self.one_call = fused.kernel().draft_pass if self.kernel and one_call else None
+        self._flat = [w for layer in self.layers for w in layer]
+        self.to_small = draft.to_small
+        self._cos = self._sin = torch.empty(0, self.head_dim)
+
+    def new_cache(self) -> LeanCache:
+        return LeanCache(len(self.layers), self.kv_heads, self.head_dim, self.dtype, self.device)
+
+    def _rope(self, end: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos and sin of positions 0..end-1 (the table grows by doubling)."""
+        if self._cos.shape[0] < end:
+            size = max(end, 2 * self._cos.shape[0], 512)
+            freqs = torch.arange(size, dtype=torch.float, device=self.device)[:, None] * self.inv_freq[None]
+            angles = torch.cat([freqs, freqs], dim=-1)
+            self._cos, self._sin = angles.cos().to(self.dtype), angles.sin().to(self.dtype)
+        return self._cos, self._sin
+
+    def _rms_norm(self, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        x32 = x.float()
+        return weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(self.dtype)
+
+    @staticmethod
+    def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
+
+    @torch.inference_mode()
+    def forward(self, ids: list[int], cache: LeanCache) -> torch.Tensor:
+        """Feed target ids ``ids`` after the ``cache.length`` cached positions; logits at the last one."""
+        n, start = len(ids), cache.length
+        end = start + n
+        cache.reserve(end)
+        cos, sin = self._rope(end)
+        cos, sin = cos[start:end], sin[start:end]
+        index = self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]
+        x = self.embed[index]  # [n, d]
+        if self.one_call is not None and n <= ONE_CALL_ROWS:
+            logits = self.one_call(x, self._flat, cache.keys, cache.values, cos, sin, start, self.heads,
+                                   self.kv_heads, self.eps, self.norm, self.head)
+            cache.length = end
+            return logits
+        mask = None
+        if n > 1:  # query i sees every cached key and the new keys up to its own position
+            mask = torch.arange(end, device=self.device)[None] <= torch.arange(start, end, device=self.device)[:, None]
+        q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        for i, (w_in, w_qkv, w_o, w_post, w_gate_up, w_down) in enumerate(self.layers):
+            qkv = self._times(self._rms_norm(x, w_in), w_qkv)
+            q = qkv[:, :q_width].view(n, self.heads, self.head_dim).transpose(0, 1)
+            k = qkv[:, q_width : q_width + kv_width].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
+            v = qkv[:, q_width + kv_width :].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
+            cache.keys[i, :, start:end] = self._rotate(k, cos, sin)
+            cache.values[i, :, start:end] = v
+            attended = F.scaled_dot_product_attention(
+                self._rotate(q, cos, sin)[None], cache.keys[i : i + 1, :, :end], cache.values[i : i + 1, :, :end],
+                attn_mask=mask, enable_gqa=self.heads != self.kv_heads)
+            x = x + self._times(attended[0].transpose(0, 1).reshape(n, q_width), w_o)
+            gate, up = self._times(self._rms_norm(x, w_post), w_gate_up).chunk(2, dim=-1)
+            x = x + self._times(F.silu(gate) * up, w_down)
+        cache.length = end
+        return self._times(self._rms_norm(x[-1:], self.norm), self.head)[0]

@@ -1,0 +1,230 @@
+"""Two small C++ kernels for position-invariant CPU decode passes, built once: attention and the linears.
+
+The C++ lives in ``specsim/core/kernels/fused.cpp``; this module builds it, names the build, and decides where its
+linear kernel is used.
+
+**Attention** (``attend``). Each query row is computed by one thread with reductions in a fixed order
+that depends only on the row itself: the score q·k of every visible key summed over the head dimension
+in order, the softmax over the visible keys in key order, and the weighted sum of values in key order. So
+a row's result is bitwise the same whether it is computed alone (plain decoding) or among the K + 1 rows
+of a verification pass, or as a node of a tree. It replaces the per-row Python loop of
+:func:`specsim.core.invariant.invariant_attention`, which paid one small float32 attention per row and layer.
+
+**Linears** (``rows_linear``). ``x @ W.T`` for 1 to K + 1 rows, where each (row, output) sum runs through
+the same instructions in the same order whatever the number of rows. It has two routes. On a CPU with AMX
+tiles (Intel Sapphire Rapids and later) every row sits in a 16-row tile (padded with zeros) that meets the
+weights as they are stored, so one row costs what 16 cost: checking K + 1 tokens costs one pass, and the
+bitwise guarantee comes free. On a CPU with AVX2 but no bfloat16 arithmetic (AMD Zen 2/3, older Intel), where
+the stock bfloat16 matmul costs about one pass per row, the AVX2 route reads each block of weights from memory
+once, widens it to float32 and meets every row with it while it sits in registers, and fetches the next
+block while this one computes: the pass is bound by reading the weights, and the arithmetic of up to about
+four extra rows hides under that reading. Anywhere else (bfloat16 arithmetic without AMX, or no AVX2) the
+invariant path keeps the stock linears it has probed (see :func:`linear_kernel`).
+
+The kernels are compiled with ``torch.utils.cpp_extension.load`` on first use (about 25-60 s with g++) and
+cached under ``~/.cache/specsim/torch_extensions``, one folder per build key (:func:`extension_name`: the CPU
+flags ``-march=native`` compiles for, torch, the source); ``make run`` builds them ahead of time. Where no
+compiler is at hand, or ``SPECSIM_NO_FUSED=1`` switches them off, :func:`kernel` returns None, :func:`status`
+says so in one line, and the invariant path falls back to the Python loop and probed stock linears, which give
+the same guarantee at a higher cost (``make test`` runs the engine tests that way too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import platform
+import sysconfig
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+import torch
+
+LOG = logging.getLogger("specsim")
+
+SOURCES = (Path(__file__).resolve().parent / "kernels" / "fused.cpp",)
+"""The C++ the extension is built from (it defines its own Python module: ``attend``, ``rows_linear``,
+``draft_pass``, ``linear_path``)."""
+
+CFLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp")
+LDFLAGS = ("-fopenmp",)  # at::parallel_for is OpenMP
+
+ISA_FLAGS = frozenset((
+    # x86 (/proc/cpuinfo "flags"): what -march=native may compile for, from SSE to AMX
+    "sse", "sse2", "pni", "ssse3", "sse4_1", "sse4_2", "sse4a", "popcnt", "abm", "movbe", "bmi1", "bmi2", "adx",
+    "avx", "avx2", "fma", "fma4", "f16c", "xop", "avx_vnni", "avx512f", "avx512dq", "avx512cd", "avx512bw",
+    "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2", "avx512_vnni", "avx512_bitalg", "avx512_vpopcntdq",
+    "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16",
+    # Arm (/proc/cpuinfo "Features")
+    "fp", "asimd", "asimdhp", "fphp", "asimddp", "sve", "sve2", "bf16", "i8mm",
+))
+"""The CPU features a build is keyed by: the instruction sets ``-march=native`` can use. Other flags (a VM's
+``hypervisor``, power management) change nothing in the code, so they do not force a rebuild."""
+
+
+def cpu_flags(cpuinfo: str | None = None) -> frozenset[str]:
+    """This CPU's instruction-set flags (:data:`ISA_FLAGS` among those :func:`specsim.core.cpu.cpu_flags` reads); empty
+    where /proc/cpuinfo cannot be read (not Linux). ``cpuinfo`` stands in for the file's text."""
+    from specsim.core import cpu
+
+    return cpu.cpu_flags(cpuinfo) & ISA_FLAGS
+
+ENABLED = True
+"""False routes the invariant path through the Python loop and the probed stock linears (for tests and
+benchmarks that compare the two)."""
+
+_LOCK = threading.Lock()
+_STATE: dict[str, object] = {}
+
+
+def build_dir(flags: Iterable[str] | None = None) -> str:
+    """One folder per build (see :func:`extension_name`): torch writes its build files there, and two
+    environments that share the cache must not rewrite each other's, which rebuilds the kernel every time."""
+    from specsim.core.paths import cache_dir
+
+    folder = cache_dir() / "torch_extensions" / extension_name(flags)
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder)
+
+
+def build_key(flags: Iterable[str] | None = None) -> str:
+    """What a build depends on, one item a line: the instruction sets it compiles for (``flags``, this CPU's
+    :func:`cpu_flags` by default; ``-march=native`` code must not run where one is missing, so a VM that hides
+    AVX2 gets a build of its own whatever the CPU's model name), the compiler flags, the torch it compiles
+    against (its release, commit and C++ ABI, and the Python ABI; not where it is installed, so a new clone's
+    environment with the same torch reuses the build), and a digest of the C++, so an edited kernel never meets
+    an old build."""
+    isa = sorted(set(cpu_flags() if flags is None else flags) & ISA_FLAGS)
+    if not isa:  # flags unreadable (not Linux): the CPU's name is the best key there is
+        from specsim.core.cpu import machine_name
+
+        isa = [f"unknown flags: {machine_name()}"]
+    source = hashlib.sha256(b"".join(path.read_bytes() for path in SOURCES)).hexdigest()
+    return "\n".join((platform.machine(), " ".join(isa), " ".join(CFLAGS + LDFLAGS), torch.__version__,
+                      str(torch.version.git_version), f"cxx11 abi {torch._C._GLIBCXX_USE_CXX11_ABI}",
+                      str(sysconfig.get_config_var("SOABI")), source))
+
+
+def extension_name(flags: Iterable[str] | None = None) -> str:
+    """The build's name: ``specsim_fused_`` and a digest of :func:`build_key` (``flags``: the CPU's by default)."""
+    return "specsim_fused_" + hashlib.sha1(build_key(flags).encode()).hexdigest()[:10]
+
+
+BUILT = "built"
+"""The marker :func:`build` writes beside a finished build: the library next to it is whole and can be imported."""
+
+
+def build():
+    """Compile :data:`SOURCES` in :func:`build_dir` (torch's ``cpp_extension.load``: g++ and ninja) and import
+    the result; then mark the build finished, so later processes import it without running ninja."""
+    from torch.utils.cpp_extension import load
+
+    module = load(extension_name(), sources=[str(path) for path in SOURCES], extra_cflags=list(CFLAGS),
+                  extra_ldflags=list(LDFLAGS), build_directory=build_dir(), verbose=False)
+    (Path(build_dir()) / BUILT).write_text(str(getattr(module, "__file__", "")))
+    return module
+
+
+def built():
+    """The finished build for this key (:func:`build_key`), imported from its folder; None when there is none.
+
+    ``load`` would rerun ninja, which compares command lines that name torch's headers by path, so a second
+    environment with the same torch (a new clone's ``.venv``) would compile again; the key already says the
+    library fits this torch and CPU."""
+    import importlib.machinery
+    import importlib.util
+
+    name, folder = extension_name(), Path(build_dir())
+    library = folder / f"{name}.so"
+    if not (folder / BUILT).exists() or not library.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(name, library,
+                                                  loader=importlib.machinery.ExtensionFileLoader(name, str(library)))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def kernel():
+    """The compiled extension (``attend``, ``rows_linear``, ``linear_path``, ``draft_pass``), building it from
+    :data:`SOURCES` on first call; None when it cannot be built or is switched off (``SPECSIM_NO_FUSED=1``)."""
+    if not ENABLED:
+        return None
+    if "kernel" in _STATE:  # built (or refused) already: every attention layer of every pass asks
+        return _STATE["kernel"]
+    with _LOCK:
+        if "kernel" not in _STATE:
+            if os.environ.get("SPECSIM_NO_FUSED") == "1":
+                _STATE["kernel"], _STATE["why"] = None, "switched off (SPECSIM_NO_FUSED=1)"
+            else:
+                try:
+                    _STATE["kernel"], _STATE["why"] = built() or build(), None
+                except Exception as error:  # noqa: BLE001 - no compiler, no headers: fall back and say so
+                    from specsim.core.errors import brief_error
+
+                    LOG.warning("The fused kernels could not be built (%s); using the slower Python loop "
+                                "for the position-invariant path.", brief_error(error))
+                    _STATE["kernel"], _STATE["why"] = None, brief_error(error, 160)
+        return _STATE["kernel"]
+
+
+KERNEL_ROUTES = ("amx", "avx2")
+"""The ``rows_linear`` routes, both read each weight once for all K + 1 rows, so a verification pass costs
+about what a one-token pass does: AMX tiles, and the AVX2 route for CPUs without bfloat16 arithmetic (where
+the stock bfloat16 matmul pays a full pass per row). Where the CPU has bfloat16 arithmetic but no AMX tiles
+(the stock bfloat16 linears are faster there than the AVX2 route), or neither route, the kernel's
+``linear_path()`` names no route and says why, and the invariant path keeps the stock linears."""
+
+
+def linear_kernel():
+    """``rows_linear`` where it reads the weights once for every row (:data:`KERNEL_ROUTES`); else None, and
+    the invariant path keeps the stock linears it has probed for row invariance."""
+    if not ENABLED:
+        return None
+    if "linear" not in _STATE:  # asked by every linear of every pass: decide once
+        module = kernel()
+        usable = module is not None and module.linear_path() in KERNEL_ROUTES
+        _STATE["linear"] = module.rows_linear if usable else None
+    return _STATE["linear"]
+
+
+def kernel_for_prefill() -> bool:
+    """Whether ``rows_linear`` also beats the stock linears on prefill-sized passes here: the AVX2 route, where
+    the stock bfloat16 matmul costs about one pass per row (measured 5-7x slower at 17-128 rows)."""
+    if "prefill" not in _STATE:
+        _STATE["prefill"] = linear_kernel() is not None and kernel().linear_path() == "avx2"
+    return bool(_STATE["prefill"])
+
+
+def status() -> str:
+    """One line on which invariant kernels run here."""
+    module = kernel()
+    if module is None:
+        return f"Python loop over rows (the fused kernels are unavailable: {_STATE.get('why')})"
+    if linear_kernel() is not None:
+        return f"fused C++ attention kernel, {module.linear_path().upper()} linear kernel"
+    return f"fused C++ attention kernel, probed stock linears ({module.linear_path()})"
+
+
+def require_cpu(*tensors: torch.Tensor | None) -> None:
+    """The kernels are C++ for the CPU: a tensor on another device (a GPU's) is refused before they see it."""
+    for t in tensors:
+        if t is not None and t.device.type != "cpu":
+            raise ValueError(f"the fused kernels run on the CPU only; got a tensor on {t.device}")
+
+
+def attend(q: torch.Tensor, keys_t: torch.Tensor, values: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+    """softmax(q kᵀ) v row by row: q (b, kvh, g, n, d) pre-scaled, keys_t (b, kvh, d, L) and values
+    (b, kvh, L, d), all float32; ``allowed`` (b, n, L) bool, or None for causal. Needs :func:`kernel`."""
+    require_cpu(q, keys_t, values, allowed)
+    empty = torch.empty(0, dtype=torch.bool)
+    return kernel().attend(q, keys_t, values, empty if allowed is None else allowed)
+
+
+def rows_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x @ weight.T`` in float32 for x (rows, in) and weight (out, in), each row's result independent of the
+    number of rows. Needs :func:`linear_kernel`."""
+    require_cpu(x, weight)
+    return linear_kernel()(x, weight)

@@ -1,0 +1,389 @@
+#include <torch/extension.h>
+#include <ATen/Parallel.h>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#include <cstdlib>
+#include <string>
+#if defined(__AMX_TILE__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+// exp(x) for x <= 0 as 2^i * 2^f, 2^f by a degree-6 polynomial (relative error about 2e-7). Elementwise,
+// so the compiler vectorises it; the same input always gives the same output.
+static inline float exp_nonpositive(float x) {
+  x = x < -87.f ? -87.f : x;
+  const float t = x * 1.4426950408889634f;
+  const float whole = std::floor(t);
+  const float f = t - whole;
+  float p = 1.535336188319500e-4f;
+  p = p * f + 1.339887440266574e-3f;
+  p = p * f + 9.618437357674640e-3f;
+  p = p * f + 5.550332471162809e-2f;
+  p = p * f + 2.402264791363012e-1f;
+  p = p * f + 6.931472028550421e-1f;
+  p = p * f + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(whole) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+// q: (B, H, G, N, D) float32, pre-scaled; kt: (B, H, D, L) float32 (keys transposed); v: (B, H, L, D)
+// float32; allowed: (B, N, L) bool, or empty for causal (row i sees keys 0 .. L - N + i).
+// Per row: each score sums over d in order 0..D-1; the softmax total and the weighted sum of values run
+// over the visible keys in key order. Nothing depends on N or on the other rows. Returns (B, H, G, N, D).
+torch::Tensor attend(torch::Tensor q, torch::Tensor kt, torch::Tensor v, torch::Tensor allowed) {
+  TORCH_CHECK(q.dtype() == torch::kFloat32 && kt.dtype() == torch::kFloat32 && v.dtype() == torch::kFloat32);
+  q = q.contiguous(); kt = kt.contiguous(); v = v.contiguous();
+  const int64_t B = q.size(0), H = q.size(1), G = q.size(2), N = q.size(3), D = q.size(4), L = kt.size(3);
+  const bool causal = allowed.numel() == 0;
+  torch::Tensor mask = causal ? allowed : allowed.to(torch::kBool).contiguous();
+  auto out = torch::empty_like(q);
+  const float* qp = q.data_ptr<float>();
+  const float* kp = kt.data_ptr<float>();
+  const float* vp = v.data_ptr<float>();
+  const bool* ap = causal ? nullptr : mask.data_ptr<bool>();
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, B * H * G * N, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> w(L);
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t i = row % N, bh = row / (G * N), b = bh / H;
+      const float* __restrict__ qr = qp + row * D;
+      const float* __restrict__ kb = kp + bh * D * L;
+      const float* __restrict__ vb = vp + bh * L * D;
+      const bool* ar = causal ? nullptr : ap + (b * N + i) * L;
+      const int64_t n_keys = causal ? L - N + i + 1 : L;
+      float* __restrict__ s = w.data();
+      for (int64_t j = 0; j < n_keys; ++j) s[j] = 0.f;
+      for (int64_t t = 0; t < D; ++t) {
+        const float qt = qr[t];
+        const float* __restrict__ krow = kb + t * L;
+#pragma GCC ivdep
+        for (int64_t j = 0; j < n_keys; ++j) s[j] += qt * krow[j];
+      }
+      float top = -INFINITY;
+      for (int64_t j = 0; j < n_keys; ++j)
+        if (!ar || ar[j]) top = s[j] > top ? s[j] : top;
+#pragma GCC ivdep
+      for (int64_t j = 0; j < n_keys; ++j) s[j] = exp_nonpositive(s[j] - top);
+      float total = 0.f;
+      for (int64_t j = 0; j < n_keys; ++j)
+        if (!ar || ar[j]) total += s[j];
+      float* __restrict__ o = op + row * D;
+      for (int64_t t = 0; t < D; ++t) o[t] = 0.f;
+      for (int64_t j = 0; j < n_keys; ++j) {
+        if (ar && !ar[j]) continue;
+        const float a = s[j] / total;
+        const float* __restrict__ vr = vb + j * D;
+#pragma GCC ivdep
+        for (int64_t t = 0; t < D; ++t) o[t] += a * vr[t];
+      }
+    }
+  });
+  return out;
+}
+
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#include <sys/syscall.h>
+#include <unistd.h>
+// AMX tiles: out^T (16 outputs x 16 rows, float32) += W block (16 outputs x 32 k, bfloat16, read in place) times
+// x^T (32 k x 16 rows, packed in pairs). Rows beyond M are zeros; every row of x always sits in a full 16-row
+// tile and goes through the same tile instructions in the same k order, so its result never depends on M.
+static bool amx_ready() {
+  static const bool ok = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+  return ok;
+}
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {0};
+  uint16_t colsb[16] = {0};
+  uint8_t rows[16] = {0};
+};
+static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
+  const int64_t ksteps = IN / 32, ctiles = (M + 15) / 16;
+  // x^T packed per (column tile, k step): 16 k-pair rows of 16 rows x 2 values, zero padded
+  std::vector<uint16_t> xb(ctiles * ksteps * 16 * 32, 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < IN; ++k) {
+      const int64_t ct = m / 16, col = m % 16, ks = k / 32, kp = (k % 32) / 2;
+      xb[((ct * ksteps + ks) * 16 + kp) * 32 + col * 2 + (k % 2)] = xp[m * IN + k];
+    }
+  // Four blocks of 16 outputs at a time, each in its own accumulator tile, so four chains of tile products run
+  // side by side (one chain alone waits on each product's latency). A block's chain is the same instructions in
+  // the same k order whichever group it falls in.
+  const int64_t blocks = OUT / 16;
+  at::parallel_for(0, (blocks + 3) / 4, 1, [&](int64_t begin, int64_t end) {
+    TileConfig cfg;
+    for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
+    _tile_loadconfig(&cfg);
+    alignas(64) float cbuf[16 * 16];
+    auto store = [&](int64_t nb, int64_t ct) {
+      for (int64_t col = 0; col < 16 && ct * 16 + col < M; ++col)
+        for (int64_t r = 0; r < 16; ++r) op[(ct * 16 + col) * OUT + nb * 16 + r] = cbuf[r * 16 + col];
+    };
+    const int64_t stride = IN * 2;
+    for (int64_t g = begin; g < end; ++g) {
+      const int64_t nb0 = g * 4;
+      const uint16_t* a = wp + nb0 * 16 * IN;
+      for (int64_t ct = 0; ct < ctiles; ++ct) {
+        const uint16_t* b = xb.data() + ct * ksteps * 16 * 32;
+        if (nb0 + 4 <= blocks) {
+          _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+          for (int64_t ks = 0; ks < ksteps; ++ks) {
+            _tile_loadd(6, b + ks * 16 * 32, 64);
+            _tile_loadd(4, a + ks * 32, stride);
+            _tile_loadd(5, a + 16 * IN + ks * 32, stride);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 5, 6);
+            _tile_loadd(4, a + 32 * IN + ks * 32, stride);
+            _tile_loadd(5, a + 48 * IN + ks * 32, stride);
+            _tile_dpbf16ps(2, 4, 6);
+            _tile_dpbf16ps(3, 5, 6);
+          }
+          _tile_stored(0, cbuf, 64); store(nb0, ct);
+          _tile_stored(1, cbuf, 64); store(nb0 + 1, ct);
+          _tile_stored(2, cbuf, 64); store(nb0 + 2, ct);
+          _tile_stored(3, cbuf, 64); store(nb0 + 3, ct);
+        } else {
+          for (int64_t nb = nb0; nb < blocks; ++nb) {
+            _tile_zero(0);
+            for (int64_t ks = 0; ks < ksteps; ++ks) {
+              _tile_loadd(6, b + ks * 16 * 32, 64);
+              _tile_loadd(4, wp + nb * 16 * IN + ks * 32, stride);
+              _tile_dpbf16ps(0, 4, 6);
+            }
+            _tile_stored(0, cbuf, 64); store(nb, ct);
+          }
+        }
+      }
+    }
+    _tile_release();
+  });
+}
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
+// AVX2 + FMA, bfloat16 weights (a CPU without bfloat16 arithmetic: AMD Zen 2/3, Intel before Cooper Lake).
+// A decode pass is bound by reading the weights, so each block of T weight rows is read from memory once,
+// widened to float32 (exact: a shift), and meets every row of x while it sits in registers. acc lane l sums
+// x[m, k] w[j, k] over k = l, l + 8, ... in k order (one FMA each), then the 8 lanes by a fixed tree. Every
+// (row, output) pair runs through the same instructions in the same order whatever M and the blocking, so a
+// row's result never depends on how many rows share the pass.
+//
+// Two things make the extra rows of a verification pass nearly free:
+// - the block shape (R rows x T outputs) keeps R x T accumulators side by side, enough to hide the FMA
+//   latency, within the 16 vector registers (R x T + T + 1); it is chosen by M, never changing a result;
+// - while one block computes, the next block's weights are prefetched, so reading memory and the arithmetic
+//   of the extra rows overlap instead of taking turns.
+#define ALWAYS_INLINE __attribute__((always_inline)) static inline  // inlined, the accumulators stay in registers
+static inline __m256 load8_bf16(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+static inline float lanes_sum8(__m256 a) {                    // (l + l+4), then (l + l+2), then (0 + 1)
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+template <int R, int T>
+ALWAYS_INLINE void block_avx2(const float* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
+                              int64_t IN, int64_t OUT) {
+  __m256 acc[R][T];
+  for (int r = 0; r < R; ++r) for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+  const uint16_t* w[T];
+  for (int t = 0; t < T; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
+  const uint16_t* ahead = wp + (j0 + T) * IN;  // the next block (a prefetch past the end never faults)
+  for (int64_t k = 0; k < IN; k += 8) {
+    if ((k & 31) == 0)  // one 64-byte line of each of the next block's rows every 32 values
+      for (int t = 0; t < T; ++t) _mm_prefetch(reinterpret_cast<const char*>(ahead + t * IN + k), _MM_HINT_T0);
+    __m256 wv[T];
+    for (int t = 0; t < T; ++t) wv[t] = load8_bf16(w[t] + k);
+    for (int r = 0; r < R; ++r) {
+      const __m256 xv = _mm256_loadu_ps(xp + (m0 + r) * IN + k);
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(xv, wv[t], acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < nj; ++t) op[(m0 + r) * OUT + j0 + t] = lanes_sum8(acc[r][t]);
+}
+// Every row against one block of T = 2 outputs, in ceil(M / 6) groups of 3 to 6 rows (M >= 5).
+ALWAYS_INLINE void groups_avx2(const float* xp, const uint16_t* wp, float* op, int64_t M, int64_t j0, int64_t nj,
+                               int64_t IN, int64_t OUT) {
+  const int64_t groups = (M + 5) / 6;
+  for (int64_t g = 0, m = 0; g < groups; ++g) {
+    const int64_t size = (M - m) / (groups - g);  // an even split: sizes differ by at most one
+    switch (size) {
+      case 6: block_avx2<6, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 5: block_avx2<5, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 4: block_avx2<4, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      default: block_avx2<3, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+    }
+    m += size;
+  }
+}
+template <int T, typename Block>
+static void over_blocks_avx2(int64_t OUT, Block block) {
+  at::parallel_for(0, (OUT + T - 1) / T, 64 / T, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) block(b * T, OUT - b * T < T ? OUT - b * T : T);
+  });
+}
+// Block shapes measured on an AMD EPYC (see docs/invariant.md): 1 x 8, 2 x 6, 3 x 4, 4 x 3, then groups x 2.
+static void rows_linear_avx2(const float* x, const uint16_t* w, float* o, int64_t M, int64_t IN, int64_t OUT) {
+  switch (M) {
+    case 1: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_avx2<1, 8>(x, w, o, 0, j, n, IN, OUT); }); break;
+    case 2: over_blocks_avx2<6>(OUT, [&](int64_t j, int64_t n) { block_avx2<2, 6>(x, w, o, 0, j, n, IN, OUT); }); break;
+    case 3: over_blocks_avx2<4>(OUT, [&](int64_t j, int64_t n) { block_avx2<3, 4>(x, w, o, 0, j, n, IN, OUT); }); break;
+    case 4: over_blocks_avx2<3>(OUT, [&](int64_t j, int64_t n) { block_avx2<4, 3>(x, w, o, 0, j, n, IN, OUT); }); break;
+    default: over_blocks_avx2<2>(OUT, [&](int64_t j, int64_t n) { groups_avx2(x, w, o, M, j, n, IN, OUT); }); break;
+  }
+}
+#endif
+
+std::string linear_path();
+
+// x (M, IN) times w (OUT, IN) transposed, in float32 with reductions fixed per (row, output): a row's result
+// does not depend on M or on the thread count. Returns float32 (M, OUT).
+torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1));
+  TORCH_CHECK(w.size(1) % 16 == 0, "rows_linear needs in_features divisible by 16");
+  w = w.contiguous();
+  const int64_t M = x.size(0), IN = x.size(1), OUT = w.size(0);
+  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+  if (x.scalar_type() == torch::kBFloat16 && w.scalar_type() == torch::kBFloat16 && IN % 32 == 0 && OUT % 16 == 0
+      && amx_ready()) {
+    auto xc = x.contiguous();
+    rows_linear_amx(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()),
+                    reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()), out.data_ptr<float>(), M, IN, OUT);
+    return out;
+  }
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+  if (w.scalar_type() == torch::kBFloat16 && IN % 8 == 0) {
+    auto xf = x.to(torch::kFloat32).contiguous();
+    rows_linear_avx2(xf.data_ptr<float>(), reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()),
+                     out.data_ptr<float>(), M, IN, OUT);
+    return out;
+  }
+#endif
+  // Nothing takes it: weights not bfloat16, or a build with neither route (linear_path() then names no route and
+  // specsim.core.fused.linear_kernel() never hands this function out; the invariant path keeps the probed stock linears).
+  TORCH_CHECK(false, "rows_linear has no route for ", x.scalar_type(), " x ", w.scalar_type(), " (", IN, " -> ",
+              OUT, ") on this build: ", linear_path());
+  return out;
+}
+
+// One pass of a Llama draft (no biases, default RoPE) over n new tokens, the whole pass in one call: the same
+// steps as specsim.core.draft_forward.LeanLlama.forward, which is its readable reference (tests compare the two).
+// Activations float32, matrices bfloat16 as stored, through rows_linear. x: (n, d) embeddings of the new
+// tokens; layers: per layer w_in (d), w_qkv, w_o, w_post (d), w_gate_up, w_down; keys, values: (layers, kv
+// heads, capacity, head dim), written at positions start .. start + n - 1; cos, sin: (n, head dim) for those
+// positions. Returns the logits at the last position, (vocab).
+static torch::Tensor rms_scaled(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  const int64_t n = x.size(0), d = x.size(1);
+  auto out = torch::empty_like(x);
+  const float* xp = x.data_ptr<float>();
+  const float* wp = w.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    float ss = 0.f;
+    for (int64_t j = 0; j < d; ++j) ss += xp[i * d + j] * xp[i * d + j];
+    const float r = 1.f / std::sqrt(ss / static_cast<float>(d) + static_cast<float>(eps));
+    for (int64_t j = 0; j < d; ++j) op[i * d + j] = wp[j] * (xp[i * d + j] * r);
+  }
+  return out;
+}
+static inline void rope_into(const float* in, const float* c, const float* s, float* out, int64_t hd) {
+  const int64_t half = hd / 2;
+  for (int64_t t = 0; t < hd; ++t) out[t] = in[t] * c[t] + (t < half ? -in[t + half] : in[t - half]) * s[t];
+}
+torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, torch::Tensor keys, torch::Tensor values,
+                         torch::Tensor cos, torch::Tensor sin, int64_t start, int64_t heads, int64_t kv_heads,
+                         double eps, torch::Tensor norm, torch::Tensor head) {
+  TORCH_CHECK(x.dtype() == torch::kFloat32 && keys.dtype() == torch::kFloat32 && layers.size() % 6 == 0);
+  TORCH_CHECK(keys.is_contiguous() && values.is_contiguous());
+  x = x.contiguous(); cos = cos.contiguous(); sin = sin.contiguous();
+  const int64_t n = x.size(0), hd = keys.size(3), cap = keys.size(2);
+  const int64_t qw = heads * hd, kvw = kv_heads * hd, group = heads / kv_heads;
+  TORCH_CHECK(start + n <= cap, "draft_pass: the cache is too small");
+  const float scale = 1.f / std::sqrt(static_cast<float>(hd));
+  const float* cp = cos.data_ptr<float>();
+  const float* sp = sin.data_ptr<float>();
+  std::vector<float> q(hd), w(start + n);
+  for (size_t l = 0; l < layers.size() / 6; ++l) {
+    const torch::Tensor* L = &layers[6 * l];
+    auto qkv = rows_linear(rms_scaled(x, L[0], eps), L[1]);  // (n, qw + 2 kvw)
+    const float* qkvp = qkv.data_ptr<float>();
+    float* kc = keys.data_ptr<float>() + l * kv_heads * cap * hd;
+    float* vc = values.data_ptr<float>() + l * kv_heads * cap * hd;
+    for (int64_t i = 0; i < n; ++i) {  // keys rotated by their position, values as they are, into the cache
+      const float* row = qkvp + i * (qw + 2 * kvw);
+      for (int64_t g = 0; g < kv_heads; ++g) {
+        rope_into(row + qw + g * hd, cp + i * hd, sp + i * hd, kc + (g * cap + start + i) * hd, hd);
+        std::memcpy(vc + (g * cap + start + i) * hd, row + qw + kvw + g * hd, hd * sizeof(float));
+      }
+    }
+    auto attended = torch::zeros({n, qw}, x.options());
+    float* ap = attended.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t seen = start + i + 1;  // causal: every cached key and the new ones up to its own position
+      for (int64_t h = 0; h < heads; ++h) {
+        rope_into(qkvp + i * (qw + 2 * kvw) + h * hd, cp + i * hd, sp + i * hd, q.data(), hd);
+        const float* kb = kc + (h / group) * cap * hd;
+        const float* vb = vc + (h / group) * cap * hd;
+        float top = -INFINITY, total = 0.f;
+        for (int64_t j = 0; j < seen; ++j) {
+          float dot = 0.f;
+          for (int64_t t = 0; t < hd; ++t) dot += q[t] * kb[j * hd + t];
+          w[j] = dot * scale;
+          top = w[j] > top ? w[j] : top;
+        }
+        for (int64_t j = 0; j < seen; ++j) { w[j] = std::exp(w[j] - top); total += w[j]; }
+        float* o = ap + i * qw + h * hd;
+        for (int64_t j = 0; j < seen; ++j) {
+          const float a = w[j] / total;
+          for (int64_t t = 0; t < hd; ++t) o[t] += a * vb[j * hd + t];
+        }
+      }
+    }
+    x = x + rows_linear(attended, L[2]);
+    auto gate_up = rows_linear(rms_scaled(x, L[3], eps), L[4]);  // (n, 2 I): gate, then up
+    const int64_t inter = gate_up.size(1) / 2;
+    auto act = torch::empty({n, inter}, x.options());
+    const float* gp = gate_up.data_ptr<float>();
+    float* actp = act.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inter; ++j) {
+        const float g = gp[i * 2 * inter + j];
+        actp[i * inter + j] = g / (1.f + std::exp(-g)) * gp[i * 2 * inter + inter + j];
+      }
+    x = x + rows_linear(act, L[5]);
+  }
+  return rows_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head)[0];
+}
+
+// Which route rows_linear takes for bfloat16 weights on this build and machine: "amx" (AMX tiles, the kernel
+// granted their use) or "avx2" (AVX2 + FMA on a CPU without bfloat16 arithmetic); else why none is taken, and the
+// invariant path keeps the probed stock linears.
+std::string linear_path() {
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+  if (amx_ready()) return "amx";
+#endif
+#if defined(__AVX512BF16__)
+  return "no linear route: bfloat16 arithmetic without AMX tiles, where the stock linears are faster than AVX2";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "avx2";
+#else
+  return "no linear route: no AVX2 + FMA";
+#endif
+}
+
+// The module specsim.core.fused loads (torch names it). wrap_pybind_function turns a failed TORCH_CHECK into a Python
+// RuntimeError with its message, as load_inline's generated bindings did.
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("attend", torch::wrap_pybind_function(attend), "softmax(q k^T) v row by row, in a fixed order");
+  m.def("rows_linear", torch::wrap_pybind_function(rows_linear), "x @ w.T in float32, row-count invariant");
+  m.def("draft_pass", torch::wrap_pybind_function(draft_pass), "one pass of a Llama draft, logits at the last");
+  m.def("linear_path", torch::wrap_pybind_function(linear_path), "which route rows_linear takes here");
+}

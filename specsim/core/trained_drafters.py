@@ -1,0 +1,130 @@
+"""Plug the trained drafts into the engine: a drafter for the EAGLE-style draft, and one loader for both.
+
+The standalone draft is an ordinary causal LM that reads target ids, so the engine's
+:class:`~specsim.core.drafters.ModelDrafter` can run it with ``vocab_map = id_map``. The shipped drafter,
+:class:`LeanStandaloneDrafter`, is that same drafter with the draft's forward pass written out
+(:mod:`specsim.core.draft_forward`): the same tokens at a fraction of the cost.
+
+:class:`EagleDrafter` keeps the target's last hidden states f_t (the engine hands over those of every
+kept position in ``observe``; the prompt's come from the engine's prefill, in ``start``) and the draft's own KV cache
+over the inputs (f_t, x_{t+1}). To propose, it first catches up on the inputs whose true features are
+known, then continues on its own predicted features, and finally crops its cache back to the true part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from transformers import DynamicCache
+
+from specsim.core.draft_forward import LeanLlama
+from specsim.core.draft_nets import EagleDraft, StandaloneDraft, load_draft
+from specsim.core.drafters import ModelDrafter, Proposal, crop_cache, hidden_request, propose_by_passes, target_features
+from specsim.core.sampling import SamplingConfig
+
+
+class EagleDrafter:
+    """Feature-level drafter (EAGLE-style): reads the target's hidden states, proposes on its own features."""
+
+    kind = "eagle"
+    needs_target_hidden = True
+
+    def __init__(self, draft: EagleDraft, target_model: torch.nn.Module, name: str = "EAGLE-style draft"):
+        self.draft = draft.eval()
+        self.target_model = target_model
+        self.name = name
+        self.vocab_size = 0
+        self.feats = torch.empty(0)
+        self.cache = DynamicCache()
+        self.n_true = 0  # cached inputs built from true target features
+        self.feature_layers = draft.feature_layers or None  # EAGLE-3 style: the engine hands these layers over
+
+    @property
+    def device(self) -> torch.device:
+        return self.draft.embed.weight.device
+
+    def start(self, prompt_ids: Sequence[int], vocab_size: int, target_hidden: torch.Tensor | None = None) -> None:
+        """Forget the previous run; take the target's features of the context except its last token.
+
+        The engine hands them over from its prefill pass; without them (a caller of its own), they cost
+        one target pass here.
+        """
+        self.vocab_size = vocab_size
+        self.cache, self.n_true = DynamicCache(), 0
+        if target_hidden is not None:
+            self.feats = target_hidden.float().to(self.device)[: max(len(prompt_ids) - 1, 0)]
+            return
+        ids = torch.tensor([list(prompt_ids[:-1])], dtype=torch.long, device=self.device)
+        if ids.shape[1] == 0:
+            width = self.draft.config.hidden_size * max(1, len(self.draft.feature_layers))
+            self.feats = torch.empty(0, width, device=self.device)
+            return
+        with torch.inference_mode():
+            out = self.target_model.model(input_ids=ids, output_hidden_states=hidden_request(self))
+            self.feats = target_features(out.hidden_states, self.feature_layers)[0].float()
+
+    def observe(self, context: Sequence[int], target_hidden: torch.Tensor | None = None) -> None:
+        """Append the target's features of the newly kept positions (the context's last token has none)."""
+        if target_hidden is None:
+            raise ValueError("the EAGLE drafter needs the target's hidden states")
+        self.feats = torch.cat([self.feats, target_hidden.float().to(self.device)])[: len(context) - 1]
+
+    def propose(
+        self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
+        stop_below: float = 0.0,
+    ) -> Proposal:
+        n_true = min(len(self.feats), len(context) - 1)  # inputs (f_t, x_{t+1}) for t < n_true
+        crop_cache(self.cache, min(self.n_true, n_true))
+        done = self.cache.get_seq_length()
+        feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
+
+        def draft_pass(unread: list[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
+            """First catch up on the inputs with true features, then continue on the draft's own."""
+            nonlocal feats
+            previous = unread[-1] if unread else None  # it never copies, so it has read all but the last
+            if previous is None:
+                if n_true == 0:
+                    return None
+                nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
+            else:
+                nxt = torch.tensor([[previous]], dtype=torch.long, device=self.device)
+            h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
+            if previous is None:
+                self.n_true = n_true
+            feats = h[:, -1:]
+            return logits[0, -1], self.draft.id_map
+
+        with torch.inference_mode():
+            proposal = propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device,
+                                         stop_below=stop_below)
+        crop_cache(self.cache, self.n_true)  # drop the entries built on the draft's own guesses
+        return proposal
+
+
+class LeanStandaloneDrafter(ModelDrafter):
+    """:class:`~specsim.core.drafters.ModelDrafter` for a standalone draft, its passes run by :class:`LeanLlama`."""
+
+    def __init__(self, draft: StandaloneDraft, name: str, dtype: torch.dtype | None = None):
+        self.lean = LeanLlama(draft, dtype=dtype)
+        super().__init__(draft, name, vocab_map=draft.id_map.tolist())
+
+    def _new_cache(self):
+        return self.lean.new_cache()
+
+    def _forward(self, ids: list[int]) -> torch.Tensor:
+        logits = self.lean.forward(ids, self.cache)
+        self.cached.extend(ids)
+        return logits
+
+
+def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch.dtype = torch.float32,
+                 device: str | torch.device = "cpu"):
+    """The engine drafter for a shipped draft folder: ModelDrafter (standalone) or EagleDrafter."""
+    draft, id_map = load_draft(folder, dtype=dtype)
+    draft = draft.to(device)
+    if draft.kind == "eagle":
+        return EagleDrafter(draft, target_model, f"{Path(folder).name} (EAGLE-style head trained here: reads the "
+                                                 "target's hidden states)")
+    return LeanStandaloneDrafter(draft, f"{Path(folder).name} (small draft model trained here)")

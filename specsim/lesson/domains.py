@@ -1,0 +1,102 @@
+"""Acceptance depends on the domain: one draft/target pair on code, prose and text that repeats its input.
+
+The lesson says acceptance is higher for structured text such as code. Here that is measured, not
+assumed: the same pair runs greedily on prompts of each domain, and acceptance (kept over checked
+proposals) and tokens per loop are pooled per domain. Also the draft's vocabulary coverage, which
+decides which tokens it can propose at all (the shared-tokenizer requirement).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from specsim.core.prompt_sets import heldout_items
+from specsim.core.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
+
+ECHO_PROMPTS = (
+    "Repeat this sentence exactly, three times: The quick brown fox jumps over the lazy dog near the quiet river bank.",
+    "Copy this list back to me word for word: apples, pears, plums, cherries, grapes, lemons, limes, oranges.",
+)
+
+
+def domain_prompts(per_domain: int = 2) -> dict[str, list[str]]:
+    """Code and prose prompts from the held-out set (never trained on), and prompts that ask for an echo."""
+    held = heldout_items()
+    pick = {name: [p["prompt"] for p in held if p["domain"] == name][:per_domain] for name in ("code", "prose")}
+    return {"code": pick["code"], "prose": pick["prose"], "echo": list(ECHO_PROMPTS[:per_domain])}
+
+
+@dataclass(frozen=True)
+class DomainResult:
+    """One domain's pooled figures."""
+
+    domain: str
+    prompts: int
+    accepted: int
+    checked: int
+    tokens: int
+    loops: int
+    alpha: float  # Trace.acceptance_rate, pooled over the domain's runs
+    tokens_per_loop: float  # Trace.tokens_per_pass, pooled likewise
+    copied_kept: int = 0  # kept guesses that were copied from earlier in the text, not the draft model's own
+
+
+def pool(domain: str, traces: Sequence[Trace]) -> DomainResult:
+    """Accepted over checked proposals and tokens over loops, summed over a domain's runs."""
+    return DomainResult(domain=domain, prompts=len(traces), accepted=sum(t.n_accepted for t in traces),
+                        checked=sum(t.n_checked for t in traces), tokens=sum(t.n_generated for t in traces),
+                        loops=sum(t.target_passes for t in traces), alpha=pooled_acceptance_rate(traces),
+                        tokens_per_loop=pooled_tokens_per_pass(traces),
+                        copied_kept=sum(s.copied and s.status == "accepted"
+                                        for t in traces for it in t.iterations for s in it.slots))
+
+
+def copied_sentence(results: Sequence[DomainResult]) -> str:
+    """How much of each domain's acceptance came from copying repeated text rather than the draft model."""
+    parts = [f"{r.domain} {r.copied_kept} of {r.accepted}" for r in results if r.accepted]
+    if not parts:
+        return "No guess was kept, copied or drafted."
+    return "Of the kept guesses, copies of earlier text: " + ", ".join(parts) + "."
+
+
+def measure_domains(target, drafter, k: int, max_new_tokens: int, prompts: Mapping[str, Sequence[str]],
+                    progress: Callable[[float, str], None] | None = None) -> list[DomainResult]:
+    """Run the pair greedily on every prompt; one pooled result per domain, in the order given."""
+    from specsim.core.engine import speculative_generate
+    from specsim.core.models import format_prompt
+
+    total = sum(len(v) for v in prompts.values())
+    done, results = 0, []
+    for domain, texts in prompts.items():
+        traces = []
+        for text in texts:
+            if progress is not None:
+                progress(done / total, f"{domain}: {text[:50]}…")
+            traces.append(speculative_generate(target, drafter, format_prompt(target.tokenizer, text), k,
+                                               max_new_tokens))
+            done += 1
+        results.append(pool(domain, traces))
+    return results
+
+
+@dataclass(frozen=True)
+class VocabCoverage:
+    """Which of the target's token ids a reduced-vocabulary draft can propose."""
+
+    draft_vocab: int
+    target_vocab: int
+    covered_in_text: float | None  # share of a text's target tokens the draft could have proposed
+
+
+def vocab_coverage(draft_folder: Path, token_ids: Sequence[int] = ()) -> VocabCoverage | None:
+    """Read a distilled draft's vocabulary (draft.json, id_map.json); None for a folder without one."""
+    try:
+        meta = json.loads((draft_folder / "draft.json").read_text(encoding="utf-8"))
+        id_map = set(json.loads((draft_folder / "id_map.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+    covered = sum(1 for t in token_ids if t in id_map) / len(token_ids) if token_ids else None
+    return VocabCoverage(draft_vocab=len(id_map), target_vocab=int(meta["target_vocab"]), covered_in_text=covered)

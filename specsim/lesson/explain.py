@@ -1,0 +1,59 @@
+"""Why a run was as fast (or as slow) as it was, in words, from its cost model.
+
+The numbers and the factorisation of the speedup into acceptance, verification, drafting and
+bookkeeping losses are :class:`specsim.measure.costmodel.CostModel`'s; this module only says them. The largest
+loss is what decided the result. The projection for a memory-bound accelerator keeps α, K and c and
+sets v = 1: there, checking K + 1 tokens costs what generating one does.
+"""
+
+from __future__ import annotations
+
+from specsim.measure.costmodel import CostModel
+
+
+def decider_sentence(b: CostModel) -> str:
+    """One sentence naming what decided the result."""
+    name = b.decider()
+    if name == "verification":
+        return (f"What decided it: checking up to {b.k_max + 1} tokens in one target pass cost "
+                f"{b.verify_cost:.2f} one-token passes here, not about 1 as on a memory-bound GPU.")
+    if name == "bookkeeping":
+        return (f"What decided it: work between the passes (recording the run, building candidates) cost "
+                f"{b.other_cost:.2f} target passes per loop.")
+    if name == "drafting" and b.copies:
+        return (f"What decided it: finding the {b.k:.1f} copied guesses of an average loop cost {b.drafting:.2f} "
+                "target passes.")
+    if name == "drafting":
+        return (f"What decided it: the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} "
+                f"target passes, {b.draft_cost:.2f} per guess.")
+    return (f"What decided it: the draft's guesses were kept {b.alpha:.0%} of the time, so a loop yielded "
+            f"{b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1}.")
+
+
+def budget_sentence(b: CostModel) -> str:
+    """The arithmetic of one loop, in words."""
+    verdict = "faster" if b.speedup >= 1 else "slower"
+    extra = f", {b.other_cost:.2f} on bookkeeping between passes" if b.other_cost >= 0.005 else ""
+    return (f"An average loop spent {b.drafting:.2f} target passes drafting and {b.verify_cost:.2f} verifying"
+            f"{extra}, {b.loop_cost:.2f} in all, and yielded {b.tokens_per_loop:.2f} tokens, which plain decoding "
+            f"would have paid {b.tokens_per_loop:.2f} passes for: {b.tokens_per_loop:.2f} ÷ {b.loop_cost:.2f} = "
+            f"{b.speedup:.2f}×, {verdict} than plain decoding.")
+
+
+def slowdown_sentence(b: CostModel) -> str | None:
+    """Why the run was slower than plain decoding, or None when it was not."""
+    if b.speedup >= 1:
+        return None
+    gap = []
+    if b.verify_cost > 1.05:
+        gap.append(f"verification costs {b.verify_cost:.2f} passes on this CPU instead of 1")
+    if b.drafting > 0.05:
+        gap.append(f"drafting adds {b.drafting:.2f} passes")
+    if b.other_cost > 0.05:
+        gap.append(f"bookkeeping between passes adds {b.other_cost:.2f}")
+    reasons = " and ".join(gap) if gap else "the loop costs at least one pass"
+    break_even = b.loop_cost  # tokens per loop needed to pay for the loop
+    return (f"Slower than plain decoding, because each loop costs more passes than it saves: {reasons}, so a loop "
+            f"must yield more than {break_even:.2f} tokens to break even, and this one yielded "
+            f"{b.tokens_per_loop:.2f}. Speculative decoding wins when guesses are easy (text that repeats its input, "
+            "code) and when checking several tokens is nearly as cheap as generating one.")

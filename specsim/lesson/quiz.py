@@ -1,0 +1,418 @@
+"""Quiz content and grading: order one round of speculative decoding, and a knowledge check.
+
+The questions live in ``assets/quiz/*.json``; this module loads them into frozen dataclasses, checking the
+files' shape with pydantic and what it cannot know (templates that fill, distinct options) itself, refuses
+malformed data with a :class:`QuizDataError` that names the problem, and grades answers.
+Everything is a pure function: an attempt is a value, and answering returns a new value.
+
+Numeric questions never type their figures. They store the inputs (``{"alpha": 0.7, "k": 4}``)
+and the quantity asked for (``"tokens_per_loop"``); every figure in the prompt, the options and
+the explanation is a ``str.format`` template filled from :mod:`specsim.measure.analytics` at load time.
+Every question may also quote the papers' figures from :mod:`specsim.core.published` by name
+(``{chen.draft_ms_per_token}``, ``{leviathan.year}``, ``{fu_speedup.figure}``; see :data:`PUBLISHED`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, StringConstraints, ValidationError, field_validator, model_validator
+
+from specsim.core import published
+from specsim.core.paths import QUIZ
+from specsim.measure import analytics
+
+SEQUENCE_FILE = QUIZ / "sequence.json"
+KNOWLEDGE_FILE = QUIZ / "knowledge.json"
+KNOWLEDGE_QUESTION_COUNT = 20
+
+#: The closed forms a numeric question may ask for, by name.
+QUANTITIES = {
+    name: getattr(analytics, name)
+    for name in (
+        "tokens_per_loop",
+        "expected_accepted_prefix",
+        "cost_per_loop",
+        "speedup",
+        "wasted_draft_tokens",
+        "optimal_k",
+        "useless_draft_loss",
+    )
+}
+
+
+#: The papers' figures every question may quote, by name.
+PUBLISHED = {
+    "chen": published.CHEN_2023, "leviathan": published.LEVIATHAN_2023,
+    "chen_speedup": published.CHEN_SPEEDUP, "leviathan_speedup": published.LEVIATHAN_SPEEDUP,
+    "yang_speedup": published.YANG_SPEEDUP, "fu_speedup": published.FU_SPEEDUP,
+    "saxena_speedup": published.SAXENA_SPEEDUP, "medusa_1_speedup": published.MEDUSA_1_SPEEDUP,
+    "medusa_2_speedup": published.MEDUSA_2_SPEEDUP, "nvidia_medusa_speedup": published.NVIDIA_MEDUSA_SPEEDUP,
+    "nvidia_medusa_70b_speedup": published.NVIDIA_MEDUSA_70B_SPEEDUP,
+}
+
+
+class QuizDataError(ValueError):
+    """The quiz data file is malformed; the message says where and why."""
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One step of a round, as a card to place."""
+
+    id: str
+    text: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class SequenceQuiz:
+    """The steps of one round; ``pieces`` is the correct order."""
+
+    prompt: str
+    pieces: tuple[Piece, ...]
+
+    @property
+    def correct_order(self) -> tuple[str, ...]:
+        return tuple(p.id for p in self.pieces)
+
+    def piece(self, piece_id: str) -> Piece:
+        return next(p for p in self.pieces if p.id == piece_id)
+
+
+@dataclass(frozen=True)
+class NumericAnswer:
+    """What a numeric question computes: ``QUANTITIES[quantity](**inputs)`` shown to ``decimals``."""
+
+    quantity: str
+    inputs: Mapping[str, float] = field(hash=False)
+    decimals: int
+    value: float
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice question; ``options[answer]`` is the only correct option."""
+
+    id: str
+    topic: str
+    prompt: str
+    options: tuple[str, ...]
+    answer: int
+    explanation: str
+    numeric: NumericAnswer | None = None
+
+    @property
+    def correct_option(self) -> str:
+        return self.options[self.answer]
+
+
+def _require(cond: bool, where: str, message: str) -> None:
+    if not cond:
+        raise QuizDataError(f"{where}: {message}")
+
+
+# ---- the files' shape, checked by pydantic; what it cannot know (templates, sums) is checked below --------------
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class _RawNumeric(BaseModel):
+    quantity: str
+    inputs: dict[str, float] = Field(min_length=1)
+    decimals: int = Field(2, ge=0)
+
+    @field_validator("quantity")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in QUANTITIES:
+            raise ValueError(f"unknown quantity {value!r}; known: {sorted(QUANTITIES)}")
+        return value
+
+
+class _RawQuestion(BaseModel):
+    id: _Text
+    topic: str = ""
+    prompt: _Text
+    options: list[_Text] = Field(min_length=2)
+    answer: int
+    explanation: _Text
+    numeric: _RawNumeric | None = None
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self):
+        if not 0 <= self.answer < len(self.options):
+            raise ValueError("'answer' must index one of the options")
+        return self
+
+
+class _RawKnowledge(BaseModel):
+    questions: list[dict[str, Any]]  # each one read by parse_question, which names it in its message
+
+
+class _RawPiece(BaseModel):
+    id: _Text
+    text: _Text
+    explanation: _Text
+
+
+class _RawSequence(BaseModel):
+    prompt: _Text
+    pieces: list[_RawPiece] = Field(min_length=2)
+
+
+def _read(model: type[BaseModel], raw: Any, where: str) -> Any:
+    """``raw`` checked against ``model``; QuizDataError naming the place and the field otherwise."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        fields = [f"'{part}'" if isinstance(part, str) else f"#{part + 1}" for part in first["loc"]]
+        message = str(first["ctx"]["error"]) if first["type"] == "value_error" else first["msg"]
+        raise QuizDataError(f"{where}: {' '.join(fields)} {message}".replace("  ", " ")) from None
+
+
+def numeric_namespace(inputs: Mapping[str, float]) -> dict[str, float]:
+    """The inputs plus every quantity in :data:`QUANTITIES` that they determine (for templates)."""
+    names: dict[str, float] = dict(inputs)
+    for name, func in QUANTITIES.items():
+        params = inspect.signature(func).parameters.values()
+        required = [p.name for p in params if p.default is inspect.Parameter.empty]
+        if all(r in inputs for r in required):
+            names[name] = func(**{p.name: inputs[p.name] for p in params if p.name in inputs})
+    if "alpha" in inputs and "k" in inputs:
+        names["alpha_times_k"] = inputs["alpha"] * inputs["k"]  # the tempting wrong answer: no prefix rule
+    if "k" in inputs and "draft_cost" in inputs:  # tempting wrong answers for a draft that is never right:
+        names["plain_less_drafting"] = 1.0 - inputs["k"] * inputs["draft_cost"]  # drafting subtracted, not divided
+        names["one_draft_pass_speed"] = float(analytics.speedup(0.0, 1, inputs["draft_cost"]))  # "drafting stops early"
+    names["k_min"], names["k_max"] = analytics.K_MIN, analytics.K_MAX  # the range optimal_k searches
+    return names
+
+
+def _fill(template: str, names: Mapping[str, Any], where: str) -> str:
+    try:
+        return template.format(**names)
+    except (KeyError, ValueError, IndexError, AttributeError) as exc:
+        raise QuizDataError(f"{where}: template {template!r} cannot be filled ({exc!r})") from exc
+
+
+def parse_question(raw: Mapping[str, Any], where: str = "question") -> Question:
+    """Validate one question dict from the JSON file and build a :class:`Question`."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and raw["id"].strip():
+        where = f"question {raw['id'].strip()!r}"
+    q = _read(_RawQuestion, raw, where)
+    numeric = None
+    names: dict[str, Any] = dict(PUBLISHED)
+    if q.numeric is not None:
+        computed = numeric_namespace(q.numeric.inputs)
+        _require(q.numeric.quantity in computed, where,
+                 f"the inputs {sorted(q.numeric.inputs)} do not determine {q.numeric.quantity!r}")
+        names.update(computed, answer=computed[q.numeric.quantity])
+        numeric = NumericAnswer(q.numeric.quantity, dict(q.numeric.inputs), q.numeric.decimals,
+                                float(computed[q.numeric.quantity]))
+    prompt, explanation = _fill(q.prompt, names, where), _fill(q.explanation, names, where)
+    options = tuple(_fill(o, names, where).strip() for o in q.options)
+    _require(len(set(options)) == len(options), where, "options must be distinct")
+    return Question(q.id, q.topic, prompt, options, q.answer, explanation, numeric)
+
+
+def parse_knowledge(raw: Mapping[str, Any], count: int = KNOWLEDGE_QUESTION_COUNT) -> tuple[Question, ...]:
+    """Validate the knowledge-check document: exactly ``count`` questions with distinct ids."""
+    items = _read(_RawKnowledge, raw, "knowledge quiz").questions
+    _require(len(items) == count, "knowledge quiz", f"must hold exactly {count} questions, found {len(items)}")
+    questions = tuple(parse_question(item, f"question #{n + 1}") for n, item in enumerate(items))
+    ids = [q.id for q in questions]
+    _require(len(set(ids)) == len(ids), "knowledge quiz", "question ids must be distinct")
+    return questions
+
+
+def parse_sequence(raw: Mapping[str, Any]) -> SequenceQuiz:
+    """Validate the sequencing document: a prompt and at least two distinct pieces, in order."""
+    doc = _read(_RawSequence, raw, "sequence quiz")
+    pieces = tuple(Piece(p.id, p.text, p.explanation) for p in doc.pieces)
+    for attr in ("id", "text"):
+        values = [getattr(p, attr) for p in pieces]
+        _require(len(set(values)) == len(values), "sequence quiz", f"piece {attr}s must be distinct")
+    return SequenceQuiz(doc.prompt, pieces)
+
+
+def load_knowledge(path: Path | str | None = None) -> tuple[Question, ...]:
+    """Read and validate the knowledge-check questions (from :data:`KNOWLEDGE_FILE` by default)."""
+    return parse_knowledge(json.loads(Path(path or KNOWLEDGE_FILE).read_text(encoding="utf-8")))
+
+
+def load_sequence(path: Path | str | None = None) -> SequenceQuiz:
+    """Read and validate the sequencing quiz (from :data:`SEQUENCE_FILE` by default)."""
+    return parse_sequence(json.loads(Path(path or SEQUENCE_FILE).read_text(encoding="utf-8")))
+
+
+# ---- knowledge check: one attempt ---------------------------------------------------------------
+
+
+def option_order(question: Question, seed: int) -> tuple[int, ...]:
+    """The order (indices into ``question.options``) in which this attempt shows the options."""
+    order = list(range(len(question.options)))
+    random.Random(f"{seed}:{question.id}").shuffle(order)
+    return tuple(order)
+
+
+def grade_answer(question: Question, chosen: int) -> bool:
+    """True when ``chosen`` (an index into ``question.options``) is the correct option."""
+    if not 0 <= chosen < len(question.options):
+        raise ValueError(f"option {chosen} does not exist; question {question.id!r} has {len(question.options)}")
+    return chosen == question.answer
+
+
+@dataclass(frozen=True)
+class KnowledgeAttempt:
+    """One pass through the questions: the seed of its shuffle, the answers so far, where we are."""
+
+    seed: int
+    answers: tuple[int | None, ...]  # chosen option index per question, None while unanswered
+    current: int = 0
+
+    @classmethod
+    def start(cls, n_questions: int, seed: int) -> KnowledgeAttempt:
+        return cls(seed, (None,) * n_questions)
+
+    @property
+    def finished(self) -> bool:
+        return self.current >= len(self.answers)
+
+    @property
+    def answered_current(self) -> bool:
+        return not self.finished and self.answers[self.current] is not None
+
+
+def answer_current(attempt: KnowledgeAttempt, chosen: int) -> KnowledgeAttempt:
+    """Record ``chosen`` for the current question; a question is answered once and stays answered."""
+    if attempt.finished or attempt.answered_current:
+        return attempt
+    answers = list(attempt.answers)
+    answers[attempt.current] = chosen
+    return replace(attempt, answers=tuple(answers))
+
+
+def advance(attempt: KnowledgeAttempt) -> KnowledgeAttempt:
+    """Move to the next question once the current one is answered."""
+    return replace(attempt, current=attempt.current + 1) if attempt.answered_current else attempt
+
+
+def score(questions: Sequence[Question], attempt: KnowledgeAttempt) -> int:
+    """How many answered questions are right."""
+    return sum(a is not None and grade_answer(q, a) for q, a in zip(questions, attempt.answers, strict=True))
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    number: int
+    prompt: str
+    chosen: str | None
+    correct: str
+    is_correct: bool
+    explanation: str
+
+
+def review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> list[ReviewItem]:
+    """One line per question: what was chosen, what is right, and why."""
+    return [
+        ReviewItem(n + 1, q.prompt, None if a is None else q.options[a], q.correct_option,
+                   a is not None and grade_answer(q, a), q.explanation)
+        for n, (q, a) in enumerate(zip(questions, attempt.answers, strict=True))
+    ]
+
+
+# ---- sequencing: placing pieces in slots ----------------------------------------------------------
+
+Slots = tuple[str | None, ...]
+
+
+def shuffled_pieces(correct_order: Sequence[str], seed: int) -> tuple[str, ...]:
+    """A shuffle of the pieces for the tray, never the correct order itself (that would be no puzzle)."""
+    rng = random.Random(seed)
+    order = list(correct_order)
+    if len(set(order)) < 2:
+        return tuple(order)
+    while tuple(order) == tuple(correct_order):
+        rng.shuffle(order)
+    return tuple(order)
+
+
+def place(slots: Slots, piece: str, slot: int) -> Slots:
+    """Put ``piece`` in ``slot``; it leaves the slot it was in, and a piece already there goes back to the tray."""
+    if not 0 <= slot < len(slots):
+        raise ValueError(f"slot {slot} does not exist; there are {len(slots)}")
+    out = [None if s == piece else s for s in slots]
+    out[slot] = piece
+    return tuple(out)
+
+
+def remove(slots: Slots, piece: str) -> Slots:
+    """Send ``piece`` back to the tray."""
+    return tuple(None if s == piece else s for s in slots)
+
+
+def in_tray(tray_order: Sequence[str], slots: Slots) -> list[str]:
+    """The pieces not yet placed, in the tray's (shuffled) order."""
+    placed = set(slots)
+    return [p for p in tray_order if p not in placed]
+
+
+def grade_sequence(slots: Slots, correct_order: Sequence[str]) -> tuple[bool, ...]:
+    """Right or wrong for each slot (an empty slot is wrong)."""
+    if len(slots) != len(correct_order):
+        raise ValueError(f"{len(slots)} slots for {len(correct_order)} pieces")
+    return tuple(s == c for s, c in zip(slots, correct_order, strict=True))
+
+
+@dataclass(frozen=True)
+class SequenceAttempt:
+    """The tray's shuffled order, what sits in each slot, and whether the learner asked for a check.
+
+    Any move clears ``checked``: marks shown for an order that has since changed would mislead.
+    """
+
+    tray_order: tuple[str, ...]
+    slots: Slots
+    checked: bool = False
+
+    @classmethod
+    def start(cls, correct_order: Sequence[str], seed: int) -> SequenceAttempt:
+        return cls(shuffled_pieces(correct_order, seed), (None,) * len(correct_order))
+
+    @property
+    def left(self) -> list[str]:
+        return in_tray(self.tray_order, self.slots)
+
+    @property
+    def complete(self) -> bool:
+        return not self.left
+
+    def place(self, piece: str, slot: int) -> SequenceAttempt:
+        if piece not in self.tray_order:
+            raise ValueError(f"unknown piece {piece!r}")
+        return replace(self, slots=place(self.slots, piece, slot), checked=False)
+
+    def remove(self, piece: str) -> SequenceAttempt:
+        return replace(self, slots=remove(self.slots, piece), checked=False)
+
+    def arrange(self, order: Sequence[str]) -> SequenceAttempt:
+        """Fill the slots from the top with ``order`` (a drag-and-drop answer list); the rest go to the tray."""
+        if len(set(order)) != len(order) or not set(order) <= set(self.tray_order):
+            raise ValueError(f"{list(order)} is not a list of distinct pieces of this quiz")
+        slots = tuple(order) + (None,) * (len(self.slots) - len(order))
+        return replace(self, slots=slots, checked=False)
+
+    def check(self) -> SequenceAttempt:
+        return replace(self, checked=True) if self.complete else self
+
+    def marks(self, correct_order: Sequence[str]) -> tuple[bool, ...]:
+        return grade_sequence(self.slots, correct_order)

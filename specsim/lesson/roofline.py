@@ -1,0 +1,152 @@
+"""The batch-size caveat, as a model: a roofline's ridge point, and what it makes of v at batch size B.
+
+A pass over n tokens (summed over the batch) costs max(1, n / R) one-token passes
+(:func:`roofline_pass_cost`): free while it waits on reading the weights, and dearer once its
+arithmetic takes longer, past the ridge point R. That counts the weights only. :func:`step_cost` adds what
+each sequence reads of its own KV cache, which no batching shares: at long context a large batch's step waits on
+memory even past B·(K + 1) = R, and verification stays nearly free (MagicDec, Chen et al., 2024). Pure arithmetic,
+so the pages that explain it load no model library (:mod:`specsim.measure.passcost` is the measurement).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specsim.core.defaults import GPU_RIDGE  # noqa: F401  (readers take roofline.GPU_RIDGE beside A100 and H100)
+from specsim.measure import analytics
+
+
+def roofline_pass_cost(tokens: float, ridge: float) -> float:
+    """A pass over ``tokens`` tokens (summed over the batch), in one-token passes: max(1, tokens / R), where R is
+    the ridge point (tokens per pass before the pass becomes compute-bound)."""
+    return max(1.0, tokens / ridge)
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """A datasheet's dense bfloat16 arithmetic and memory bandwidth, enough to place a roofline's ridge."""
+
+    name: str
+    tflops: float  # dense bf16 tensor-core TFLOP/s
+    tb_per_s: float  # memory bandwidth, TB/s
+
+    @property
+    def ridge_tokens(self) -> float:
+        """R: tokens one pass can carry before arithmetic, not reading the weights, sets its time.
+
+        Per token a pass does 2 FLOPs per weight (multiply and add) and reads each bf16 weight (2 bytes) once,
+        whatever the number of tokens: the pass is memory-bound while tokens · 2 FLOPs / 2 bytes stays below
+        the chip's FLOPs per byte, so R = FLOP/s ÷ bytes/s.
+        """
+        return self.tflops / self.tb_per_s
+
+
+A100 = Accelerator("A100 SXM (80 GB)", 312.0, 2.04)
+H100 = Accelerator("H100 SXM", 989.0, 3.35)
+# GPU_RIDGE (from specsim.core.defaults) lies between A100.ridge_tokens and H100.ridge_tokens.
+
+
+def batched_verify_cost(batch: int, k: int, ridge: float) -> float:
+    """v at batch size B: a pass over B·(K+1) tokens against a plain pass over B tokens (both batched)."""
+    return roofline_pass_cost(batch * (k + 1), ridge) / roofline_pass_cost(batch, ridge)
+
+
+def batched_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float) -> float:
+    """Model: the calculator's speedup with v from the roofline at batch size B (c kept as given)."""
+    return float(analytics.speedup(alpha, k, draft_cost, batched_verify_cost(batch, k, ridge)))
+
+
+# ---- the KV cache: reads that do not amortise over the batch (MagicDec, Chen et al., 2024) ---------------------
+
+
+@dataclass(frozen=True)
+class Transformer:
+    """A decoder's shape from its config: what one decoding step reads (weights, each sequence's KV cache) and
+    computes (2 FLOPs per weight per token, plus attention over the context)."""
+
+    name: str
+    vocab: int
+    hidden: int  # d_model = heads · head_dim
+    intermediate: int  # the gated MLP's width
+    layers: int
+    heads: int
+    kv_heads: int  # grouped-query attention: keys and values are stored for these heads only
+    tied_embeddings: bool = False
+    bytes_per_value: int = 2  # bfloat16 weights and cache
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def params(self) -> int:
+        """Weights of the linear layers and embeddings (norms are too small to count)."""
+        kv = self.kv_heads * self.head_dim
+        attention = 2 * self.hidden * self.hidden + 2 * self.hidden * kv  # q and o, k and v
+        mlp = 3 * self.hidden * self.intermediate  # gate, up, down
+        embeddings = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+        return self.layers * (attention + mlp) + embeddings
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.params * self.bytes_per_value
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """One token's cache: a key and a value per layer, for the KV heads only."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * self.bytes_per_value
+
+    def kv_share(self, context: int) -> float:
+        """One sequence's cache at ``context`` tokens, as a fraction of the weights' bytes."""
+        return context * self.kv_bytes_per_token / self.weight_bytes
+
+    def attention_share(self, context: int) -> float:
+        """Attention's FLOPs for one new token at ``context`` tokens (q·kᵀ and the weighted sum of v, 2·d FLOPs
+        per context token each, per layer), as a fraction of the weights' 2 FLOPs per parameter."""
+        return 4 * self.layers * self.hidden * context / (2 * self.params)
+
+
+LLAMA_31_8B = Transformer("Llama 3.1 8B", vocab=128_256, hidden=4096, intermediate=14_336, layers=32, heads=32,
+                          kv_heads=8)
+"""The long-context model MagicDec measures, from its config.json (untied embeddings, 8 KV heads for 32 query heads)."""
+
+
+def step_cost(tokens_per_sequence: int, batch: int, ridge: float, context: int = 0,
+              model: Transformer = LLAMA_31_8B) -> float:
+    """One decoding step over ``batch`` sequences, each adding ``tokens_per_sequence`` tokens after ``context``
+    cached ones, in units of reading the weights once.
+
+    Memory: the weights once for the whole batch, plus every sequence's own cache, B·context·kv bytes, which
+    no batching shares. Arithmetic: B·n tokens at 2 FLOPs per weight plus attention over the context, against R
+    tokens per weight-read. The step takes whichever is longer. At ``context = 0`` this is
+    :func:`roofline_pass_cost` over B·n tokens.
+    """
+    memory = 1.0 + batch * model.kv_share(context)
+    compute = batch * tokens_per_sequence * (1.0 + model.attention_share(context)) / ridge
+    return max(memory, compute)
+
+
+def kv_verify_cost(batch: int, k: int, ridge: float, context: int, model: Transformer = LLAMA_31_8B) -> float:
+    """v at batch B and ``context`` cached tokens per sequence: a step adding K + 1 tokens per sequence against a
+    plain step adding one. Both read the same caches, so a long context keeps v near 1 well past B·(K + 1) = R."""
+    return step_cost(k + 1, batch, ridge, context, model) / step_cost(1, batch, ridge, context, model)
+
+
+def kv_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float, context: int,
+               model: Transformer = LLAMA_31_8B) -> float:
+    """Model: the calculator's speedup with v from :func:`kv_verify_cost` (c kept as given)."""
+    return float(analytics.speedup(alpha, k, draft_cost, kv_verify_cost(batch, k, ridge, context, model)))
+
+
+def memory_bound_batches(k: int, ridge: float, context: int, model: Transformer = LLAMA_31_8B) -> float:
+    """The largest batch at which a verification step (K + 1 tokens a sequence) still waits on memory:
+    B·(K + 1)·(1 + attention) / R ≤ 1 + B·kv_share, solved for B; ``math.inf`` when the cache grows at least as
+    fast as the arithmetic, so no batch size makes verification compute-bound."""
+    per_sequence = (k + 1) * (1.0 + model.attention_share(context)) / ridge - model.kv_share(context)
+    return math.inf if per_sequence <= 0 else 1.0 / per_sequence
+
+
+def kv_cache_gb(batch: int, context: int, model: Transformer = LLAMA_31_8B) -> float:
+    """The batch's KV cache in GB (10⁹ bytes), beside the weights' :attr:`Transformer.weight_bytes`."""
+    return batch * context * model.kv_bytes_per_token / 1e9

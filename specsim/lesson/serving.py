@@ -1,0 +1,90 @@
+"""How to switch speculative decoding on in the tools people serve models with: one snippet per tool and method.
+
+Each snippet names the release of its tool whose documentation (``source``) it was checked against
+(``release``); the transformers ones run here
+(:func:`specsim.measure.hf_assisted.hf_assisted_generate` calls ``generate`` with exactly these arguments, and the tests
+check that the installed transformers accepts them). Model names are placeholders to replace with a pair that
+shares a tokenizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specsim.core.kpolicy import TRANSFORMERS_DEFAULTS as _HF
+
+# The releases each snippet was checked against. transformers is the version this app pins (requirements.txt) and
+# runs the snippets with; vLLM's pages are its v0.25.0 documentation; SGLang's flags are those of its v0.5.3 server
+# arguments; llama.cpp names no releases beyond build numbers, so its snippet names the change that introduced the
+# flags to llama-server and the README they are documented in.
+TRANSFORMERS_RELEASE = "transformers 5.23.0"
+VLLM_RELEASE = "vLLM v0.25.0"
+SGLANG_RELEASE = "SGLang v0.5.3"
+LLAMA_CPP_RELEASE = "llama.cpp builds since PR #10455 (November 2024), as documented in tools/server/README.md"
+
+
+@dataclass(frozen=True)
+class Snippet:
+    tool: str
+    method: str
+    language: str  # for the code block: "python" or "bash"
+    code: str
+    source: str  # the documentation page it was checked against
+    release: str  # the named release of the tool that page documents, e.g. "vLLM v0.25.0"
+    note: str = ""
+
+
+SNIPPETS: tuple[Snippet, ...] = (
+    Snippet("transformers", "draft model", "python", """\
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+tokenizer = AutoTokenizer.from_pretrained("Qwen/Qwen2.5-1.5B-Instruct")
+target = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-1.5B-Instruct")
+draft = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B-Instruct")  # same tokenizer
+inputs = tokenizer("Write a haiku about rain.", return_tensors="pt")
+out = target.generate(**inputs, assistant_model=draft, max_new_tokens=64, do_sample=False)""",
+            "https://huggingface.co/docs/transformers/generation_strategies", TRANSFORMERS_RELEASE,
+            f"transformers 5.x drafts up to num_assistant_tokens = {_HF['num_assistant_tokens']} guesses a loop "
+            f"on the '{_HF['num_assistant_tokens_schedule']}' schedule and stops a draft early where the draft's own "
+            f"probability falls below assistant_confidence_threshold = {_HF['assistant_confidence_threshold']:g} "
+            "(retuned during the run when scikit-learn is installed); set the draft's generation_config."
+            "num_assistant_tokens_schedule to 'heuristic' for +2 after a fully kept draft, −1 otherwise."),
+    Snippet("transformers", "prompt lookup", "python", """\
+out = target.generate(**inputs, prompt_lookup_num_tokens=4, max_new_tokens=64, do_sample=False)""",
+            "https://huggingface.co/docs/transformers/generation_strategies", TRANSFORMERS_RELEASE,
+            "No draft model: guesses are copied from the text so far (the prompt and what was generated), after "
+            "the earliest earlier place where its last tokens appeared. specsim's prompt lookup copies after the "
+            "latest such place instead; the two rules can pick different guesses, never different verdicts."),
+    Snippet("vLLM", "n-gram (prompt lookup)", "python", """\
+from vllm import LLM, SamplingParams
+
+llm = LLM(model="Qwen/Qwen3-8B",
+          speculative_config={"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4})
+outputs = llm.generate(["The future of AI is"], SamplingParams(temperature=0.8, top_p=0.95))""",
+            "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/n_gram/", VLLM_RELEASE),
+    Snippet("vLLM", "draft model", "python", """\
+llm = LLM(model="Qwen/Qwen3-8B",
+          speculative_config={"method": "draft_model", "model": "Qwen/Qwen3-0.6B",
+                              "num_speculative_tokens": 5})""",
+            "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/draft_model/", VLLM_RELEASE,
+            "The method is named: \"draft_model\". Earlier releases' pages (v0.8 to v0.14) gave the draft's name "
+            "alone, speculative_config={\"model\": ...}, and releases before v0.8 a speculative_model= argument."),
+    Snippet("vLLM", "EAGLE", "python", """\
+llm = LLM(model="meta-llama/Meta-Llama-3-8B-Instruct",
+          speculative_config={"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B",
+                              "num_speculative_tokens": 2})""",
+            "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/eagle/", VLLM_RELEASE),
+    Snippet("llama.cpp", "draft model", "bash", """\
+llama-server -m target.gguf -md draft.gguf --draft-max 16 --draft-min 5 --draft-p-min 0.75""",
+            "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md", LLAMA_CPP_RELEASE,
+            "-md (--model-draft) loads the draft; --draft-max caps the guesses per loop; --draft-min is the shortest "
+            "draft worth verifying (a shorter one is not sent to the target), not a lower bound on K; --draft-p-min "
+            "is the confidence stop: the draft stops at a guess it is less sure of than that."),
+    Snippet("SGLang", "EAGLE", "bash", """\
+python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\
+    --speculative-algorithm EAGLE --speculative-draft-model-path yuhuili/EAGLE-LLaMA3.1-Instruct-8B \\
+    --speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8""",
+            "https://docs.sglang.io/docs/advanced_features/speculative_decoding", SGLANG_RELEASE,
+            "A token tree: num-steps is its depth, eagle-topk its branching, num-draft-tokens how many tree tokens "
+            "the target verifies in one pass (the values shown are the defaults its documentation gives)."),
+)

@@ -1,0 +1,11 @@
+"""Measurement: timing runs fairly on a shared machine, the cost model read off traces, v(n), this machine's
+profile, the benchmark and the command line. Imports the core, the variants and the run registry, never the
+lesson or the classroom.
+
+- ``analytics``: the closed forms (expected accepted prefix, tokens per loop, τ, the speedup, the one best K);
+- ``timing`` / ``fairtime`` / ``costmodel``: the one timing driver, fair speedups, the one cost model;
+- ``passcost`` / ``machine``: v(n) measured, and this machine's profile (decode path, v(n), best K);
+- ``hf_assisted``: transformers' assisted generation, as a reference and a yardstick;
+- ``compare_variants``: every variant timed on one prompt against plain greedy decoding;
+- ``bench`` / ``cli``: ``python -m specsim.bench`` and ``python -m specsim.measure.cli``.
+"""

@@ -1,0 +1,158 @@
+"""Command line: run speculative decoding once and show what the target kept.
+
+    python -m specsim.measure.cli --prompt "Write a haiku about rain." -k 4
+
+Accepted draft tokens, rejected ones and the target's own +1 token are marked (colours on a
+terminal, brackets otherwise), followed by the run's statistics and a plain-decoding baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import torch
+
+from specsim.core.defaults import (
+    DEFAULT_DRAFT,
+    DEFAULT_DRAFTER,
+    DEFAULT_EARLY_EXIT_LAYERS,
+    DEFAULT_K,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_TARGET,
+)
+from specsim.core.draft_loader import usable_device
+from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
+from specsim.core.trace import Trace
+from specsim.measure.costmodel import cost_model
+from specsim.measure.timing import Contender, time_decoders
+from specsim.methods import DRAFTER_KINDS, build_drafter
+from specsim.request import bounds
+
+GREEN, RED, BLUE, DIM, RESET = "\033[32m", "\033[9;31m", "\033[1;34m", "\033[2m", "\033[0m"
+
+
+def marked_text(trace: Trace, colour: bool) -> str:
+    """The generated text with accepted, rejected (struck out) and the target's own tokens marked: the prefill's
+    first token and each loop's +1."""
+    parts = []
+    if trace.first is not None:
+        parts.append(f"{BLUE}{trace.first.text}{RESET}" if colour else f"{{+{trace.first.text}+}}")
+    for it in trace.iterations:
+        for slot in it.slots:
+            if slot.status == "accepted":
+                parts.append(f"{GREEN}{slot.text}{RESET}" if colour else slot.text)
+            elif slot.status == "rejected":
+                parts.append(f"{RED}{slot.text}{RESET}" if colour else f"[-{slot.text}-]")
+        if it.extra.token_id in it.emitted:
+            parts.append(f"{BLUE}{it.extra.text}{RESET}" if colour else f"{{+{it.extra.text}+}}")
+    return "".join(parts)
+
+
+def legend(colour: bool) -> str:
+    if colour:
+        return (f"{GREEN}accepted draft{RESET}  {RED}rejected draft{RESET}  "
+                f"{BLUE}target's own token (the prefill's first, each loop's +1){RESET}")
+    return ("plain = accepted draft   [-x-] = rejected draft   "
+            "{+x+} = target's own token (the prefill's first, each loop's +1)")
+
+
+def statistics(spec: Trace, plain: Trace) -> list[str]:
+    m = cost_model([spec], [plain])
+    same = "identical" if spec.generated_ids == plain.generated_ids else "different (sampling)"
+    settings = spec.settings
+    return [
+        f"drafter            {settings.draft}  (K = {settings.k}, {settings.dtype} on {settings.device})",
+        f"acceptance rate    {m.alpha:.3f}   ({spec.n_accepted} kept of {spec.n_checked} checked, "
+        f"{spec.n_proposed} proposed)",
+        f"tokens per loop    {m.tokens_per_loop:.2f}   over {len(spec.iterations)} loops",
+        f"speculative        {m.spec_tokens_per_s:.1f} tokens/s   ({spec.n_generated} tokens)",
+        f"plain decoding     {m.plain_tokens_per_s:.1f} tokens/s   ({plain.n_generated} tokens, {same})",
+        f"speedup            {m.wall_clock_speedup:.2f}x on the wall clock, {m.speedup:.2f}x from the cost model "
+        f"t / (K c + v + o) with median pass times: c = {m.draft_cost:.3f}, v = {m.verify_cost:.2f}, "
+        f"o = {m.other_cost:.2f} target passes",
+    ] + ([f"noise              {m.noise}: the wall clock is noise, not a result"] if m.noise else [])
+
+
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m specsim.measure.cli", description=__doc__.splitlines()[0])
+    parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
+    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K,
+                        help="draft tokens per loop ({}-{})".format(*bounds("k")))
+    parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
+    parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
+    parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
+    parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
+    parser.add_argument("--temperature", type=float, default=0.0,
+                        help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
+    parser.add_argument("--top-p", type=float, default=None)
+    parser.add_argument("--top-k", type=int, default=None, help="sample from the k most likely tokens only")
+    parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    args = parser.parse_args(argv)
+    (k_min, k_max), (seed_min, seed_max), (top_k_min, top_k_max) = bounds("k"), bounds("seed"), bounds("top_k")
+    problems = [
+        (not k_min <= args.k <= k_max, f"-k must be between {k_min} and {k_max}, got {args.k}"),
+        (args.max_new_tokens < 1, f"--max-new-tokens must be at least 1, got {args.max_new_tokens}"),
+        (args.temperature < 0, f"--temperature must be >= 0, got {args.temperature}"),
+        (args.top_p is not None and not 0 < args.top_p <= 1, f"--top-p must be in (0, 1], got {args.top_p}"),
+        (not args.prompt.strip(), "--prompt is empty"),
+        (not math.isfinite(args.temperature), f"--temperature must be a finite number, got {args.temperature}"),
+        (not seed_min <= args.seed <= seed_max, f"--seed must be between {seed_min} and {seed_max}, got {args.seed}"),
+        (args.top_k is not None and not top_k_min <= args.top_k <= top_k_max,
+         f"--top-k must be between {top_k_min} and {top_k_max}, got {args.top_k}"),
+        (args.threads is not None and args.threads < 1, f"--threads must be at least 1, got {args.threads}"),
+        (args.device is not None and not usable_device(args.device),
+         f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}"),
+        (args.drafter == "model" and not args.draft, "--drafter model needs --draft PATH_OR_ID"),
+    ]
+    for bad, message in problems:
+        if bad:
+            parser.error(message)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    try:
+        target = load_model(args.target, device=args.device, dtype=args.dtype)
+        drafter = build_drafter(args.drafter, target, args.draft, args.early_exit_layers)
+    except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
+        print(f"python -m specsim.measure.cli: error: {error}", file=sys.stderr)
+        return 2
+    print(f"dtype: {target.dtype_reason}", file=sys.stderr)
+    ids = format_prompt(target.tokenizer, args.prompt)
+    context = getattr(target.model.config, "max_position_embeddings", None)
+    if context and len(ids) + args.max_new_tokens > context:
+        print(f"python -m specsim.measure.cli: error: the prompt is {len(ids)} tokens and --max-new-tokens is "
+              f"{args.max_new_tokens}; together they exceed the target's context of {context} tokens",
+              file=sys.stderr)
+        return 2
+    sampling = dict(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, seed=args.seed)
+    contender = Contender("speculative", lambda p, n: speculative_generate(target, drafter, p, args.k, n, **sampling))
+    timed = time_decoders([ids], [contender], lambda p, n: plain_generate(target, p, n, **sampling),
+                          args.max_new_tokens, matched_plain=True)
+    spec = timed.runs["speculative"][0]
+    if timed.plains["speculative"]:
+        plain = timed.plains["speculative"][0]
+    else:  # the speculative run wrote nothing (end of text at once): a plain run to show beside it
+        plain = plain_generate(target, ids, args.max_new_tokens, **sampling)
+    colour = sys.stdout.isatty()
+    print(marked_text(spec, colour))
+    print()
+    print(legend(colour))
+    print("\n".join(statistics(spec, plain)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,465 @@
+"""Settings measured on this machine, not assumed: the decode path, v(n), the draft's cost and the best K.
+
+Hosts change from day to day (an Intel Xeon one time, an AMD EPYC the next), and which dtype decodes
+fastest, or how steep v(n) is, changes with them. So on the first run on a machine (``make run`` does
+it before the app starts, ``python -m specsim.measure.machine`` by hand) this module:
+
+1. times one-token target passes on each candidate path, interleaved, medians (docs/timing.md):
+   bfloat16 with the position-invariant path (the only one that guarantees greedy identity), stock
+   bfloat16 and stock float32;
+2. picks the fastest path that guarantees identity, and names the runner-up and what it costs;
+3. measures v(n) for n = 1 .. K_MAX + 1 on that path in shuffled rounds, each round's passes divided by that
+   round's one-token pass, until the 95 % interval of every v(n) lies within ±5 % of its median (or a time cap:
+   then the profile says it is noisy), and fits the medians monotone (a pass over more tokens never costs less);
+4. runs the default drafter for real, greedy, at every K of :data:`PROFILE_KS` on held-out prompts the bench's
+   check does not use, each prompt's plain run beside them and the Ks in shuffled order. Greedy runs are
+   deterministic, so tokens per loop at each K is exact, not a sample; drafting and bookkeeping per loop come
+   from the cost model (:mod:`specsim.measure.costmodel`) of those runs, and v(K + 1) from the fitted curve;
+5. picks the K whose predicted speedup t ÷ (K·c + v(K + 1) + o) is highest. No i.i.d. α is plugged in: real
+   runs keep fewer guesses than the closed form says, because acceptance rises along the draft and loops
+   start right after a rejection.
+
+The result is cached as JSON under the specsim cache, keyed by CPU model, thread count and library
+versions; a later run on the same machine reads it back in milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX
+from specsim.measure import analytics
+
+PROFILE_VERSION = 2  # 2: K chosen from real runs, v(n) timed to ±5 % and fitted monotone
+PROFILE_KS = tuple(range(1, 7))
+"""The Ks the profile runs for real; the live page starts at the best of them."""
+PROFILE_PROMPTS = 6  # held-out prompts for the runs, after the ones the bench's check (--heldout 8) uses
+PROFILE_TOKENS = 24  # new tokens per run
+SPREAD_GOAL = 0.05  # keep timing until every 95 % interval is within ± this share of its median
+V_MIN_ROUNDS, V_TIME_CAP_S = 7, 25.0
+RUNS_TIME_CAP_S = 45.0
+
+PATHS = (("bfloat16", True), ("bfloat16", False), ("float32", False))
+"""Candidate target paths on the CPU: (dtype, position-invariant). Only the invariant path guarantees identity."""
+GPU_PATHS = (("bfloat16", False), ("float32", False))
+"""On a GPU: its kernels only (the invariant path is CPU code), so none guarantees identity."""
+
+
+def paths_for(device: str) -> tuple[tuple[str, bool], ...]:
+    return GPU_PATHS if device.startswith("cuda") else PATHS
+
+
+def path_name(dtype: str, invariant: bool) -> str:
+    return f"{dtype}, {'position-invariant' if invariant else 'stock kernels'}"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What was measured on one machine, and the settings chosen from it."""
+
+    key: str
+    machine: str
+    threads: int
+    one_token_ms: dict[str, float]  # median one-token pass per path name
+    chosen: str  # the fastest path that guarantees greedy identity
+    v: dict[int, float]  # v(n) on the chosen path, n = 1 .. K_MAX + 1
+    draft_alpha: float  # acceptance the default drafter measured in the profile's real runs (checked slots kept)
+    draft_cost: float  # c, measured through the cost model on the chosen path
+    best_k: int
+    speedup_by_k: dict[int, float] = field(default_factory=dict)  # the prediction at each K the choice was made from
+    v_spread: dict[int, float] = field(default_factory=dict)  # each v(n)'s 95 % interval, ± share of its median
+    draft_cost_spread: float = 0.0  # c's 95 % interval, ± share of c
+    rounds: int = 0  # shuffled rounds the v(n) timing took
+    noisy: str = ""  # why the timings did not settle within ±5 % before the time cap ("" when they did)
+    tokens_per_loop_by_k: dict[int, float] = field(default_factory=dict)  # exact, from the greedy runs
+    alpha_by_position: list[float] = field(default_factory=list)  # P(kept | checked) at draft positions 1, 2, ...
+    prompts: int = 0  # held-out prompts the runs used
+    device: str = "cpu"  # where it was measured: the device the app runs its models on
+
+    @property
+    def runner_up(self) -> tuple[str, float] | None:
+        """The fastest other path and its one-token pass relative to the chosen one."""
+        others = {n: ms for n, ms in self.one_token_ms.items() if n != self.chosen}
+        if not others:
+            return None
+        name = min(others, key=others.get)
+        return name, others[name] / self.one_token_ms[self.chosen]
+
+    def k_sentence(self) -> str:
+        """Why the live page starts at its K, quoting the figures the choice was made from."""
+        if not self.tokens_per_loop_by_k:  # a profile measured before the runs existed
+            return (f"K starts at {self.best_k}, the best K the closed form gives for the default draft on this "
+                    "machine (measured before real runs decided it; "
+                    "`python -m specsim.measure.machine --again` measures "
+                    "it afresh).")
+        others = ", ".join(f"K = {k}: {x:.2f}×" for k, x in sorted(self.speedup_by_k.items()) if k != self.best_k)
+        rates = self.alpha_by_position
+        positions = " / ".join(f"{a:.2f}" for a in rates)
+        rising = len(rates) > 1 and all(a < b for a, b in zip(rates[:-1], rates[1:], strict=True))
+        trend = "rising along the draft" if rising else "not one α for every slot"
+        text = (f"K starts at {self.best_k}, the best K for the default drafter on this machine. Run for real on "
+                f"{self.prompts} held-out prompts, it kept {self.draft_alpha:.0%} of the guesses the target checked "
+                f"(by draft position: {positions}, {trend}) and wrote "
+                f"{self.tokens_per_loop_by_k[self.best_k]:.2f} tokens per loop at K = {self.best_k}. With its drafting "
+                f"({self.draft_cost:.3f} target passes per guess) and a pass over {self.best_k + 1} tokens "
+                f"({self.v[self.best_k + 1]:.2f} one-token passes) timed here, the cost model predicts "
+                f"{self.speedup_by_k[self.best_k]:.2f}× ({others}).")
+        if self.noisy:
+            text += f" The timings were noisy ({self.noisy}), so neighbouring Ks may be as good."
+        return text
+
+    def path_sentence(self) -> str:
+        """Which path runs and why, with the runner-up."""
+        if self.device.startswith("cuda"):
+            text = (f"{self.chosen} on the GPU ({self.machine}): the path the app runs there (one-token pass "
+                    f"{self.one_token_ms[self.chosen]:.1f} ms); on a GPU no path guarantees greedy identity, since "
+                    "the position-invariant kernels are CPU code")
+            runner = self.runner_up
+            if runner is not None:
+                text += f"; {runner[0]} at {runner[1]:.2f}× its time"
+            return text + "."
+        text = (f"{self.chosen}: the fastest path here that guarantees greedy identity (one-token pass "
+                f"{self.one_token_ms[self.chosen]:.1f} ms)")
+        runner = self.runner_up
+        if runner is not None:
+            text += f"; runner-up {runner[0]} at {runner[1]:.2f}× its time, without the guarantee"
+        return text + "."
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> Profile:
+        """pydantic reads it by the annotations (JSON's string keys become the ints of ``v`` and the K tables)."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(cls).validate_json(text)
+
+
+def profile_key(threads: int | None = None, device: str | None = None) -> str:
+    """The machine's identity (:func:`specsim.core.cpu.machine_id`: CPU, GPU where the app uses one, threads, torch),
+    then
+    the profile's version, transformers, the fused kernels' build and the default draft (its α and c pick the best
+    K): what a measurement depends on."""
+    import transformers
+
+    from specsim.core.cpu import machine_id
+    from specsim.core.fused import extension_name
+    from specsim.core.models import default_device
+
+    return (f"{machine_id(device or default_device(), threads)} | profile {PROFILE_VERSION} | "
+            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}")
+
+
+def draft_identity(draft: str | None = None) -> str:
+    """The draft's folder name, a digest of its ``draft.json`` (training steps, validation score) and how it
+    copies repeated text, so a draft retrained under the same name, or copying differently, is measured afresh."""
+    import hashlib
+
+    draft = draft or DEFAULT_DRAFT
+    try:
+        digest = hashlib.sha256((Path(draft) / "draft.json").read_bytes()).hexdigest()[:12]
+    except OSError:
+        digest = "no draft.json"
+    return f"{Path(draft).name} {digest} copy {COPY_NGRAM[0]}-{COPY_NGRAM[1]}"
+
+
+def cache_file(key: str) -> Path:
+    from specsim.core.paths import cache_dir
+
+    return cache_dir() / f"machine-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
+
+
+def cached(device: str | None = None) -> Profile | None:
+    """This machine's profile (for ``device``, default the one the app uses) when it has been measured, else None
+    (never measures)."""
+    path = cache_file(profile_key(device=device))
+    try:
+        return Profile.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def default_k(profile: Profile | None = None) -> tuple[int, str]:
+    """The live page's starting K, and one sentence on why: the measured best K of ``profile`` (default: this
+    machine's, when it has been measured), else the lesson's K."""
+    profile = profile or cached()
+    if profile is not None:
+        return profile.best_k, profile.k_sentence()
+    return DEFAULT_K, (f"K = {DEFAULT_K} is the lesson's example. This machine's best K has not been measured yet: "
+                       "`make run` measures it once (or run `python -m specsim.measure.machine`).")
+
+
+def heldout_alpha(draft: str = DEFAULT_DRAFT, copy: bool = True) -> float:
+    """The draft's held-out α from the evaluation saved beside it: as the app runs it (copying repeated text, where
+    its evaluation measured that), or with ``copy=False`` the draft model's own guesses alone."""
+    result = json.loads((Path(draft) / "heldout_eval.json").read_text(encoding="utf-8"))
+    return float((result.get("with_copy", result) if copy else result)["overall"]["alpha"])
+
+
+COST_PROMPT = "Write a short paragraph about a lighthouse keeper during a storm."
+"""The prompt of the short real run that measures a drafter's costs (a held-out-style task, not a training one)."""
+
+
+def run_costs(target, drafter, k: int = DEFAULT_K, n_new: int = 24, prompt: str = COST_PROMPT):
+    """The cost model (:class:`specsim.measure.costmodel.CostModel`: c, v and o in plain passes) of one short real run
+    of ``drafter`` against plain decoding of the same prompt, timed by :func:`specsim.measure.timing.time_decoders`."""
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.measure.timing import Contender, time_decoders
+
+    ids = format_prompt(target.tokenizer, prompt)
+    spec = Contender("spec", lambda p, n: speculative_generate(target, drafter, p, k, n))
+    timed = time_decoders([ids], [spec], lambda p, n: plain_generate(target, p, n), n_new, matched_plain=True,
+                          warmup_tokens=4)
+    return timed.costs("spec")
+
+
+def median_interval(samples: Sequence[float]) -> tuple[float, float]:
+    """The median of ``samples`` and its 95 % interval's half-width as a share of it, from order statistics (no
+    assumption about the distribution: the ranks n/2 ± 1.96·√n/2). Fewer than 6 samples give an infinite width."""
+    xs = sorted(samples)
+    n = len(xs)
+    med = statistics.median(xs) if xs else math.nan
+    if n < 6 or not med > 0:
+        return med, math.inf
+    half = 1.96 * math.sqrt(n) / 2
+    lo, hi = xs[max(0, math.floor(n / 2 - half))], xs[min(n - 1, math.ceil(n / 2 + half) - 1)]
+    return med, max(med - lo, hi - med) / med
+
+
+@dataclass(frozen=True)
+class VTiming:
+    """v(n) timed in shuffled rounds: the fitted curve, each raw median's spread, the rounds, and why it is noisy."""
+
+    v: dict[int, float]
+    raw: dict[int, float]
+    spread: dict[int, float]
+    rounds: int
+    noisy: str
+
+
+def time_v(target, ns: Sequence[int], log=print, goal: float = SPREAD_GOAL, min_rounds: int = V_MIN_ROUNDS,
+           cap_s: float = V_TIME_CAP_S, seed: int = 0) -> VTiming:
+    """Passes over n new tokens on one cached context, the sizes in a new random order every round, each divided by
+    the same round's one-token pass, until every median's 95 % interval is within ±``goal`` (or ``cap_s``)."""
+    from specsim.core.clock import now
+    from specsim.measure.passcost import time_pass_rounds, v_from_rounds
+
+    rng = random.Random(seed)
+    ratios: dict[int, list[float]] = {n: [] for n in ns if n != 1}
+    start, rounds, spread = now(target.device), 0, {n: math.inf for n in ratios}
+    timed: list[dict[int, float]] = []
+    for round_times in time_pass_rounds(target, sorted({1, *ns}), rng):
+        timed.append(round_times)
+        for n in ratios:
+            ratios[n].append(round_times[n] / round_times[1])
+        rounds += 1
+        spread = {n: median_interval(r)[1] for n, r in ratios.items()}
+        worst = max(spread.values(), default=0.0)
+        elapsed = now(target.device) - start
+        if rounds % 5 == 0:
+            log(f"  v(n): {rounds} rounds, widest 95 % interval ±{worst:.1%} ({elapsed:.0f} s)")
+        if rounds >= min_rounds and worst <= goal:
+            break
+        if elapsed > cap_s:
+            break
+    from specsim.measure.passcost import monotone_v
+
+    raw = v_from_rounds(timed)  # the medians; median_interval above only says how sure each one is
+    worst_n = max(spread, key=spread.get) if spread else 1
+    noisy = "" if max(spread.values(), default=0.0) <= goal else (
+        f"v({worst_n}) still ±{spread[worst_n]:.0%} after {rounds} rounds")
+    return VTiming(monotone_v(raw), raw, {1: 0.0, **spread}, rounds, noisy)
+
+
+def profile_prompts(n: int = PROFILE_PROMPTS) -> list[str]:
+    """Held-out prompts for the profile's runs: the ones after those the bench's check (``--heldout 8``) takes."""
+    from specsim.core.prompt_sets import heldout_items
+
+    items = heldout_items()
+    by_domain: dict[str, list[str]] = {}
+    for item in items:
+        by_domain.setdefault(item["domain"], []).append(item["prompt"])
+    order, queues = [], [list(v) for v in by_domain.values()]
+    while any(queues):  # round robin over the domains, as the bench picks its prompts
+        for queue in queues:
+            if queue:
+                order.append(queue.pop(0))
+    return order[8:8 + n] or order[:n]
+
+
+def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFILE_KS,
+              n_new: int = PROFILE_TOKENS, log=print, goal: float = SPREAD_GOAL, cap_s: float = RUNS_TIME_CAP_S,
+              seed: int = 0, max_rounds: int = 20) -> tuple[dict[int, list], list]:
+    """Greedy runs at every K on every prompt, timed by :func:`specsim.measure.timing.time_decoders` (each prompt's
+    plain
+    run and the Ks in a random order); more rounds over the prompts while the draft cost's 95 % interval is wider
+    than ±``goal`` and time is left. Returns each K's runs and the plain runs."""
+    from specsim.core.clock import now
+    from specsim.core.engine import plain_generate, speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.measure.timing import PLAIN, Contender, time_decoders
+
+    encoded = [format_prompt(target.tokenizer, p) for p in prompts]
+    contenders = [Contender(f"K={k}", lambda ids, n, k=k: speculative_generate(target, drafter, ids, k, n))
+                  for k in ks]
+    start = now(target.device)
+
+    def progress(round_: int, prompt: int, name: str, _tokens: int) -> None:
+        if name == PLAIN:  # once per prompt and round
+            log(f"  runs: round {round_ + 1}, prompt {prompt + 1} of {len(encoded)}, K = {min(ks)}..{max(ks)} "
+                f"({now(target.device) - start:.0f} s)")
+
+    def enough(timed) -> bool:
+        spec = {k: timed.runs[f"K={k}"] for k in ks}
+        return draft_cost_interval(spec, timed.plain_runs())[1] <= goal or now(target.device) - start > cap_s
+
+    timed = time_decoders(encoded, contenders, lambda ids, n: plain_generate(target, ids, n), n_new,
+                          rounds=max_rounds, order="shuffle", seed=seed, warmup_tokens=4, enough=enough,
+                          on_run=progress)
+    return {k: timed.runs[f"K={k}"] for k in ks}, timed.plain_runs()
+
+
+def draft_cost_interval(spec: dict[int, list], plain: list) -> tuple[float, float]:
+    """c over every loop of the runs (drafting time per guess ÷ the median plain pass) and its 95 % interval."""
+    from specsim.measure.costmodel import plain_pass_times
+
+    base = statistics.median(plain_pass_times(plain))
+    per_loop = [it.draft_time_s / it.k / base for runs in spec.values() for t in runs for it in t.iterations if it.k]
+    return median_interval(per_loop)
+
+
+def predicted_speedups(spec: dict[int, list], plain: list, v: dict[int, float]) -> dict[int, float]:
+    """The cost model of each K's real runs, its v replaced by the fitted curve's v(K + 1): t ÷ (K·c + v + o)."""
+    from dataclasses import replace
+
+    from specsim.measure.costmodel import cost_model
+
+    return {k: replace(cost_model(runs, plain), verify_cost=v[k + 1]).speedup for k, runs in spec.items()}
+
+
+POSITION_MIN_CHECKED = 20  # a draft position's acceptance is quoted only when this many checks reached it
+
+
+def position_rates(spec: dict[int, list]) -> list[float]:
+    """P(kept | checked) at draft positions 1, 2, ... pooled over every K's runs, up to the first position fewer
+    than :data:`POSITION_MIN_CHECKED` checks reached (a rate from a handful of checks says little)."""
+    from specsim.core.trace import acceptance_given_reached
+
+    rates = acceptance_given_reached([t for runs in spec.values() for t in runs], max(spec), POSITION_MIN_CHECKED)
+    out = []
+    for rate in rates:
+        if math.isnan(rate):
+            break
+        out.append(round(rate, 3))
+    return out
+
+
+def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
+    """Measure this machine (see the module docstring) on ``device`` (default: the one the app uses, CUDA where
+    present); about a minute."""
+    import torch
+
+    from specsim.core.cpu import device_name
+    from specsim.core.models import default_device, default_dtype, load_bundled_target
+    from specsim.core.trace import pooled_acceptance_rate, pooled_tokens_per_pass
+    from specsim.measure.passcost import measure_pass_costs
+    from specsim.methods import build_drafter
+
+    log("Measuring this machine once (about a minute): decode paths, v(n), then real runs at "
+        f"K = {min(PROFILE_KS)}..{max(PROFILE_KS)}")
+    device = device or default_device()
+    targets = {path_name(d, inv): load_bundled_target(device, d, invariant=inv) for d, inv in paths_for(device)}
+    samples: dict[str, list[float]] = {name: [] for name in targets}
+    for _ in range(repeats):  # interleaved: a burst of load hits every path alike
+        for name, target in targets.items():
+            samples[name].append(measure_pass_costs(target, ns=(1,), repeats=3, warmup=1).seconds[1])
+    one_token_ms = {name: 1e3 * statistics.median(s) for name, s in samples.items()}
+    if device.startswith("cuda"):  # nothing guarantees identity there: time the path the app runs
+        chosen = path_name(str(default_dtype(device)).removeprefix("torch."), False)
+    else:
+        chosen = min((name for name, t in targets.items() if t.invariant), key=one_token_ms.get)
+    target = targets[chosen]
+    log("one-token pass: " + ", ".join(f"{n} {ms:.1f} ms" for n, ms in one_token_ms.items()))
+    timing = time_v(target, tuple(range(1, K_MAX + 2)), log=log)
+    log(f"v(n) after {timing.rounds} rounds: " + " ".join(f"{timing.v[n]:.2f}" for n in sorted(timing.v)[1:9]) + " …")
+    drafter = build_drafter(DEFAULT_DRAFTER, target, DEFAULT_DRAFT)
+    prompts = profile_prompts()
+    spec, plain = time_runs(target, drafter, prompts, log=log)
+    c, c_spread = draft_cost_interval(spec, plain)
+    predicted = predicted_speedups(spec, plain, timing.v)
+    k = analytics.best_k(predicted)
+    noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
+    return Profile(key=profile_key(device=device), machine=device_name(device), threads=torch.get_num_threads(),
+                   one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),
+                   draft_cost=c, best_k=k, speedup_by_k=predicted, v_spread=timing.spread,
+                   draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy,
+                   tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
+                   alpha_by_position=position_rates(spec),
+                   prompts=len(prompts), device=device)
+
+
+def load_or_measure(log=print, device: str | None = None) -> Profile:
+    """The cached profile, or a new measurement written to the cache."""
+    profile = cached(device)
+    if profile is None:
+        profile = measure(log=log, device=device)
+        path = cache_file(profile.key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(profile.to_json(), encoding="utf-8")
+    return profile
+
+
+def format_profile(p: Profile) -> str:
+    """The choice and the table behind it, for the CLI and the bench."""
+    lines = [f"machine: {p.key}", "one-token target pass (median, interleaved):"]
+    lines += [f"  {name:38s} {ms:7.1f} ms" for name, ms in p.one_token_ms.items()]
+    lines.append(f"chosen: {p.path_sentence()}")
+    ns = sorted(p.v)
+    lines.append("n new tokens  " + " ".join(f"{n:5d}" for n in ns))
+    lines.append("v(n), fitted  " + " ".join(f"{p.v[n]:5.2f}" for n in ns))
+    if p.v_spread:
+        lines.append("95 % ± share  " + " ".join(f"{p.v_spread.get(n, 0.0):5.1%}" for n in ns))
+        lines.append(f"({p.rounds} shuffled rounds; c = {p.draft_cost:.3f} ± {p.draft_cost_spread:.1%})")
+    ks = sorted(p.speedup_by_k)
+    lines.append("K             " + " ".join(f"{k:5d}" for k in ks))
+    if p.tokens_per_loop_by_k:
+        lines.append("tokens/loop   " + " ".join(f"{p.tokens_per_loop_by_k[k]:5.2f}" for k in ks))
+    lines.append("predicted     " + " ".join(f"{p.speedup_by_k[k]:5.2f}" for k in ks))
+    lines.append(p.k_sentence())
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    import torch
+
+    parser = argparse.ArgumentParser(prog="python -m specsim.measure.machine", description=__doc__.splitlines()[0])
+    parser.add_argument("--again", action="store_true", help="measure even when a cached profile exists")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: the app's, cuda when present)")
+    args = parser.parse_args(argv)
+    from specsim.core.draft_loader import usable_device
+
+    if args.device is not None and not usable_device(args.device):
+        parser.error(f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.again:
+        cache_file(profile_key(device=args.device)).unlink(missing_ok=True)
+    print(format_profile(load_or_measure(device=args.device)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
