@@ -161,10 +161,17 @@ def _finish(model: torch.nn.Module, device: str, dtype: torch.dtype, invariant: 
     changes: tuple[str, ...] = ()
     if invariant:
         progress(0.9, "Switching to the position-invariant decode path")
+        from specsim.core import target_pass
+
+        if device == "cpu" and str(dtype) == "torch.bfloat16":
+            target_pass.pack(model)  # q/k/v and gate/up side by side, for the one-call decode pass
         try:
             changes = tuple(make_position_invariant(model))
         except RuntimeError:  # a layer shape with no invariant split on this machine: keep the usual kernels
             invariant = False
+        else:
+            why_not = target_pass.install(model)
+            changes += (f"decode passes: {'one C++ call (target_pass)' if why_not is None else why_not}",)
     return model, invariant, changes
 
 

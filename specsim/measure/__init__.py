@@ -4,7 +4,8 @@ lesson or the classroom.
 
 - ``analytics``: the closed forms (expected accepted prefix, tokens per loop, τ, the speedup, the one best K);
 - ``timing`` / ``fairtime`` / ``costmodel``: the one timing driver, fair speedups, the one cost model;
-- ``passcost`` / ``machine``: v(n) measured, and this machine's profile (decode path, v(n), best K);
+- ``passcost`` / ``machine`` / ``pathbench``: v(n) measured, this machine's profile (decode path, v(n), best K),
+  and the target's two decode-pass paths timed against each other (``python -m specsim.bench --passes``);
 - ``hf_assisted``: transformers' assisted generation, as a reference and a yardstick;
 - ``compare_variants``: every variant timed on one prompt against plain greedy decoding;
 - ``bench`` / ``cli``: ``python -m specsim.bench`` and ``python -m specsim.measure.cli``.

@@ -5,6 +5,7 @@
     python -m specsim.bench --heldout 14 --k 2 3 4 --draft assets/drafts/A assets/drafts/B --dtype bfloat16
     python -m specsim.bench --heldout 42 --k 1 2 3 --no-hf --drafters model --stock-draft
     python -m specsim.bench --heldout 8 --k 2 4 --drafters model --policies fixed heuristic confidence
+    python -m specsim.bench --passes --heldout 8 --max-new-tokens 48 --drafters model --no-hf
 
 Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, the measured
 wall-clock speedup, the cost model's speedup (:mod:`specsim.measure.costmodel`: tokens per loop / (K·c + v + o)
@@ -149,6 +150,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default=None)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 is best on a busy machine)")
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
+    parser.add_argument("--passes", action="store_true",
+                        help="time the target's two decode-pass paths against each other (previous: transformers' "
+                             "forward; one call: specsim.core.target_pass) and print only that table")
     parser.add_argument("--no-passes", action="store_true",
                         help="skip the v(n) table and the float32 / default-dtype plain decoding speeds")
     parser.add_argument("--machine", action="store_true",
@@ -218,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{torch.get_num_threads()} threads); {len(prompts)} {where} prompts x {args.max_new_tokens} new tokens, "
           "greedy")
     print(f"dtype: {target.dtype_reason}")
+    if args.passes:
+        return path_report(target, drafters, prompts, args)
     if not args.no_passes:
         print("\n" + pass_cost_report(target, args) + "\n", flush=True)
     rows = []
@@ -277,6 +283,26 @@ def chosen_k_report(rows: list[dict], profile) -> str | None:
         f"within {gap:.1%} of the best" if gap <= 0.03 else f"{gap:.1%} below the best, more than 3 %")
     return (f"{head}; measured best here K = {best} at {fair[best]:.2f}x, K = {profile.best_k} at "
             f"{fair[profile.best_k]:.2f}x: {agree}.")
+
+
+def path_report(target, drafters, prompts, args: argparse.Namespace) -> int:
+    """``--passes``: both decode-pass paths timed in one run (:mod:`specsim.measure.pathbench`), speculative decoding
+    with the first drafter at the machine profile's K (the first ``--k`` where this machine has no profile)."""
+    from specsim.core import target_pass
+    from specsim.measure import pathbench
+
+    why_not = target_pass.why_not(target.model)
+    if why_not is not None:
+        print(f"--passes: the one-call path does not run here ({why_not}); nothing to compare", file=sys.stderr)
+        return 2
+    profile = machine.cached()
+    k = profile.best_k if profile is not None else args.k[0]
+    label, drafter = drafters[0]
+    print(f"speculative decoding: {label} at K = {k} ({'the machine profile' if profile else 'the first --k'})",
+          flush=True)
+    rows = pathbench.compare_paths(target, drafter, prompts, k, args.max_new_tokens, rounds=args.rounds)
+    print("\n" + pathbench.format_paths(rows, k))
+    return 0
 
 
 def pass_cost_report(target, args: argparse.Namespace) -> str:

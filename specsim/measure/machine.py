@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import statistics
 import sys
@@ -146,17 +147,18 @@ class Profile:
 
 def profile_key(threads: int | None = None, device: str | None = None) -> str:
     """The machine's identity (:func:`specsim.core.cpu.machine_id`: CPU, GPU where the app uses one, threads, torch),
-    then
-    the profile's version, transformers, the fused kernels' build and the default draft (its α and c pick the best
-    K): what a measurement depends on."""
+    then the profile's version, transformers, the fused kernels' build, which decode-pass path runs
+    (:mod:`specsim.core.target_pass`) and the default draft (its α and c pick the best K): what a measurement
+    depends on."""
     import transformers
 
     from specsim.core.cpu import machine_id
     from specsim.core.fused import extension_name
     from specsim.core.models import default_device
 
+    passes = "transformers passes" if os.environ.get("SPECSIM_NO_TARGET_PASS") == "1" else "one-call passes"
     return (f"{machine_id(device or default_device(), threads)} | profile {PROFILE_VERSION} | "
-            f"transformers {transformers.__version__} | {extension_name()} | draft {draft_identity()}")
+            f"transformers {transformers.__version__} | {extension_name()} | {passes} | draft {draft_identity()}")
 
 
 def draft_identity(draft: str | None = None) -> str:

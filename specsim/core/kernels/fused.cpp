@@ -103,7 +103,20 @@ struct TileConfig {
 static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, int64_t M, int64_t IN, int64_t OUT) {
   const int64_t ksteps = IN / 32, ctiles = (M + 15) / 16;
   // x^T packed per (column tile, k step): 16 k-pair rows of 16 rows x 2 values, zero padded
-  std::vector<uint16_t> xb(ctiles * ksteps * 16 * 32, 0);
+  // Kept per calling thread between calls (zeroing a new one on each of a pass's 121 calls was measurable): rows
+  // written by an earlier call beyond this call's M are zeroed again, a new shape starts from zeros.
+  thread_local std::vector<uint16_t> xb;
+  thread_local int64_t shape_ks = -1, shape_ct = -1, filled = 0;
+  if (shape_ks != ksteps || shape_ct != ctiles) {
+    xb.assign(ctiles * ksteps * 16 * 32, 0);
+    shape_ks = ksteps; shape_ct = ctiles; filled = 0;
+  }
+  for (int64_t m = M; m < filled; ++m)
+    for (int64_t k = 0; k < IN; ++k) {
+      const int64_t ct = m / 16, col = m % 16, ks = k / 32, kp = (k % 32) / 2;
+      xb[((ct * ksteps + ks) * 16 + kp) * 32 + col * 2 + (k % 2)] = 0;
+    }
+  filled = M;
   for (int64_t m = 0; m < M; ++m)
     for (int64_t k = 0; k < IN; ++k) {
       const int64_t ct = m / 16, col = m % 16, ks = k / 32, kp = (k % 32) / 2;
@@ -113,6 +126,7 @@ static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, i
   // side by side (one chain alone waits on each product's latency). A block's chain is the same instructions in
   // the same k order whichever group it falls in.
   const int64_t blocks = OUT / 16;
+  const uint16_t* packed = xb.data();  // the calling thread's buffer (inside the loop, xb would name each thread's own)
   at::parallel_for(0, (blocks + 3) / 4, 1, [&](int64_t begin, int64_t end) {
     TileConfig cfg;
     for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
@@ -127,7 +141,7 @@ static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, i
       const int64_t nb0 = g * 4;
       const uint16_t* a = wp + nb0 * 16 * IN;
       for (int64_t ct = 0; ct < ctiles; ++ct) {
-        const uint16_t* b = xb.data() + ct * ksteps * 16 * 32;
+        const uint16_t* b = packed + ct * ksteps * 16 * 32;
         if (nb0 + 4 <= blocks) {
           _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
           for (int64_t ks = 0; ks < ksteps; ++ks) {
@@ -363,6 +377,178 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, tor
   return rows_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head)[0];
 }
 
+// One decode pass of the position-invariant bfloat16 target over n new tokens (a Llama: no biases, default RoPE,
+// SiLU MLP), the whole pass in one call. It computes what transformers' LlamaForCausalLM.forward computes on the
+// invariant path (specsim.core.invariant: KernelLinear, invariant_attention), value for value: the linears and the
+// attention are the same kernels; the two reductions that are not (each RMSNorm's mean, the SiLU's exp) call the
+// same ATen operators on tensors of the same shapes; every other step is elementwise IEEE arithmetic, done here the
+// way ATen does it (bfloat16 values widened to float32, one operation, rounded to nearest even). So a pass's logits
+// and cache entries are bitwise the forward's (tests/test_target_pass.py compares them for every pass size and
+// along whole decodings). What it leaves out is the Python around the about 3,000 operator calls of that forward.
+// specsim.core.target_pass is its caller and describes the steps.
+// ids: (1, n) int64 token ids; embed: (vocab, d) bfloat16, the embedding table; layers: per layer w_in, w_qkv (q, k
+// and v stacked), w_o, w_post, w_gate_up (gate and up stacked), w_down, bfloat16 (a stacked product's outputs are
+// each what their own product gives: rows_linear computes every output alone); keys, values: per layer (1, kv
+// heads, past, head dim) bfloat16, the cache before the pass; cos, sin: (positions, head dim) bfloat16, the rotary
+// tables from position 0 (the model's own rotary module computed them). Returns the logits of the last `keep`
+// positions (all when keep is 0), (1, keep, vocab) bfloat16, then each layer's keys and then each layer's values with
+// the new positions
+// appended (what the cache's torch.cat would give).
+static inline float bf(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+static inline uint16_t to_bf(float f) {  // c10::BFloat16's round to nearest even
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  u += ((u >> 16) & 1u) + 0x7fffu;
+  return static_cast<uint16_t>(u >> 16);
+}
+static inline uint16_t* bfp(const torch::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+// LlamaRMSNorm: w * bf16(x * rsqrt(mean(x^2) + eps)), in float32; the mean is ATen's, over a (1, n, d) tensor.
+static torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  const int64_t n = x.size(1), d = x.size(2);
+  auto f = torch::empty({1, n, d}, x.options().dtype(torch::kFloat32));
+  const uint16_t* xp = bfp(x);
+  float* fp = f.data_ptr<float>();
+  for (int64_t i = 0; i < n * d; ++i) { const float v = bf(xp[i]); fp[i] = v * v; }  // pow(2): v * v
+  auto variance = f.mean(-1, true);
+  const float* vp = variance.data_ptr<float>();
+  const uint16_t* wp = bfp(w);
+  auto out = torch::empty_like(x);
+  uint16_t* op = bfp(out);
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = 1.f / std::sqrt(vp[i] + static_cast<float>(eps));
+    for (int64_t j = 0; j < d; ++j) op[i * d + j] = to_bf(bf(wp[j]) * bf(to_bf(bf(xp[i * d + j]) * r)));
+  }
+  return out;
+}
+// KernelLinear: the row-invariant product in float32, rounded to bfloat16. x: (1, n, in) bfloat16.
+static torch::Tensor kernel_linear(const torch::Tensor& x, const torch::Tensor& w) {
+  const int64_t n = x.size(1), out_features = w.size(0);
+  auto f = rows_linear(x.reshape({n, w.size(1)}), w);
+  auto out = torch::empty({1, n, out_features}, x.options());
+  const float* fp = f.data_ptr<float>();
+  uint16_t* op = bfp(out);
+  for (int64_t i = 0; i < n * out_features; ++i) op[i] = to_bf(fp[i]);
+  return out;
+}
+// apply_rotary_pos_emb for one head's row: bf16(bf16(x cos) + bf16(rotate_half(x) sin)).
+static inline void rotary_row(const uint16_t* x, const uint16_t* c, const uint16_t* s, uint16_t* out, int64_t hd) {
+  const int64_t half = hd / 2;
+  for (int64_t t = 0; t < hd; ++t) {
+    const float rotated = t < half ? -bf(x[t + half]) : bf(x[t - half]);
+    out[t] = to_bf(bf(to_bf(bf(x[t]) * bf(c[t]))) + bf(to_bf(rotated * bf(s[t]))));
+  }
+}
+static inline void residual_add(uint16_t* x, const uint16_t* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] = to_bf(bf(x[i]) + bf(y[i]));
+}
+std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, std::vector<torch::Tensor> layers,
+                                       std::vector<torch::Tensor> keys, std::vector<torch::Tensor> values,
+                                       torch::Tensor cos, torch::Tensor sin, int64_t heads, int64_t kv_heads,
+                                       double eps, double scaling, torch::Tensor norm, torch::Tensor head,
+                                       int64_t keep) {
+  const int64_t count = static_cast<int64_t>(layers.size()) / 6;
+  TORCH_CHECK(layers.size() % 6 == 0 && static_cast<int64_t>(keys.size()) == count
+              && static_cast<int64_t>(values.size()) == count && ids.dim() == 2 && ids.size(0) == 1
+              && ids.scalar_type() == torch::kInt64 && embed.scalar_type() == torch::kBFloat16
+              && cos.scalar_type() == torch::kBFloat16 && cos.is_contiguous() && sin.is_contiguous());
+  const int64_t n = ids.size(1), d = embed.size(1), hd = keys[0].size(3), groups = heads / kv_heads;
+  const int64_t past = keys[0].size(2), length = past + n, qw = heads * hd, kvw = kv_heads * hd, row = qw + 2 * kvw;
+  TORCH_CHECK(cos.size(0) >= length && cos.size(1) == hd, "target_pass: the rotary table is too short");
+  auto x = torch::empty({1, n, d}, embed.options());  // the residual stream, from the embedding, updated in place
+  ids = ids.contiguous();
+  const int64_t* idp = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    TORCH_CHECK(idp[i] >= 0 && idp[i] < embed.size(0), "target_pass: token id out of range");
+    std::memcpy(bfp(x) + i * d, bfp(embed) + idp[i] * d, d * 2);
+  }
+  const uint16_t* cp = bfp(cos) + past * hd;  // the new positions' rows
+  const uint16_t* sp = bfp(sin) + past * hd;
+  const float scale = static_cast<float>(scaling);
+  std::vector<torch::Tensor> out(1 + 2 * count);
+  auto empty = torch::empty({0}, x.options().dtype(torch::kBool));
+  auto f32 = x.options().dtype(torch::kFloat32);
+  for (int64_t l = 0; l < count; ++l) {
+    const torch::Tensor* L = &layers[6 * l];
+    // A cropped cache holds views: each head's rows are contiguous, the heads may sit further apart.
+    const torch::Tensor &pk = keys[l], &pv = values[l];
+    TORCH_CHECK(pk.size(2) == past && pv.size(2) == past && pk.size(1) == kv_heads && pv.size(1) == kv_heads
+                && (past == 0 || (pk.stride(3) == 1 && pk.stride(2) == hd && pv.stride(3) == 1 && pv.stride(2) == hd)),
+                "target_pass: a cache layer is not laid out as transformers' cache");
+    auto h = rms_norm(x, L[0], eps);
+    auto qkv = kernel_linear(h, L[1]);  // (1, n, qw + 2 kvw): each row's q, then k, then v
+    TORCH_CHECK(qkv.size(2) == row, "target_pass: w_qkv has ", qkv.size(2), " outputs, not ", row);
+    // The cache grows by the new positions (keys rotated, values as they are), as torch.cat on dim 2 would.
+    auto k_all = torch::empty({1, kv_heads, length, hd}, x.options());
+    auto v_all = torch::empty({1, kv_heads, length, hd}, x.options());
+    const uint16_t* kp = bfp(qkv) + qw;
+    const uint16_t* vp = bfp(qkv) + qw + kvw;
+    for (int64_t g = 0; g < kv_heads; ++g) {
+      if (past) {
+        std::memcpy(bfp(k_all) + g * length * hd, bfp(pk) + g * pk.stride(1), past * hd * 2);
+        std::memcpy(bfp(v_all) + g * length * hd, bfp(pv) + g * pv.stride(1), past * hd * 2);
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        rotary_row(kp + i * row + g * hd, cp + i * hd, sp + i * hd, bfp(k_all) + (g * length + past + i) * hd, hd);
+        std::memcpy(bfp(v_all) + (g * length + past + i) * hd, vp + i * row + g * hd, hd * 2);
+      }
+    }
+    out[1 + l] = k_all;
+    out[1 + count + l] = v_all;
+    // invariant_attention: q (rotated, float32, scaled) as (1, kv heads, groups, n, hd), keys transposed.
+    auto qs = torch::empty({1, kv_heads, groups, n, hd}, f32);
+    auto kt = torch::empty({1, kv_heads, hd, length}, f32);
+    auto vf = torch::empty({1, kv_heads, length, hd}, f32);
+    std::vector<uint16_t> rotated(hd);
+    const uint16_t* qp = bfp(qkv);
+    float* qsp = qs.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t hh = 0; hh < heads; ++hh) {
+        rotary_row(qp + i * row + hh * hd, cp + i * hd, sp + i * hd, rotated.data(), hd);
+        float* dst = qsp + (hh * n + i) * hd;  // (kv head, group) = head hh, row i
+        for (int64_t t = 0; t < hd; ++t) dst[t] = bf(rotated[t]) * scale;
+      }
+    const uint16_t* kap = bfp(k_all);
+    const uint16_t* vap = bfp(v_all);
+    float* ktp = kt.data_ptr<float>();
+    float* vfp = vf.data_ptr<float>();
+    for (int64_t g = 0; g < kv_heads; ++g)
+      for (int64_t j = 0; j < length; ++j)
+        for (int64_t t = 0; t < hd; ++t) {
+          ktp[(g * hd + t) * length + j] = bf(kap[(g * length + j) * hd + t]);
+          vfp[(g * length + j) * hd + t] = bf(vap[(g * length + j) * hd + t]);
+        }
+    auto att = attend(qs, kt, vf, empty);  // (1, kv heads, groups, n, hd) float32
+    auto merged = torch::empty({1, n, qw}, x.options());  // transposed to (1, n, heads * hd), in bfloat16
+    const float* ap = att.data_ptr<float>();
+    uint16_t* mp = bfp(merged);
+    for (int64_t hh = 0; hh < heads; ++hh)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t t = 0; t < hd; ++t) mp[i * qw + hh * hd + t] = to_bf(ap[(hh * n + i) * hd + t]);
+    residual_add(bfp(x), bfp(kernel_linear(merged, L[2])), n * d);
+    h = rms_norm(x, L[3], eps);
+    auto gate_up = kernel_linear(h, L[4]);  // (1, n, 2 inter): each row's gate, then up
+    const int64_t inter = gate_up.size(2) / 2;
+    auto gate = gate_up.slice(2, 0, inter).contiguous();
+    auto act = torch::silu(gate);  // ATen's SiLU on the (1, n, inter) bfloat16 gate, as LlamaMLP calls it
+    uint16_t* actp = bfp(act);
+    const uint16_t* gup = bfp(gate_up);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inter; ++j)
+        actp[i * inter + j] = to_bf(bf(actp[i * inter + j]) * bf(gup[i * 2 * inter + inter + j]));
+    residual_add(bfp(x), bfp(kernel_linear(act, L[5])), n * d);
+  }
+  auto last = rms_norm(x, norm, eps);
+  if (keep > 0) last = last.slice(1, -keep).contiguous();
+  out[0] = kernel_linear(last, head);
+  return out;
+}
+
 // Which route rows_linear takes for bfloat16 weights on this build and machine: "amx" (AMX tiles, the kernel
 // granted their use) or "avx2" (AVX2 + FMA on a CPU without bfloat16 arithmetic); else why none is taken, and the
 // invariant path keeps the probed stock linears.
@@ -385,5 +571,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("attend", torch::wrap_pybind_function(attend), "softmax(q k^T) v row by row, in a fixed order");
   m.def("rows_linear", torch::wrap_pybind_function(rows_linear), "x @ w.T in float32, row-count invariant");
   m.def("draft_pass", torch::wrap_pybind_function(draft_pass), "one pass of a Llama draft, logits at the last");
+  m.def("target_pass", torch::wrap_pybind_function(target_pass), "one decode pass of the invariant target");
   m.def("linear_path", torch::wrap_pybind_function(linear_path), "which route rows_linear takes here");
 }
