@@ -177,3 +177,27 @@ def test_the_path_benchmark_times_both_paths_and_finds_the_same_tokens(target):
     assert sorted(rows[0].v) == list(range(2, 10)) and rows[0].plain_speedup == 1.0
     table = pathbench.format_paths(rows, 3)
     assert "one call" in table and "same tokens: the one-call path's plain decoding wrote" in table
+
+
+@pytest.mark.parametrize("shape", [(576, 960), (576, 576), (576, 3072), (1536, 576), (576, 49152)])
+def test_tile_packed_weights_give_rows_linears_values_for_every_row_count_and_thread_count(shape):
+    """The AMX route reads the one-call pass's weights packed in its tile order: the same products, bitwise."""
+    from specsim.core import fused
+
+    if fused.linear_kernel() is None or fused.kernel().linear_path() != "amx":
+        pytest.skip(f"no AMX route here: {fused.status()}")
+    gen = torch.Generator().manual_seed(3)
+    weight = (torch.randn(shape[1], shape[0], generator=gen) * 0.05).bfloat16()
+    tiles = fused.pack_tiles(weight)
+    assert tiles.shape == (shape[1] // 16, shape[0] // 32, 16, 32)
+    x = torch.randn(MAX_INVARIANT_QUERIES, shape[0], generator=gen).bfloat16()
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for m in (1, 2, 5, MAX_INVARIANT_QUERIES):
+                assert torch.equal(fused.kernel().rows_linear_packed(x[:m], tiles), fused.rows_linear(x[:m], weight))
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError):
+        fused.pack_tiles(weight[:, :40])

@@ -228,3 +228,13 @@ def rows_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     number of rows. Needs :func:`linear_kernel`."""
     require_cpu(x, weight)
     return linear_kernel()(x, weight)
+
+
+def pack_tiles(weight: torch.Tensor) -> torch.Tensor:
+    """A bfloat16 weight (out, in) laid out in the AMX route's tile order for ``rows_linear_packed``:
+    (out / 16, in / 32, 16, 32), each block of 16 outputs' tiles one after another in k order. A copy."""
+    out_features, in_features = weight.shape
+    if out_features % 16 or in_features % 32:
+        raise ValueError(f"tiles need out % 16 == 0 and in % 32 == 0; got {out_features} x {in_features}")
+    return weight.detach().reshape(out_features // 16, 16, in_features // 32, 32).permute(0, 2, 1, 3).contiguous()
+
