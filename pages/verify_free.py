@@ -8,11 +8,12 @@ from app import state
 from app.charts import chart
 from app.live.params import calculator_link
 from app.passcost import figures as figs
-from app.passcost import measure
+from app.passcost import measure, paths
 from app.settings import CalcSettings
 from specsim.core import defaults, published
+from specsim.core.paths import DECODE_PATHS_MEASURED
 from specsim.lesson import roofline
-from specsim.measure import analytics, passcost
+from specsim.measure import analytics, passcost, pathbench
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
@@ -115,6 +116,12 @@ else:
     st.markdown(f"With K = {k}, a verification pass covers {k + 1} tokens: **v = {v:.2f}** measured. "
                 f"[Open the calculator with v = {link.verify_cost:.2f}]({link.url}) (α and c stay as you left "
                 "them there); its *Calibrate with measured costs* box also offers this value.")
+
+measured_paths = pathbench.load(DECODE_PATHS_MEASURED)
+if measured_paths is not None:
+    st.subheader("Overhead flatters speculation")
+    chart(paths.paths_figure(measured_paths), key=state.VERIFY_PATHS_CHART)
+    st.markdown(paths.paths_text(measured_paths))
 
 st.subheader("The batch-size caveat (a model)")
 if curve is None:

@@ -153,6 +153,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--passes", action="store_true",
                         help="time the target's two decode-pass paths against each other (previous: transformers' "
                              "forward; one call: specsim.core.target_pass) and print only that table")
+    parser.add_argument("--save", metavar="JSON", default=None,
+                        help="with --passes: also write the run where the pages read it "
+                             "(assets/measurements/decode_paths.json)")
     parser.add_argument("--no-passes", action="store_true",
                         help="skip the v(n) table and the float32 / default-dtype plain decoding speeds")
     parser.add_argument("--machine", action="store_true",
@@ -302,6 +305,16 @@ def path_report(target, drafters, prompts, args: argparse.Namespace) -> int:
           flush=True)
     rows = pathbench.compare_paths(target, drafter, prompts, k, args.max_new_tokens, rounds=args.rounds)
     print("\n" + pathbench.format_paths(rows, k))
+    if args.save:
+        import datetime
+
+        from specsim.core.cpu import machine_id
+
+        run = pathbench.PathRun(machine=machine_id(str(target.device)), when=datetime.date.today().isoformat(),
+                                prompts=len(prompts), max_new_tokens=args.max_new_tokens, rounds=args.rounds, k=k,
+                                rows=tuple(rows))
+        pathbench.save(run, args.save)
+        print(f"saved to {args.save}")
     return 0
 
 

@@ -25,9 +25,8 @@ import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from specsim.core import target_pass
-from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.trace import Trace, pooled_acceptance_rate
+from specsim.measure.costmodel import cost_model
 from specsim.measure.fairtime import fair_speedup
 from specsim.measure.passcost import time_pass_rounds, v_from_rounds
 from specsim.measure.timing import Contender, time_decoders
@@ -41,6 +40,8 @@ NS = tuple(range(1, 10))
 @contextlib.contextmanager
 def on_path(path: str) -> Iterator[None]:
     """Run the body on one path (:data:`PATHS`), restoring the switch after."""
+    from specsim.core import target_pass  # here: the pages read saved runs without loading torch
+
     before = target_pass.ENABLED
     target_pass.ENABLED = path == "one call"
     try:
@@ -61,6 +62,9 @@ class PathRow:
     spec_tok_s: float
     spec_speedup: float  # speculative over this path's own plain decoding (fair)
     alpha: float
+    draft_cost: float  # c: a draft pass in this path's one-token target passes (the cost model's)
+    verify_cost: float  # v(K + 1) in the speculative runs (the cost model's)
+    tokens_per_loop: float
     same_plain: bool  # plain decoding wrote the previous path's tokens on every prompt
     same_spec: bool  # speculative decoding wrote this path's plain tokens on every run
 
@@ -85,6 +89,8 @@ def pass_rounds(target, rounds: int, seed: int = 0) -> dict[str, list[dict[int, 
 def compare_paths(target, drafter, prompts: Sequence[Sequence[int]], k: int, max_new_tokens: int,
                   rounds: int = 1, pass_rounds_count: int = 15) -> list[PathRow]:
     """Both paths measured in one run (module docstring); the drafter is the default draft at the profile's K."""
+    from specsim.core.engine import plain_generate, speculative_generate
+
     passes = pass_rounds(target, pass_rounds_count)
 
     def plain_on(path: str):
@@ -113,11 +119,13 @@ def compare_paths(target, drafter, prompts: Sequence[Sequence[int]], k: int, max
         # plain over plain: the median of the paired wall-clock ratios (the cost model's ceiling, one token per
         # pass, would cap it at 1); speculative: the fair speedup, wall clock checked against the cost model
         plain_speedup = 1.0 if path == "previous" else fair_speedup(timed.pairs("one call plain")).measured
+        costs = cost_model(specs[path], plains[path])
         rows.append(PathRow(
             path=path, pass_ms=statistics.median(seconds) * 1e3, v={n: v[n] for n in NS if n > 1},
             plain_tok_s=statistics.median(t.tokens_per_s for t in plains[path]), plain_speedup=plain_speedup,
             spec_tok_s=statistics.median(t.tokens_per_s for t in specs[path]),
             spec_speedup=fair_speedup(pairs).headline, alpha=pooled_acceptance_rate(specs[path]),
+            draft_cost=costs.draft_cost, verify_cost=costs.verify_cost, tokens_per_loop=costs.tokens_per_loop,
             same_plain=all(a.generated_ids == b.generated_ids for a, b in zip(plains[path], previous_plain,
                                                                                 strict=True)),
             same_spec=all(s.generated_ids == p.generated_ids for s, p in pairs)))
@@ -146,3 +154,42 @@ def format_paths(rows: Sequence[PathRow], k: int) -> str:
                      r.same_plain and r.same_spec for r in rows) else
                  "same tokens NO: a path wrote other tokens (a bug: the one-call pass is bitwise the forward)")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PathRun:
+    """One ``--passes`` run as the pages read it (assets/measurements/decode_paths.json): where it ran, the
+    speculative settings, and each path's row."""
+
+    machine: str
+    when: str
+    prompts: int
+    max_new_tokens: int
+    rounds: int
+    k: int
+    rows: tuple[PathRow, ...]
+
+    def row(self, path: str) -> PathRow:
+        return next(row for row in self.rows if row.path == path)
+
+
+def save(run: PathRun, path) -> None:
+    """Write a run as JSON (pydantic's dataclass support, so :func:`load` checks every field)."""
+    from pathlib import Path
+
+    from pydantic import TypeAdapter
+
+    Path(path).write_bytes(TypeAdapter(PathRun).dump_json(run, indent=1) + b"\n")
+
+
+def load(path) -> PathRun | None:
+    """A saved run, or None when the file is missing or no longer has this shape."""
+    from pathlib import Path
+
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        return TypeAdapter(PathRun).validate_json(Path(path).read_bytes())
+    except (OSError, ValidationError):
+        return None
+
