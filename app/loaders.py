@@ -6,17 +6,16 @@ A model that cannot be loaded (offline hub id, missing package, too big) raises
 
 from __future__ import annotations
 
-import copy
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import streamlit as st
 from streamlit.logger import get_logger
 
 from app.live import pairs as live_pairs
 from specsim import methods
-from specsim.core import models
+from specsim.classroom.liverun import ModelShelf
+from specsim.core import defaults, models
 from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
@@ -24,69 +23,44 @@ if TYPE_CHECKING:
     from specsim.core.drafters import Drafter, ModelDrafter
 
 Progress = Callable[[float, str], None]
-_LOG = get_logger(__name__)
-LOADS: list[str] = []  # every model this process has loaded, in order (the server log says so too)
-
-
 T = TypeVar("T")
-
-
-class _Once(Generic[T]):
-    """A model loaded on first use, under a lock, then kept.
-
-    ``st.cache_resource`` holds one of these per model for the whole process. The loading itself
-    happens outside the cached function: Streamlit records the elements a cached function draws and
-    replays them in other sessions, which must not happen to a progress bar.
-    """
-
-    def __init__(self, load: Callable[[Progress], T]):
-        self._load = load
-        self._lock = threading.Lock()
-        self.value: T | None = None
-
-    def get(self, progress: Progress) -> T:
-        with self._lock:
-            if self.value is None:
-                self.value = self._load(progress)  # an exception leaves it unloaded, so a retry loads again
-                LOADS.append(self.value.name)
-                _LOG.info("specsim loaded model %s (model loads in this process: %d)", self.value.name, len(LOADS))
-            return self.value
+_LOG = get_logger(__name__)
 
 
 @st.cache_resource(show_spinner=False)
-def _bundled() -> _Once[LoadedModel]:
-    return _Once(lambda progress: models.load_bundled_target(progress=progress))
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _by_id(name: str, local: bool | None) -> _Once[LoadedModel]:
-    return _Once(lambda progress: models.load_model(name, progress=progress, local=local))
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _draft(name: str, local: bool | None, target_name: str, device: str, dtype: str,
-           _target: LoadedModel) -> _Once[ModelDrafter]:
-    """Keyed by names; ``_target`` (not hashed) is the loaded target those names describe."""
-    from specsim.core import draft_loader
-    return _Once(lambda _progress: draft_loader.load_draft_model(name, _target, local=local))
+def shelf() -> ModelShelf:
+    """The process's one shelf of models (:class:`specsim.classroom.liverun.ModelShelf`, the class workers' kind),
+    shared by every session. Loading happens in its calls, outside this cached function: Streamlit records the
+    elements a cached function draws and replays them in other sessions, which must not happen to a progress bar."""
+    return ModelShelf()
 
 
 def _with_bar(label: str, load: Callable[[Progress], LoadedModel]) -> LoadedModel:
-    """Run ``load`` with a progress bar that disappears once it is done (a cache hit never shows it)."""
+    """Run ``load`` with a progress bar that disappears once it is done (a model on the shelf never shows it)."""
     slot = st.empty()
 
     def progress(fraction: float, message: str) -> None:
         slot.progress(max(0.0, min(1.0, fraction)), text=f"{label}: {message}")
 
     try:
-        return load(progress)
+        return _logged(lambda: load(progress))
     finally:
         slot.empty()
 
 
+def _logged(load: Callable[[], T]) -> T:
+    """Run ``load``; when it put a model on the shelf, say so in the server's log (a class's replicas must not)."""
+    before = len(shelf().loads)
+    value = load()
+    for name in shelf().loads[before:]:
+        _LOG.info("specsim loaded model %s (model loads in this process: %d)", name, len(shelf().loads))
+    return value
+
+
 def bundled_target() -> LoadedModel:
     """SmolLM2-135M-Instruct from the bundled package (offline)."""
-    return _with_bar("Loading the bundled target", _bundled().get)
+    return _with_bar("Loading the bundled target",
+                     lambda progress: shelf().target_named(defaults.DEFAULT_TARGET, progress=progress))
 
 
 def bundled_dtype_name() -> str:
@@ -105,23 +79,20 @@ def model_by_id(name: str, local: bool | None = None) -> LoadedModel:
     name = name.strip()
     if not name:
         raise ModelUnavailable("No model id given: type a hub id (owner/name) or a local folder.")
-    return _with_bar(f"Loading {name}", _by_id(name, local).get)
+    return _with_bar(f"Loading {name}", lambda progress: shelf().target_named(name, local, progress))
 
 
 def draft_model(name: str, target: LoadedModel, local: bool | None = None) -> ModelDrafter:
-    """A fresh :class:`ModelDrafter` around a draft model loaded once per process for this target.
-
-    Drafters keep per-run state (their KV cache), so every run gets its own shallow copy; the
-    weights are shared. ``start()`` gives the copy a cache of its own.
-    """
-    holder = _draft(name.strip(), local, target.name, str(target.device), str(target.dtype), target)
+    """A fresh :class:`ModelDrafter` around a draft model loaded once per process for this target: drafters keep
+    per-run state (their KV cache), so every run gets its own copy; the weights are shared."""
     with st.spinner(f"Loading the draft model {name}…"):
-        return copy.copy(holder.get(lambda _fraction, _message: None))
+        return _logged(lambda: shelf().draft(name.strip(), local, target))
 
 
 def load_pair(request: RunRequest) -> tuple[LoadedModel, Drafter]:
-    """(target, a fresh drafter) for a run request (:func:`app.live.pairs.request_for`); loads what is not loaded
-    yet. Errors name the models as the learner typed them, never the server's paths."""
+    """(target, a fresh drafter) for a run request (:func:`app.live.pairs.request_for`), loading what is not on the
+    shelf yet, with progress bars. Errors name the models as the learner typed them, never the server's paths.
+    :func:`specsim.classroom.liverun.run_request` then finds both on :func:`shelf`."""
     where, draft = live_pairs.sources_of(request)
     try:
         target = bundled_target() if where is None else model_by_id(where.name, where.local)
@@ -138,25 +109,8 @@ def load_pair(request: RunRequest) -> tuple[LoadedModel, Drafter]:
     return target, methods.build_drafter(request.drafter, target, early_exit_layers=layers)
 
 
-class PageShelf:
-    """The page's shelf for :func:`specsim.classroom.liverun.run_request` (a class worker's is
-    :class:`specsim.classroom.liverun.ModelShelf`): the models this module keeps for every session, loaded with a
-    progress
-    bar. :meth:`load` loads one run's pair before the run's own progress bar appears; :meth:`pair` hands it to the
-    run (or loads it then)."""
-
-    def __init__(self):
-        self._ready: dict[str, tuple[LoadedModel, Drafter]] = {}
-
-    def load(self, request: RunRequest) -> None:
-        self._ready[request.model_dump_json()] = load_pair(request)
-
-    def pair(self, request: RunRequest) -> tuple[LoadedModel, Drafter]:
-        return self._ready.pop(request.model_dump_json(), None) or load_pair(request)
-
-
-__all__ = ["ModelUnavailable", "PageShelf", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair",
-           "model_by_id"]
+__all__ = ["ModelUnavailable", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair", "model_by_id",
+           "shelf"]
 
 
 @st.cache_resource(show_spinner=False)

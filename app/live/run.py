@@ -100,9 +100,8 @@ def start(settings: LiveSettings) -> None:
         cache = live_cache.store()
         if cache is not None and not state.get(state.LIVE_FRESH_BOX) and _replay_cached(cache, request):
             return
-        shelf = loaders.PageShelf()
-        shelf.load(request)  # the models first, with their own progress bars
-        generate(request, shelf)
+        loaders.load_pair(request)  # the models onto the shelf first, with their own progress bars
+        generate(request, loaders.shelf())
         spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
         if cache is not None and spec is not None and plain is not None and not state.get(state.LIVE_NOTICE):
             live_cache.keep(cache, request, spec, plain)  # a whole run, not a cancelled one

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,6 +24,9 @@ from specsim.core.models import LoadedModel
 from specsim.core.trace import Iteration, Trace
 from specsim.measure.timing import PLAIN, Contender, time_decoders
 from specsim.request import RunRequest
+
+Loading = Callable[[float, str], None]
+"""How far a model load is: (fraction done, what it is doing), for a page's progress bar."""
 
 SPECULATIVE = "speculative"  # the timed contender's name; plain decoding's runs are timing.PLAIN
 
@@ -98,43 +102,69 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
 
 
 class ModelShelf:
-    """Models loaded once per process, keyed by where they come from; drafters are fresh per run (their KV cache
-    is per run), a draft model's weights shared."""
+    """The one shelf of loaded models in a process: a class worker's (:data:`specsim.classroom.jobs.SHELF`) and the
+    pages' (:func:`app.loaders.shelf`, which passes progress bars). Targets are keyed by where they come from and how
+    they run (the resolved request); at most :attr:`MAX_TARGETS` stay, the least recently used leaving first with
+    its drafts. A draft model is loaded once per target; every pair hands out a fresh drafter (its KV cache is per
+    run), the weights shared. ``loads`` names every model loaded, in order."""
+
+    MAX_TARGETS = 4
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._targets: dict[tuple, LoadedModel] = {}
+        self._lock = threading.RLock()
+        self._targets: OrderedDict[tuple, LoadedModel] = OrderedDict()
         self._drafts: dict[tuple, object] = {}
+        self.loads: list[str] = []
 
-    def target(self, request: RunRequest) -> LoadedModel:
+    def target(self, request: RunRequest, progress: Loading | None = None) -> LoadedModel:
+        """The request's target, loading it (with ``progress(fraction, message)``) if it is not on the shelf."""
         r = request.resolved()
         key = (r.target, r.target_local, r.device, r.dtype, r.invariant)
         with self._lock:
             if key not in self._targets:
-                self._targets[key] = models.load_model(r.target, device=r.device, dtype=r.dtype,
-                                                       invariant=r.invariant, local=r.target_local)
+                loaded = models.load_model(r.target, device=r.device, dtype=r.dtype, invariant=r.invariant,
+                                           local=r.target_local, **({"progress": progress} if progress else {}))
+                self._remember(key, loaded)
+            self._targets.move_to_end(key)
             return self._targets[key]
 
-    def pair(self, request: RunRequest):
-        """(target, a fresh drafter) for the request, loading what is not loaded yet (ModelUnavailable if not)."""
+    def target_named(self, name: str, local: bool | None = None, progress: Loading | None = None) -> LoadedModel:
+        """The target ``name`` as a run of it would load it (this machine's device, dtype and decode path)."""
+        # a request for the target alone: only where it comes from is set, so there is no run to validate
+        return self.target(RunRequest.model_construct(target=name, target_local=local), progress)
+
+    def _remember(self, key: tuple, loaded: LoadedModel) -> None:
+        self._targets[key] = loaded
+        self.loads.append(loaded.name)
+        while len(self._targets) > self.MAX_TARGETS:
+            _, gone = self._targets.popitem(last=False)
+            for draft_key in [k for k in self._drafts if k[2] == id(gone)]:
+                del self._drafts[draft_key]
+
+    def draft(self, name: str, local: bool | None, target: LoadedModel):
+        """A fresh drafter around the draft model ``name`` loaded once for ``target``."""
         from specsim.core import draft_loader
 
-        target = self.target(request)
+        key = (name, local, id(target))
+        with self._lock:
+            if key not in self._drafts:
+                self._drafts[key] = draft_loader.load_draft_model(name, target, local=local)
+                self.loads.append(name)
+            return copy.copy(self._drafts[key])
+
+    def pair(self, request: RunRequest, progress: Loading | None = None):
+        """(target, a fresh drafter) for the request, loading what is not loaded yet (ModelUnavailable if not)."""
+        target = self.target(request, progress)
         if request.drafter != "model":
             layers = request.early_exit_layers or max(1, len(target.model.model.layers) // 2)
             return target, methods.build_drafter(request.drafter, target, early_exit_layers=layers)
         if not request.draft:
             raise models.ModelUnavailable("No draft model given for the draft-model drafter.")
-        key = (request.draft, request.draft_local, id(target))
-        with self._lock:
-            if key not in self._drafts:
-                self._drafts[key] = draft_loader.load_draft_model(request.draft, target, local=request.draft_local)
-            return target, copy.copy(self._drafts[key])
+        return target, self.draft(request.draft, request.draft_local, target)
 
 
 class Shelf(Protocol):
-    """Where a run's models come from: a class worker's :class:`ModelShelf`, or the page's
-    (:class:`app.loaders.PageShelf`, with progress bars)."""
+    """Where a run's models come from: a :class:`ModelShelf` (a worker's, or the pages' one), or a test's stand-in."""
 
     def pair(self, request: RunRequest) -> tuple[LoadedModel, object]:
         """(the target, a fresh drafter for one run)."""

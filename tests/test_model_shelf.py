@@ -1,0 +1,65 @@
+"""The one model shelf (issue 53): the pages and a class worker load through the same ModelShelf; a target is
+loaded once per way it runs, at most MAX_TARGETS stay, and an evicted target's drafts go with it."""
+
+from __future__ import annotations
+
+from specsim.classroom import liverun
+from specsim.classroom.liverun import ModelShelf
+from specsim.core import models
+from specsim.core.models import LoadedModel
+
+
+def _fake_loads(monkeypatch) -> list[str]:
+    loaded = []
+
+    def load_model(name, **kwargs):
+        loaded.append(name)
+        return LoadedModel(model=object(), tokenizer=None, name=name, device=kwargs["device"],
+                           dtype=kwargs["dtype"], load_time_s=0.0)
+
+    monkeypatch.setattr(models, "load_model", load_model)
+    return loaded
+
+
+def test_a_target_loads_once_and_the_least_recently_used_leaves_first(monkeypatch):
+    loaded = _fake_loads(monkeypatch)
+    shelf = ModelShelf()
+    first = shelf.target_named("a/one")
+    assert shelf.target_named("a/one") is first and loaded == ["a/one"]
+    for name in ("a/two", "a/three", "a/four"):
+        shelf.target_named(name)
+    shelf.target_named("a/one")  # used again: now the most recent
+    shelf.target_named("a/five")  # a fifth: the least recently used (a/two) leaves
+    assert shelf.loads == ["a/one", "a/two", "a/three", "a/four", "a/five"]
+    shelf.target_named("a/one")
+    shelf.target_named("a/two")
+    assert loaded[-1] == "a/two" and loaded.count("a/one") == 1 and loaded.count("a/two") == 2
+
+
+def test_an_evicted_targets_drafts_go_with_it(monkeypatch):
+    _fake_loads(monkeypatch)
+    from specsim.core import draft_loader
+
+    monkeypatch.setattr(draft_loader, "load_draft_model", lambda name, target, local=None: {"draft": name})
+    shelf = ModelShelf()
+    target = shelf.target_named("a/one")
+    copy_one, copy_two = shelf.draft("d", None, target), shelf.draft("d", None, target)
+    assert copy_one == copy_two and copy_one is not copy_two  # a fresh drafter each time, one load
+    assert shelf.loads == ["a/one", "d"]
+    for name in ("a/two", "a/three", "a/four", "a/five"):
+        shelf.target_named(name)
+    assert not [key for key in shelf._drafts if key[2] == id(target)]
+
+
+def test_the_page_loads_onto_the_shelf_the_run_takes_from():
+    """The live page's path: app.loaders.load_pair puts the pair on the one shelf, run_request finds it there."""
+    from app import loaders
+    from app.live import pairs as live_pairs
+    from app.settings import LiveSettings
+
+    request = live_pairs.request_for(LiveSettings(prompt="Say hello.", max_new_tokens=4, k=2))
+    target, _ = loaders.load_pair(request)
+    before = list(loaders.shelf().loads)
+    run = liverun.run_request(request, loaders.shelf())
+    assert loaders.shelf().loads == before and run.spec.generated_ids
+    assert loaders.shelf().target_named("bundled") is target
