@@ -71,7 +71,7 @@ def test_every_page_replays_the_edge_run_and_prints_the_traces_numbers(name):
         assert "This run has no iterations to replay." in live_text
     else:
         assert live["measured acceptance α"] == f"{100 * _alpha(spec):.1f} %"
-        assert live["tokens per loop"] == f"{_tokens_per_loop(spec):.2f}"
+        assert live["tokens per loop, τ"] == f"{_tokens_per_loop(spec):.2f}"
         model = cost_model([spec], [plain])
         assert live["cost model"] == f"{model.speedup:.2f}×"
         assert live["speedup vs plain decoding"] == f"{fairtime.fair_speedup([(spec, plain)]).headline:.2f}×"

@@ -62,7 +62,7 @@ def test_numbers_shown_are_the_traces(ran):
     spec, plain = ran.session_state[state.LIVE_TRACE], ran.session_state[state.LIVE_PLAIN]
     shown = {m.label: m.value for m in ran.metric}
     assert shown["measured acceptance α"] == live_view.fmt_pct(spec.acceptance_rate)
-    assert shown["tokens per loop"] == f"{spec.n_decoded / len(spec.iterations):.2f}"  # after the prefill
+    assert shown["tokens per loop, τ"] == f"{spec.n_decoded / len(spec.iterations):.2f}"  # after the prefill
     fair = fairtime.fair_speedup([(spec, plain)])
     assert shown["speedup vs plain decoding"] == live_view.fmt_x(fair.headline)
     assert fair.headline <= spec.n_decoded / len(spec.iterations)  # never above tokens per target pass
@@ -382,3 +382,15 @@ def test_an_adaptive_k_policy_runs_keeps_plain_decodings_tokens_and_says_what_k_
     drafted = ", ".join(str(it.k) for it in spec.iterations)
     assert any(f"Guesses drafted per iteration: {drafted} " in c.value for c in at.caption)
     assert at.query_params["policy"] == policy
+
+
+def test_tau_is_named_beside_alpha_on_the_live_page_and_in_the_glossary():
+    """Issue 55, item 2: τ, the mean acceptance length papers and vLLM report, is the live page's tokens per loop."""
+    from app.live.glossary import terms
+
+    at = open_page("live.py")
+    assert not at.exception
+    labels = [m.label for m in at.metric]
+    assert "tokens per loop, τ" in labels and "measured acceptance α" in labels
+    tau = next(term for term in terms() if "τ" in term.term)
+    assert "kept guesses plus the target's own token" in tau.meaning and "depends on K" in tau.meaning

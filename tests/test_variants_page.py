@@ -23,14 +23,14 @@ def test_a_failing_model_load_shows_an_error_not_a_traceback(monkeypatch):
         raise RuntimeError("no weights here")
 
     monkeypatch.setattr(specsim.core.models, "load_bundled_target", broken)
-    loaders._bundled.clear()
+    loaders.shelf.clear()
     try:
         at = open_page("variants.py")
         at.button(key=state.VAR_RUN_BUTTON).click().run()
         assert not at.exception
         assert any("no weights here" in e.value for e in at.error)
     finally:
-        loaders._bundled.clear()
+        loaders.shelf.clear()
 
 
 def test_running_every_variant_fills_the_page(monkeypatch):

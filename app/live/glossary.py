@@ -29,6 +29,9 @@ def terms() -> tuple[Term, ...]:
              "the target checks the draft's guesses.", "home"),
         Term("K", "How many tokens the draft proposes per loop.", "calculator"),
         Term("acceptance α", "The share of checked guesses the target keeps.", "calculator"),
+        Term("tokens per loop, τ", "What one loop writes: the kept guesses plus the target's own token. Papers and "
+             "serving stacks (EAGLE, Medusa, vLLM) report it as the mean acceptance length τ; it depends on K, so a τ "
+             "compares only at the K it was measured with.", "calculator"),
         Term("+1 token", "The token the target adds itself after every check: a correction, or a bonus after a "
              "fully kept draft. It is why a loop never yields zero tokens.", "home"),
         Term("prefill", "The first target pass over the whole prompt, before the loop starts; it fills the KV cache "

@@ -109,9 +109,10 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     cols = st.columns(4)
     cols[0].metric("measured acceptance α", fmt_pct(stats.alpha),
                    help="kept proposals ÷ proposals the target checked (slots after a rejection are not checked)")
-    cols[1].metric("tokens per loop", f"{stats.tokens_per_pass:.2f}",
+    cols[1].metric("tokens per loop, τ", f"{stats.tokens_per_pass:.2f}",
                    help=f"{spec.n_decoded} tokens in {stats.iterations} iterations"
-                        + (", after the token the prompt's prefill chose" if spec.n_prefilled else ""))
+                        + (", after the token the prompt's prefill chose" if spec.n_prefilled else "")
+                        + ": the mean acceptance length τ that papers and vLLM report (kept guesses + the +1 token)")
     costs = stats.costs
     fair = fairtime.fair_speedup([(spec, plain)]) if costs is not None else None
     cols[2].metric("speedup vs plain decoding", fmt_x(None if fair is None else fair.headline),

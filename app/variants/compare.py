@@ -90,7 +90,7 @@ def run_prompt(label: str, max_new: int, variants: tuple[str, ...] = methods.VAR
 def results_table(comparison: cmp.Comparison) -> None:
     rows = cmp.summarise([comparison])
     st.dataframe([{
-        "variant": r["variant"], "tokens per target pass": round(r["tokens per target pass"], 2),
+        "variant": r["variant"], "τ (tokens per target pass)": round(r["tokens per target pass"], 2),
         "acceptance": "n/a" if r["acceptance"] is None else f"{r['acceptance']:.0%}",
         "speedup vs plain": f"{r['speedup']:.2f}x",
         "speedup from": "" if r.get("fair") is None else r["fair"].source,
@@ -103,7 +103,8 @@ def results_table(comparison: cmp.Comparison) -> None:
     st.caption(f"Every variant was warmed up, then timed in {cmp.ROUNDS} rounds interleaved with plain decoding; "
                "the speedup is the median of those rounds when it agrees with the cost model (tokens per loop ÷ "
                f"(K·c + v) from median pass times) within ±{fairtime.TOLERANCE:.0%}, and the cost model otherwise. "
-               "No speedup can exceed tokens per target pass.")
+               "No speedup can exceed tokens per target pass, τ: the mean acceptance length papers and vLLM "
+               "report (for a chain, the kept guesses plus the target's own token per loop).")
     for r in busy:
         st.warning(f"{r['variant']}: {r['fair'].sentence()}")
     if not all(r["identical to plain"] for r in rows):
@@ -236,7 +237,7 @@ def eagle_section(data: PageData) -> None:
         rows.append({"draft": r.label, "extra parameters": f"{r.extra_parameters:,}",
                      "α (guesses kept)": f"{model.alpha:.0%}",
                      "c (one guess, in target passes)": f"{model.draft_cost:.3f}",
-                     "tokens per loop": round(model.tokens_per_loop, 2), "speedup vs plain": f"{r.speedup:.2f}x"})
+                     "τ (tokens per loop)": round(model.tokens_per_loop, 2), "speedup vs plain": f"{r.speedup:.2f}x"})
     st.dataframe(rows, hide_index=True, width="stretch")
     standalone, eagle = models["draft_model"], models["eagle"]
     cheaper = eagle.draft_cost < standalone.draft_cost
