@@ -13,7 +13,6 @@ from typing import Any
 from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
 from app.urlcodec import number_text
 from specsim.core import published
-from specsim.core.defaults import BATCH_CONTEXT  # the context slider's start (VerifySettings is not ours to edit yet)
 
 _CALC, _LIVE, _UNCHANGED = CalcSettings(), LiveSettings(), UnchangedSettings()
 _VERIFY, _VARIANTS = VerifySettings(), VariantsSettings()
@@ -231,7 +230,7 @@ def pq_slider_key(index: int) -> str:
 
 
 DEFAULTS.update({LIVE_AUTORUN: False, VERIFY_CURVE: None, VERIFY_RUNNING: False, VERIFY_BATCH: _VERIFY.batch,
-                 VERIFY_GPU_R: _VERIFY.gpu_ridge, VERIFY_CONTEXT: BATCH_CONTEXT,
+                 VERIFY_GPU_R: _VERIFY.gpu_ridge, VERIFY_CONTEXT: _VERIFY.context,
                  DOMAIN_RESULTS: None, PQ_BLOCK_CHECK: None, PQ_WEIGHTS: _UNCHANGED.weights, PQ_SEED: _UNCHANGED.seed,
                  PQ_SEED_TEXT: str(_UNCHANGED.seed)})
 

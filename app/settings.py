@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specsim.core import defaults
-from specsim.core.defaults import GPU_RIDGE
+from specsim.core.defaults import BATCH_CONTEXT, GPU_RIDGE
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,12 @@ class UnchangedSettings:
 
 @dataclass(frozen=True)
 class VerifySettings:
-    """The is-verification-free page's batch-size model: the batch size, and R of a hypothetical accelerator."""
+    """The is-verification-free page's batch-size model: the batch size, R of a hypothetical accelerator, and the
+    context each sequence's KV cache holds."""
 
     batch: int = 1
     gpu_ridge: int = GPU_RIDGE  # tokens per pass before it is compute-bound (specsim.core.defaults.GPU_RIDGE)
+    context: int = BATCH_CONTEXT  # tokens already cached per sequence (specsim.core.defaults.BATCH_CONTEXT)
 
 
 @dataclass(frozen=True)

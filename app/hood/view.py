@@ -193,8 +193,8 @@ def long_context_sentence(k: int) -> str:
     return (f"Each sequence also reads its own KV cache every step, and those reads do not amortise over the batch: "
             f"for {model.name} at {context:,} tokens of context, a verification step with K = {k} stays "
             f"memory-bound {bound} in the same model (weights alone: B ≤ {max(1, GPU_RIDGE // (k + 1))}), so "
-            f"speculation can still pay at batch sizes the weights-only picture rules out (MagicDec, "
-            f"{MAGICDEC_SPEEDUP.source}). *Is verification free here?* shows both regimes with a context slider.")
+            f"speculation can still pay at batch sizes the weights-only picture rules out "
+            f"({MAGICDEC_SPEEDUP.source}). *Is verification free here?* shows both regimes with a context slider.")
 
 
 def cost_section(trace: Trace, plain: Trace | None) -> None:

@@ -11,18 +11,21 @@ from app.palette import DRAFT, EXTRA, MUTED, TARGET
 from specsim.lesson import unchanged
 
 
-def pq_figure(labels: Sequence[str], p: Sequence[float], q: Sequence[float]) -> go.Figure:
-    """Target p and draft q side by side per token, with min(p, q), the part a proposal keeps, outlined."""
+def pq_figure(labels: Sequence[str], p: Sequence[float], q: Sequence[float], cut: bool = False) -> go.Figure:
+    """Target p and draft q side by side per token, with min(p, q), the part a proposal keeps, outlined. ``cut``:
+    the distributions after top-k and top-p, named p′ and q′ as the page's text names them."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     chance = unchanged.acceptance_chance(p, q)
+    tp, tq = ("p′", "q′") if cut else ("p", "q")
+    after = " after top-k and top-p" if cut else ""
     fig = go.Figure()
-    fig.add_bar(x=list(labels), y=p, name="target p", marker_color=TARGET, offsetgroup="p")
-    fig.add_bar(x=list(labels), y=q, name="draft q", marker_color=DRAFT, offsetgroup="q",
-                customdata=chance, hovertemplate="q = %{y:.3f}<br>kept with chance min(1, p/q) = %{customdata:.3f}"
-                                                 "<extra>draft q</extra>")
-    fig.add_scatter(x=list(labels), y=np.minimum(p, q), mode="markers", name="min(p, q): accepted mass",
+    fig.add_bar(x=list(labels), y=p, name=f"target {tp}{after}", marker_color=TARGET, offsetgroup="p")
+    fig.add_bar(x=list(labels), y=q, name=f"draft {tq}{after}", marker_color=DRAFT, offsetgroup="q",
+                customdata=chance, hovertemplate=f"{tq} = %{{y:.3f}}<br>kept with chance min(1, {tp}/{tq}) = "
+                                                 f"%{{customdata:.3f}}<extra>draft {tq}</extra>")
+    fig.add_scatter(x=list(labels), y=np.minimum(p, q), mode="markers", name=f"min({tp}, {tq}): accepted mass",
                     marker={"symbol": "line-ew", "size": 40, "line": {"width": 4, "color": "black"}})
-    fig.update_layout(title=f"Σ min(p, q) = {unchanged.accepted_mass(p, q):.3f}: the chance a proposal is kept",
+    fig.update_layout(title=f"Σ min({tp}, {tq}) = {unchanged.accepted_mass(p, q):.3f}: the chance a proposal is kept",
                       barmode="group", yaxis={"title": "probability", "range": [0, max(p.max(), q.max()) * 1.15]},
                       height=360, margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
     return fig

@@ -29,7 +29,7 @@ def section(p: np.ndarray, q: np.ndarray) -> None:
     k = int(left.slider("top-k", 1, len(p), TOP_K, key=state.PQ_TOP_K))
     top_p = float(right.slider("top-p", 0.05, 1.0, TOP_P, step=0.05, key=state.PQ_TOP_P))
     p_cut, q_cut = unchanged.warped(p, 1.0, k, top_p), unchanged.warped(q, 1.0, k, top_p)
-    chart(figs.pq_figure(pq.LABELS, p_cut, q_cut), key=state.PQ_CUT_CHART)
+    chart(figs.pq_figure(pq.LABELS, p_cut, q_cut, cut=True), key=state.PQ_CUT_CHART)
     st.markdown(cut_sentence(p, q, k, top_p))
 
 

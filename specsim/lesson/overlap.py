@@ -7,7 +7,10 @@ spread their probability alike, whichever token each one prefers.
 
 Temperature warps both: p_T ∝ p^(1/T) and q_T ∝ q^(1/T) (the engine samples both models at the run's
 temperature). As T → 0 both become one-hot and the overlap becomes the greedy rule, 1 when the two argmaxes
-agree and 0 otherwise; as T grows both flatten towards uniform and the overlap tends to 1.
+agree and 0 otherwise; as T grows each flattens towards uniform over the tokens it can emit. When the two share
+one vocabulary the overlap then tends to 1. A draft with a reduced vocabulary (the shipped one emits 8,192 of the
+target's 49,152 tokens) never puts mass outside it, so the overlap tends to that share instead, |V_q| / |V_p|: high
+temperature can lower α for such a pair as well as raise it (:func:`limit_overlap_at_high_temperature`).
 """
 
 from __future__ import annotations
@@ -57,3 +60,12 @@ def next_token_logits(model: torch.nn.Module, context: Sequence[int]) -> torch.T
     with torch.inference_mode():
         out = model(input_ids=torch.tensor([list(context)], dtype=torch.long, device=device), logits_to_keep=1)
     return out.logits[0, -1].float().cpu()
+
+
+def limit_overlap_at_high_temperature(target_vocab: int, draft_vocab: int) -> float:
+    """Σ min(p_T, q_T) as T → ∞: p_T uniform over the target's vocabulary, q_T over the draft's (a subset), so the
+    overlap is the draft's share of the target's vocabulary (1 when they share one)."""
+    if not 1 <= draft_vocab <= target_vocab:
+        raise ValueError("the draft's vocabulary must be a non-empty part of the target's")
+    return draft_vocab / target_vocab
+

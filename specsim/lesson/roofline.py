@@ -4,8 +4,9 @@ A pass over n tokens (summed over the batch) costs max(1, n / R) one-token passe
 (:func:`roofline_pass_cost`): free while it waits on reading the weights, and dearer once its
 arithmetic takes longer, past the ridge point R. That counts the weights only. :func:`step_cost` adds what
 each sequence reads of its own KV cache, which no batching shares: at long context a large batch's step waits on
-memory even past B·(K + 1) = R, and verification stays nearly free (MagicDec, Chen et al., 2024). Pure arithmetic,
-so the pages that explain it load no model library (:mod:`specsim.measure.passcost` is the measurement).
+memory even past B·(K + 1) = R, and verification stays nearly free (MagicDec: Chen, Tiwari, Sadhukhan et al.,
+2024). Pure arithmetic, so the pages that explain it load no model library (:mod:`specsim.measure.passcost` is
+the measurement).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def batched_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: 
     return float(analytics.speedup(alpha, k, draft_cost, batched_verify_cost(batch, k, ridge)))
 
 
-# ---- the KV cache: reads that do not amortise over the batch (MagicDec, Chen et al., 2024) ---------------------
+# ---- the KV cache: reads that do not amortise over the batch (MagicDec: Chen, Tiwari, Sadhukhan et al., 2024) ----
 
 
 @dataclass(frozen=True)
