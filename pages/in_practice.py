@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import classtask, loaders, recording, state
 from app.charts import chart
-from app.practice import algorithm, loop_size
+from app.practice import algorithm, drafts, loop_size
 from app.practice.figures import domain_figure
 from specsim.core import defaults
 from specsim.lesson import domains
@@ -72,6 +72,8 @@ if coverage is not None:
                  "the target wrote lie inside the draft's set.")
     st.markdown(text)
 
+drafts.section()
+
 st.subheader("Where it runs today")
 st.markdown(
     "The lesson names **vLLM**, **NVIDIA TensorRT-LLM** and **llama.cpp** as serving stacks that already ship "
@@ -94,6 +96,8 @@ st.markdown(
     "[arXiv:2401.10774](https://arxiv.org/abs/2401.10774)\n"
     "- Li, Wei, Zhang and Zhang (2024). *EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty.* "
     "[arXiv:2401.15077](https://arxiv.org/abs/2401.15077)\n"
+    "- Zhou et al. (2023). *DistillSpec: Improving Speculative Decoding via Knowledge Distillation.* ICLR 2024. "
+    "[arXiv:2310.08461](https://arxiv.org/abs/2310.08461)\n"
     "- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
     "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep), "
     "both cited by the lesson this app follows.")

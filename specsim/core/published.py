@@ -18,7 +18,9 @@ class PublishedSetup:
     year: int | None = None
     dated: str = ""
     draft_layers: int | None = None  # depth, where the paper gives it: a draft token's latency follows its depth
-    target_layers: int | None = None  # how a citation dates it, where the venue's year and the preprint's differ
+    target_layers: int | None = None
+    draft_params_b: float | None = None  # parameters, in billions, where the paper gives them
+    target_params_b: float | None = None
 
     @property
     def when(self) -> str:
@@ -41,6 +43,8 @@ CHEN_2023 = PublishedSetup(
     target_ms_per_token=14.1,
     draft_layers=8,  # Chen et al., Table 1: the draft is wide and shallow, 8 layers to Chinchilla's 80
     target_layers=80,
+    draft_params_b=4.0,
+    target_params_b=70.0,
     note="overall response latency more than halved, with no loss of quality",
     year=2023,
 )
@@ -103,6 +107,26 @@ MAGICDEC_SPEEDUP = PublishedSpeedup(MAGICDEC, 1.84, 1.84,
 MAGICDEC_LLAMA2_SPEEDUP = PublishedSpeedup(MAGICDEC, 2.0, 2.0,
                                            "LLaMA-2-7B-32K at batch sizes 32 to 256, moderate to long contexts, "
                                            "on 8 A100s", "up to")
+
+@dataclass(frozen=True)
+class PublishedGain:
+    """A paper's gain over another speculative setup (not over plain decoding): ``low`` to ``high`` per cent."""
+
+    source: str
+    low_pct: float
+    high_pct: float
+    over: str  # what the gain is measured against
+    setting: str
+
+    @property
+    def figure(self) -> str:
+        return f"{self.low_pct:g}–{self.high_pct:g} %"
+
+
+DISTILLSPEC = PublishedGain("Zhou et al., 2023; ICLR 2024", 10, 45,
+                            "standard speculative decoding with a draft that was not distilled",
+                            "a range of standard benchmarks, with greedy decoding and with sampling")
+"""DistillSpec's abstract (arXiv 2310.08461): "10 - 45% speedups over standard SD"."""
 
 SPEEDUPS = {  # method key (as in specsim.methods) -> what the papers and vendors reported
     "draft_model": (LEVIATHAN_SPEEDUP, CHEN_SPEEDUP),
