@@ -218,6 +218,7 @@ PQ_TEMPERATURE_CHART, PQ_MEASURED_CHART = "pq_temperature", "pq_measured_tempera
 PQ_CUT_CHART = "pq_cut"  # p and q after top-k and top-p
 PQ_PRESET_BUTTON = "pq_preset_"  # + the preset's name
 VERIFY_CURVE_CHART, VERIFY_BATCH_CHART = "verify_curve_chart", "verify_batch_fig"
+VERIFY_LOAD_CHART = "verify_load_chart"  # the best K by batch size (serving many requests at once)
 VERIFY_PATHS_CHART = "verify_paths_chart"  # v(n) on the two decode-pass paths (the committed measurement)
 VERIFY_K, VERIFY_GPU_R = "verify_k", "verify_gpu_r"
 VARIANT_GUIDE_CHART = "variant_guide_"  # + the variant's index

@@ -8,7 +8,7 @@ from app import state
 from app.charts import chart
 from app.live.params import calculator_link
 from app.passcost import figures as figs
-from app.passcost import measure, paths
+from app.passcost import measure, paths, serving
 from app.settings import CalcSettings
 from specsim.core import defaults, published
 from specsim.core.paths import DECODE_PATHS_MEASURED
@@ -163,3 +163,14 @@ if ridge is not None:
         roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, ridge) for b in BATCHES]
 chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
 st.markdown(batching_sentence(calc, batch, gpu_r, context))
+
+st.subheader("Serving many requests at once")
+st.markdown(
+    "A server batches continuously: every step, each running request gets its next tokens, and new requests join "
+    "as others finish. The model above, at the calculator's α and c and the R and context set here, says how "
+    "speculation should change with the load.")
+load_rows = serving.load_rows(calc.alpha, calc.draft_cost, gpu_r, context, BATCHES)
+chart(serving.load_figure(load_rows), key=state.VERIFY_LOAD_CHART)
+st.markdown(serving.load_text(load_rows, calc.alpha, calc.draft_cost, gpu_r, context))
+st.markdown(serving.mixed_text(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r, context))
+st.markdown(serving.draft_cache_text(batch, context))

@@ -151,3 +151,35 @@ def memory_bound_batches(k: int, ridge: float, context: int, model: Transformer 
 def kv_cache_gb(batch: int, context: int, model: Transformer = LLAMA_31_8B) -> float:
     """The batch's KV cache in GB (10⁹ bytes), beside the weights' :attr:`Transformer.weight_bytes`."""
     return batch * context * model.kv_bytes_per_token / 1e9
+
+
+# ---- serving many requests: K under load, mixed acceptance, the draft's own cache -------------------------------
+
+
+def best_k_under_load(alpha: float, draft_cost: float, batch: int, ridge: float, context: int,
+                      ks: range = range(1, 17), model: Transformer = LLAMA_31_8B) -> tuple[int, float]:
+    """The K with the highest modelled speedup (:func:`kv_speedup`) at batch B, and that speedup; ``(0, 1.0)``
+    when no K beats plain decoding, which is when a server should switch speculation off for that load."""
+    best = max(ks, key=lambda k: kv_speedup(alpha, k, draft_cost, batch, ridge, context, model))
+    speedup = kv_speedup(alpha, best, draft_cost, batch, ridge, context, model)
+    return (best, speedup) if speedup > 1.0 else (0, 1.0)
+
+
+def mixed_batch_speedup(alphas: list[float], k: int, draft_cost: float, batch: int, ridge: float, context: int,
+                        model: Transformer = LLAMA_31_8B) -> float:
+    """A continuous batch whose requests accept differently: each drafts K and all are verified in one step, so
+    the step writes Σ τ(α_i, K) tokens for the cost of K·c + v; the batch's speedup is the *mean* τ over that cost
+    (``alphas`` are the requests' acceptances, spread evenly over the batch)."""
+    mean_tau = sum(float(analytics.tokens_per_loop(a, k)) for a in alphas) / len(alphas)
+    return mean_tau / (k * draft_cost + kv_verify_cost(batch, k, ridge, context, model))
+
+
+LLAMA_32_1B = Transformer("Llama 3.2 1B", vocab=128_256, hidden=2048, intermediate=8192, layers=16, heads=32,
+                          kv_heads=8, tied_embeddings=True)
+"""A draft for :data:`LLAMA_31_8B` with the same tokenizer, from its config.json (16 layers, 8 KV heads of 64)."""
+
+
+def draft_cache_share(draft: Transformer = LLAMA_32_1B, target: Transformer = LLAMA_31_8B) -> float:
+    """The draft's KV cache per token as a share of the target's: memory a server sets aside beside the target's
+    cache for every sequence that speculates, at every context length."""
+    return draft.kv_bytes_per_token / target.kv_bytes_per_token

@@ -1,0 +1,84 @@
+"""The "Is verification free here?" page's section on serving many requests at once: K under load, a batch
+whose requests accept differently, and the draft's own KV cache; every figure from :mod:`specsim.lesson.roofline`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from app.palette import DRAFT, TARGET
+from specsim.lesson import roofline
+from specsim.measure import analytics
+
+
+def load_rows(alpha: float, draft_cost: float, ridge: int, context: int,
+              batches: Sequence[int]) -> list[tuple[int, int, float]]:
+    """(B, the best K, its modelled speedup) per batch size; K = 0 where speculation should be off."""
+    return [(b, *roofline.best_k_under_load(alpha, draft_cost, b, ridge, context)) for b in batches]
+
+
+def load_figure(rows: Sequence[tuple[int, int, float]]) -> go.Figure:
+    """The best K by batch size (bars) and the speedup it gives (line); a bar at 0 means: switch speculation off."""
+    labels = [str(b) for b, _, _ in rows]
+    fig = go.Figure()
+    fig.add_bar(x=labels, y=[k for _, k, _ in rows], name="best K (0: speculation off)", marker_color=DRAFT,
+                hovertemplate="B = %{x}: best K = %{y}<extra></extra>")
+    fig.add_scatter(x=labels, y=[s for _, _, s in rows], mode="lines+markers", name="its speedup (model)",
+                    yaxis="y2", line={"color": TARGET, "width": 3},
+                    hovertemplate="B = %{x}: %{y:.2f}×<extra></extra>")
+    fig.update_layout(title="The best K at each batch size, and what it buys", height=360,
+                      xaxis={"title": "batch size B", "type": "category"}, yaxis={"title": "best K"},
+                      yaxis2={"title": "speedup", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+                      legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 10})
+    return fig
+
+
+def load_text(rows: Sequence[tuple[int, int, float]], alpha: float, draft_cost: float, ridge: int,
+              context: int) -> str:
+    first_b, first_k, first_s = rows[0]
+    text = (f"At α = {alpha:.2f}, c = {draft_cost:.2f}, R = {ridge} and a context of {context:,} tokens, the best K "
+            f"at B = {first_b} is {first_k} ({first_s:.2f}×).")
+    shorter = next(((b, k, s) for b, k, s in rows if 0 < k < first_k), None)
+    if shorter is not None:
+        text += f" Load shortens it: at B = {shorter[0]} the best K is {shorter[1]} ({shorter[2]:.2f}×)."
+    off = next((b for b, k, _ in rows if k == 0), None)
+    if off is not None:
+        text += (f" From B = {off} no K beats plain decoding in this model, so a server should stop speculating at "
+                 "that load: vLLM's speculative config has a setting for it, `disable_by_batch_size` (speculation "
+                 "off for new requests while more are queued than that).")
+    else:
+        text += (f" Up to B = {rows[-1][0]} some K still pays here: the cache reads keep the step waiting on memory "
+                 "(move the context slider down to see speculation switch off).")
+    return text
+
+
+def mixed_text(alpha: float, k: int, draft_cost: float, batch: int, ridge: int, context: int) -> str:
+    """Half the batch accepting well, half poorly, against a batch that all accepts at their mean."""
+    low, high = max(0.05, alpha - 0.25), min(0.95, alpha + 0.25)
+    mean = (low + high) / 2
+    mixed = roofline.mixed_batch_speedup([low, high], k, draft_cost, batch, ridge, context)
+    even = roofline.mixed_batch_speedup([mean], k, draft_cost, batch, ridge, context)
+    tau_low, tau_high = analytics.tokens_per_loop(low, k), analytics.tokens_per_loop(high, k)
+    return (f"**Requests accept differently.** One step verifies every request's K = {k} guesses, whatever each "
+            f"keeps: a batch of B = {batch} with half its requests at α = {low:.2f} (τ = {tau_low:.2f} tokens a "
+            f"step) and half at α = {high:.2f} (τ = {tau_high:.2f}) writes their mean τ per request, "
+            f"{mixed:.2f}× plain decoding in this model, against {even:.2f}× if all were at α = {mean:.2f}. The "
+            "batch as a whole does not lose by the spread (τ curves upward in α), but its requests do not share "
+            "alike: both pay the same step, and the low-α ones get fewer tokens from it. That is why servers tune "
+            "K per workload and watch acceptance per request.")
+
+
+def draft_cache_text(batch: int, context: int) -> str:
+    draft, target = roofline.LLAMA_32_1B, roofline.LLAMA_31_8B
+    share = roofline.draft_cache_share(draft, target)
+    draft_gb = roofline.kv_cache_gb(batch, context, draft)
+    target_gb = roofline.kv_cache_gb(batch, context, target)
+    return (f"**The draft has a cache too.** A separate draft model keeps its own KV cache for every sequence it "
+            f"drafts for: {draft.name} beside {target.name} stores {draft.kv_bytes_per_token // 1024} KiB a token "
+            f"against {target.kv_bytes_per_token // 1024} KiB, {share:.0%} on top of the target's cache at every "
+            f"context length; at B = {batch} and {context:,} tokens that is {draft_gb:,.1f} GB beside "
+            f"{target_gb:,.1f} GB. A draft head that is one decoder layer reading the target's features (EAGLE, an MTP "
+            f"module) keeps one layer's cache, 1/{target.layers} of a {target.layers}-layer target's if its layer "
+            "has the same shape; Medusa's heads keep none. MagicDec's draft keeps only a fixed window of recent "
+            "tokens (StreamingLLM), so its cache stops growing with the context.")
