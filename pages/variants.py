@@ -5,6 +5,7 @@ import streamlit as st
 from app import loaders, state
 from app.variants import compare as ui
 from app.variants import guide as variant_guide
+from app.variants import production
 from specsim.measure import compare_variants as cmp
 
 state.init()
@@ -19,6 +20,9 @@ st.markdown(
     "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model.")
 
 variant_guide.guide()
+
+st.subheader("What production uses now")
+production.section()
 
 st.subheader("Run them")
 ui.note_cancelled_run()

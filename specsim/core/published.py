@@ -108,6 +108,28 @@ MAGICDEC_LLAMA2_SPEEDUP = PublishedSpeedup(MAGICDEC, 2.0, 2.0,
                                            "LLaMA-2-7B-32K at batch sizes 32 to 256, moderate to long contexts, "
                                            "on 8 A100s", "up to")
 
+EAGLE2_SPEEDUP = PublishedSpeedup("EAGLE-2: Li, Wei, Zhang and Zhang, 2024", 3.05, 4.26,
+                                  "Vicuna, LLaMA2-Chat and LLaMA3-Instruct models on six tasks")
+"""EAGLE-2's abstract (arXiv 2406.16858): "speedup ratios 3.05x-4.26x, which is 20%-40% faster than EAGLE-1"."""
+EAGLE3_SPEEDUP = PublishedSpeedup("EAGLE-3: Li, Wei, Zhang and Zhang, 2025", 6.5, 6.5,
+                                  "chat and reasoning models on five tasks", "up to")
+"""EAGLE-3's abstract (arXiv 2503.01840): "a speedup ratio up to 6.5x, with about 1.4x improvement over EAGLE-2"."""
+DEEPSEEK_MTP_SPEEDUP = PublishedSpeedup("DeepSeek-V3 technical report: DeepSeek-AI, 2024", 1.8, 1.8,
+                                        "DeepSeek-V3 drafting one token ahead with its own MTP module, in tokens "
+                                        "per second")
+DEEPSEEK_MTP_ACCEPTANCE = (0.85, 0.90)
+DEEPSEEK_V3_LAYERS = 61  # its transformer layers; its MTP module (depth 1) is one more block of the same kind
+"""DeepSeek-V3's technical report (arXiv 2412.19437, section 5.4.3): "the acceptance rate of the second token
+prediction ranges between 85% and 90% across various generation topics", giving "1.8 times TPS"."""
+SUFFIX_SPEEDUP = PublishedSpeedup("SuffixDecoding: Oliaro, Jia, Campos and Qiao, NeurIPS 2025", 5.3, 5.3,
+                                  "AgenticSQL, a multi-agent SQL workflow", "up to")
+"""SuffixDecoding's abstract (arXiv 2411.04975, latest version; the project page says the same): "speedups of up to
+5.3x"; the proceedings' abstract of an earlier version gives 3.9x."""
+SGLANG_EAGLE_THROUGHPUT = {"plain": 158.34, "EAGLE-2": 244.10, "EAGLE-3": 373.25}
+"""SGLang's speculative decoding page: tokens/s for LLaMA-3.1-8B-Instruct on MT-Bench on one H100, without
+speculation, with EAGLE-2 and with EAGLE-3."""
+
+
 @dataclass(frozen=True)
 class PublishedGain:
     """A paper's gain over another speculative setup (not over plain decoding): ``low`` to ``high`` per cent."""

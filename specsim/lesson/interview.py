@@ -30,7 +30,8 @@ DRAFTS = {  # the draft-choice question: a 1B draft and a 100M one, with draft c
 PUBLISHED = {
     "chen": published.CHEN_2023, "leviathan": published.LEVIATHAN_2023,
     "medusa_1_speedup": published.MEDUSA_1_SPEEDUP, "medusa_2_speedup": published.MEDUSA_2_SPEEDUP,
-    "magicdec": published.MAGICDEC_SPEEDUP,
+    "magicdec": published.MAGICDEC_SPEEDUP, "eagle2_speedup": published.EAGLE2_SPEEDUP,
+    "eagle3_speedup": published.EAGLE3_SPEEDUP, "deepseek_mtp": published.DEEPSEEK_MTP_SPEEDUP,
 }
 
 
@@ -151,6 +152,19 @@ def _schedule(k: int) -> dict[str, str]:
             "hf_confidence": f"{hf['assistant_confidence_threshold']:g}"}
 
 
+def _mtp() -> dict[str, str]:
+    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, c as one block's share."""
+    low, high = published.DEEPSEEK_MTP_ACCEPTANCE
+    c = 1 / published.DEEPSEEK_V3_LAYERS
+    return {
+        "mtp_acceptance": f"{low:.0%}–{high:.0%}",
+        "mtp_tau": f"{analytics.tokens_per_loop(low, 1):.2f}–{analytics.tokens_per_loop(high, 1):.2f}",
+        "mtp_layers": str(published.DEEPSEEK_V3_LAYERS),
+        "mtp_c": f"1/{published.DEEPSEEK_V3_LAYERS} = {c:.3f}",
+        "mtp_speedup": f"{analytics.speedup(low, 1, c, 1.0):.2f}–{analytics.speedup(high, 1, c, 1.0):.2f}×",
+    }
+
+
 def figures() -> dict[str, str]:
     """Every figure an answer may name, computed."""
     a, k, c = LESSON["alpha"], LESSON["k"], LESSON["c"]
@@ -176,6 +190,7 @@ def figures() -> dict[str, str]:
         **_overlap(),
         **_measured_overlap(),
         **_tau(),
+        **_mtp(),
         **_schedule(k),
     }
 

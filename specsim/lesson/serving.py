@@ -21,6 +21,7 @@ TRANSFORMERS_RELEASE = "transformers 5.23.0"
 VLLM_RELEASE = "vLLM v0.25.0"
 SGLANG_RELEASE = "SGLang v0.5.3"
 LLAMA_CPP_RELEASE = "llama.cpp builds since PR #10455 (November 2024), as documented in tools/server/README.md"
+VLLM_MTP_RELEASE = "vLLM v0.19.1"  # the release whose MTP page this app's MTP snippet was checked against
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,12 @@ llm = LLM(model="meta-llama/Meta-Llama-3-8B-Instruct",
           speculative_config={"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B",
                               "num_speculative_tokens": 2})""",
             "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/eagle/", VLLM_RELEASE),
+    Snippet("vLLM", "MTP (the model's own multi-token prediction)", "python", """\
+llm = LLM(model="XiaomiMiMo/MiMo-7B-Base",
+          speculative_config={"method": "mtp", "num_speculative_tokens": 1})""",
+            "https://docs.vllm.ai/en/v0.19.1/features/speculative_decoding/mtp/", VLLM_MTP_RELEASE,
+            "No draft model to name: the target carries its own MTP module, so only the model families vLLM "
+            "supports for MTP take this method (DeepSeek-V3 is one: its MTP module drafts the next-next token)."),
     Snippet("llama.cpp", "draft model", "bash", """\
 llama-server -m target.gguf -md draft.gguf --draft-max 16 --draft-min 5 --draft-p-min 0.75""",
             "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md", LLAMA_CPP_RELEASE,
@@ -87,4 +94,11 @@ python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\
             "https://docs.sglang.io/docs/advanced_features/speculative_decoding", SGLANG_RELEASE,
             "A token tree: num-steps is its depth, eagle-topk its branching, num-draft-tokens how many tree tokens "
             "the target verifies in one pass (the values shown are the defaults its documentation gives)."),
+    Snippet("SGLang", "EAGLE-3", "bash", """\
+python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\
+    --speculative-algorithm EAGLE3 --speculative-draft-model-path lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B \\
+    --speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8""",
+            "https://docs.sglang.io/docs/advanced_features/speculative_decoding", SGLANG_RELEASE,
+            "The same tree settings as EAGLE-2 (its documentation says they are shared); the draft is an EAGLE-3 "
+            "head trained for this target (the one SGLang's SpecForge benchmarks name)."),
 )

@@ -1,0 +1,78 @@
+"""The variants page's "What production uses now": EAGLE-2's dynamic trees, EAGLE-3, MTP modules and suffix
+decoding, what each drafts from, how it is checked, and what its paper reported; every figure from
+:mod:`specsim.core.published` or :mod:`specsim.measure.analytics`."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from specsim.core import published as pub
+from specsim.measure import analytics
+
+
+def rows() -> list[dict[str, str]]:
+    """One row per method: what it drafts from, how the target checks it, what its paper reported."""
+    low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
+    return [
+        {"method": "EAGLE-2 (dynamic draft tree)",
+         "drafts from": "the target's top-layer features, one small head, grown into a tree whose shape follows "
+                        "the head's own confidence",
+         "checked as": "a token tree in one pass; at a node, distinct top-k candidates are tried in turn",
+         "reported": pub.EAGLE2_SPEEDUP.claim},
+        {"method": "EAGLE-3",
+         "drafts from": "low, middle and high-layer features of the target, fused; the head predicts tokens, and is "
+                        "trained on its own earlier outputs (training-time test)",
+         "checked as": "the same token tree as EAGLE-2",
+         "reported": pub.EAGLE3_SPEEDUP.claim},
+        {"method": "MTP module (DeepSeek-V3)",
+         "drafts from": "a module trained with the model to predict the token after next, reused as the draft",
+         "checked as": "a chain, K = 1: the usual one-pass check",
+         "reported": f"{pub.DEEPSEEK_MTP_SPEEDUP.claim}; the drafted token was kept {low:.0%}–{high:.0%} of "
+                     "the time"},
+        {"method": "Suffix decoding",
+         "drafts from": "no model: suffix trees over the prompt, this request's output and earlier requests' "
+                        "outputs",
+         "checked as": "a small speculation tree, longer where the match is long",
+         "reported": pub.SUFFIX_SPEEDUP.claim},
+    ]
+
+
+def mtp_text() -> str:
+    """What MTP's acceptance means in this app's formulas: τ at K = 1 is 1 + α, and c is one block's share."""
+    low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
+    tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
+    c = 1 / pub.DEEPSEEK_V3_LAYERS
+    s_low, s_high = analytics.speedup(low, 1, c, 1.0), analytics.speedup(high, 1, c, 1.0)
+    return (f"**MTP in this app's terms.** DeepSeek-V3 drafts one token (K = 1), kept {low:.0%}–{high:.0%} of the "
+            f"time, so a pass writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Its MTP module is one block "
+            f"beside the target's {pub.DEEPSEEK_V3_LAYERS}, so c ≈ 1/{pub.DEEPSEEK_V3_LAYERS} = {c:.3f}; with v = 1 "
+            f"the calculator's formula gives {s_low:.2f}–{s_high:.2f}×, and the report measured "
+            f"{pub.DEEPSEEK_MTP_SPEEDUP.figure} in tokens per second.")
+
+
+def sglang_text() -> str:
+    rates = pub.SGLANG_EAGLE_THROUGHPUT
+    plain = rates["plain"]
+    return (f"SGLang's documentation measures the step from EAGLE-2 to EAGLE-3 on one H100 serving "
+            f"LLaMA-3.1-8B-Instruct on MT-Bench: {plain:.2f} tokens/s without speculation, {rates['EAGLE-2']:.2f} "
+            f"with EAGLE-2 ({rates['EAGLE-2'] / plain:.2f}×) and {rates['EAGLE-3']:.2f} with EAGLE-3 "
+            f"({rates['EAGLE-3'] / plain:.2f}×).")
+
+
+def section() -> None:
+    st.markdown(
+        "The four methods this page runs are the classics. Serving stacks now ship their descendants: trees whose "
+        "shape follows the draft's confidence, drafts that read several of the target's layers, draft modules "
+        "trained together with the model, and drafting from text seen before with no model at all. All of them "
+        "keep the target's output: what changes is what the guesses come from and how many a pass checks.")
+    st.table(rows(), hide_index=True)
+    st.markdown(
+        "**Which acceptance rule applies.** A chain (MTP at K = 1) is checked with min(1, p/q) and the residual, as "
+        "everywhere in this app. A tree of *distinct* top-k candidates, as EAGLE-2 and EAGLE-3 draw them, is not "
+        "i.i.d. from q, so at each node the target tries them in turn: candidate x is kept with probability p(x), "
+        "and after a refusal p(x) is set to 0 and the rest renormalised before the next candidate (*Under the "
+        "hood*, in \"Trees, and which variants stay lossless\", derives both rules).")
+    st.markdown(mtp_text())
+    st.markdown(sglang_text())
+    st.caption("Snippets that switch EAGLE-3 (SGLang) and MTP (vLLM) on, each checked against a named release of the "
+               "tool's documentation, are on *Under the hood*, beside the other methods'.")

@@ -1,0 +1,59 @@
+"""Issue 55, item 1: what production uses now (EAGLE-2 trees, EAGLE-3, MTP, suffix decoding) on the Variants page,
+their snippets on Under the hood, and two interview questions; every figure from published.py or the formulas."""
+
+from __future__ import annotations
+
+from app.variants import production
+from specsim.core import published as pub
+from specsim.lesson import interview, serving
+from specsim.measure import analytics
+from tests.conftest import open_page
+
+
+def test_every_method_row_quotes_its_papers_figure():
+    rows = {row["method"]: row for row in production.rows()}
+    assert rows["EAGLE-2 (dynamic draft tree)"]["reported"] == pub.EAGLE2_SPEEDUP.claim
+    assert rows["EAGLE-3"]["reported"] == pub.EAGLE3_SPEEDUP.claim
+    assert rows["Suffix decoding"]["reported"] == pub.SUFFIX_SPEEDUP.claim
+    low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
+    assert f"{low:.0%}–{high:.0%}" in rows["MTP module (DeepSeek-V3)"]["reported"]
+    assert "distinct top-k" in rows["EAGLE-2 (dynamic draft tree)"]["checked as"]
+
+
+def test_mtp_in_the_apps_terms_is_the_formula_at_k_1():
+    low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
+    c = 1 / pub.DEEPSEEK_V3_LAYERS
+    text = production.mtp_text()
+    assert f"τ = 1 + α = {1 + low:.2f}–{1 + high:.2f}" in text
+    assert f"{analytics.speedup(low, 1, c, 1.0):.2f}–{analytics.speedup(high, 1, c, 1.0):.2f}×" in text
+    assert analytics.speedup(high, 1, c, 1.0) <= 1 + high  # never above tokens per pass
+
+
+def test_sglangs_speedups_are_computed_from_its_throughputs():
+    rates = pub.SGLANG_EAGLE_THROUGHPUT
+    text = production.sglang_text()
+    assert f"({rates['EAGLE-3'] / rates['plain']:.2f}×)" in text and f"{rates['EAGLE-2']:.2f}" in text
+
+
+def test_the_new_snippets_name_their_release_and_page():
+    by_method = {(s.tool, s.method): s for s in serving.SNIPPETS}
+    mtp = by_method[("vLLM", "MTP (the model's own multi-token prediction)")]
+    assert '"method": "mtp"' in mtp.code and "/en/v0.19.1/" in mtp.source and mtp.release == "vLLM v0.19.1"
+    eagle3 = by_method[("SGLang", "EAGLE-3")]
+    assert "--speculative-algorithm EAGLE3" in eagle3.code and eagle3.release == serving.SGLANG_RELEASE
+
+
+def test_the_interview_asks_about_mtp_and_eagle_3_with_computed_figures():
+    questions = {q.id: q for q in interview.load()}
+    mtp, eagle3 = questions["mtp"], questions["eagle3"]
+    assert mtp.page == eagle3.page == "variants"
+    assert interview.figures()["mtp_speedup"] in mtp.answer and pub.DEEPSEEK_MTP_SPEEDUP.figure in mtp.answer
+    assert pub.EAGLE2_SPEEDUP.claim in eagle3.answer and pub.EAGLE3_SPEEDUP.claim in eagle3.answer
+    assert "zeroing and renormalising" in eagle3.answer
+
+
+def test_the_variants_page_shows_the_section_before_any_run():
+    at = open_page("variants.py")
+    assert not at.exception and not at.error
+    assert "What production uses now" in [h.value for h in at.subheader]
+    assert any(production.mtp_text() == m.value for m in at.markdown)
