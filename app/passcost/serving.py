@@ -29,7 +29,8 @@ def load_figure(rows: Sequence[tuple[int, int, float]]) -> go.Figure:
                     hovertemplate="B = %{x}: %{y:.2f}×<extra></extra>")
     fig.update_layout(title="The best K at each batch size, and what it buys", height=360,
                       xaxis={"title": "batch size B", "type": "category"}, yaxis={"title": "best K"},
-                      yaxis2={"title": "speedup", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+                      yaxis2={"title": "speedup", "overlaying": "y", "side": "right", "rangemode": "tozero",
+                              "tickformat": ".2f"},
                       legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 10})
     return fig
 
