@@ -65,7 +65,7 @@ def test_asking_for_cuda_without_a_gpu_gives_a_message_not_a_traceback(capsys):
     with pytest.raises(SystemExit) as stopped:
         cli.main(["--prompt", "hi", "--device", "cuda"])
     assert stopped.value.code == 2
-    assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
+    assert "argument --device: must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
 
 
 def test_the_cpu_kernels_refuse_a_tensor_on_another_device():

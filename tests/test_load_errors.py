@@ -54,7 +54,7 @@ def test_bench_refuses_cuda_without_a_gpu(monkeypatch, capsys):
         bench.parse_args(["--device", "cuda"])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in err and "Traceback" not in err
+    assert "argument --device: must be cpu, or cuda on a machine with a CUDA GPU" in err and "Traceback" not in err
 
 
 def test_the_cli_and_the_bench_agree_on_devices(monkeypatch):

@@ -294,4 +294,4 @@ def test_asking_the_profile_for_cuda_without_a_gpu_is_a_message(capsys):
     with pytest.raises(SystemExit) as stopped:
         machine.main(["--device", "cuda"])
     assert stopped.value.code == 2
-    assert "--device must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
+    assert "argument --device: must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err

@@ -15,6 +15,8 @@ import os
 import threading
 import time
 
+from specsim.measure import flags
+
 REGISTERED_CHECK_S = 2.0
 REDIS_PATIENCE_S = 60.0  # how long a starting worker waits for a Redis that does not answer (one restarting)
 
@@ -84,13 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queue", default=None, help="the queue to serve (default: specsim.classroom.jobs.QUEUE)")
     parser.add_argument("--preload", nargs="*", default=[], metavar="TARGET",
                         help="targets to load before the first job ('bundled', a hub id or a folder)")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--threads", type=flags.positive_int, default=None,
+                        help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--burst", action="store_true", help="stop once the queue is empty")
     parser.add_argument("--name", default=None, help="the start of the worker's name in RQ, which ends with the "
                                                      "process id (default: the host's name)")
     args = parser.parse_args(argv)
 
-    import torch
     from rq import Queue, SimpleWorker
 
     from specsim.classroom import jobs
@@ -98,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     from specsim.core.models import default_device
     from specsim.request import RunRequest
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    flags.apply_threads(args.threads)
     conn = jobs.connect(args.redis)
     _when_redis_answers(conn.ping)  # a wrong URL fails here, with redis' own message, after REDIS_PATIENCE_S
     for target in args.preload:

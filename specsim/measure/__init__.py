@@ -8,5 +8,6 @@ lesson or the classroom.
   and the target's two decode-pass paths timed against each other (``python -m specsim.bench --passes``);
 - ``hf_assisted``: transformers' assisted generation, as a reference and a yardstick;
 - ``compare_variants``: every variant timed on one prompt against plain greedy decoding;
-- ``bench`` / ``cli``: ``python -m specsim.bench`` and ``python -m specsim.measure.cli``.
+- ``bench`` / ``cli`` / ``flags``: ``python -m specsim.bench``, ``python -m specsim.measure.cli``, and the flags
+  every command line shares (models, threads, device, dtype), defined and checked once.
 """

@@ -34,18 +34,15 @@ import torch
 
 from specsim.core.defaults import (
     BENCH_MAX_NEW_TOKENS,
-    DEFAULT_DRAFT,
-    DEFAULT_EARLY_EXIT_LAYERS,
-    DEFAULT_TARGET,
 )
-from specsim.core.draft_loader import load_draft_model, usable_device
+from specsim.core.draft_loader import load_draft_model
 from specsim.core.drafters import ModelDrafter
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 from specsim.core.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.core.prompt_sets import builtin_prompts, heldout_prompts
 from specsim.core.trace import Trace, acceptance_given_reached, pooled_acceptance_rate
-from specsim.measure import analytics, fairtime, machine
+from specsim.measure import analytics, fairtime, flags, machine
 from specsim.measure.hf_assisted import hf_assisted_trace
 from specsim.measure.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.measure.timing import Contender, time_decoders
@@ -139,16 +136,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--drafters", nargs="+", choices=DRAFTER_KINDS,
                         default=["model", "prompt_lookup", "early_exit"])
-    parser.add_argument("--draft", nargs="+", default=[DEFAULT_DRAFT],
-                        help="draft model ids or folders for the model drafter (one set of rows each)")
-    parser.add_argument("--target", default=DEFAULT_TARGET)
+    flags.add_models(parser, drafts=True)
     parser.add_argument("--k", nargs="+", type=int, default=list(range(1, 9)))
     parser.add_argument("--prompts", type=int, default=3, help="how many built-in prompts (1-8)")
     parser.add_argument("--max-new-tokens", type=int, default=BENCH_MAX_NEW_TOKENS)
-    parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
-    parser.add_argument("--dtype", default="auto")
-    parser.add_argument("--device", default=None)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (1 is best on a busy machine)")
+    flags.add_machine(parser)
     parser.add_argument("--no-hf", action="store_true", help="skip transformers' assisted generation")
     parser.add_argument("--passes", action="store_true",
                         help="time the target's two decode-pass paths against each other (previous: transformers' "
@@ -187,8 +179,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--max-new-tokens must be at least 1")
     if "model" in args.drafters and not [d for d in args.draft if d]:
         parser.error("the model drafter needs --draft PATH_OR_ID")
-    if args.device is not None and not usable_device(args.device):
-        parser.error(f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}")
     return args
 
 
@@ -197,8 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # transformers' own deprecation chatter from inside generate()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    flags.apply_threads(args.threads)
     try:
         target = load_model(args.target, device=args.device, dtype=args.dtype)
         drafters = []  # (label, drafter)

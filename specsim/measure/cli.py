@@ -12,20 +12,15 @@ import argparse
 import math
 import sys
 
-import torch
-
 from specsim.core.defaults import (
-    DEFAULT_DRAFT,
     DEFAULT_DRAFTER,
-    DEFAULT_EARLY_EXIT_LAYERS,
     DEFAULT_K,
     DEFAULT_MAX_NEW_TOKENS,
-    DEFAULT_TARGET,
 )
-from specsim.core.draft_loader import usable_device
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
 from specsim.core.trace import Trace
+from specsim.measure import flags
 from specsim.measure.costmodel import cost_model
 from specsim.measure.timing import Contender, time_decoders
 from specsim.methods import DRAFTER_KINDS, build_drafter
@@ -84,18 +79,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("-k", "--k", type=int, default=DEFAULT_K,
                         help="draft tokens per loop ({}-{})".format(*bounds("k")))
     parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
-    parser.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model id or folder (model drafter)")
-    parser.add_argument("--target", default=DEFAULT_TARGET, help='target model id or folder ("bundled")')
-    parser.add_argument("--early-exit-layers", type=int, default=DEFAULT_EARLY_EXIT_LAYERS)
+    flags.add_models(parser)
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
     parser.add_argument("--top-p", type=float, default=None)
     parser.add_argument("--top-k", type=int, default=None, help="sample from the k most likely tokens only")
     parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dtype", default="auto", help="auto, float32, bfloat16 or float16")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    flags.add_machine(parser)
     args = parser.parse_args(argv)
     (k_min, k_max), (seed_min, seed_max), (top_k_min, top_k_max) = bounds("k"), bounds("seed"), bounds("top_k")
     problems = [
@@ -108,9 +99,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         (not seed_min <= args.seed <= seed_max, f"--seed must be between {seed_min} and {seed_max}, got {args.seed}"),
         (args.top_k is not None and not top_k_min <= args.top_k <= top_k_max,
          f"--top-k must be between {top_k_min} and {top_k_max}, got {args.top_k}"),
-        (args.threads is not None and args.threads < 1, f"--threads must be at least 1, got {args.threads}"),
-        (args.device is not None and not usable_device(args.device),
-         f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}"),
         (args.drafter == "model" and not args.draft, "--drafter model needs --draft PATH_OR_ID"),
     ]
     for bad, message in problems:
@@ -121,8 +109,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    flags.apply_threads(args.threads)
     try:
         target = load_model(args.target, device=args.device, dtype=args.dtype)
         drafter = build_drafter(args.drafter, target, args.draft, args.early_exit_layers)

@@ -28,7 +28,7 @@ from specsim import methods
 from specsim.core.models import LoadedModel, format_prompt, load_bundled_target
 from specsim.core.prompt_sets import load_heldout
 from specsim.core.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
-from specsim.measure import fairtime
+from specsim.measure import fairtime, flags
 from specsim.measure.timing import PLAIN, Contender, time_decoders
 from specsim.methods import LABELS, VARIANTS, VariantRun
 
@@ -257,10 +257,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--save", type=Path, help="also write the summary rows as JSON (the page reads "
                         "assets/variants/heldout_results.json)")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave torch's default)")
+    parser.add_argument("--threads", type=flags.positive_int, default=None,
+                        help="torch CPU threads (default: torch's choice; 1 is best on a busy machine)")
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    flags.apply_threads(args.threads)
     target = load_bundled_target(device="cpu", dtype="float32")
     prompts = [args.prompt] if args.prompt else heldout_prompts(args.heldout) if args.heldout else list(
         DEMO_PROMPTS.values())

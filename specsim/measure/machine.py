@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX
-from specsim.measure import analytics
+from specsim.measure import analytics, flags
 
 PROFILE_VERSION = 2  # 2: K chosen from real runs, v(n) timed to ±5 % and fitted monotone
 PROFILE_KS = tuple(range(1, 7))
@@ -444,19 +444,12 @@ def format_profile(p: Profile) -> str:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    import torch
 
     parser = argparse.ArgumentParser(prog="python -m specsim.measure.machine", description=__doc__.splitlines()[0])
     parser.add_argument("--again", action="store_true", help="measure even when a cached profile exists")
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: the app's, cuda when present)")
+    flags.add_machine(parser, dtype=False)
     args = parser.parse_args(argv)
-    from specsim.core.draft_loader import usable_device
-
-    if args.device is not None and not usable_device(args.device):
-        parser.error(f"--device must be cpu, or cuda on a machine with a CUDA GPU; got {args.device!r}")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    flags.apply_threads(args.threads)
     if args.again:
         cache_file(profile_key(device=args.device)).unlink(missing_ok=True)
     print(format_profile(load_or_measure(device=args.device)))
