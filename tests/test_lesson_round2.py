@@ -129,7 +129,7 @@ def test_every_snippet_names_the_release_it_was_checked_against(hood_page):
         assert s.release.startswith(s.tool), (s.tool, s.release)
         assert f"**{s.tool}: {s.method}**, checked against {s.release}" in text
         if s.tool == "vLLM":
-            assert s.release in (serving.VLLM_RELEASE, serving.VLLM_MTP_RELEASE)
+            assert s.release in (serving.VLLM_RELEASE, serving.VLLM_MTP_RELEASE, serving.VLLM_EAGLE3_RELEASE)
             assert re.fullmatch(r"vLLM v\d+\.\d+\.\d+", s.release)
             assert f"/en/{s.release.removeprefix('vLLM ')}/" in s.source  # the versioned page, not "latest"
         if s.tool in ("transformers", "SGLang"):

@@ -39,6 +39,8 @@ def test_the_new_snippets_name_their_release_and_page():
     by_method = {(s.tool, s.method): s for s in serving.SNIPPETS}
     mtp = by_method[("vLLM", "MTP (the model's own multi-token prediction)")]
     assert '"method": "mtp"' in mtp.code and "/en/v0.19.1/" in mtp.source and mtp.release == "vLLM v0.19.1"
+    vllm_eagle3 = by_method[("vLLM", "EAGLE-3")]
+    assert '"method": "eagle3"' in vllm_eagle3.code and "/en/v0.11.0/" in vllm_eagle3.source
     eagle3 = by_method[("SGLang", "EAGLE-3")]
     assert "--speculative-algorithm EAGLE3" in eagle3.code and eagle3.release == serving.SGLANG_RELEASE
 

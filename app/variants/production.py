@@ -74,5 +74,5 @@ def section() -> None:
         "hood*, in \"Trees, and which variants stay lossless\", derives both rules).")
     st.markdown(mtp_text())
     st.markdown(sglang_text())
-    st.caption("Snippets that switch EAGLE-3 (SGLang) and MTP (vLLM) on, each checked against a named release of the "
-               "tool's documentation, are on *Under the hood*, beside the other methods'.")
+    st.caption("Snippets that switch EAGLE-3 (vLLM and SGLang) and MTP (vLLM) on, each checked against a named release "
+               "of the tool's documentation, are on *Under the hood*, beside the other methods'.")

@@ -22,6 +22,7 @@ VLLM_RELEASE = "vLLM v0.25.0"
 SGLANG_RELEASE = "SGLang v0.5.3"
 LLAMA_CPP_RELEASE = "llama.cpp builds since PR #10455 (November 2024), as documented in tools/server/README.md"
 VLLM_MTP_RELEASE = "vLLM v0.19.1"  # the release whose MTP page this app's MTP snippet was checked against
+VLLM_EAGLE3_RELEASE = "vLLM v0.11.0"  # the first release whose API reference this app read that lists "eagle3"
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,13 @@ llm = LLM(model="meta-llama/Meta-Llama-3-8B-Instruct",
           speculative_config={"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-8B",
                               "num_speculative_tokens": 2})""",
             "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/eagle/", VLLM_RELEASE),
+    Snippet("vLLM", "EAGLE-3", "python", """\
+llm = LLM(model="meta-llama/Meta-Llama-3-8B-Instruct",
+          speculative_config={"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
+                              "num_speculative_tokens": 2})""",
+            "https://docs.vllm.ai/en/v0.11.0/api/vllm/config/speculative.html", VLLM_EAGLE3_RELEASE,
+            "\"eagle3\" is one of SpeculativeConfig's methods in that release's API reference; the draft named is "
+            "the one vLLM's current EAGLE page uses in its EAGLE-3 example."),
     Snippet("vLLM", "MTP (the model's own multi-token prediction)", "python", """\
 llm = LLM(model="XiaomiMiMo/MiMo-7B-Base",
           speculative_config={"method": "mtp", "num_speculative_tokens": 1})""",
