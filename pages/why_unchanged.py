@@ -96,7 +96,7 @@ with toy_col:
 with real_col:
     chart(figs.measured_temperature_figure(measured), key=state.PQ_MEASURED_CHART)
 
-st.subheader("Top-k and top-p cut both alike")
+st.subheader("Top-k and top-p: the target must be cut, the draft may be")
 warp.section(p, q)
 
 st.subheader("From one guess to the whole block")

@@ -117,7 +117,7 @@ def test_top_k_and_top_p_cut_both_alike_and_the_page_says_what_comes_out():
 
     at = open_page("why_unchanged.py")
     assert not at.exception
-    assert any("Top-k and top-p cut both alike" in h.value for h in at.subheader)
+    assert any("the target must be cut, the draft may be" in h.value for h in at.subheader)
     p = np.array(pq.TARGET_P)
     q = unchanged.normalise(at.session_state["pq_weights"])
     shown = warp.cut_sentence(p, q, warp.TOP_K, warp.TOP_P)
@@ -131,3 +131,27 @@ def test_top_k_and_top_p_cut_both_alike_and_the_page_says_what_comes_out():
     # with the draft too sure of another token, its cut q keeps a token the cut p lacks: always rejected
     too_sure = unchanged.normalise(pq.PRESETS["draft too sure of one token"])
     assert "always rejected" in warp.cut_sentence(p, too_sure, 1, 1.0)
+
+
+def test_only_the_target_must_be_cut_and_the_drafts_cut_is_a_choice_with_a_computed_effect():
+    """Issue 60, item 3: the proof holds for any q, so only p must be cut; cutting q too only moves α."""
+    from app.unchanged import warp
+
+    at = open_page("why_unchanged.py")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Cutting only one side would break the rule" not in text
+    assert "Only the target must be cut" in text and "is a choice, not part of the rule" in text
+    p = np.array(pq.TARGET_P)
+    for weights in pq.PRESETS.values():
+        q = unchanged.normalise(weights)
+        for k, top_p in ((3, 0.9), (2, 0.5), (1, 1.0)):
+            sentence = warp.cut_sentence(p, q, k, top_p)
+            p_cut = unchanged.warped(p, 1.0, k, top_p)
+            uncut = unchanged.accepted_mass(p_cut, q)
+            cut = unchanged.accepted_mass(p_cut, unchanged.warped(q, 1.0, k, top_p))
+            assert "Only the target must be cut" in sentence
+            if abs(cut - uncut) >= 5e-4:
+                verb = "raises" if cut > uncut else "lowers"
+                assert f"cutting it {verb} α here, from Σ min(p′, q) = {uncut:.3f} to {cut:.3f}" in sentence
+            else:
+                assert "leaves α where it is" in sentence

@@ -1,6 +1,6 @@
-"""*Why the output is unchanged*: top-k and top-p cut p and q alike before the ratio, so what comes out is the cut
-target, never a token the cut removed. Numbers from :func:`specsim.lesson.unchanged.warped` (the engine's warp in
-numpy)."""
+"""*Why the output is unchanged*: top-k and top-p must cut the target's p before the ratio, so what comes out is the
+cut target, never a token the cut removed; cutting the draft's q too is a choice (the proof holds for any q), made
+because it usually raises α. Numbers from :func:`specsim.lesson.unchanged.warped` (the engine's warp in numpy)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ def section(p: np.ndarray, q: np.ndarray) -> None:
     st.markdown(
         "Samplers usually cut the distribution too: **top-k** keeps the k likeliest tokens, **top-p** the smallest "
         "set of them holding a share p of the mass, and what is left is renormalised (transformers applies the "
-        "temperature, then top-k, then top-p; so does this app's engine). Speculative sampling cuts **both** "
-        "distributions the same way before it compares them: the draft samples its guess from the cut q′, the target "
-        "keeps it with min(1, p′/q′), a rejected slot draws from norm(max(0, p′ − q′)) and the bonus token from p′. "
-        "The proof above then holds word for word with p′ and q′ in place of p and q, so the output follows p′, "
-        "which is exactly what sampling the target alone with those settings means.")
+        "temperature, then top-k, then top-p; so does this app's engine). Speculative sampling must cut the "
+        "**target**: the target keeps a guess with min(1, p′/q), a rejected slot draws from norm(max(0, p′ − q)) and "
+        "the bonus token from p′. The proof above holds for any q, so it holds word for word with p′ in place of p, "
+        "and the output follows p′, which is exactly what sampling the target alone with those settings means. "
+        "Cutting the **draft** the same way (q′, as this app's engine does) is a choice, not part of "
+        "the rule: it changes how often guesses are kept, never what comes out.")
     left, right = st.columns(2)
     k = int(left.slider("top-k", 1, len(p), TOP_K, key=state.PQ_TOP_K))
     top_p = float(right.slider("top-p", 0.05, 1.0, TOP_P, step=0.05, key=state.PQ_TOP_P))
@@ -43,9 +44,17 @@ def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float) -> str:
             f"{len(p)} tokens")
     text += f" ({', '.join(gone)} can never come out)." if gone else " (none is cut away here)."
     text += (f" The draft's guesses are kept with α = Σ min(p′, q′) = {unchanged.accepted_mass(p_cut, q_cut):.3f}, "
-             f"against {unchanged.accepted_mass(p, q):.3f} uncut.")
+             f"against {unchanged.accepted_mass(p, q):.3f} with neither cut.")
     if refused:
         text += (f" The cut draft still proposes {', '.join(refused)}, which p′ has cut away: such a guess is always "
                  "rejected, since p′ is 0 there.")
-    return text + (" Cutting only one side would break the rule: a target left uncut would let the cut tokens back "
-                   "in, and the engine's whole-block check (tests/test_whole_block.py) fails exactly that loop.")
+    uncut = unchanged.accepted_mass(p_cut, q)
+    cut = unchanged.accepted_mass(p_cut, q_cut)
+    change = f"α here, from Σ min(p′, q) = {uncut:.3f} to {cut:.3f}"
+    effect = (f"raises {change}" if cut > uncut + 5e-4 else f"lowers {change}" if cut < uncut - 5e-4
+              else "leaves α where it is here")
+    text += (" Only the target must be cut: a target left uncut would let the cut tokens back in, and the engine's "
+             "whole-block check (tests/test_whole_block.py) fails exactly that loop. The draft may be cut or not, "
+             f"and the output is p′ either way; cutting it {effect}. Drafts are usually cut because, when the two "
+             "models rank the same tokens highest, the cut moves q's mass to where p′ is.")
+    return text
