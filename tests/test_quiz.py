@@ -63,6 +63,17 @@ def test_numeric_prompts_state_their_inputs(q):
         assert spelled in q.prompt, f"{q.id}: prompt does not state {name} = {value}"
 
 
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
+def test_whole_numbers_print_as_whole_numbers(q):
+    """Issue 60, item 5: K = 5 guesses, not "K = 5.0"; no option reads "5.0 tokens"."""
+    for text in (q.prompt, q.explanation, *q.options):
+        assert not re.search(r"K = \d+\.0\b", text), text
+        assert not re.search(r"\b\d+\.0 (tokens|guesses|draft passes)\b", text), text
+        if q.numeric is not None and "k" in q.numeric.inputs:
+            k = q.numeric.inputs["k"]
+            assert isinstance(k, int) and f"{k}.0" not in text, text
+
 def test_the_worked_questions_are_worked_away_from_the_lessons_figures():
     """The lesson's own numbers at α = 70 %, K = 4, c = 0.13 (2.77 tokens per loop, 1.82×) are printed as the
     calculator opens, so a learner would recognise them (issue 55, quiz cues): the worked questions use other inputs

@@ -127,7 +127,7 @@ _Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 class _RawNumeric(BaseModel):
     quantity: str
-    inputs: dict[str, float] = Field(min_length=1)
+    inputs: dict[str, int | float] = Field(min_length=1)  # an int stays an int: "K = 5", not "K = 5.0"
     decimals: int = Field(2, ge=0)
 
     @field_validator("quantity")
