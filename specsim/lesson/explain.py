@@ -1,9 +1,10 @@
 """Why a run was as fast (or as slow) as it was, in words, from its cost model.
 
 The numbers and the factorisation of the speedup into acceptance, verification, drafting and
-bookkeeping losses are :class:`specsim.measure.costmodel.CostModel`'s; this module only says them. The largest
-loss is what decided the result. The projection for a memory-bound accelerator keeps α, K and c and
-sets v = 1: there, checking K + 1 tokens costs what generating one does.
+bookkeeping losses are :class:`specsim.measure.costmodel.CostModel`'s; this module only says them. A run that won
+names what won it (α and τ), then its largest loss; a run that lost names its largest loss, what held it back most.
+The projection for a memory-bound accelerator keeps α, K and c and sets v = 1: there, checking K + 1 tokens costs
+what generating one does.
 """
 
 from __future__ import annotations
@@ -12,22 +13,34 @@ from specsim.measure.costmodel import CostModel
 
 
 def decider_sentence(b: CostModel) -> str:
-    """One sentence naming what decided the result."""
+    """What decided the result: for a win, what won it (α and τ) and what held it back most; for a loss, what held
+    it back most."""
+    held = _largest_loss(b, won=b.speedup >= 1)
+    if b.speedup < 1:
+        return f"What held it back most: {held}."
+    return (f"What won it: the draft's guesses were kept {b.alpha:.0%} of the time (α), so a loop yielded "
+            f"τ = {b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1} for the price of {b.loop_cost:.2f} "
+            f"target passes. What held it back most: {held}.")
+
+
+def _largest_loss(b: CostModel, won: bool) -> str:
+    """The largest of the cost model's losses, as a clause."""
     name = b.decider()
     if name == "verification":
-        return (f"What decided it: checking up to {b.k_max + 1} tokens in one target pass cost "
-                f"{b.verify_cost:.2f} one-token passes here, not about 1 as on a memory-bound GPU.")
+        return (f"checking up to {b.k_max + 1} tokens in one target pass cost {b.verify_cost:.2f} one-token passes "
+                "here, not about 1 as on a memory-bound GPU")
     if name == "bookkeeping":
-        return (f"What decided it: work between the passes (recording the run, building candidates) cost "
-                f"{b.other_cost:.2f} target passes per loop.")
+        return (f"work between the passes (recording the run, building candidates) cost {b.other_cost:.2f} target "
+                "passes per loop")
     if name == "drafting" and b.copies:
-        return (f"What decided it: finding the {b.k:.1f} copied guesses of an average loop cost {b.drafting:.2f} "
-                "target passes.")
+        return f"finding the {b.k:.1f} copied guesses of an average loop cost {b.drafting:.2f} target passes"
     if name == "drafting":
-        return (f"What decided it: the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} "
-                f"target passes, {b.draft_cost:.2f} per guess.")
-    return (f"What decided it: the draft's guesses were kept {b.alpha:.0%} of the time, so a loop yielded "
-            f"{b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1}.")
+        return (f"the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} target passes, "
+                f"{b.draft_cost:.2f} per guess")
+    if won:
+        return f"the other {1 - b.alpha:.0%} of the guesses were rejected, each ending its loop early"
+    return (f"the draft's guesses were kept only {b.alpha:.0%} of the time, so a loop yielded "
+            f"{b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1}")
 
 
 def budget_sentence(b: CostModel) -> str:
