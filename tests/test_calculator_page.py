@@ -298,3 +298,13 @@ def test_the_calculator_opens_without_importing_torch():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "heavy: []" in done.stdout, done.stdout
+
+
+def test_the_by_position_box_says_a_separate_draft_does_not_compound():
+    """Issue 60, item 4: rⱼ of a separate draft is conditioned on kept guesses, so its context is the target's own
+    text; compounding is what heads that feed back their own features or guess blind do."""
+    at = open_page("calculator.py")
+    open_tab(at, "Choosing K")
+    text = next(m.value for m in at.markdown if m.value.startswith("**When α is not the same at every slot.**"))
+    assert "the draft's own errors compound" not in text
+    assert "nothing compounds" in text and "(EAGLE)" in text and "(Medusa)" in text

@@ -224,3 +224,44 @@ def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_dif
         assert f"other tokens than specsim from token {split + 1}" in page and "two **plain** loops differ" in page
     else:  # transformers' verification pass is not position-invariant: its speculation changed its own output
         assert f"parted from **transformers' own plain loop** at token {own + 1}" in page and "(✓ above)" in page
+
+
+def test_each_rate_by_position_shows_the_loops_it_rests_on_and_a_thin_one_its_interval():
+    """Issue 60, item 4: r₄ = 0.00 from two loops is noise; each rⱼ stands beside the loops that reached slot j."""
+    from specsim.core.trace import checks_by_position
+    from specsim.measure.proportion import wilson_interval
+
+    trace = RUNS["prose_run"].spec
+    model = hood.position_model(trace)
+    kept, reached = checks_by_position([trace], model.k)
+    assert (list(model.kept), list(model.reached)) == (kept, reached)
+    text = hood.rates_sentence(model)
+    subscript = "₁₂₃₄₅₆₇₈₉"
+    for j, (hit, tried) in enumerate(zip(kept, reached, strict=True), start=1):
+        assert f"r{subscript[j - 1]} = {hit / tried:.2f} ({hit} of {tried} loops)" in text
+    thinnest = min(range(model.k), key=lambda i: (reached[i], -i))
+    assert reached[thinnest] < hood.RATE_MIN_LOOPS
+    low, high = wilson_interval(kept[thinnest], reached[thinnest])
+    assert f"rests on {reached[thinnest]} loops, and its 95 % interval runs from {low:.2f} to {high:.2f}" in text
+
+
+def test_the_page_says_a_separate_draft_does_not_compound_and_names_the_two_position_measures_apart():
+    """Issue 60, item 4: a separate draft's rⱼ is conditioned on the target's own text; compounding belongs to
+    heads that feed back their own features (EAGLE) or guess blind (Medusa). The hood's rⱼ and the live page's
+    slot survival carry distinct names."""
+    from app.hood import figures as hood_figs
+    from app.live import figures as live_figs
+    from specsim.lesson import replay
+
+    at = _page()
+    text = " ".join(m.value for m in at.markdown)
+    assert "the draft's own errors compound" not in text
+    assert hood.POSITION_INTRO in text and "nothing of its earlier mistakes carries over" in hood.POSITION_INTRO
+    assert "(EAGLE)" in hood.POSITION_INTRO and "(Medusa)" in hood.POSITION_INTRO
+    trace = RUNS[at.radio(key=state.widget_key(state.HOOD_RUN)).value].spec
+    assert hood.rates_sentence(hood.position_model(trace)) in text
+    hood_title = hood_figs.position_figure(hood.position_model(trace)).layout.title.text
+    stats = replay.run_stats(trace)
+    live_title = live_figs.kept_share_figure(stats.kept_share, stats.alpha).layout.title.text
+    assert "Conditional acceptance rⱼ" in hood_title and live_title.startswith("Slot survival")
+    assert "conditional acceptance rⱼ" in hood.POSITION_INTRO and "slot survival" in hood.POSITION_INTRO

@@ -95,18 +95,19 @@ def overlap_figure(overlaps: list[SlotOverlap], measured_alpha: float) -> go.Fig
 
 
 def position_figure(model: PositionModel) -> go.Figure:
-    """Acceptance by draft position against the calculator's constant α."""
+    """The conditional acceptance rⱼ and the slot survival by draft position, against the calculator's α and αʲ."""
     ks = list(range(1, len(model.by_position) + 1))
     fig = go.Figure()
     fig.add_scatter(x=ks, y=[None if math.isnan(v) else v for v in model.by_position], mode="lines+markers",
-                    name="kept when checked (this run)", line_color=KEPT)
+                    name="rⱼ: kept when reached (this run)", line_color=KEPT)
     fig.add_scatter(x=ks, y=[model.alpha] * len(ks), mode="lines", name=f"constant α = {model.alpha:.2f}",
                     line=dict(color=MUTED, dash="dash"))
-    fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers", name="share of loops that kept slot j",
-                    line_color=DRAFT)
+    fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers",
+                    name="slot survival: share of all loops that kept slot j", line_color=DRAFT)
     fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="α^j (the calculator's model)",
                     line=dict(color=TARGET, dash="dot"))
-    fig.update_layout(title="Is α the same at every draft position?", xaxis=dict(title="draft position j", dtick=1),
+    fig.update_layout(title="Conditional acceptance rⱼ and slot survival, by draft position",
+                      xaxis=dict(title="draft position j", dtick=1),
                       yaxis=dict(title="probability", range=[0, 1.05]), height=340,
                       margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
     return fig

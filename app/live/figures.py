@@ -109,7 +109,8 @@ def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
 
 
 def kept_share_figure(kept_share: Sequence[float | None], alpha: float) -> go.Figure:
-    """Measured share of iterations keeping slot t+i, against the model's alpha**i."""
+    """Slot survival: the measured share of iterations keeping slot t+i, against the model's alpha**i. Not the
+    conditional acceptance rⱼ of *Under the hood*, which counts only the loops whose check reached the slot."""
     k = len(kept_share)
     xs = list(range(1, k + 1))
     fig = go.Figure()
@@ -117,7 +118,9 @@ def kept_share_figure(kept_share: Sequence[float | None], alpha: float) -> go.Fi
                 hovertemplate="slot t+%{x}: %{y:.2f}<extra>measured</extra>")
     fig.add_scatter(x=xs, y=list(analytics.expected_kept_share(alpha, k)), mode="lines+markers",
                     name=f"α^i with α = {alpha:.2f}", line_color=DRAFT)
-    fig.update_layout(title="Acceptance by draft position", xaxis_title="draft position i (slot t+i)",
+    fig.update_layout(title=("Slot survival: share of all loops that kept slot i"
+                             "<br><sup>r₁⋯rᵢ, not the conditional rᵢ of Under the hood</sup>"),
+                      xaxis_title="draft position i (slot t+i)",
                       yaxis_title="share of iterations that kept it", yaxis_range=[0, 1.05], height=320,
                       xaxis=dict(tickmode="array", tickvals=xs), margin=dict(t=60, l=10, r=10, b=40))
     return fig

@@ -311,6 +311,13 @@ def acceptance_given_reached(traces: Iterable[Trace], k: int, min_checked: int =
     against it: this is the draft's accuracy at each depth. NaN where fewer than ``min_checked`` checks
     reached position j.
     """
+    hit, tried = checks_by_position(traces, k)
+    return [h / t if t and t >= min_checked else float("nan") for h, t in zip(hit, tried, strict=True)]
+
+
+def checks_by_position(traces: Iterable[Trace], k: int) -> tuple[list[int], list[int]]:
+    """(guesses kept, guesses checked) at draft positions j = 1..k, pooled over runs: the counts behind
+    :func:`acceptance_given_reached`. A position is checked once per loop whose check reached it."""
     hit, tried = [0] * k, [0] * k
     for trace in traces:
         for it in trace.iterations:
@@ -318,4 +325,4 @@ def acceptance_given_reached(traces: Iterable[Trace], k: int, min_checked: int =
                 if s.status != "unchecked" and s.position <= k:
                     tried[s.position - 1] += 1
                     hit[s.position - 1] += s.status == "accepted"
-    return [h / t if t and t >= min_checked else float("nan") for h, t in zip(hit, tried, strict=True)]
+    return hit, tried

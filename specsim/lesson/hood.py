@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from specsim.core.trace import CacheLengths, Iteration, TokenProb, Trace, acceptance_given_reached
+from specsim.core.trace import CacheLengths, Iteration, TokenProb, Trace, acceptance_given_reached, checks_by_position
 from specsim.measure import analytics
+from specsim.measure.proportion import wilson_interval
 
 OPENING_RECORDING = "prose_run"  # the page opens on it: a real draft, refused at times, its cache cropped
 
@@ -192,6 +193,8 @@ class PositionModel:
     geometric_at_drafted_k: float  # the same at the K each loop actually drafted (a loop may draft fewer than K)
     short_loops: int  # loops that drafted fewer than K guesses (nothing to copy, the budget, a confidence stop)
     k: int  # the K of the geometric model: Trace.k_max, the K setting or more where an adaptive policy raised it
+    kept: tuple[int, ...] = ()  # loops that kept guess j, j = 1..K: the numerators of by_position
+    reached: tuple[int, ...] = ()  # loops whose check reached guess j: the denominators of by_position
 
     @property
     def error(self) -> float:
@@ -202,6 +205,7 @@ class PositionModel:
 def position_model(trace: Trace) -> PositionModel:
     k = trace.k_max  # the K the cost model and the live page's calculator sentence use
     alpha = trace.acceptance_rate
+    kept, reached = checks_by_position([trace], k)
     return PositionModel(alpha=alpha, by_position=acceptance_given_reached([trace], k),
                          geometric_share=[alpha**j for j in range(1, k + 1)],
                          measured_share=trace.kept_share_by_position(), tokens_per_loop=trace.tokens_per_pass,
@@ -209,7 +213,47 @@ def position_model(trace: Trace) -> PositionModel:
                          geometric_at_drafted_k=(sum(float(analytics.tokens_per_loop(alpha, it.k))
                                                      for it in trace.iterations) / len(trace.iterations)
                                                  if trace.iterations else math.nan),
-                         short_loops=sum(it.k < k for it in trace.iterations), k=k)
+                         short_loops=sum(it.k < k for it in trace.iterations), k=k,
+                         kept=tuple(kept), reached=tuple(reached))
+
+
+POSITION_INTRO = (
+    "The calculator assumes one α for every guess, independent of the others, so slot j survives with probability "
+    "αʲ and a loop yields 1 + α + … + α^K tokens. Two measured quantities sit behind that picture, and they are not "
+    "the same: the **conditional acceptance rⱼ**, the chance that guess j is kept given that every guess before it "
+    "was (this page), and the **slot survival**, the share of all loops that kept slot j, r₁⋯rⱼ (the live page's "
+    "chart, the calculator's αʲ). Real drafts need not keep one rⱼ. For a separate draft model, like this app's, "
+    "rⱼ is measured only on loops that kept guesses 1 … j − 1, so the draft guessed j from the target's own text and "
+    "nothing of its earlier mistakes carries over: rⱼ moves because those loops are the easier stretches (it tends "
+    "to rise) and because fewer loops reach the later slots (it gets noisier). Errors compound for drafters whose "
+    "later guesses rest on their own outputs rather than the target's: heads that feed back their own features "
+    "(EAGLE) or guess several tokens ahead blind (Medusa). For them rⱼ falls along the draft.")
+
+RATE_MIN_LOOPS = 20  # an rⱼ from fewer loops is shown with its interval: a handful of loops says little
+_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def rates_sentence(model: PositionModel) -> str:
+    """The measured rⱼ, each beside the loops it rests on (kept of reached), and the 95 % Wilson interval of the
+    one that rests on the fewest loops when that is under :data:`RATE_MIN_LOOPS`."""
+    parts = []
+    for j, (kept, reached) in enumerate(zip(model.kept, model.reached, strict=True), start=1):
+        name = f"r{str(j).translate(_SUB)}"
+        parts.append(f"{name} = {kept / reached:.2f} ({kept} of {reached} loops)" if reached else
+                     f"{name}: no loop reached it")
+    if not parts:
+        return ""
+    text = ("Measured on this run, each rⱼ with the loops it rests on (those that kept guess j, of those whose check "
+            "reached it): " + "; ".join(parts) + ".")
+    thin = [(reached, j) for j, reached in enumerate(model.reached, start=1) if 0 < reached < RATE_MIN_LOOPS]
+    if thin:
+        reached, j = min(thin, key=lambda pair: (pair[0], -pair[1]))  # the fewest loops, the later slot on a tie
+        kept = model.kept[j - 1]
+        low, high = wilson_interval(kept, reached)
+        text += (f" A rate from a handful of loops is mostly noise: r{str(j).translate(_SUB)} = {kept / reached:.2f} "
+                 f"rests on {reached} loop{'s' if reached != 1 else ''}, and its 95 % interval runs from {low:.2f} "
+                 f"to {high:.2f}.")
+    return text
 
 
 # ---- what it costs ---------------------------------------------------------------------------------
