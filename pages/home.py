@@ -34,7 +34,8 @@ st.markdown(
     "A language model is in the author's position. It produces one token per forward pass, and each pass has "
     "to wait for the token before it. Speculative decoding lets a small **draft** model do the guessing and "
     "the large **target** model do the checking, without changing what the target writes: the same tokens under "
-    "greedy decoding, and text drawn from the same distribution when sampling."
+    "greedy decoding (in exact arithmetic: in floating point, a near-tie between two tokens can flip when the "
+    "target scores several positions at once), and text drawn from the same distribution when sampling."
 )
 
 st.subheader("The loop, in four steps")
@@ -45,7 +46,10 @@ st.markdown(
     "3. **Accept.** Reading left to right, the target keeps proposals while it agrees with them and stops at "
     "the first disagreement. Call the number kept j.\n"
     "4. **Add one.** That same pass already tells the target which token belongs at position j + 1, so it "
-    "appends it. The loop ends with j + 1 new tokens, and the draft starts again from there.\n\n"
+    "appends it: its top token under greedy decoding; when sampling, a draw from its scores there, which after a "
+    "rejection is the residual norm(max(0, p − q)), the part of the target's distribution p that the draft's q "
+    "left uncovered (*Why the output is unchanged* shows why). The loop ends with j + 1 new tokens, and the draft "
+    "starts again from there.\n\n"
     "One loop therefore yields at least 1 token and at most K + 1. Since the target approves every token "
     "that is kept and writes the rest itself, the text is exactly what the target alone would produce: the same "
     "tokens under greedy decoding, and the same distribution when sampling with the acceptance rule of the papers."
@@ -78,9 +82,9 @@ st.markdown(
     "one pass, the way it reads a prompt; writing them itself would take K passes in a row.\n"
     "2. **Some tokens are easy.** A closing bracket, the end of a common phrase, the rest of a long word: a "
     "much weaker model predicts these correctly, and text is full of them.\n"
-    "3. **Decoding is limited by memory, not arithmetic.** Each pass streams the model's weights from memory "
-    "to produce a single token, and the compute units mostly wait. Scoring a handful of extra positions in "
-    "the same pass uses arithmetic that was sitting idle, so it costs little extra time."
+    "3. **At small batch, decoding is limited by memory, not arithmetic.** Each pass streams the model's "
+    "weights from memory to produce a single token, and the compute units mostly wait. Scoring a handful of extra "
+    "positions in the same pass uses arithmetic that was sitting idle, so it costs little extra time."
 )
 
 st.subheader("What the papers measured")
@@ -88,7 +92,9 @@ speed_ratio = CHEN_2023.target_ms_per_token / CHEN_2023.draft_ms_per_token
 st.markdown(
     f"Chen et al. ({CHEN_2023.year}) drafted for **{CHEN_2023.target}** with {CHEN_2023.draft}, made wide and "
     f"shallow on purpose: {CHEN_2023.draft_layers} layers against the target's {CHEN_2023.target_layers}, because "
-    "the time a token takes follows the layers run one after another more than the parameter count. A draft token took "
+    "in their distributed setup, where every layer pays fixed costs (communication between chips, kernel launches), "
+    "a token's time follows the layers run one after another more than the parameter count; a large model decoding "
+    "one sequence on one chip pays mostly for the bytes of weights it reads. A draft token took "
     f"{CHEN_2023.draft_ms_per_token} ms against {CHEN_2023.target_ms_per_token} ms for the target, about "
     f"{speed_ratio:.1f}× quicker, and decoding as a whole ran {CHEN_SPEEDUP.figure} faster: the {CHEN_2023.note}. "
     f"In the calculator's terms the draft cost is c = {CHEN_2023.draft_ms_per_token} / "

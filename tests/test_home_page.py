@@ -44,3 +44,17 @@ def test_home_draws_the_loop_and_offers_the_ordering_quiz_right_after_it():
     assert at.get("plotly_chart"), "the loop figure"
     first = at.get("page_link")[0]
     assert first.proto.label.startswith("Try it") and first.proto.page == "sequence"
+
+
+def test_the_ideas_claims_carry_their_conditions_where_they_first_appear():
+    """Issue 60: identical greedy tokens hold in exact arithmetic; memory-bound decoding at small batch; depth over
+    parameters where per-layer fixed costs dominate; the +1 token after a rejection comes from the residual."""
+    at = open_page()
+    text = "\n".join(m.value for m in at.markdown)
+    first_greedy = text.index("the same tokens under greedy decoding")
+    assert text.index("in exact arithmetic", first_greedy) - first_greedy < 60
+    assert "**At small batch, decoding is limited by memory, not arithmetic.**" in text
+    assert "in their distributed setup, where every layer pays fixed costs" in text
+    assert "pays mostly for the bytes of weights it reads" in text
+    step4 = text[text.index("**Add one.**"):text.index("One loop therefore")]
+    assert "residual norm(max(0, p − q))" in step4 and "after a rejection" in step4
