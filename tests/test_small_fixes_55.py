@@ -40,11 +40,6 @@ def test_the_cut_chart_names_the_cut_distributions():
     assert [trace.name for trace in pq_figure(["a"], [1.0], [1.0]).data][0] == "target p"
 
 
-def test_magicdec_is_cited_by_its_own_authors_not_as_chen_2023():
-    for figure in (published.MAGICDEC_SPEEDUP, published.MAGICDEC_LLAMA2_SPEEDUP):
-        assert figure.source.startswith("Chen, Tiwari, Sadhukhan et al., 2024") and "MagicDec" in figure.source
-
-
 def test_the_verify_pages_context_default_is_its_settings():
     from app import keys
     from app.settings import VerifySettings

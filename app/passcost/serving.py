@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from app.palette import DRAFT, TARGET
 from specsim.lesson import roofline
+from specsim.lesson import serving as stacks
 from specsim.measure import analytics
 
 
@@ -46,16 +47,32 @@ def load_text(rows: Sequence[tuple[int, int, float]], alpha: float, draft_cost: 
     off = next((b for b, k, _ in rows if k == 0), None)
     if off is not None:
         text += (f" From B = {off} no K beats plain decoding in this model, so a server should stop speculating at "
-                 "that load: vLLM's speculative config has a setting for it, `disable_by_batch_size` (speculation "
-                 "off for new requests while more are queued than that).")
+                 "that load.")
     else:
         text += (f" Up to B = {rows[-1][0]} some K still pays here: the cache reads keep the step waiting on memory "
                  "(move the context slider down to see speculation switch off).")
     return text
 
 
+def schedule_text(rows: Sequence[tuple[int, int, float]]) -> str:
+    """How a server applies the chart: vLLM's K by concurrency (with this model's schedule), and SGLang's fixed
+    settings."""
+    return ("A server can follow this chart. vLLM's *Dynamic Speculative Decoding* "
+            f"({stacks.VLLM_RELEASE}) takes a list of batch-size ranges, each with its K, and K = 0 switches "
+            "speculation off for a range; the schedule below is the chart's, range by range. (Older guides name "
+            "`disable_by_batch_size`: it stopped working when vLLM removed its V0 engine in v0.10 and has since been "
+            f"deleted.) {stacks.SGLANG_TUNING}")
+
+
+def schedule_snippet(rows: Sequence[tuple[int, int, float]], k_default: int) -> stacks.Snippet:
+    return stacks.vllm_dynamic_snippet(stacks.dynamic_schedule([(b, k) for b, k, _ in rows]), k_default)
+
+
 def mixed_text(alpha: float, k: int, draft_cost: float, batch: int, ridge: int, context: int) -> str:
-    """Half the batch accepting well, half poorly, against a batch that all accepts at their mean."""
+    """Half the batch accepting well, half poorly, against a batch that all accepts at their mean. A batch of one
+    request cannot be split, so at B = 1 the example takes B = 2."""
+    note = " (B = 1 is a single request, so this example takes B = 2)" if batch < 2 else ""
+    batch = max(batch, 2)
     low, high = max(0.05, alpha - 0.25), min(0.95, alpha + 0.25)
     mean = (low + high) / 2
     mixed = roofline.mixed_batch_speedup([low, high], k, draft_cost, batch, ridge, context)
@@ -63,7 +80,7 @@ def mixed_text(alpha: float, k: int, draft_cost: float, batch: int, ridge: int, 
     tau_low, tau_high = analytics.tokens_per_loop(low, k), analytics.tokens_per_loop(high, k)
     return (f"**Requests accept differently.** One step verifies every request's K = {k} guesses, whatever each "
             f"keeps: a batch of B = {batch} with half its requests at α = {low:.2f} (τ = {tau_low:.2f} tokens a "
-            f"step) and half at α = {high:.2f} (τ = {tau_high:.2f}) writes their mean τ per request, "
+            f"step) and half at α = {high:.2f} (τ = {tau_high:.2f}) writes their mean τ per request{note}, "
             f"{mixed:.2f}× plain decoding in this model, against {even:.2f}× if all were at α = {mean:.2f}. The "
             "batch as a whole does not lose by the spread (τ curves upward in α), but its requests do not share "
             "alike: both pay the same step, and the low-α ones get fewer tokens from it. That is why servers tune "

@@ -98,9 +98,10 @@ NVIDIA_MEDUSA_70B_SPEEDUP = PublishedSpeedup("NVIDIA, 2024", 1.5, 1.5, "Llama 3.
 # MagicDec (arXiv 2408.11049, 2024; ICLR 2025): at long context the KV cache, read once per sequence, not the weights,
 # dominates a large batch's decoding step, so speculation still pays at batch 32 to 256. Its v1 lists Jian Chen first,
 # later versions Ranajoy Sadhukhan; figures from the abstract of v3 (8 A100s, moderate to long sequences).
-MAGICDEC = "Chen, Tiwari, Sadhukhan et al., 2024 (MagicDec)"
-"""MagicDec's first version (arXiv 2408.11049v1, August 2024), whose figures these are; not Chen et al. 2023, the
-speculative sampling paper. Later versions list Sadhukhan first and report other settings."""
+MAGICDEC = "Chen, Tiwari, Sadhukhan et al., 2024"
+"""MagicDec's authors as its first version lists them (arXiv 2408.11049v1, August 2024), whose figures these are;
+the pages name the method beside them, "MagicDec (Chen, Tiwari, Sadhukhan et al., 2024)", never inside the
+citation. Not Chen et al. 2023, the speculative sampling paper. Later versions list Sadhukhan first."""
 MAGICDEC_SPEEDUP = PublishedSpeedup(MAGICDEC, 1.84, 1.84,
                                     "Llama 3.1 8B at batch sizes 32 to 256, moderate to long contexts, on 8 A100s",
                                     "up to")

@@ -2,16 +2,19 @@
 
 A pass over n tokens (summed over the batch) costs max(1, n / R) one-token passes
 (:func:`roofline_pass_cost`): free while it waits on reading the weights, and dearer once its
-arithmetic takes longer, past the ridge point R. That counts the weights only. :func:`step_cost` adds what
-each sequence reads of its own KV cache, which no batching shares: at long context a large batch's step waits on
-memory even past B·(K + 1) = R, and verification stays nearly free (MagicDec: Chen, Tiwari, Sadhukhan et al.,
-2024). Pure arithmetic, so the pages that explain it load no model library (:mod:`specsim.measure.passcost` is
-the measurement).
+arithmetic takes longer, past the ridge point R. That counts the weights only.
+
+A decoding step runs its kernels one after the other, so its time is the *sum* of each kernel's roofline, never
+one max over the whole step (:func:`step_kernels`): the weight GEMMs take max(reading the weights, their
+arithmetic), the attention kernels max(reading every sequence's KV cache, attention's arithmetic). Cache reads,
+which no batching shares, add time beside the GEMMs; they cannot hide the GEMMs' arithmetic. At long context they
+are most of a large batch's step, so the GEMMs' extra arithmetic is a smaller share of it and v stays nearer 1
+(MagicDec: Chen, Tiwari, Sadhukhan et al., 2024). Pure arithmetic, so the pages that explain it load no model
+library (:mod:`specsim.measure.passcost` is the measurement).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from specsim.core.defaults import GPU_RIDGE  # noqa: F401  (readers take roofline.GPU_RIDGE beside A100 and H100)
@@ -113,24 +116,60 @@ LLAMA_31_8B = Transformer("Llama 3.1 8B", vocab=128_256, hidden=4096, intermedia
 """The long-context model MagicDec measures, from its config.json (untied embeddings, 8 KV heads for 32 query heads)."""
 
 
+@dataclass(frozen=True)
+class StepKernels:
+    """One decoding step, kernel by kernel, in units of reading the weights once: what each kernel reads and what it
+    computes. Each kernel takes the longer of the two; the step takes the sum of its kernels."""
+
+    weights_read: float  # the GEMMs read every weight once for the whole batch: 1
+    gemm_arithmetic: float  # B·n tokens at 2 FLOPs per weight, against R tokens per weight-read: B·n / R
+    cache_read: float  # every sequence reads its own KV cache: B · context · (cache bytes per token) / weight bytes
+    attention_arithmetic: float  # B·n new tokens attend over the context
+
+    @property
+    def gemm(self) -> float:
+        return max(self.weights_read, self.gemm_arithmetic)
+
+    @property
+    def attention(self) -> float:
+        return max(self.cache_read, self.attention_arithmetic)
+
+    @property
+    def total(self) -> float:
+        return self.gemm + self.attention
+
+    @property
+    def gemm_memory_bound(self) -> bool:
+        return self.weights_read >= self.gemm_arithmetic
+
+    @property
+    def attention_memory_bound(self) -> bool:
+        return self.cache_read >= self.attention_arithmetic
+
+
+def step_kernels(tokens_per_sequence: int, batch: int, ridge: float, context: int = 0,
+                 model: Transformer = LLAMA_31_8B) -> StepKernels:
+    """One decoding step over ``batch`` sequences, each adding ``tokens_per_sequence`` tokens after ``context``
+    cached ones: the weight GEMMs' and the attention kernels' reads and arithmetic (2 FLOPs per weight per token;
+    2·d FLOPs per cached token for q·kᵀ and again for the weighted sum of v, per layer)."""
+    tokens = batch * tokens_per_sequence
+    return StepKernels(weights_read=1.0, gemm_arithmetic=tokens / ridge,
+                       cache_read=batch * model.kv_share(context),
+                       attention_arithmetic=tokens * model.attention_share(context) / ridge)
+
+
 def step_cost(tokens_per_sequence: int, batch: int, ridge: float, context: int = 0,
               model: Transformer = LLAMA_31_8B) -> float:
-    """One decoding step over ``batch`` sequences, each adding ``tokens_per_sequence`` tokens after ``context``
-    cached ones, in units of reading the weights once.
-
-    Memory: the weights once for the whole batch, plus every sequence's own cache, B·context·kv bytes, which
-    no batching shares. Arithmetic: B·n tokens at 2 FLOPs per weight plus attention over the context, against R
-    tokens per weight-read. The step takes whichever is longer. At ``context = 0`` this is
-    :func:`roofline_pass_cost` over B·n tokens.
-    """
-    memory = 1.0 + batch * model.kv_share(context)
-    compute = batch * tokens_per_sequence * (1.0 + model.attention_share(context)) / ridge
-    return max(memory, compute)
+    """A step's time in units of reading the weights once: the sum of its kernels' rooflines,
+    max(weights, GEMM arithmetic) + max(KV cache, attention arithmetic). At ``context = 0`` this is
+    :func:`roofline_pass_cost` over B·n tokens."""
+    return step_kernels(tokens_per_sequence, batch, ridge, context, model).total
 
 
 def kv_verify_cost(batch: int, k: int, ridge: float, context: int, model: Transformer = LLAMA_31_8B) -> float:
     """v at batch B and ``context`` cached tokens per sequence: a step adding K + 1 tokens per sequence against a
-    plain step adding one. Both read the same caches, so a long context keeps v near 1 well past B·(K + 1) = R."""
+    plain step adding one. Both read the same caches; the longer the context, the larger the share of the step those
+    reads take, and the nearer 1 the ratio, though the GEMMs turn compute-bound at B·(K + 1) = R at any context."""
     return step_cost(k + 1, batch, ridge, context, model) / step_cost(1, batch, ridge, context, model)
 
 
@@ -140,12 +179,18 @@ def kv_speedup(alpha: float, k: int, draft_cost: float, batch: int, ridge: float
     return float(analytics.speedup(alpha, k, draft_cost, kv_verify_cost(batch, k, ridge, context, model)))
 
 
-def memory_bound_batches(k: int, ridge: float, context: int, model: Transformer = LLAMA_31_8B) -> float:
-    """The largest batch at which a verification step (K + 1 tokens a sequence) still waits on memory:
-    B·(K + 1)·(1 + attention) / R ≤ 1 + B·kv_share, solved for B; ``math.inf`` when the cache grows at least as
-    fast as the arithmetic, so no batch size makes verification compute-bound."""
-    per_sequence = (k + 1) * (1.0 + model.attention_share(context)) / ridge - model.kv_share(context)
-    return math.inf if per_sequence <= 0 else 1.0 / per_sequence
+def memory_bound_batches(k: int, ridge: float) -> float:
+    """The largest batch whose verification step (K + 1 tokens a sequence) still has memory-bound GEMMs:
+    B·(K + 1) ≤ R, at every context length (the cache adds attention time; it changes nothing in the GEMMs).
+    0 when even one sequence's K + 1 tokens pass R."""
+    return ridge / (k + 1) if k + 1 <= ridge else 0.0
+
+
+def attention_memory_bound_tokens(ridge: float, model: Transformer = LLAMA_31_8B) -> float:
+    """How many new tokens a sequence can attend with in one step before its attention kernel is compute-bound:
+    n · (attention FLOPs per cached token) ≤ R · (cache bytes per cached token), the same at every context and
+    batch size (grouped-query attention reads one key and value for several query heads)."""
+    return ridge * model.kv_share(1) / model.attention_share(1)
 
 
 def kv_cache_gb(batch: int, context: int, model: Transformer = LLAMA_31_8B) -> float:

@@ -23,6 +23,15 @@ SGLANG_RELEASE = "SGLang v0.5.3"
 LLAMA_CPP_RELEASE = "llama.cpp builds since PR #10455 (November 2024), as documented in tools/server/README.md"
 VLLM_MTP_RELEASE = "vLLM v0.19.1"  # the release whose MTP page this app's MTP snippet was checked against
 VLLM_EAGLE3_RELEASE = "vLLM v0.11.0"  # the first release whose API reference this app read that lists "eagle3"
+VLLM_DYNAMIC_SOURCE = "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/dynamic_speculative_decoding/"
+"""vLLM's Dynamic Speculative Decoding page, in the release the other vLLM snippets are pinned to: a speculative
+config takes ``num_speculative_tokens_per_batch_size``, a list of [first batch size, last batch size, K] ranges of
+concurrency, K = 0 switching speculation off for its range. It replaced ``disable_by_batch_size``, which stopped
+working with the V0 engine's removal (v0.10) and was deleted from SpeculativeConfig (vLLM PR #35060)."""
+SGLANG_TUNING = ("SGLang's documented speculative settings (its v0.5.3 server arguments) are fixed when the server "
+                 "starts: the draft's depth (--speculative-num-steps), its branching (--speculative-eagle-topk) and "
+                 "the tokens verified per pass (--speculative-num-draft-tokens), chosen for a workload with its "
+                 "bench_speculative.py script; none of them changes with the load.")
 
 
 @dataclass(frozen=True)
@@ -110,3 +119,32 @@ python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct \\
             "The same tree settings as EAGLE-2 (its documentation says they are shared); the draft is an EAGLE-3 "
             "head trained for this target (the one SGLang's SpecForge benchmarks name)."),
 )
+
+
+def dynamic_schedule(best_k: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """(batch size, best K) pairs, in increasing batch size, as vLLM's K-by-concurrency ranges: [first B, last B, K],
+    each range running up to the next listed batch size, neighbours with the same K merged."""
+    ranges: list[tuple[int, int, int]] = []
+    for i, (b, k) in enumerate(best_k):
+        last = best_k[i + 1][0] - 1 if i + 1 < len(best_k) else b
+        if ranges and ranges[-1][2] == k:
+            ranges[-1] = (ranges[-1][0], last, k)
+        else:
+            ranges.append((b, last, k))
+    return ranges
+
+
+def vllm_dynamic_snippet(schedule: list[tuple[int, int, int]], k_default: int) -> Snippet:
+    """vLLM's Dynamic Speculative Decoding with a schedule: K by the number of requests decoding at once."""
+    rows = ",\n".join(f"                [{a}, {b}, {k}]" for a, b, k in schedule)
+    code = (f"""llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
+          speculative_config={{
+              "method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct",
+              "num_speculative_tokens": {k_default},
+              "num_speculative_tokens_per_batch_size": [
+{rows},
+              ]}})""")
+    return Snippet("vLLM", "dynamic speculation (K by batch size)", "python", code, VLLM_DYNAMIC_SOURCE, VLLM_RELEASE,
+                   "Each entry is [first batch size, last batch size, K] for that many requests decoding at once; "
+                   "K = 0 switches speculation off there. Extend the last range to the most requests your server "
+                   "runs at once.")
