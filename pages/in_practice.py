@@ -45,20 +45,18 @@ if results is None:
     st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")
 else:
     chart(domain_figure(results), key=state.DOMAIN_CHART)
-    ranked = sorted(results, key=lambda r: r.alpha, reverse=True)
-    st.markdown(f"Highest acceptance: **{ranked[0].domain}** at {ranked[0].alpha:.0%} ({ranked[0].tokens_per_loop:.2f} "
-                f"tokens per loop); lowest: **{ranked[-1].domain}** at {ranked[-1].alpha:.0%} "
-                f"({ranked[-1].tokens_per_loop:.2f}). " + ", ".join(
-                    f"{r.domain}: {r.accepted} of {r.checked} checked guesses kept over {r.prompts} prompts"
-                    for r in results) + ". " + domains.copied_sentence(results)
+    st.markdown(domains.ranking_sentence(results, MAX_NEW) + " " + domains.copied_sentence(results)
                 + " The best K and the speedup move with it, so measure on your own traffic.")
 
 st.subheader("Draft and target share a tokenizer")
 st.markdown(
     "The target judges a guess by the probability it gives that *token id* at that position. So the draft must "
     "cut text into the same tokens with the same ids; ideally the two share one tokenizer and vocabulary. Two "
-    "models with different tokenizers can still be paired, but every guess must then be turned back into text "
-    "and re-tokenised for the target, which costs time and breaks the one-guess-one-position check.")
+    "models with different tokenizers can still be paired, losslessly: transformers' universal assisted generation "
+    "(`generate(..., assistant_model=draft, tokenizer=..., assistant_tokenizer=...)`, after Timor et al., ICML "
+    "2025) decodes the draft's guesses to text and re-tokenises them for the target, and the target's kept text "
+    "back for the draft. The price is the two translations every loop and guesses that no longer map one token to "
+    "one position, which lowers acceptance and speed against a pair that shares a tokenizer.")
 shipped = recording.shipped_runs().get("prose_run")  # the default draft's recording
 coverage = domains.vocab_coverage(Path(defaults.DEFAULT_DRAFT), shipped.spec.generated_ids if shipped else ())
 if coverage is not None:

@@ -109,3 +109,41 @@ def test_the_algorithm_as_code_is_the_rule_that_runs_beside_the_papers():
     assert not at.exception
     assert any(c.value == source for c in at.code) and any("Uniform(0, 1)" in c.value for c in at.code)
     assert any(f"{len(source.splitlines())} lines from line {first}" in m.value for m in at.markdown)
+
+
+def _fake_results():
+    from specsim.lesson.domains import DomainResult
+
+    return [DomainResult("code", 2, 30, 45, 48, 20, 30 / 45, 2.4), DomainResult("prose", 2, 20, 40, 48, 25, 0.5, 1.9),
+            DomainResult("echo", 2, 44, 46, 48, 12, 44 / 46, 4.0)]
+
+
+def test_the_domain_ranking_shows_its_counts_and_an_interval_and_says_which_it_cannot_separate():
+    """Issue 60: two prompts of 24 tokens a domain is a small sample; each domain stands beside its counts and a
+    95 % Wilson interval, and neighbours whose intervals overlap are not ranked."""
+    from specsim.measure.proportion import wilson_interval
+
+    results = _fake_results()
+    text = domains.ranking_sentence(results, 24)
+    for r in results:
+        low, high = wilson_interval(r.accepted, r.checked)
+        shown = f"{r.domain} kept {r.accepted} of {r.checked} checked guesses (95 % interval {low:.0%}–{high:.0%})"
+        assert shown in text
+    assert "2 prompts of up to 24 tokens" in text
+    assert "do not separate code from prose" in text and "echo from code" not in text
+    at = open_page("in_practice.py")
+    at.session_state[state.DOMAIN_RESULTS] = results
+    at.run()
+    assert not at.exception
+    assert any(text in m.value for m in at.markdown)
+
+
+def test_in_practice_gives_its_claims_their_conditions():
+    """Issue 60: depth over parameters only where per-layer fixed costs dominate; DistillSpec's best divergence
+    depends on task and decoding; different tokenizers can be paired losslessly, at a cost."""
+    at = open_page("in_practice.py")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Where each layer's fixed costs dominate" in text and "pays instead for the bytes of weights" in text
+    assert "the best divergence changed with the task and the decoding, and TVD was not always it" in text
+    assert "assistant_tokenizer=" in text and "Timor et al., ICML 2025" in text
+    assert "re-tokenises them for the target" in text and "lowers acceptance and speed" in text

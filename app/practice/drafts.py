@@ -19,9 +19,11 @@ def depth_text() -> str:
     depth_share = c.draft_layers / c.target_layers
     param_share = c.draft_params_b / c.target_params_b
     return (
-        "At batch size 1 a token's pass runs the layers one after another, and each layer costs about the same "
-        "fixed steps (read its weights, launch its kernels, wait for them), so a draft's time per token follows "
-        "its **depth** more than its parameter count. Chen et al. built their draft for that: "
+        "At batch size 1 a token's pass runs the layers one after another. Where each layer's fixed costs dominate "
+        "(kernel launches for a tiny model, communication between chips for one split across many), a draft's "
+        "time per token follows its **depth** more than its parameter count; a model large enough, decoding "
+        "memory-bound on one chip, pays instead for the bytes of weights it reads. Chen et al., in a distributed "
+        "setup, built their draft for depth: "
         f"{c.draft_params_b:g}B parameters in {c.draft_layers} wide layers, for a target ({c.target}) of "
         f"{c.target_params_b:g}B in {c.target_layers}. It holds {param_share:.1%} of the target's parameters and "
         f"{depth_share:.0%} of its layers, and took {time_share:.1%} of its time per token "
@@ -40,8 +42,10 @@ def distill_text(draft_json: dict) -> str:
         f"target's own distributions instead. DistillSpec ({d.source}) reports {d.figure} faster decoding than "
         f"{d.over}, on {d.setting}, from two choices: train on **on-policy** data, sequences the draft itself "
         "generates and the target then scores, so the draft learns where its own guesses go wrong; and pick the "
-        "**divergence** for the decoding: α = 1 − TV(p, q) under sampling, so the total variation distance is the "
-        "loss acceptance follows, while greedy decoding only needs the two argmaxes to agree.\n\n"
+        "**divergence** for the task and the decoding. In theory α = 1 − TV(p, q) under sampling, so the total "
+        "variation distance is the loss acceptance follows, while greedy decoding only needs the two argmaxes to "
+        "agree; in their experiments the best divergence changed with the task and the decoding, and TVD was not "
+        "always it.\n\n"
         f"specsim's default draft is distilled, off-policy: trained on {draft_json['answer_tokens']:,} tokens of "
         "the target's own answers, with the target's top-k log-probabilities as soft targets beside the tokens "
         f"it wrote ({draft_json['layers']} layers and a vocabulary of {draft_json['vocab']:,} tokens; it agrees with "

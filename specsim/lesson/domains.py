@@ -15,6 +15,7 @@ from pathlib import Path
 
 from specsim.core.prompt_sets import heldout_items
 from specsim.core.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
+from specsim.measure.proportion import wilson_interval
 
 ECHO_PROMPTS = (
     "Repeat this sentence exactly, three times: The quick brown fox jumps over the lazy dog near the quiet river bank.",
@@ -52,6 +53,34 @@ def pool(domain: str, traces: Sequence[Trace]) -> DomainResult:
                         tokens_per_loop=pooled_tokens_per_pass(traces),
                         copied_kept=sum(s.copied and s.status == "accepted"
                                         for t in traces for it in t.iterations for s in it.slots))
+
+
+def _prompt_count(results: Sequence[DomainResult]) -> str:
+    counts = sorted({r.prompts for r in results})
+    return " or ".join(str(n) for n in counts) + (" prompt" if counts == [1] else " prompts")
+
+
+def ranking_sentence(results: Sequence[DomainResult], tokens_per_prompt: int) -> str:
+    """The domains from highest to lowest acceptance, each with the counts it rests on and a 95 % Wilson interval
+    on kept ÷ checked, and which neighbours in the ranking these runs cannot tell apart."""
+    ranked = sorted(results, key=lambda r: r.alpha, reverse=True)
+    intervals = {r.domain: wilson_interval(r.accepted, r.checked) for r in ranked}
+    top, bottom = ranked[0], ranked[-1]
+    text = (f"Highest acceptance: **{top.domain}** at {top.alpha:.0%} ({top.tokens_per_loop:.2f} tokens per loop); "
+            f"lowest: **{bottom.domain}** at {bottom.alpha:.0%} ({bottom.tokens_per_loop:.2f}). Each domain rests on "
+            f"{_prompt_count(ranked)} of up to {tokens_per_prompt} tokens: ")
+    parts = []
+    for r in ranked:
+        low, high = intervals[r.domain]
+        span = f"95 % interval {low:.0%}–{high:.0%}" if r.checked else "no guess checked"
+        parts.append(f"{r.domain} kept {r.accepted} of {r.checked} checked guesses ({span})")
+    text += "; ".join(parts) + " (the intervals treat guesses as independent, so if anything they are too narrow)."
+    ties = [(a.domain, b.domain) for a, b in zip(ranked, ranked[1:], strict=False)
+            if a.checked and b.checked and intervals[b.domain][1] >= intervals[a.domain][0]]
+    if ties:
+        text += (" These runs do not separate " + " nor ".join(f"{a} from {b}" for a, b in ties)
+                 + ": their intervals overlap, so measure on more prompts before ranking them.")
+    return text
 
 
 def copied_sentence(results: Sequence[DomainResult]) -> str:
