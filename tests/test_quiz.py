@@ -256,3 +256,11 @@ def test_the_papers_figures_in_the_quiz_come_from_specsim_published():
     for raw in RAW["questions"]:  # typed in the JSON only as templates
         for typed in ("1.8 ms", "14.1 ms", "1.9×"):
             assert typed not in raw["explanation"], (raw["id"], typed)
+
+
+def test_the_extra_token_after_a_rejection_comes_from_the_residual_under_sampling():
+    """Issue 60: not "from the large model's own scores" alone: after a rejection a sampler draws the +1 token from
+    norm(max(0, p − q))."""
+    extra = SEQ.piece("extra")
+    assert "own scores" not in extra.text
+    assert "after a rejection it is drawn from the residual norm(max(0, p − q))" in extra.explanation
