@@ -22,7 +22,7 @@ def test_every_method_row_quotes_its_papers_figure():
 
 def test_mtp_in_the_apps_terms_is_the_formula_at_k_1():
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
-    c = 1 / pub.DEEPSEEK_V3_LAYERS
+    c = (pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B) / pub.DEEPSEEK_V3_ACTIVE_PARAMS_B
     text = production.mtp_text()
     assert f"τ = 1 + α = {1 + low:.2f}–{1 + high:.2f}" in text
     assert f"{analytics.speedup(low, 1, c, 1.0):.2f}–{analytics.speedup(high, 1, c, 1.0):.2f}×" in text
@@ -59,3 +59,20 @@ def test_the_variants_page_shows_the_section_before_any_run():
     assert not at.exception and not at.error
     assert "What production uses now" in [h.value for h in at.subheader]
     assert any(production.mtp_text() == m.value for m in at.markdown)
+
+
+def test_mtp_in_the_apps_terms_gives_its_conditions_and_is_no_confirmation():
+    """Issue 60: DeepSeek-V3 is a mixture of experts (v = 1 fails at small batch), its MTP module also runs the shared
+    output head (c by bytes near 0.04, not 1/61), it reads the next token's embedding too, and the reported 1.8× is
+    a large-batch serving system's tokens per second: no confirmation of the calculator's figure."""
+    text = production.mtp_text()
+    c = (pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B) / pub.DEEPSEEK_V3_ACTIVE_PARAMS_B
+    assert f"= {c:.3f} of the model's" in text and 0.03 < c < 0.05
+    assert f"not 1/{pub.DEEPSEEK_V3_LAYERS} = {1 / pub.DEEPSEEK_V3_LAYERS:.3f}" in text
+    assert "mixture of experts" in text and "v = 1 does not hold here" in text
+    assert "*and* the embedding of the next token" in text and "shared output head" in text
+    assert "large-batch serving system" in text and "not a check on each other" in text
+    at = open_page("variants.py")
+    page = " ".join(m.value for m in at.markdown)
+    assert text in page and "lossless by construction, keeping the target's output up to numerics" in page
+    assert "All of them keep the target's output" not in page

@@ -38,16 +38,26 @@ def rows() -> list[dict[str, str]]:
 
 
 def mtp_text() -> str:
-    """What MTP's acceptance means in this app's formulas: τ at K = 1 is 1 + α, and c is one block's share."""
+    """What MTP's acceptance means in this app's formulas, and why the calculator cannot confirm DeepSeek's figure:
+    an MoE target (v = 1 fails at small batch), c by bytes read, and a large-batch serving measurement."""
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
-    c = 1 / pub.DEEPSEEK_V3_LAYERS
-    s_low, s_high = analytics.speedup(low, 1, c, 1.0), analytics.speedup(high, 1, c, 1.0)
+    by_layers = 1 / pub.DEEPSEEK_V3_LAYERS
+    # the embedding is a one-row lookup, not read in full; the shared output head is read every time the module runs
+    by_bytes = (pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B) / pub.DEEPSEEK_V3_ACTIVE_PARAMS_B
+    s_low, s_high = analytics.speedup(low, 1, by_bytes, 1.0), analytics.speedup(high, 1, by_bytes, 1.0)
     return (f"**MTP in this app's terms.** DeepSeek-V3 drafts one token (K = 1), kept {low:.0%}–{high:.0%} of the "
-            f"time, so a pass writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Its MTP module is one block "
-            f"beside the target's {pub.DEEPSEEK_V3_LAYERS}, so c ≈ 1/{pub.DEEPSEEK_V3_LAYERS} = {c:.3f}; with v = 1 "
-            f"the calculator's formula gives {s_low:.2f}–{s_high:.2f}×, and the report measured "
-            f"{pub.DEEPSEEK_MTP_SPEEDUP.figure} in tokens per second.")
+            f"time, so a pass writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Its MTP module predicts from "
+            "the model's last hidden state *and* the embedding of the next token, through one more transformer "
+            f"block, and then runs the shared output head: by weights read per token it costs about "
+            f"({pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B:g} − {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
+            f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {by_bytes:.3f} of the model's {pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B "
+            f"active parameters, not 1/{pub.DEEPSEEK_V3_LAYERS} = {by_layers:.3f}. With v = 1 the calculator would "
+            f"give {s_low:.2f}–{s_high:.2f}×, but v = 1 does not hold here: DeepSeek-V3 is a mixture of experts, and "
+            "at small batch the K + 1 tokens of a verification pass can route to more experts than one token does, "
+            f"so the pass reads more weights. The report's {pub.DEEPSEEK_MTP_SPEEDUP.figure} is tokens per second "
+            "of its large-batch serving system, a different regime from the calculator's single request, so the "
+            "two figures are not a check on each other.")
 
 
 def sglang_text() -> str:
@@ -64,7 +74,8 @@ def section() -> None:
         "The four methods this page runs are the classics. Serving stacks now ship their descendants: trees whose "
         "shape follows the draft's confidence, drafts that read several of the target's layers, draft modules "
         "trained together with the model, and drafting from text seen before with no model at all. All of them "
-        "keep the target's output: what changes is what the guesses come from and how many a pass checks.")
+        "are lossless by construction, keeping the target's output up to numerics (a near-tie computed in floating "
+        "point can flip): what changes is what the guesses come from and how many a pass checks.")
     st.table(rows(), hide_index=True)
     st.markdown(
         "**Which acceptance rule applies.** A chain (MTP at K = 1) is checked with min(1, p/q) and the residual, as "

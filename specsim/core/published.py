@@ -122,6 +122,14 @@ DEEPSEEK_MTP_ACCEPTANCE = (0.85, 0.90)
 DEEPSEEK_V3_LAYERS = 61  # its transformer layers; its MTP module (depth 1) is one more block of the same kind
 """DeepSeek-V3's technical report (arXiv 2412.19437, section 5.4.3): "the acceptance rate of the second token
 prediction ranges between 85% and 90% across various generation topics", giving "1.8 times TPS"."""
+DEEPSEEK_V3_ACTIVE_PARAMS_B = 36.6
+"""DeepSeek-V3's README_WEIGHTS.md (Hugging Face, deepseek-ai/DeepSeek-V3): the main model's activation parameters
+per token, 36.6B, including the 0.9B output head. A mixture of experts: 671B in all."""
+DEEPSEEK_MTP_ACTIVE_PARAMS_B = 2.4
+"""The same file: the MTP module's activation parameters, 2.4B, including the shared 0.9B embedding and 0.9B output
+head (11.5B unique parameters, most of them experts)."""
+DEEPSEEK_V3_EMBEDDING_PARAMS_B = 0.9
+"""The same file: the embedding (and, separately, the output head) holds 0.9B parameters."""
 SUFFIX_SPEEDUP = PublishedSpeedup("SuffixDecoding: Oliaro, Jia, Campos and Qiao, NeurIPS 2025", 5.3, 5.3,
                                   "AgenticSQL, a multi-agent SQL workflow", "up to")
 """SuffixDecoding's abstract (arXiv 2411.04975, latest version; the project page says the same): "speedups of up to
