@@ -8,11 +8,11 @@ from app import state
 from app.charts import chart
 from app.live.params import calculator_link
 from app.passcost import figures as figs
-from app.passcost import measure, moe, paths, serving
+from app.passcost import gpu, measure, moe, paths, serving
 from app.settings import CalcSettings
 from specsim.core import defaults, published
 from specsim.core.paths import DECODE_PATHS_MEASURED
-from specsim.lesson import roofline
+from specsim.lesson import gpu_identity, roofline
 from specsim.measure import analytics, passcost, pathbench
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -153,6 +153,11 @@ if measured_paths is not None:
     st.subheader("Overhead flatters speculation")
     chart(paths.paths_figure(measured_paths), key=state.VERIFY_PATHS_CHART)
     st.markdown(paths.paths_text(measured_paths))
+
+gpu_run = gpu_identity.load()
+if gpu_run is not None and "passes" in gpu_run:
+    chart(gpu.gpu_figure(gpu_run, measured_paths), key=state.VERIFY_GPU_CHART)
+    st.markdown(gpu.gpu_text(gpu_run))
 
 st.subheader("The batch-size caveat (a model)")
 if curve is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from specsim.lesson import gpu_identity
 from tests.conftest import open_page
 
@@ -29,3 +31,30 @@ def test_the_hood_page_says_identity_on_a_gpu_is_observed_not_guaranteed():
     at = open_page("under_the_hood.py")
     assert not at.exception
     assert any("On a GPU, identity is observed, not guaranteed" in m.value for m in at.markdown)
+
+
+def test_the_gpu_pass_table_is_read_from_the_bench_and_its_v_divides_by_the_one_token_pass():
+    from app.passcost import gpu
+
+    text = (gpu_identity.RAW / "bench.txt").read_text(encoding="utf-8")
+    passes = gpu_identity.parse_passes(text)
+    ms_row = next(line for line in text.splitlines() if line.split()[:2] == ["bfloat16", "ms"])
+    assert passes["n"] == list(range(1, 18)) and passes["ms"] == [float(x) for x in ms_row.split()[2:]]
+    v_row = next(line for line in text.splitlines() if line.split()[:2] == ["bfloat16", "v(n)"])
+    _, v = gpu.gpu_v(gpu_identity.build(), "bfloat16")
+    # the bench's own v(n) row divided unrounded times: ours, from the printed ms, agree within rounding
+    assert v == pytest.approx([float(x) for x in v_row.split()[2:]], abs=0.011)
+
+
+def test_the_gpu_section_says_the_small_model_is_launch_bound_with_computed_figures():
+    from app.passcost import gpu
+    from specsim.lesson import roofline
+
+    assert roofline.SMOLLM2_135M.params / 1e6 == pytest.approx(134.5, abs=0.1)  # its model card's 135M
+    data = gpu_identity.build()
+    text = gpu.gpu_text(data)
+    read_ms = roofline.SMOLLM2_135M.weight_bytes / 4.8e12 * 1e3
+    assert f"takes {read_ms:.2f} ms, {read_ms / data['passes']['bfloat16']['ms'][0]:.1%} of the pass" in text
+    assert "launch-bound" in text
+    at = open_page("verify_free.py")
+    assert not at.exception and any("A measurement on a GPU." in m.value for m in at.markdown)

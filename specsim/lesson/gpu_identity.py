@@ -53,14 +53,27 @@ def parse_bench(text: str) -> tuple[list[Row], int, int]:
     return rows, prompts, tokens
 
 
+def parse_passes(text: str) -> dict[str, list[float]]:
+    """The bench's pass table: n = 1, 2, … new tokens and the median ms of a target pass over them."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:3] == ["n", "new", "tokens"])
+    ns = [int(x) for x in lines[start].split()[3:]]
+    ms = [float(x) for x in lines[start + 1].split()[2:]]
+    if len(ns) != len(ms):
+        raise ValueError("the pass table's n row and ms row differ in length")
+    return {"n": ns, "ms": ms}
+
+
 def build(raw: Path = RAW) -> dict:
-    rows, prompts, tokens = [], 0, 0
-    for file in SOURCES.values():
-        got, prompts, tokens = parse_bench((raw / file).read_text(encoding="utf-8"))
+    rows, prompts, tokens, passes = [], 0, 0, {}
+    for dtype, file in SOURCES.items():
+        text = (raw / file).read_text(encoding="utf-8")
+        got, prompts, tokens = parse_bench(text)
         rows += got
+        passes[dtype] = parse_passes(text)
     gpu = (raw / "gpu.txt").read_text(encoding="utf-8")
     return {"gpu": GPU if GPU in gpu else gpu.splitlines()[1].split(",")[0], "prompts": prompts, "tokens": tokens,
-            "rows": [asdict(r) for r in rows], "source": str(raw.relative_to(REPO_ROOT))}
+            "rows": [asdict(r) for r in rows], "passes": passes, "source": str(raw.relative_to(REPO_ROOT))}
 
 
 def load(path: Path = ASSET) -> dict | None:

@@ -48,6 +48,7 @@ class Accelerator:
 
 A100 = Accelerator("A100 SXM (80 GB)", 312.0, 2.04)
 H100 = Accelerator("H100 SXM", 989.0, 3.35)
+H200 = Accelerator("H200 SXM", 989.0, 4.8)  # the H100's chip with faster, larger memory (HBM3e)
 # GPU_RIDGE (from specsim.core.defaults) lies between A100.ridge_tokens and H100.ridge_tokens.
 
 
@@ -218,6 +219,10 @@ def mixed_batch_speedup(alphas: list[float], k: int, draft_cost: float, batch: i
     mean_tau = sum(float(analytics.tokens_per_loop(a, k)) for a in alphas) / len(alphas)
     return mean_tau / (k * draft_cost + kv_verify_cost(batch, k, ridge, context, model))
 
+
+SMOLLM2_135M = Transformer("SmolLM2-135M-Instruct", vocab=49_152, hidden=576, intermediate=1536, layers=30, heads=9,
+                           kv_heads=3, tied_embeddings=True)
+"""The bundled target, from its config (30 layers, 3 KV heads of 64, tied embeddings): 134.5M parameters."""
 
 LLAMA_32_1B = Transformer("Llama 3.2 1B", vocab=128_256, hidden=2048, intermediate=8192, layers=16, heads=32,
                           kv_heads=8, tied_embeddings=True)
