@@ -46,6 +46,8 @@ CALC_PREFIX_CHART = "calc_prefix_distribution"
 CALC_V_CURVE, CALC_V_CURVE_CHART = "calc_v_curve", "calc_v_curve_chart"  # the curve of v(K + 1) picked
 CALC_POSITION_SOURCE = "calc_position_source"  # where the acceptance by position comes from (None: the first)
 CALC_REPORTED_SPEEDUP = "calc_reported_speedup"  # the speedup a paper reported, for back-solving α
+CALC_ONE_PASS_COST = "calc_one_pass_cost"  # a drafter that writes all K guesses in one pass: that pass's cost
+CALC_ONE_PASS_CHART = "calc_one_pass"
 
 # ---- live decoding (pages/live.py) -------------------------------------------------------------
 # The recorded runs: generation writes them once, every playback control only reads them.
@@ -101,6 +103,7 @@ DEFAULTS: dict[str, Any] = {
     CALC_REPORTED_SPEEDUP: f"{published.CHEN_XSUM.speedup:.2f}",  # a paper's figure to start from (as typed)
     CALC_V_CURVE: None,  # None: the first curve offered (the measured one when there is one)
     CALC_POSITION_SOURCE: None,
+    CALC_ONE_PASS_COST: _CALC.draft_cost,
     CALC_ALPHA_PCT: _CALC.alpha_pct,
     CALC_DRAFT_COST: _CALC.draft_cost,
     LIVE_TRACE: None,

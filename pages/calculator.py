@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import state
-from app.calculator import backsolve, by_position, v_curve
+from app.calculator import backsolve, by_position, one_pass, v_curve
 from app.calculator import derivation as calc_derivation
 from app.calculator import figures as figs
 from app.calculator import numbers as calc_numbers
@@ -57,6 +57,7 @@ def choosing_k(s: CalcSettings) -> None:
     st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
     chart(figs.waste_figure(s.alpha, s.k), key=state.CALC_WASTE_CHART)
     by_position.section(s)
+    one_pass.section(s)
 
 
 def pays_off(s: CalcSettings) -> None:

@@ -233,7 +233,7 @@ def test_only_the_open_tab_is_drawn_and_each_tab_draws_its_own_charts():
         open_tab(at, label)
         assert not at.exception
         charts[label] = len(at.get("plotly_chart"))
-    assert charts == {"One loop": 2, "Choosing K": 3, "When v grows with K": 1, "Where it pays off": 1,
+    assert charts == {"One loop": 2, "Choosing K": 4, "When v grows with K": 1, "Where it pays off": 1,
                       "The formulas": 1, "Backwards from a paper": 0}
     open_tab(at, "Where it pays off")
     at.slider[K].set_value(9).run()
@@ -308,3 +308,26 @@ def test_the_by_position_box_says_a_separate_draft_does_not_compound():
     text = next(m.value for m in at.markdown if m.value.startswith("**When α is not the same at every slot.**"))
     assert "the draft's own errors compound" not in text
     assert "nothing compounds" in text and "(EAGLE)" in text and "(Medusa)" in text
+
+
+def test_a_drafter_that_guesses_all_k_in_one_pass_is_priced_by_one_pass_not_k():
+    """Issue 60: Medusa's heads and PARD write K guesses in one pass; the K·c model does not price them."""
+    from app import state
+    from app.calculator import one_pass
+    from specsim.measure import analytics
+
+    at = open_page("calculator.py")
+    open_tab(at, "Choosing K")
+    at.slider(key=state.widget_key(state.CALC_ONE_PASS_COST)).set_value(0.2).run()
+    assert not at.exception
+    a, c, v = at.session_state[state.CALC_ALPHA_PCT] / 100, at.session_state[state.CALC_DRAFT_COST], \
+        at.session_state[state.CALC_VERIFY_COST]
+    text = next(m.value for m in at.markdown if "writes all K guesses in one pass of cost" in m.value)
+    once = float(analytics.tokens_per_loop(a, 4)) / (0.2 + v)
+    assert f"reaches {once:.2f}× at K = 4" in text and "K sequential passes" in text
+    fig = one_pass.one_pass_figure(a, c, 0.2, v)
+    chained, single = list(fig.data[0].y), list(fig.data[1].y)
+    assert chained[0] == pytest.approx(float(analytics.speedup(a, 1, c, v)))
+    assert single[3] == pytest.approx(once)
+    assert single == sorted(single)  # one α for every slot and one v: a longer one-pass draft is never worse
+    assert all(s >= ch for s, ch in zip(single, chained, strict=True)) is (0.2 <= c)

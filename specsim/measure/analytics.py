@@ -58,6 +58,16 @@ def speedup(
     return _out(np.asarray(tokens_per_loop(alpha, k)) / np.asarray(cost_per_loop(k, draft_cost, verify_cost)))
 
 
+def speedup_one_pass(
+    alpha: ArrayLike, k: ArrayLike, pass_cost: ArrayLike, verify_cost: ArrayLike = 1.0
+) -> float | np.ndarray:
+    """The speedup of a drafter that writes all K guesses in one pass of cost ``pass_cost`` (Medusa's heads, PARD's
+    parallel draft): tokens per loop over pass_cost + v, where a chained draft pays K·c + v. Same acceptance model:
+    one α for every slot, which flatters heads that guess far ahead without seeing the guesses before."""
+    return _out(np.asarray(tokens_per_loop(alpha, k)) / (np.asarray(pass_cost, dtype=float)
+                                                          + np.asarray(verify_cost, dtype=float)))
+
+
 def wasted_draft_tokens(alpha: ArrayLike, k: ArrayLike) -> float | np.ndarray:
     """Draft proposals thrown away per loop on average: K - E[j]."""
     return _out(np.asarray(k, dtype=float) - np.asarray(expected_accepted_prefix(alpha, k)))
