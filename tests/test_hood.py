@@ -265,3 +265,17 @@ def test_the_page_says_a_separate_draft_does_not_compound_and_names_the_two_posi
     live_title = live_figs.kept_share_figure(stats.kept_share, stats.alpha).layout.title.text
     assert "Conditional acceptance rⱼ" in hood_title and live_title.startswith("Slot survival")
     assert "conditional acceptance rⱼ" in hood.POSITION_INTRO and "slot survival" in hood.POSITION_INTRO
+
+
+def test_the_snippets_pair_each_head_with_the_target_it_was_trained_for():
+    """Issue 60: "a pair that shares a tokenizer" holds for a separate draft; an EAGLE, Medusa or MTP head must be
+    trained for exactly that target, and the vLLM EAGLE-3 head (trained for Llama 3.1 8B) drafts for Llama 3.1 8B."""
+    from specsim.lesson import serving
+
+    eagle3 = next(s for s in serving.SNIPPETS if (s.tool, s.method) == ("vLLM", "EAGLE-3"))
+    assert 'LLM(model="meta-llama/Llama-3.1-8B-Instruct"' in eagle3.code
+    assert "Llama-3.1-8B-Instruct-speculator.eagle3" in eagle3.code
+    at = _page()
+    text = " ".join(m.value for m in at.markdown)
+    assert "Replace the model names with a pair that shares a tokenizer" not in text
+    assert "an EAGLE, Medusa or MTP head only with one trained for exactly that target" in text

@@ -46,3 +46,15 @@ def test_the_page_shows_every_question_with_its_link():
     questions = interview.load()
     labels = [e.label for e in at.expander]
     assert labels == [f"{i}. {q.question}" for i, q in enumerate(questions, start=1)]
+
+
+def test_the_two_eagle_answers_name_the_same_tree_rule():
+    """Issue 60: the distinct top-k rule is what EAGLE's reference implementation does; the EAGLE papers describe
+    multi-round speculative sampling. Q17 and Q21 say so alike."""
+    from specsim.lesson import interview
+
+    questions = {q.id: q for q in interview.load()}
+    for qid in ("lossy_lossless", "eagle3"):
+        answer = questions[qid].answer
+        assert "EAGLE's reference implementation" in answer and "distinct top-k" in answer, qid
+        assert "the EAGLE papers describe multi-round speculative sampling" in answer, qid

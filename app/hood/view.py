@@ -162,15 +162,10 @@ def position_section(trace: Trace) -> None:
     st.subheader("Is α the same at every position?")
     model = hood.position_model(trace)
     k = model.k
-    st.markdown(
-        "The calculator assumes one α for every guess, independent of the others, so slot j survives with "
-        "probability α^j and a loop yields 1 + α + … + α^K tokens. Real drafts need not keep one rate. The chance "
-        "rⱼ that guess j is kept, given that every guess before it was, can rise along the draft (a stretch of easy, "
-        "predictable tokens) or fall (the draft's own errors compound the further it guesses).")
-    measured = [f"{r:.2f}" if not math.isnan(r) else "—" for r in model.by_position]
+    st.markdown(hood.POSITION_INTRO)
+    measured = hood.rates_sentence(model)
     if measured:
-        st.markdown(f"Measured on this run, r₁ … r_{len(measured)} = {' / '.join(measured)}"
-                    + (" (— where no loop reached that position)." if "—" in measured else "."))
+        st.markdown(measured)
     chart(figs.position_figure(model), key=state.HOOD_POSITION_CHART)
     if model.tokens_per_loop and not math.isnan(model.error):
         direction = "over" if model.error > 0 else "under"
@@ -351,8 +346,9 @@ def trees_section() -> None:
 def serving_section() -> None:
     st.subheader("Turn it on")
     st.markdown("Each snippet names the release whose documentation it was checked against: flags and argument "
-                "names change between releases, so check them against the release you run. Replace the model names "
-                "with a pair that shares a tokenizer.")
+                "names change between releases, so check them against the release you run. Replace a separate draft "
+                "model with any that shares the target's tokenizer; an EAGLE, Medusa or MTP head only with one "
+                "trained for exactly that target, since it reads the target's own features.")
     for snippet in serving.SNIPPETS:
         st.markdown(f"**{snippet.tool}: {snippet.method}**, checked against {snippet.release} "
                     f"([docs]({snippet.source}))")

@@ -3,8 +3,9 @@
 Each snippet names the release of its tool whose documentation (``source``) it was checked against
 (``release``); the transformers ones run here
 (:func:`specsim.measure.hf_assisted.hf_assisted_generate` calls ``generate`` with exactly these arguments, and the tests
-check that the installed transformers accepts them). Model names are placeholders to replace with a pair that
-shares a tokenizer.
+check that the installed transformers accepts them). Model names are placeholders: replace a separate draft model
+with any that shares the target's tokenizer, but an EAGLE, Medusa or MTP head only with one trained for exactly that
+target (it reads the target's own features).
 """
 
 from __future__ import annotations
@@ -86,12 +87,14 @@ llm = LLM(model="meta-llama/Meta-Llama-3-8B-Instruct",
                               "num_speculative_tokens": 2})""",
             "https://docs.vllm.ai/en/v0.25.0/features/speculative_decoding/eagle/", VLLM_RELEASE),
     Snippet("vLLM", "EAGLE-3", "python", """\
-llm = LLM(model="meta-llama/Meta-Llama-3-8B-Instruct",
+llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
           speculative_config={"method": "eagle3", "model": "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
                               "num_speculative_tokens": 2})""",
             "https://docs.vllm.ai/en/v0.11.0/api/vllm/config/speculative.html", VLLM_EAGLE3_RELEASE,
             "\"eagle3\" is one of SpeculativeConfig's methods in that release's API reference; the draft named is "
-            "the one vLLM's current EAGLE page uses in its EAGLE-3 example."),
+            "the one vLLM's current EAGLE page uses in its EAGLE-3 example. That example pairs it with Llama 3 8B; "
+            "the head was trained on Llama 3.1 8B Instruct's features, so here it drafts for that target (an EAGLE "
+            "head works only for the target it was trained for)."),
     Snippet("vLLM", "MTP (the model's own multi-token prediction)", "python", """\
 llm = LLM(model="XiaomiMiMo/MiMo-7B-Base",
           speculative_config={"method": "mtp", "num_speculative_tokens": 1})""",
