@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from app.hood import view
+from app import state
+from app.hood import trees, view
 
 st.title("Under the hood")
 st.caption("What happens inside one iteration, read off a real run: the recordings the live page opens on, or your "
@@ -21,4 +22,6 @@ elif trace is not None:
     view.cost_section(trace, plain)
     view.adaptive_section(trace)
 view.trees_section()
+if trace is not None and trace.iterations:
+    trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
 view.serving_section()

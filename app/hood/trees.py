@@ -1,0 +1,112 @@
+"""Under the hood, "What a tree buys": τ against the verification width for a chain and for the best tree of the
+same node count, from the run's own acceptance by rank, priced with this machine's v(n) and with the roofline at
+batch size B (:mod:`specsim.lesson.tree_economics`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from app import state
+from app.charts import chart
+from app.palette import DRAFT, REJECTED, TARGET
+from specsim.core.defaults import GPU_RIDGE
+from specsim.core.trace import Trace
+from specsim.lesson import roofline
+from specsim.lesson import tree_economics as te
+from specsim.measure import costmodel
+
+SIZES = tuple(range(1, 17))  # nodes: the chain's K, or a tree's candidates (a pass over 1 + nodes tokens)
+BATCHES = (1, 4, 16, 32, 64, 128, 256)
+
+
+def machine_v() -> tuple[str, Callable[[int], float]]:
+    """This machine's measured v(n) where there is one, else the app's GPU roofline; n = 1 costs 1."""
+    from app.calculator import v_curve
+
+    name, curve = next(iter(v_curve.curves().items()))
+    return name, lambda n: 1.0 if n <= 1 else float(curve[min(n - 1, len(curve)) - 1])
+
+
+def batch_v(batch: int, ridge: float = GPU_RIDGE) -> Callable[[int], float]:
+    """The roofline's v at batch B for a pass of n tokens a sequence (weights only)."""
+    return lambda n: roofline.roofline_pass_cost(batch * n, ridge) / roofline.roofline_pass_cost(batch, ridge)
+
+
+def economics_figure(probs: tuple[float, ...], draft_cost: float, v: Callable[[int], float],
+                     v_label: str = "this machine's v(n)") -> go.Figure:
+    chains = [te.chain(probs, n) for n in SIZES]
+    trees = [te.best_tree(probs, n) for n in SIZES]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per loop τ", f"speedup, with {v_label}"))
+    for name, shapes, colour in (("chain of K guesses", chains, DRAFT), ("best tree, same node count", trees, TARGET)):
+        fig.add_scatter(x=list(SIZES), y=[t.tau for t in shapes], mode="lines+markers", name=name,
+                        line={"color": colour}, legendgroup=name, row=1, col=1)
+        fig.add_scatter(x=list(SIZES), y=[te.speedup(t, draft_cost, v) for t in shapes], mode="lines+markers",
+                        name=name, line={"color": colour}, legendgroup=name, showlegend=False, row=1, col=2)
+    fig.add_scatter(x=[SIZES[0], SIZES[-1]], y=[1, 1], mode="lines", name="plain decoding",
+                    line={"color": REJECTED, "dash": "dash"}, row=1, col=2)
+    fig.update_xaxes(title_text="nodes checked (the pass reads 1 + nodes tokens)", dtick=2)
+    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def batch_rows(probs: tuple[float, ...], draft_cost: float) -> list[tuple[int, te.Tree, float, te.Tree, float]]:
+    """(B, best chain, its speedup, best tree, its speedup) at each batch size, weights-only roofline."""
+    rows = []
+    for b in BATCHES:
+        ch, s_ch = te.best_by_size(probs, draft_cost, batch_v(b), SIZES, te.chain)
+        tr, s_tr = te.best_by_size(probs, draft_cost, batch_v(b), SIZES)
+        rows.append((b, ch, s_ch, tr, s_tr))
+    return rows
+
+
+def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> str:
+    parts = [f"B = {b}: chain K = {ch.nodes} {s_ch:.2f}×, tree of {tr.nodes} {s_tr:.2f}×"
+             for b, ch, s_ch, tr, s_tr in rows]
+    equal = next((b for b, ch, s_ch, tr, s_tr in rows if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
+    text = ("**As the batch grows** (the roofline, weights only, R = " f"{GPU_RIDGE}): " + "; ".join(parts) + ". ")
+    if equal is not None:
+        text += (f"From B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
+                 "arithmetic the batch already uses, so the tree's spare guesses stop paying.")
+    else:
+        text += "At every batch size here a tree still beats the chain."
+    return text
+
+
+def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
+    st.subheader("What a tree buys")
+    hits = te.rank_hits([trace])
+    if not hits.checked or len(hits.counts) < 2:
+        st.info("This run's drafter offered one guess per position (prompt lookup copies one), so it has no ranking "
+                "of candidates to build a tree from. Pick the prose recording, or a run with a draft model.")
+        return
+    cov = [hits.coverage(r) for r in range(1, len(hits.counts) + 1)]
+    st.markdown(
+        "A tree is worth its extra width only if the target's token is often the draft's runner-up. On this run, at "
+        f"the {hits.checked} positions the target checked, its token was the draft's top guess "
+        f"{cov[0]:.0%} of the time, among its top 2 {cov[1]:.0%}, and among its top {len(cov)} {cov[-1]:.0%}. "
+        "Taking positions as alike and independent (the chain's one-α assumption, rank by rank), the best tree of "
+        "n nodes is the n most probable paths, each with its prefix (the shape EAGLE-2's dynamic tree grows toward).")
+    c = costmodel.cost_model([trace], [plain]).draft_cost if plain is not None and plain.n_generated else fallback_cost
+    v_name, v = machine_v()
+    short = "v(n) measured here" if "measured" in v_name else f"the roofline's v(n), R = {GPU_RIDGE}"
+    chart(economics_figure(hits.probs, c, v, short), key=state.HOOD_TREE_CHART)
+    tree, s_tree = te.best_by_size(hits.probs, c, v, SIZES)
+    ch, s_ch = te.best_by_size(hits.probs, c, v, SIZES, te.chain)
+    same = te.chain(hits.probs, tree.nodes)
+    st.markdown(
+        f"With c = {c:.3f} and v(n) from {v_name}: a tree of {tree.nodes} nodes writes τ = {tree.tau:.2f} tokens a "
+        f"loop where a chain of the same size writes {same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
+        f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} passes (one per level) where "
+        f"the chain spends {ch.nodes}, and its verification reads {tree.nodes + 1} tokens. From "
+        f"{hits.checked} positions these rates are rough: a few more hits at rank 2 or 3 move the tree's τ.")
+    st.markdown(batch_sentence(batch_rows(hits.probs, c)))
+    st.caption(f"Acceptance by rank {' / '.join(f'{p:.2f}' for p in hits.probs)} (ranks 1 to {len(hits.probs)} of "
+               f"the draft's list; counts {' / '.join(str(n) for n in hits.counts)} of {hits.checked}). "
+               f"Node count sizes {SIZES[0]}–{SIZES[-1]}; a draft pass over a level's nodes is priced as one pass.")
+
+
+
