@@ -3,6 +3,7 @@ profile, the benchmark and the command line. Imports the core, the variants and 
 lesson or the classroom.
 
 - ``analytics``: the closed forms (expected accepted prefix, tokens per loop, τ, the speedup, the one best K);
+- ``proportion``: how far a measured share can be trusted (a Wilson interval on k of n);
 - ``timing`` / ``fairtime`` / ``costmodel``: the one timing driver, fair speedups, the one cost model;
 - ``passcost`` / ``machine`` / ``pathbench``: v(n) measured, this machine's profile (decode path, v(n), best K),
   and the target's two decode-pass paths timed against each other (``python -m specsim.bench --passes``);
