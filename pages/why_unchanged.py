@@ -83,7 +83,7 @@ st.markdown(
     "Medusa report smaller speedups at T = 1 than greedy. "
     f"Measured on this app's own pair (the right chart: the draft {measured.draft}, its own q without its copying, "
     f"against the target {measured.target}, over {measured.positions:,} positions of the target's greedy answers "
-    f"to {measured.prompts} held-out prompts): "
+    f"to {measured.prompts} held-out prompts, the same text read at every T): "
     f"α = {measured.greedy:.3f} greedy, {measured.at(1.0):.3f} at T = 1 and {measured.at(2.0):.3f} at T = 2, "
     f"highest ({peak:.3f}) at T = {peak_t:g}, so T = 1 keeps {fewer} guesses than greedy here. The kinds of prompt "
     "differ (the grey lines), one more reason to measure α at the temperature you will serve at.")
@@ -117,6 +117,7 @@ st.markdown(
     "Every branch uses fresh random numbers, so nothing but the tokens written decides what comes next. Multiplying "
     "the steps, P(y₁ … yₙ) = Π p(yᵢ | y₁ … yᵢ₋₁): exactly the target sampling alone. The proof never used how "
     "good q is, nor K, nor where the block boundaries fall.")
+st.markdown(block.block_verification_text())
 block.section()
 
 st.subheader("Checked by sampling")

@@ -1,4 +1,5 @@
-"""A real pair's α against temperature: Σ min(p_T, q_T) over the positions of real text, written to JSON.
+"""A real pair's α against temperature: Σ min(p_T, q_T) over the positions of the target's greedy answers (the same
+text at every T, not text sampled at that T), written to JSON.
 
     OMP_NUM_THREADS=1 nice -n 19 taskset -c 1 .venv/bin/python scripts/measure_overlap.py
 

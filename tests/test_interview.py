@@ -58,3 +58,46 @@ def test_the_two_eagle_answers_name_the_same_tree_rule():
         answer = questions[qid].answer
         assert "EAGLE's reference implementation" in answer and "distinct top-k" in answer, qid
         assert "the EAGLE papers describe multi-round speculative sampling" in answer, qid
+
+
+def test_the_draft_choice_answer_gives_depth_over_parameters_its_condition():
+    """Issue 60: a draft's time follows its depth more than its parameter count only where per-layer fixed costs
+    dominate (launches for a small model, collectives for a sharded one, as in Chen et al.'s setup); a large enough
+    model decoding memory-bound at batch 1 pays for the bytes it reads."""
+    answer = {q.id: q for q in interview.load()}["draft_choice"].answer
+    assert "Where per-layer fixed costs dominate (kernel launches for a small model, communication" in answer
+    assert "Chen et al.'s distributed setup" in answer
+    assert "memory-bound on one chip, pays instead for the bytes of weights it reads" in answer
+    assert "It is not proportional to the parameter count" not in answer
+
+
+def test_the_mtp_answer_prices_c_by_bytes_and_v_for_a_mixture_of_experts_and_confirms_nothing():
+    """Issue 60: as on the Variants page, c by weights read (shared output head included), v from the MoE roofline at
+    batch 1 with K = 1, the module's two inputs, and DeepSeek's 1.8× a large-batch serving figure, no confirmation."""
+    from specsim.core import published as pub
+    from specsim.lesson import moe, roofline
+
+    answer = {q.id: q for q in interview.load()}["mtp"].answer
+    low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
+    c = pub.DEEPSEEK_MTP_COST_BY_BYTES
+    v = moe.DEEPSEEK_V3.verify_cost(1, 1, roofline.GPU_RIDGE)
+    assert 0.03 < c < 0.05 and v > 1.2
+    assert f"c ≈ ({pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B:g} − {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / " \
+           f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {c:.3f}, not 1/{pub.DEEPSEEK_V3_LAYERS}" in answer
+    assert "shared output head" in answer and "the embedding of the next token" in answer
+    assert "mixture of experts" in answer and "v = 1 does not hold at small batch" in answer
+    assert f"puts v at {v:.2f} for a single request" in answer
+    assert (f"gives only {analytics.speedup(low, 1, c, v):.2f}–{analytics.speedup(high, 1, c, v):.2f}×"
+            in answer)
+    assert f"{pub.DEEPSEEK_MTP_SPEEDUP.figure} is tokens per second of its large-batch serving system" in answer
+    assert "no check on each other" in answer and "DeepSeek measured" not in answer
+
+
+def test_the_alpha_answer_says_its_temperatures_were_measured_on_greedy_answers():
+    """Issue 60: α against temperature was measured on the positions of the target's greedy answers."""
+    from specsim.lesson.unchanged import measured_overlap
+
+    answer = {q.id: q for q in interview.load()}["alpha_tv"].answer
+    m = measured_overlap()
+    assert f"at the {m.positions:,} positions of the target's greedy answers to {m.prompts} held-out prompts" in answer
+    assert "the same greedy text read at every T" in answer

@@ -155,3 +155,34 @@ def test_only_the_target_must_be_cut_and_the_drafts_cut_is_a_choice_with_a_compu
                 assert f"cutting it {verb} α here, from Σ min(p′, q) = {uncut:.3f} to {cut:.3f}" in sentence
             else:
                 assert "leaves α where it is" in sentence
+
+
+def test_block_verification_is_named_beside_the_token_wise_rule_with_its_claim_as_data():
+    """Issue 60: token-wise rejection is not the only lossless rule a learner meets; block verification (Sun et al.,
+    2024) is lossless and never worse in expected tokens per loop, its figures from specsim.core.published."""
+    from app.unchanged import block
+    from specsim.core import published as pub
+
+    text = block.block_verification_text()
+    assert f"Block verification ({pub.BLOCK_VERIFICATION_CITATION})" in text
+    assert "Sun et al., 2024" in pub.BLOCK_VERIFICATION_CITATION
+    assert "follows the target just as exactly" in text and "never lower than token-wise verification's" in text
+    assert f"{pub.BLOCK_VERIFICATION_TOKENS.figure} more tokens per loop" in text
+    assert f"{pub.BLOCK_VERIFICATION_SPEEDUP.figure} faster" in text
+    at = open_page("why_unchanged.py")
+    assert not at.exception
+    assert text in [m.value for m in at.markdown]
+
+
+def test_the_measured_temperature_curve_says_it_was_read_on_greedy_answers():
+    """Issue 60: α against temperature was measured at the positions of the target's greedy answers, the same text at
+    every T; the sentence and the chart both say so."""
+    m = unchanged.measured_overlap()
+    at = open_page("why_unchanged.py")
+    sentence = next(x.value for x in at.markdown if "Measured on this app's own pair" in x.value)
+    assert (f"over {m.positions:,} positions of the target's greedy answers to {m.prompts} held-out prompts, the same "
+            "text read at every T" in sentence)
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(state.PQ_MEASURED_CHART))
+    spec = json.loads(chart.proto.spec)
+    assert "greedy answers" in spec["layout"]["title"]["text"]
+    assert f"all {m.positions:,} positions of greedy answers" in [t["name"] for t in spec["data"]]

@@ -97,22 +97,23 @@ def temperature_figure(temperatures: Sequence[float], overlaps: Sequence[float],
 
 
 def measured_temperature_figure(measured: unchanged.MeasuredOverlap) -> go.Figure:
-    """A real pair's measured Σ min(p_T, q_T) against T (``scripts/measure_overlap.py``): all positions in bold,
-    each kind of text faint, the greedy agreement at T = 0 marked as in the toy's figure."""
+    """A real pair's measured Σ min(p_T, q_T) against T (``scripts/measure_overlap.py``), read at the positions of the
+    target's greedy answers, the same text at every T: all positions in bold, each kind of text faint, the greedy
+    agreement at T = 0 marked as in the toy's figure."""
     fig = go.Figure()
     for name, curve in measured.domains.items():
         fig.add_scatter(x=list(measured.temperatures), y=list(curve), mode="lines", name=name, opacity=0.35,
                         line={"width": 1, "color": MUTED}, legendgroup="domains", showlegend=False,
                         hovertemplate=f"{name}<br>T = %{{x:.2f}}<br>chance kept %{{y:.3f}}<extra></extra>")
     fig.add_scatter(x=list(measured.temperatures), y=list(measured.accepted_mass), mode="lines+markers",
-                    name=f"all {measured.positions:,} positions", line={"color": TARGET, "width": 3},
+                    name=f"all {measured.positions:,} positions of greedy answers", line={"color": TARGET, "width": 3},
                     hovertemplate="T = %{x:.2f}<br>chance kept %{y:.3f}<extra></extra>")
     fig.add_scatter(x=[0.0], y=[measured.greedy], mode="markers", name=f"greedy (T = 0): {measured.greedy:.3f}",
                     marker={"size": 11, "color": EXTRA, "symbol": "diamond"})
     fig.add_scatter(x=[1.0], y=[measured.at(1.0)], mode="markers", name=f"T = 1: {measured.at(1.0):.3f}",
                     marker={"size": 11, "color": DRAFT})
     top = max(max(measured.accepted_mass), *(max(c) for c in measured.domains.values()))
-    fig.update_layout(title="Measured: this app's draft and target (grey: each kind of prompt)",
+    fig.update_layout(title="Measured on the target's greedy answers (grey: each kind of prompt)",
                       xaxis={"title": "temperature T (both models)"},
                       yaxis={"title": "mean Σ min(p_T, q_T)", "range": [0, min(1.05, top * 1.3)]}, height=340,
                       margin={"l": 10, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.25})

@@ -43,8 +43,7 @@ def mtp_text() -> str:
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
     by_layers = 1 / pub.DEEPSEEK_V3_LAYERS
-    # the embedding is a one-row lookup, not read in full; the shared output head is read every time the module runs
-    by_bytes = (pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B) / pub.DEEPSEEK_V3_ACTIVE_PARAMS_B
+    by_bytes = pub.DEEPSEEK_MTP_COST_BY_BYTES
     s_low, s_high = analytics.speedup(low, 1, by_bytes, 1.0), analytics.speedup(high, 1, by_bytes, 1.0)
     return (f"**MTP in this app's terms.** DeepSeek-V3 drafts one token (K = 1), kept {low:.0%}–{high:.0%} of the "
             f"time, so a pass writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Its MTP module predicts from "

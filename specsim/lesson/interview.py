@@ -16,7 +16,7 @@ from typing import Any
 from specsim.core import published
 from specsim.core.defaults import BATCH_CONTEXT
 from specsim.core.paths import INTERVIEW_QUESTIONS
-from specsim.lesson import roofline
+from specsim.lesson import moe, roofline
 from specsim.measure import analytics
 
 LESSON = {"alpha": 0.7, "k": 4, "c": 0.13}  # the lesson's example
@@ -153,15 +153,26 @@ def _schedule(k: int) -> dict[str, str]:
 
 
 def _mtp() -> dict[str, str]:
-    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, c as one block's share."""
+    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, c by weights read (not by its share of
+    the layers), and v at batch 1 from the mixture-of-experts roofline (:mod:`specsim.lesson.moe`)."""
     low, high = published.DEEPSEEK_MTP_ACCEPTANCE
-    c = 1 / published.DEEPSEEK_V3_LAYERS
+    c = published.DEEPSEEK_MTP_COST_BY_BYTES
+    v = moe.DEEPSEEK_V3.verify_cost(1, 1, roofline.GPU_RIDGE)  # batch 1, K = 1
+
+    def span(v_: float) -> str:
+        return f"{analytics.speedup(low, 1, c, v_):.2f}–{analytics.speedup(high, 1, c, v_):.2f}×"
+
     return {
         "mtp_acceptance": f"{low:.0%}–{high:.0%}",
         "mtp_tau": f"{analytics.tokens_per_loop(low, 1):.2f}–{analytics.tokens_per_loop(high, 1):.2f}",
-        "mtp_layers": str(published.DEEPSEEK_V3_LAYERS),
-        "mtp_c": f"1/{published.DEEPSEEK_V3_LAYERS} = {c:.3f}",
-        "mtp_speedup": f"{analytics.speedup(low, 1, c, 1.0):.2f}–{analytics.speedup(high, 1, c, 1.0):.2f}×",
+        "mtp_c_layers": f"1/{published.DEEPSEEK_V3_LAYERS} = {1 / published.DEEPSEEK_V3_LAYERS:.3f}",
+        "mtp_c": f"({published.DEEPSEEK_MTP_ACTIVE_PARAMS_B:g} − {published.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
+                 f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {c:.3f}",
+        "mtp_active_b": f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B",
+        "mtp_speedup": span(1.0),
+        "mtp_ridge": str(roofline.GPU_RIDGE),
+        "mtp_moe_v": _x(v),
+        "mtp_speedup_moe": span(v),
     }
 
 

@@ -174,7 +174,8 @@ def chi2_sf(x: float, dof: int) -> float:
 @dataclass(frozen=True)
 class MeasuredOverlap:
     """A real pair's chance of keeping a guess against temperature, as ``scripts/measure_overlap.py`` wrote it:
-    Σ min(p_T, q_T) averaged over the positions of real text (T = 0: how often the two argmaxes agree)."""
+    Σ min(p_T, q_T) averaged over the positions of the target's greedy answers, the same text read at every T, not
+    text sampled at that T (T = 0: how often the two argmaxes agree)."""
 
     target: str
     draft: str
