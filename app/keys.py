@@ -139,7 +139,8 @@ DEFAULTS: dict[str, Any] = {
 # ---- navigation ------------------------------------------------------------------------------------
 PAGE = "page"  # url path of the page the latest script run showed
 PAGE_VISIT = "page_visit"  # counts page visits: a new one starts when another page runs than the run before
-DEFAULTS.update({PAGE: None, PAGE_VISIT: 0})
+PAGES_SEEN = "pages_seen"  # url paths of the pages opened this session (the sidebar's progress)
+DEFAULTS.update({PAGE: None, PAGE_VISIT: 0, PAGES_SEEN: frozenset})
 
 # ---- quiz ----------------------------------------------------------------------------------------
 # Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
@@ -213,6 +214,7 @@ PQ_TOP_K, PQ_TOP_P = "pq_top_k", "pq_top_p"  # the why-unchanged page's cut: top
 
 # Buttons, inputs and charts of the teaching panels, page by page
 HOME_LOOP_CHART = "home_loop"
+HOME_ONE_PASS_CHART = "home_one_pass"  # one pass, a next-token prediction at every position
 CALC_KEPT_SHARE_CHART, CALC_USE_MEASURED_V_BUTTON = "calc_kept_share", "calc_use_measured_v"
 CALC_POSITION_CHART = "calc_position"
 WHY_LOOP_COST_CHART = "why_loop_cost"

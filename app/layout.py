@@ -22,13 +22,16 @@ class PageSpec:
 
 
 PAGES: dict[str, list[PageSpec]] = {
+    # The lecturer's order: every page uses only what the pages above it taught. The calculator's v is measured on
+    # the next page before a real run (Live decoding) is explained by it; correctness comes before the live page so
+    # a sampled run's ✗ and resample are understood when they appear (README, "The path through the lesson").
     "Learn": [
         PageSpec("home.py", "The idea", icon=":material/lightbulb:", url_path="home", default=True),
         PageSpec("calculator.py", "Speedup calculator", icon=":material/calculate:", url_path="calculator"),
+        PageSpec("verify_free.py", "Is verification free here?", icon=":material/speed:", url_path="verify"),
         PageSpec("why_unchanged.py", "Why the output is unchanged", icon=":material/balance:", url_path="unchanged"),
         PageSpec("live.py", "Live decoding", icon=":material/play_circle:", url_path="live"),
         PageSpec("under_the_hood.py", "Under the hood", icon=":material/build:", url_path="hood"),
-        PageSpec("verify_free.py", "Is verification free here?", icon=":material/speed:", url_path="verify"),
         PageSpec("variants.py", "Variants", icon=":material/account_tree:", url_path="variants"),
         PageSpec("in_practice.py", "In practice", icon=":material/public:", url_path="practice"),
     ],

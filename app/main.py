@@ -11,7 +11,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app import a11y, state  # noqa: E402
+from app import a11y, frame, state  # noqa: E402
 from app.layout import PAGES  # noqa: E402
 
 st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
@@ -40,4 +40,6 @@ sections[next(iter(sections))].append(st.Page(home_alias, title=HOME.title, url_
                                               visibility="hidden"))
 nav = st.navigation(sections)
 state.note_page(nav.url_path)
+if __name__ == "__main__":  # a script run (streamlit run, AppTest), not a test importing this module: the glossary
+    frame.sidebar()        # reads the default draft's folder
 nav.run()

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.keys import *  # noqa: F403  (every key constant, so pages write state.LIVE_K)
-from app.keys import DEFAULTS, PAGE, PAGE_VISIT, widget_key
+from app.keys import DEFAULTS, PAGE, PAGE_VISIT, PAGES_SEEN, widget_key
 
 
 def init() -> None:
@@ -84,6 +84,7 @@ def note_page(page: str) -> None:
     if get(PAGE) != page:
         put(PAGE, page)
         put(PAGE_VISIT, get(PAGE_VISIT) + 1)
+        put(PAGES_SEEN, get(PAGES_SEEN) | {page})
 
 
 def read_url_now(key: str) -> bool:

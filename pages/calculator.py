@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import state
+from app import frame, state
 from app.calculator import backsolve, by_position, one_pass, v_curve
 from app.calculator import derivation as calc_derivation
 from app.calculator import figures as figs
@@ -21,6 +21,7 @@ from app.charts import chart
 from app.settings import CalcSettings
 
 st.title("Speedup calculator")
+frame.opening("calculator.py")
 st.caption(
     "Four numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
     "how often the target agrees with a proposal (α), how much a draft pass costs next to a target pass (c), and "
@@ -95,3 +96,4 @@ def calculator() -> None:
 
 
 calculator()
+frame.closing("calculator.py")

@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from app import state
+from app import frame, state
 from app.calculator.figures import iteration_figure
 from app.calculator.text import fmt
 from app.charts import chart
-from app.layout import all_pages, script_path
+from app.home.figures import one_pass_figure
+from app.layout import script_path
 from app.settings import CalcSettings
 from specsim.core.published import (
     CHEN_2023,
@@ -21,6 +22,7 @@ from specsim.measure import analytics
 LOOP_K, LOOP_KEPT = 4, 2  # the loop drawn on this page: K guesses, the first LOOP_KEPT of them kept
 
 st.title("Speculative decoding: the idea")
+frame.opening("home.py")
 st.markdown(
     "Picture a careful author dictating a book to a quick assistant who knows their style. Rather than wait "
     "for every word, the assistant jots down the next few words they expect. The author takes in the whole "
@@ -37,6 +39,18 @@ st.markdown(
     "greedy decoding (in exact arithmetic: in floating point, a near-tie between two tokens can flip when the "
     "target scores several positions at once), and text drawn from the same distribution when sampling."
 )
+
+st.subheader("One pass checks every guess")
+st.markdown(
+    "A language model does not only predict the token after the last one it reads. In one forward pass over n "
+    "tokens it predicts, at *every* position, the token that should come next there, each prediction seeing only "
+    "the tokens before it. That is how it reads a prompt, and it is the whole trick: hand the target the last "
+    "token of the text followed by K guesses, and one pass says what it would have written after each of them.")
+chart(one_pass_figure(LOOP_K), key=state.HOME_ONE_PASS_CHART)
+st.caption(f"The prediction after the last context token is what the target would write in guess 1's place, so it "
+           f"checks guess 1; the prediction after guess 1 checks guess 2, and so on. The prediction after guess "
+           f"{LOOP_K} is a token nobody guessed: if every guess is kept, it is the free +1. Writing those "
+           f"{LOOP_K + 1} tokens one at a time would take {LOOP_K + 1} passes in a row.")
 
 st.subheader("The loop, in four steps")
 st.markdown(
@@ -87,6 +101,19 @@ st.markdown(
     "positions in the same pass uses arithmetic that was sitting idle, so it costs little extra time."
 )
 
+st.subheader("Four words the lesson uses")
+st.markdown(
+    "- **Prefill**: the target's first pass, over the whole prompt at once, before any token is generated. Plain "
+    "and speculative decoding share it, so speedups on these pages count the tokens after it.\n"
+    "- **KV cache**: what each layer keeps of every token already read (a *key* and a *value* vector), so a pass "
+    "computes only the new tokens. A checking pass adds an entry per guess; entries for refused guesses are cut off "
+    "(*Under the hood* shows it).\n"
+    "- **Memory-bound**: a pass whose time goes into reading the weights from memory, not into arithmetic. At "
+    "small batch on a GPU decoding is memory-bound, so a few extra positions cost almost nothing "
+    "(*Is verification free here?* measures it).\n"
+    "- **Batch**: the requests a server decodes together in one pass. The more it batches, the less idle arithmetic "
+    "is left for checking guesses.")
+
 st.subheader("What the papers measured")
 speed_ratio = CHEN_2023.target_ms_per_token / CHEN_2023.draft_ms_per_token
 st.markdown(
@@ -104,21 +131,4 @@ st.markdown(
     f"lookahead decoding, and {MEDUSA_1_SPEEDUP.claim}."
 )
 
-st.subheader("Where to go next")
-blurbs = {
-    "calculator.py": "Move K, the acceptance rate and the draft cost, and see the speedup the formulas predict.",
-    "live.py": "Watch a real draft model propose and a real target model accept or reject, token by token.",
-    "under_the_hood.py": "One iteration taken apart: the verification pass and its mask, the KV caches, where α "
-                         "comes from, and how to switch it on in real serving stacks.",
-    "variants.py": "The lesson's four variants and two more, run for real: a second model, the prompt itself, the "
-                   "same model, extra heads, the target's features, its first layers.",
-    "sequence_quiz.py": "Put the steps of one round in the right order.",
-    "in_practice.py": "Acceptance by domain (measured), the shared tokenizer, where it runs today, references.",
-    "why_unchanged.py": "Why the target's acceptance rule leaves the output distribution exactly as it was.",
-    "verify_free.py": "Measure whether checking several tokens costs one pass on this machine, and what batching does.",
-    "knowledge_quiz.py": "Check what stuck.",
-    "interview.py": "Open questions of the kind asked in interviews, with worked answers.",
-}
-for page in all_pages():
-    if page.script in blurbs:
-        st.page_link(script_path(page.script), label=f"{page.title}: {blurbs[page.script]}", icon=page.icon)
+frame.closing("home.py")

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import classtask, loaders, recording, state
+from app import classtask, frame, loaders, recording, state
 from app.charts import chart
-from app.practice import algorithm, drafts, loop_size
+from app.practice import algorithm, drafts, loop_size, when
 from app.practice.figures import domain_figure
 from specsim.core import defaults
 from specsim.lesson import domains
@@ -14,6 +14,13 @@ from specsim.lesson import domains
 MAX_NEW = 24
 
 st.title("In practice")
+frame.opening("in_practice.py")
+
+st.subheader("When to use it, and when not")
+st.markdown("Every page so far found a condition under which speculation pays, and one under which it does not. "
+            "Here they are together.")
+st.markdown(when.table_markdown())
+st.markdown(when.CLOSING)
 
 st.subheader("Acceptance depends on the domain")
 st.markdown(
@@ -99,3 +106,4 @@ st.markdown(
     "- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
     "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep), "
     "both cited by the lesson this app follows.")
+frame.closing("in_practice.py")

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from app import class_profile as app_profile
-from app import recording, state
-from app.live import be_the_draft, classmode, glossary, playback, why_speed
+from app import frame, glossary, recording, state
+from app.live import be_the_draft, classmode, playback, why_speed
 from app.live import cache as live_cache
 from app.live import pairs as live_pairs
 from app.live import run as live_run
@@ -13,6 +13,7 @@ from app.live.controls import apply_url, controls, write_url
 from app.live.tokens import md_plain
 
 st.title("Live decoding")
+frame.opening("live.py")
 st.caption(
     "A real draft proposes K tokens, the real target checks them in one pass, keeps the longest prefix it agrees "
     "with and adds one token of its own. Press Run once; the run is recorded, and every control below only replays "
@@ -57,3 +58,4 @@ else:
     st.subheader("The whole run")
     live_view.run_view(spec, plain)
     live_view.export_button(spec, plain)
+frame.closing("live.py")

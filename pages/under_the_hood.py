@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from app import state
+from app import frame, state
 from app.hood import trees, view
 
 st.title("Under the hood")
+frame.opening("under_the_hood.py")
 st.caption("What happens inside one iteration, read off a real run: the recordings the live page opens on, or your "
            "own run from the live page. Nothing here runs a model.")
 
@@ -25,3 +26,4 @@ view.trees_section()
 if trace is not None and trace.iterations:
     trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
 view.serving_section()
+frame.closing("under_the_hood.py")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import loaders, state
+from app import frame, loaders, state
 from app.variants import compare as ui
 from app.variants import guide as variant_guide
 from app.variants import production
@@ -10,6 +10,7 @@ from specsim.measure import compare_variants as cmp
 
 state.init()
 st.title("Variants: where the guesses come from")
+frame.opening("variants.py")
 st.markdown(
     "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
     "separates the variants. The lesson's table lists four: a second small model, text copied from the input, "
@@ -47,6 +48,7 @@ data = results.get((label, max_new))
 if data is None or data.comparison.by_key("lookahead") is None:
     st.info("Press the button to run plain decoding and every variant on this prompt (a few minutes on a "
             "laptop CPU: a warm-up and three timed rounds; each prompt runs once per session).")
+    frame.closing("variants.py")
     st.stop()
 
 st.subheader("Side by side")
@@ -63,3 +65,4 @@ st.subheader("Prompt lookup needs overlap")
 ui.lookup_section(results, max_new)
 st.subheader("Early exit, untrained: why shallow layers need training to draft")
 ui.early_exit_section(data)
+frame.closing("variants.py")

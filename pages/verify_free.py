@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from app import state
+from app import frame, state
 from app.charts import chart
 from app.live.params import calculator_link
 from app.passcost import figures as figs
@@ -83,6 +83,7 @@ def kv_paragraph(model: roofline.Transformer, gpu_r: int) -> str:
 
 
 st.title("Is verification free here?")
+frame.opening("verify_free.py")
 st.markdown(
     "The lesson's third reason speculative decoding works: generating a token is limited by memory, not "
     "arithmetic. Each pass streams every weight of the model from memory to produce one token, and the "
@@ -207,3 +208,4 @@ st.markdown(serving.mixed_text(calc.alpha, calc.k, calc.draft_cost, batch, gpu_r
 st.markdown(moe.moe_text(calc.k, gpu_r))
 chart(moe.moe_figure(gpu_r), key=state.VERIFY_MOE_CHART)
 st.markdown(serving.draft_cache_text(batch, context))
+frame.closing("verify_free.py")

@@ -7,9 +7,8 @@ import re
 
 import pytest
 
-from app import palette
+from app import glossary, palette
 from app.calculator import text as calc_text
-from app.live import glossary
 from app.settings import CalcSettings
 from specsim import methods
 from specsim.core import defaults, draft_loader, published

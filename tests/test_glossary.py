@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.glossary import terms
 from app.layout import all_pages
-from app.live.glossary import terms
 from tests.conftest import open_page
 
 FIRST_SCREEN_TERMS = ("EAGLE", "position-invariant", "cost model", "o", "prefill", "memory-bound", "closed form")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from app.layout import all_pages
 from specsim.core.published import CHEN_2023
 from tests.conftest import open_page
 
@@ -16,7 +15,8 @@ def test_home_teaches_the_loop_and_the_key_insight():
     for fact in ("parallel", "easy", "memory"):
         assert fact in text
     assert any("j + 1, never zero" in s.value for s in at.success)
-    assert [h.value for h in at.subheader][:2] == ["The loop, in four steps", "Three facts that make it work"]
+    assert [h.value for h in at.subheader][:3] == ["One pass checks every guess", "The loop, in four steps",
+                                                   "Three facts that make it work"]
 
 
 def test_home_quotes_the_papers_and_computes_the_draft_cost_from_them():
@@ -28,15 +28,22 @@ def test_home_quotes_the_papers_and_computes_the_draft_cost_from_them():
     assert f"= {CHEN_2023.draft_ms_per_token / CHEN_2023.target_ms_per_token:.2f} of a target pass" in text
 
 
-def test_home_links_to_every_other_page():
+def test_home_shows_that_one_pass_predicts_at_every_position_before_the_loop():
+    """Issue 61: the mechanism (a prediction at every input position) is on the first page, with a picture."""
+    from app.home.figures import one_pass_figure
+
     at = open_page()
-    links = [link for link in at.get("page_link") if not link.proto.label.startswith("Try it")]
-    others = [p for p in all_pages() if p.script != "home.py"]
-    assert len(links) == len(others)
-    labels = [link.proto.label for link in links]
-    for page, label in zip(others, labels, strict=True):
-        assert label.startswith(page.title)
-    assert any(link.proto.page == "calculator" for link in links)
+    text = "\n".join(m.value for m in at.markdown)
+    assert text.index("predicts, at *every* position") < text.index("**Draft.**")
+    fig = one_pass_figure(4)
+    assert len(fig.data[0].x) == len(fig.data[1].x) == 5 and fig.data[1].text[-1] == "the +1<br>token"
+
+
+def test_home_defines_the_words_the_next_pages_use():
+    at = open_page()
+    text = "\n".join(m.value for m in at.markdown)
+    for word in ("**Prefill**", "**KV cache**", "**Memory-bound**", "**Batch**"):
+        assert word in text
 
 
 def test_home_draws_the_loop_and_offers_the_ordering_quiz_right_after_it():
@@ -44,6 +51,7 @@ def test_home_draws_the_loop_and_offers_the_ordering_quiz_right_after_it():
     assert at.get("plotly_chart"), "the loop figure"
     first = at.get("page_link")[0]
     assert first.proto.label.startswith("Try it") and first.proto.page == "sequence"
+    assert at.get("page_link")[-1].proto.label == "Next: Speedup calculator"
 
 
 def test_the_ideas_claims_carry_their_conditions_where_they_first_appear():

@@ -147,3 +147,18 @@ def test_in_practice_gives_its_claims_their_conditions():
     assert "the best divergence changed with the task and the decoding, and TVD was not always it" in text
     assert "assistant_tokenizer=" in text and "Timor et al., ICML 2025" in text
     assert "re-tokenises them for the target" in text and "lowers acceptance and speed" in text
+
+
+def test_in_practice_says_when_to_use_it_and_when_not_with_the_page_that_shows_each():
+    """Issue 61, item 2: the conditions pulled together, each pointing to a page that exists."""
+    from app.layout import all_pages
+    from app.practice import when
+
+    titles = {p.title for p in all_pages()}
+    assert {c.page for c in when.CONDITIONS} <= titles
+    for topic in ("Batch size", "Context length", "Kind of text", "Temperature", "The draft", "Memory"):
+        assert any(c.what == topic for c in when.CONDITIONS)
+    at = open_page("in_practice.py")
+    assert not at.exception
+    assert "When to use it, and when not" in [h.value for h in at.subheader]
+    assert any(m.value == when.table_markdown() for m in at.markdown)

@@ -44,7 +44,7 @@ def test_the_page_shows_every_question_with_its_link():
     at = open_page("interview.py")
     assert not at.exception
     questions = interview.load()
-    labels = [e.label for e in at.expander]
+    labels = [e.label for e in at.main.expander]
     assert labels == [f"{i}. {q.question}" for i, q in enumerate(questions, start=1)]
 
 

@@ -386,7 +386,7 @@ def test_an_adaptive_k_policy_runs_keeps_plain_decodings_tokens_and_says_what_k_
 
 def test_tau_is_named_beside_alpha_on_the_live_page_and_in_the_glossary():
     """Issue 55, item 2: τ, the mean acceptance length papers and vLLM report, is the live page's tokens per loop."""
-    from app.live.glossary import terms
+    from app.glossary import terms
 
     at = open_page("live.py")
     assert not at.exception

@@ -12,12 +12,12 @@ from specsim.lesson import quiz
 
 
 @st.cache_resource(show_spinner=False)
-def _load_sequence() -> quiz.SequenceQuiz:
+def cached_sequence() -> quiz.SequenceQuiz:
     return quiz.load_sequence()
 
 
 @st.cache_resource(show_spinner=False)
-def _load_knowledge() -> tuple[quiz.Question, ...]:
+def cached_knowledge() -> tuple[quiz.Question, ...]:
     return quiz.load_knowledge()
 
 
@@ -31,12 +31,12 @@ def _or_stop(loader, what: str):
 
 def sequence_quiz_or_stop() -> quiz.SequenceQuiz:
     """The sequencing quiz, or an error message in the page (and the script stops) if its file is bad."""
-    return _or_stop(_load_sequence, f"sequencing quiz ({quiz.SEQUENCE_FILE.name})")
+    return _or_stop(cached_sequence, f"sequencing quiz ({quiz.SEQUENCE_FILE.name})")
 
 
 def knowledge_quiz_or_stop() -> tuple[quiz.Question, ...]:
     """The 20 questions, or an error message in the page (and the script stops) if their file is bad."""
-    return _or_stop(_load_knowledge, f"knowledge check ({quiz.KNOWLEDGE_FILE.name})")
+    return _or_stop(cached_knowledge, f"knowledge check ({quiz.KNOWLEDGE_FILE.name})")
 
 
 def new_seed(previous: int | None = None) -> int:

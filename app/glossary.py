@@ -1,4 +1,5 @@
-"""The live page's glossary: every term its first screen uses, in a sentence, with the page that teaches it."""
+"""The glossary: every term the lesson uses, in a sentence, with the page that teaches it. The sidebar shows it on
+every page; the live page also opens it beside its first screen."""
 
 from __future__ import annotations
 
@@ -66,11 +67,14 @@ def terms() -> tuple[Term, ...]:
     )
 
 
-def expander() -> None:
-    """The glossary, folded, each term linked to where it is taught."""
+def expander(label: str = "Terms used on this page", in_sidebar: bool = False) -> None:
+    """The glossary, folded. On a page each term links to where it is taught; in the sidebar it names the page."""
     pages = {p.url_path: p for p in all_pages()}
-    with st.expander("Terms used on this page"):
+    with st.expander(label):
         for t in terms():
             page = pages[t.page]
-            st.markdown(f"**{t.term}**: {t.meaning}")
-            st.page_link(script_path(page.script), label=f"taught in {page.title}", icon=page.icon)
+            if in_sidebar:
+                st.markdown(f"**{t.term}**: {t.meaning} *({page.title})*")
+            else:
+                st.markdown(f"**{t.term}**: {t.meaning}")
+                st.page_link(script_path(page.script), label=f"taught in {page.title}", icon=page.icon)
