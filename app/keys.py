@@ -116,7 +116,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_SPEED: 2.0,
     LIVE_LAST_TICK: None,
     LIVE_SLOT: 1,
-    LIVE_RECORDING: "win_run",
+    LIVE_RECORDING: "prose_run",  # the typical run first (specsim.lesson.recorded.RECIPES)
     GUESS_LOOPS: dict,
     LIVE_URL_READ: False,
     LIVE_PAIR: _LIVE.pair,

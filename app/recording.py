@@ -27,6 +27,26 @@ def _restart_replay() -> None:
     state.keep([state.LIVE_RECORDING])
     state.put(state.LIVE_STEP, 0)
     state.put(state.LIVE_PLAYING, False)
+    show_settings_of(state.get(state.LIVE_RECORDING))
+
+
+def show_settings_of(name: str) -> None:
+    """Set the live page's controls to what recording ``name`` ran with, so the form on screen is the run's; Run
+    then runs it again here."""
+    recipe = next((r for r in recorded.RECIPES if r.name == name), None)
+    run = shipped_runs().get(name)
+    if recipe is None or run is None:
+        return
+    s = run.spec.settings
+    state.show(state.LIVE_PAIR, "bundled")
+    state.show(state.LIVE_DRAFTER, s.drafter)
+    state.show(state.LIVE_POLICY, "fixed" if s.k_schedule == "fixed" and not s.stop_below else state.get(
+        state.LIVE_POLICY))
+    state.show(state.LIVE_K, str(s.k))
+    state.show(state.LIVE_TEMPERATURE, f"{s.temperature:g}")
+    state.show(state.LIVE_MAX_NEW, str(s.max_new_tokens))
+    state.show(state.LIVE_SEED, str(s.seed))
+    state.show(state.LIVE_PROMPT, recipe.prompt)
 
 
 def pick_shipped() -> recorded.RecordedRun | None:

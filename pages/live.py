@@ -24,7 +24,14 @@ glossary.expander()
 pairs = live_pairs.choices()
 apply_url(pairs)
 settings = controls(pairs)
-st.caption(app_profile.default_k()[1])
+best_k, why_k = app_profile.default_k()
+if state.get(state.LIVE_TRACE) is None and recording.shipped_runs():
+    st.caption(f"The form shows the settings of the recording below: press Run to run them on this machine. "
+               f"This machine's own best K for the default draft is {best_k}.")
+    with st.expander("How this machine's best K was measured"):
+        st.markdown(why_k)
+else:
+    st.caption(why_k)
 live_run.wait_for_previous_run()  # a click during a run stops it; let it hand over its partial trace first
 
 run_col, fresh_col = st.columns([1, 3], vertical_alignment="center")

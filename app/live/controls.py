@@ -35,6 +35,8 @@ def apply_url(pairs: Mapping[str, str]) -> None:
             if param.field in live_params.TEXT_BOXES:  # those boxes hold text; a temperature as the link wrote it
                 value = urlcodec.number_text(value) if isinstance(value, float) else str(value)
             state.show(param.state_key, value)
+    if state.get(state.LIVE_K) is None:  # a link's settings, not the recording's, fill the form (controls())
+        state.show(state.LIVE_K, str(starting.k))
     for notice in notices:
         st.warning(notice, icon="⚠️")
 
@@ -46,8 +48,13 @@ def _use_example(text: str) -> None:
 def controls(pairs: Mapping[str, str]) -> LiveSettings:
     """Draw the form; return what it is set to (validation happens when Run is pressed)."""
     state.init()
-    if state.get(state.LIVE_K) is None:  # the first visit: this machine's measured best K (read here, not at import)
-        state.show(state.LIVE_K, str(app_profile.default_k()[0]))
+    if state.get(state.LIVE_K) is None:  # the first visit: the form shows the recording on screen, else this
+        from app import recording     # machine's measured best K (read here, not at import)
+
+        if state.get(state.LIVE_TRACE) is None and state.get(state.LIVE_RECORDING) in recording.shipped_runs():
+            recording.show_settings_of(state.get(state.LIVE_RECORDING))
+        else:
+            state.show(state.LIVE_K, str(app_profile.default_k()[0]))
     left, right = st.columns([2, 1])
     with right:
         if state.get(state.LIVE_PAIR) not in pairs:

@@ -48,11 +48,12 @@ class Recipe:
 
 
 RECIPES: tuple[Recipe, ...] = (
+    Recipe("prose_run", "Free prose, drafted by the default draft model", DEFAULT_DRAFTER, DEFAULT_DRAFT, "Prose"),
     Recipe("win_run", "Text that repeats its input, drafted by prompt lookup", "prompt_lookup", "",
            "Repeats its input"),
-    Recipe("prose_run", "Free prose, drafted by the default draft model", DEFAULT_DRAFTER, DEFAULT_DRAFT, "Prose"),
 )
-"""The winning run first: a learner meets the technique working before its limits."""
+"""The typical run first (a real draft model on free prose, refused now and then, every loop drafting), the best
+case one click away: a learner meets the technique as it usually is before its easiest win."""
 
 
 class NoisyBaseline(RuntimeError):
