@@ -49,7 +49,7 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
     """Draw the form; return what it is set to (validation happens when Run is pressed)."""
     state.init()
     if state.get(state.LIVE_K) is None:  # the first visit: the form shows the recording on screen, else this
-        from app import recording     # machine's measured best K (read here, not at import)
+        from app import recording  # machine's measured best K (read here, not at import)
 
         if state.get(state.LIVE_TRACE) is None and state.get(state.LIVE_RECORDING) in recording.shipped_runs():
             recording.show_settings_of(state.get(state.LIVE_RECORDING))
