@@ -33,6 +33,7 @@ PAGES: dict[str, list[PageSpec]] = {
         PageSpec("live.py", "Live decoding", icon=":material/play_circle:", url_path="live"),
         PageSpec("under_the_hood.py", "Under the hood", icon=":material/build:", url_path="hood"),
         PageSpec("variants.py", "Variants", icon=":material/account_tree:", url_path="variants"),
+        PageSpec("serving.py", "Serving many requests", icon=":material/dns:", url_path="serving"),
         PageSpec("in_practice.py", "In practice", icon=":material/public:", url_path="practice"),
     ],
     "Test yourself": [

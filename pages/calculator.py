@@ -13,6 +13,7 @@ from app.calculator.text import (
     best_k_sentence,
     ceiling_sentence,
     fmt,
+    formula_line,
     heatmap_sentence,
     loop_sentence,
     useless_draft_sentence,
@@ -24,9 +25,10 @@ st.title("Speedup calculator")
 frame.opening("calculator.py")
 st.caption(
     "Four numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
-    "how often the target agrees with a proposal (α), how much a draft pass costs next to a target pass (c), and "
-    "how much the target's check of K + 1 tokens costs next to a plain one-token pass (v; the lesson takes 1, and "
-    "the calibration box below changes it). "
+    "how often the target agrees with a proposal (α; the formulas take every guess to be kept independently with "
+    "the same chance, which Under the hood checks on a real run), how much a draft pass costs next to a target "
+    "pass (c), and how much the target's check of K + 1 tokens costs next to a plain one-token pass (v; taken as "
+    "1 here, and measured on the next page). "
     "The address bar keeps your settings, so a link reproduces this view."
 )
 
@@ -81,6 +83,7 @@ def calculator() -> None:
     s = controls()
     n = calc_numbers.headline(s)
     st.markdown(loop_sentence(s))
+    st.markdown(formula_line(s))
     st.info(best_k_sentence(s))
 
     tabs = st.tabs(state.CALC_TABS, key=state.bound(state.CALC_TAB), on_change="rerun")

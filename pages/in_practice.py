@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import classtask, frame, loaders, recording, state
 from app.charts import chart
-from app.practice import algorithm, drafts, loop_size, when
+from app.practice import algorithm, drafts, loop_size, turn_on, when
 from app.practice.figures import domain_figure
 from specsim.core import defaults
 from specsim.lesson import domains
@@ -106,4 +106,5 @@ st.markdown(
     "- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
     "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep), "
     "both cited by the lesson this app follows.")
+turn_on.section()
 frame.closing("in_practice.py")

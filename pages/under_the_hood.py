@@ -25,5 +25,4 @@ elif trace is not None:
 view.trees_section()
 if trace is not None and trace.iterations:
     trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
-view.serving_section()
 frame.closing("under_the_hood.py")

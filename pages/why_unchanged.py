@@ -10,7 +10,7 @@ from app.unchanged import figures as figs
 from app.urlcodec import Number
 from specsim.core import defaults
 from specsim.core.published import LEVIATHAN_2023
-from specsim.lesson import unchanged
+from specsim.lesson import gpu_identity, unchanged
 
 SEED = Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)
 
@@ -120,6 +120,18 @@ st.markdown(
     "good q is, nor K, nor where the block boundaries fall.")
 st.markdown(block.block_verification_text())
 block.section()
+
+st.subheader("In floating point")
+st.markdown(
+    "The proof is exact arithmetic. A computer rounds, and a pass over K + 1 tokens may round a position's scores "
+    "differently from a one-token pass. Where the two likeliest tokens are almost tied, a greedy pick can then flip "
+    "and the text goes its own way: the *distribution* is still the target's in every practical sense, but the "
+    "tokens are not bit for bit those of plain decoding. This app's CPU decode path uses kernels whose result for "
+    "a position does not depend on how many positions share the pass, so its greedy runs match plain decoding "
+    "exactly; stock GPU kernels do not promise that.")
+identity = gpu_identity.load()
+if identity is not None:
+    st.markdown(gpu_identity.sentence(identity))
 
 st.subheader("Checked by sampling")
 typed = st.text_input(f"Seed (a whole number from {SEED.limit(SEED.lo)} to {SEED.limit(SEED.hi)})",

@@ -107,9 +107,11 @@ def main() -> dict:
         for s in data.comparison.by_key("lookahead").details.steps for t in s.window_before + s.window_after)
 
     at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
-    for button in (state.HOOD_POLICIES_BUTTON, state.HOOD_SNIPPET_BUTTON):
-        at.button(key=button).click().run(timeout=300)
-        out["problems"] += _problems(at, button)
+    at.button(key=state.HOOD_POLICIES_BUTTON).click().run(timeout=300)
+    out["problems"] += _problems(at, state.HOOD_POLICIES_BUTTON)
+    at.switch_page(str(ROOT / "pages" / "in_practice.py")).run()  # "Turn it on" and its snippet run live there
+    at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=300)
+    out["problems"] += _problems(at, state.HOOD_SNIPPET_BUTTON)
     from specsim.measure import hf_assisted as hf
 
     _, snippet = at.session_state[state.HOOD_SNIPPET]

@@ -27,8 +27,8 @@ def test_the_rows_are_read_from_the_bench_table_and_the_sentence_counts_them():
     assert "in float32, 4 of 4 did" in gpu_identity.sentence(flipped)
 
 
-def test_the_hood_page_says_identity_on_a_gpu_is_observed_not_guaranteed():
-    at = open_page("under_the_hood.py")
+def test_why_unchanged_says_identity_on_a_gpu_is_observed_not_guaranteed():
+    at = open_page("why_unchanged.py")
     assert not at.exception
     assert any("On a GPU, identity is observed, not guaranteed" in m.value for m in at.markdown)
 

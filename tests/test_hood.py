@@ -136,20 +136,6 @@ def test_the_page_prefers_the_learners_own_live_run():
     assert at.radio(key=state.widget_key(state.HOOD_RUN)).value == state.HOOD_LIVE
 
 
-def test_serving_snippets_name_documented_flags_and_transformers_takes_its_arguments():
-    from transformers import GenerationConfig
-
-    from specsim.lesson import serving
-
-    tools = {s.tool for s in serving.SNIPPETS}
-    assert {"transformers", "vLLM", "llama.cpp", "SGLang"} <= tools
-    config = GenerationConfig(prompt_lookup_num_tokens=4, num_assistant_tokens_schedule="heuristic")
-    assert config.prompt_lookup_num_tokens == 4
-    for snippet in serving.SNIPPETS:
-        assert snippet.source.startswith("https://")
-        if snippet.tool == "transformers":
-            assert "assistant_model=" in snippet.code or "prompt_lookup_num_tokens=" in snippet.code
-
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_the_page_opens_on_an_iteration_that_drafted_and_refused(name):
@@ -195,36 +181,6 @@ def test_the_three_k_policies_run_for_real_and_keep_plain_decodings_tokens():
     assert f"{plain.target_passes} target passes for these {plain.n_decoded} tokens" in sentence
 
 
-def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_differ():
-    """The snippet runs on the bundled target beside transformers' plain loop and specsim's two runs; the
-    table and the sentence come from the tokens each wrote (here on the held-out list prompt, where bfloat16
-    transformers parts from specsim's plain decoding)."""
-    from app.hood.view import snippet_prompts
-    from specsim.measure import hf_assisted as hf
-
-    at = _page()
-    prompts = snippet_prompts()
-    index = next(i for i, (label, _, _) in enumerate(prompts) if label.startswith("held-out, list"))
-    at.selectbox(key=state.widget_key(state.HOOD_SNIPPET_PROMPT)).set_value(index).run()
-    at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=600)
-    assert not at.exception, at.exception
-    ran_on, check = at.session_state[state.HOOD_SNIPPET]
-    assert ran_on == index and check.k == 4
-    assert check.first_difference(hf.OURS_LOOKUP, hf.OURS_PLAIN) is None  # specsim's speculation is lossless
-    table = at.dataframe[-1].value
-    assert list(table["run"]) == list(check.tokens)
-    page = " ".join(m.value for m in at.markdown)
-    # issue 51: the result names the prompt it ran on, never a recording's drafter (the snippet is prompt lookup)
-    assert "on a held-out list prompt" in page and "drafted by" not in page
-    split = check.first_difference(hf.HF_LOOKUP, hf.OURS_PLAIN)
-    own = check.first_difference(hf.HF_LOOKUP, hf.HF_PLAIN)
-    if split is None:
-        assert "The snippet wrote exactly specsim's tokens" in page
-    elif own is None:
-        assert f"other tokens than specsim from token {split + 1}" in page and "two **plain** loops differ" in page
-    else:  # transformers' verification pass is not position-invariant: its speculation changed its own output
-        assert f"parted from **transformers' own plain loop** at token {own + 1}" in page and "(✓ above)" in page
-
 
 def test_each_rate_by_position_shows_the_loops_it_rests_on_and_a_thin_one_its_interval():
     """Issue 60, item 4: r₄ = 0.00 from two loops is noise; each rⱼ stands beside the loops that reached slot j."""
@@ -265,17 +221,3 @@ def test_the_page_says_a_separate_draft_does_not_compound_and_names_the_two_posi
     live_title = live_figs.kept_share_figure(stats.kept_share, stats.alpha).layout.title.text
     assert "Conditional acceptance rⱼ" in hood_title and live_title.startswith("Slot survival")
     assert "conditional acceptance rⱼ" in hood.POSITION_INTRO and "slot survival" in hood.POSITION_INTRO
-
-
-def test_the_snippets_pair_each_head_with_the_target_it_was_trained_for():
-    """Issue 60: "a pair that shares a tokenizer" holds for a separate draft; an EAGLE, Medusa or MTP head must be
-    trained for exactly that target, and the vLLM EAGLE-3 head (trained for Llama 3.1 8B) drafts for Llama 3.1 8B."""
-    from specsim.lesson import serving
-
-    eagle3 = next(s for s in serving.SNIPPETS if (s.tool, s.method) == ("vLLM", "EAGLE-3"))
-    assert 'LLM(model="meta-llama/Llama-3.1-8B-Instruct"' in eagle3.code
-    assert "Llama-3.1-8B-Instruct-speculator.eagle3" in eagle3.code
-    at = _page()
-    text = " ".join(m.value for m in at.markdown)
-    assert "Replace the model names with a pair that shares a tokenizer" not in text
-    assert "an EAGLE, Medusa or MTP head only with one trained for exactly that target" in text

@@ -162,3 +162,63 @@ def test_in_practice_says_when_to_use_it_and_when_not_with_the_page_that_shows_e
     assert not at.exception
     assert "When to use it, and when not" in [h.value for h in at.subheader]
     assert any(m.value == when.table_markdown() for m in at.markdown)
+
+
+def test_serving_snippets_name_documented_flags_and_transformers_takes_its_arguments():
+    from transformers import GenerationConfig
+
+    from specsim.lesson import serving
+
+    tools = {s.tool for s in serving.SNIPPETS}
+    assert {"transformers", "vLLM", "llama.cpp", "SGLang"} <= tools
+    config = GenerationConfig(prompt_lookup_num_tokens=4, num_assistant_tokens_schedule="heuristic")
+    assert config.prompt_lookup_num_tokens == 4
+    for snippet in serving.SNIPPETS:
+        assert snippet.source.startswith("https://")
+        if snippet.tool == "transformers":
+            assert "assistant_model=" in snippet.code or "prompt_lookup_num_tokens=" in snippet.code
+
+
+def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_differ():
+    """The snippet runs on the bundled target beside transformers' plain loop and specsim's two runs; the
+    table and the sentence come from the tokens each wrote (here on the held-out list prompt, where bfloat16
+    transformers parts from specsim's plain decoding)."""
+    from app.practice.turn_on import snippet_prompts
+    from specsim.measure import hf_assisted as hf
+
+    at = open_page("in_practice.py")
+    prompts = snippet_prompts()
+    index = next(i for i, (label, _, _) in enumerate(prompts) if label.startswith("held-out, list"))
+    at.selectbox(key=state.widget_key(state.HOOD_SNIPPET_PROMPT)).set_value(index).run()
+    at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=600)
+    assert not at.exception, at.exception
+    ran_on, check = at.session_state[state.HOOD_SNIPPET]
+    assert ran_on == index and check.k == 4
+    assert check.first_difference(hf.OURS_LOOKUP, hf.OURS_PLAIN) is None  # specsim's speculation is lossless
+    table = at.dataframe[-1].value
+    assert list(table["run"]) == list(check.tokens)
+    page = " ".join(m.value for m in at.markdown)
+    # issue 51: the result names the prompt it ran on, never a recording's drafter (the snippet is prompt lookup)
+    assert "on a held-out list prompt" in page and "drafted by" not in page
+    split = check.first_difference(hf.HF_LOOKUP, hf.OURS_PLAIN)
+    own = check.first_difference(hf.HF_LOOKUP, hf.HF_PLAIN)
+    if split is None:
+        assert "The snippet wrote exactly specsim's tokens" in page
+    elif own is None:
+        assert f"other tokens than specsim from token {split + 1}" in page and "two **plain** loops differ" in page
+    else:  # transformers' verification pass is not position-invariant: its speculation changed its own output
+        assert f"parted from **transformers' own plain loop** at token {own + 1}" in page and "(✓ above)" in page
+
+
+def test_the_snippets_pair_each_head_with_the_target_it_was_trained_for():
+    """Issue 60: "a pair that shares a tokenizer" holds for a separate draft; an EAGLE, Medusa or MTP head must be
+    trained for exactly that target, and the vLLM EAGLE-3 head (trained for Llama 3.1 8B) drafts for Llama 3.1 8B."""
+    from specsim.lesson import serving
+
+    eagle3 = next(s for s in serving.SNIPPETS if (s.tool, s.method) == ("vLLM", "EAGLE-3"))
+    assert 'LLM(model="meta-llama/Llama-3.1-8B-Instruct"' in eagle3.code
+    assert "Llama-3.1-8B-Instruct-speculator.eagle3" in eagle3.code
+    at = open_page("in_practice.py")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Replace the model names with a pair that shares a tokenizer" not in text
+    assert "an EAGLE, Medusa or MTP head only with one trained for exactly that target" in text

@@ -25,8 +25,8 @@ def _markdown(at) -> str:
 
 
 @pytest.fixture(scope="module")
-def verify_page():
-    at = open_page("verify_free.py")
+def serving_page():
+    at = open_page("serving.py")
     assert not at.exception and not at.error
     return at
 
@@ -161,19 +161,22 @@ def test_a_long_context_keeps_speculation_paying_at_every_batch_size():
     assert "some K still pays here" in serving.load_text(rows, 0.7, 0.13, 256, 32_768)
 
 
-def test_the_switch_off_is_vllms_dynamic_schedule_not_the_removed_setting():
+def test_the_switch_off_is_vllms_dynamic_schedule_at_every_batch_size_not_the_removed_setting():
     rows = serving.load_rows(0.7, 0.13, 256, 0, BATCHES)
     text = serving.schedule_text(rows)
     assert "disable_by_batch_size" in text and "stopped working" in text  # named only as removed
     assert "SGLang" in text and "fixed when the server starts" in text
-    snippet = serving.schedule_snippet(rows, 4)
+    snippet = serving.schedule_snippet(0.7, 0.13, 256, 4096, 256, 4)
     assert snippet.release == stacks.VLLM_RELEASE and "/v0.25.0/" in snippet.source
     assert "num_speculative_tokens_per_batch_size" in snippet.code and "disable_by_batch_size" not in snippet.code
-    schedule = stacks.dynamic_schedule([(b, k) for b, k, _ in rows])
-    for b, k, _ in rows:  # every batch size in exactly one range, with its own best K
-        assert [kk for lo, hi, kk in schedule if lo <= b <= hi] == [k]
+    assert '"method": "eagle"' in snippet.code and "c held fixed" in snippet.note
+    schedule = stacks.dynamic_schedule(serving.best_k_every_batch(0.7, 0.13, 256, 4096, 256))
+    for b in range(1, 257):  # every batch size in exactly one range, with the model's own best K there
+        best = roofline.best_k_under_load(0.7, 0.13, b, 256, 4096)[0]
+        assert [k for lo, hi, k in schedule if lo <= b <= hi] == [best]
     assert all(f"[{lo}, {hi}, {k}]" in snippet.code for lo, hi, k in schedule)
-    assert schedule[-1][2] == 0  # no K pays at B = 256 with weights only: speculation off
+    # not only at the chart's powers of two: K changes between 32 and 64 here
+    assert any(lo not in BATCHES for lo, _, _ in schedule)
 
 
 def test_the_schedule_merges_neighbours_with_the_same_k():
@@ -212,16 +215,16 @@ def test_the_drafts_cache_is_a_quarter_of_the_targets_for_llama_32_1b_beside_31_
 
 
 def test_no_batch_is_memory_bound_when_k_plus_1_passes_r():
-    from pages.verify_free import gemm_bound_clause
+    from app.passcost.batching import gemm_bound_clause
 
     assert gemm_bound_clause(16, 16) == "no batch size: one sequence's K + 1 = 17 tokens already pass R = 16"
     assert gemm_bound_clause(4, 256) == "B ≤ 51"
 
 
-def test_verify_page_teaches_both_regimes_with_a_context_slider(verify_page):
+def test_serving_page_teaches_both_regimes_with_a_context_slider(serving_page):
     from app import state
 
-    at = verify_page
+    at = serving_page
     slider = at.select_slider(key=state.VERIFY_CONTEXT)
     assert slider.value == defaults.BATCH_CONTEXT and tuple(slider.options) == tuple(
         str(c) for c in defaults.BATCH_CONTEXTS)
@@ -250,12 +253,12 @@ def test_magicdec_is_cited_by_its_own_authors_not_as_chen_2023():
         assert figure.source == "Chen, Tiwari, Sadhukhan et al., 2024" == published.MAGICDEC
 
 
-def test_magicdec_is_named_once_wherever_it_is_cited(verify_page):
+def test_magicdec_is_named_once_wherever_it_is_cited(serving_page):
     hood = open_page("under_the_hood.py")
     from specsim.lesson import interview
 
     answers = " ".join(q.answer for q in interview.load())
-    for text in (_markdown(verify_page), _markdown(hood), answers):
+    for text in (_markdown(serving_page), _markdown(hood), answers):
         assert "MagicDec" in text and "(MagicDec)" not in text and "MagicDec (MagicDec" not in text
         assert text.count(published.MAGICDEC) == text.count(f"MagicDec ({published.MAGICDEC}") + text.count(
             f"MagicDec: {published.MAGICDEC}")

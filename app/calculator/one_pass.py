@@ -47,9 +47,10 @@ def one_pass_sentence(s: CalcSettings, pass_cost: float) -> str:
             f"and tokens per loop creep {ceiling}. Two things stop that in practice. Its "
             "guesses cannot see each other: the head that guesses 3 tokens ahead does not know what the first two "
             "heads wrote, so acceptance falls with the distance faster than αⁱ (the *by position* box above prices "
-            "that), and v grows with K + 1 (the next tab). Medusa's heads and PARD's parallel draft model price "
-            "this way. DeepSeek-V3's MTP modules do not: each module reads the one before it, so K modules are K "
-            "sequential passes, the chained model.")
+            "that), and v grows with K + 1 (the next tab). PARD's parallel draft model (a small model that fills K "
+            "masked positions at once) prices this way; Medusa's heads do too, with c₁ near 0, since they read the "
+            "hidden state the target's own pass already computed. DeepSeek-V3's MTP does not: it ships one module, "
+            "and drafting K > 1 reuses it in a chain, K sequential passes, the chained model.")
 
 
 def section(s: CalcSettings) -> None:

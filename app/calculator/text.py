@@ -33,6 +33,16 @@ class CalcNumbers:
         )
 
 
+def formula_line(s: CalcSettings) -> str:
+    """The two formulas behind the numbers, with the sliders' values: τ and its ceiling, and the speedup."""
+    n = CalcNumbers.of(s)
+    ceiling = float(analytics.prefix_limit(s.alpha)) + 1
+    limit = f"at most 1/(1 − α) = {fmt(ceiling)} however long the draft" if ceiling < float("inf") else (
+        "without limit at α = 100 %")
+    return (f"Tokens per loop **τ = 1 + α + α² + … + α^K = {fmt(n.tokens)}** ({limit}); speedup = τ ÷ (K·c + v) = "
+            f"{fmt(n.tokens)} ÷ {fmt(n.cost)} = **{fmt(n.speedup)}×**.")
+
+
 def loop_sentence(s: CalcSettings) -> str:
     """One loop's bill and yield in a sentence, e.g. for K=4, α=70 %, c=0.13: 1.52 passes, 2.77 tokens, 1.82×."""
     n = CalcNumbers.of(s)
@@ -50,7 +60,7 @@ def loop_sentence(s: CalcSettings) -> str:
         f"Every loop pays for {drafts} at {fmt(s.draft_cost)}× the target's cost plus {verify}, "
         f"{fmt(n.cost)} target passes altogether, and gets back {fmt(n.tokens)} tokens on average. "
         f"Decoding without a draft pays a full target pass per token, {verdict}, "
-        "and the text that comes out is the same."
+        "and the text that comes out is still the target's own."
     )
 
 

@@ -103,7 +103,7 @@ def position_figure(model: PositionModel) -> go.Figure:
     fig.add_scatter(x=ks, y=[model.alpha] * len(ks), mode="lines", name=f"constant α = {model.alpha:.2f}",
                     line=dict(color=MUTED, dash="dash"))
     fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers",
-                    name="slot survival: share of all loops that kept slot j", line_color=DRAFT)
+                    name="slot survival: share of the loops drafting slot j that kept it", line_color=DRAFT)
     fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="α^j (the calculator's model)",
                     line=dict(color=TARGET, dash="dot"))
     fig.update_layout(title="Conditional acceptance rⱼ and slot survival, by draft position",

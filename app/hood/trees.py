@@ -64,10 +64,11 @@ def batch_rows(probs: tuple[float, ...], draft_cost: float) -> list[tuple[int, t
 
 
 def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> str:
-    parts = [f"B = {b}: chain K = {ch.nodes} {s_ch:.2f}×, tree of {tr.nodes} {s_tr:.2f}×"
-             for b, ch, s_ch, tr, s_tr in rows]
+    parts = [f"B = {b}: chain K = {ch.nodes} {s_ch:.2f}×, tree of {tr.nodes} {s_tr:.2f}×" if max(s_ch, s_tr) > 1
+             else f"B = {b}: neither pays, speculation off (1×)" for b, ch, s_ch, tr, s_tr in rows]
     equal = next((b for b, ch, s_ch, tr, s_tr in rows if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
-    text = ("**As the batch grows** (the roofline, weights only, R = " f"{GPU_RIDGE}): " + "; ".join(parts) + ". ")
+    text = ("**As the batch grows** (a GPU's roofline, weights only, R = " f"{GPU_RIDGE}, with this run's c): "
+            + "; ".join(parts) + ". ")
     if equal is not None:
         text += (f"From B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
                  "arithmetic the batch already uses, so the tree's spare guesses stop paying.")
@@ -90,7 +91,9 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"{cov[0]:.0%} of the time, among its top 2 {cov[1]:.0%}, and among its top {len(cov)} {cov[-1]:.0%}. "
         "Taking positions as alike and independent (the chain's one-α assumption, rank by rank), the best tree of "
         "n nodes is the n most probable paths, each with its prefix (the shape EAGLE-2's dynamic tree grows toward).")
-    c = costmodel.cost_model([trace], [plain]).draft_cost if plain is not None and plain.n_generated else fallback_cost
+    measured_c = plain is not None and plain.n_generated
+    c = costmodel.cost_model([trace], [plain]).draft_cost if measured_c else fallback_cost
+    c_from = "this run's measured drafting cost" if measured_c else "the calculator's draft cost"
     v_name, v = machine_v()
     short = "v(n) measured here" if "measured" in v_name else f"the roofline's v(n), R = {GPU_RIDGE}"
     chart(economics_figure(hits.probs, c, v, short), key=state.HOOD_TREE_CHART)
@@ -98,8 +101,9 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     ch, s_ch = te.best_by_size(hits.probs, c, v, SIZES, te.chain)
     same = te.chain(hits.probs, tree.nodes)
     st.markdown(
-        f"With c = {c:.3f} and v(n) from {v_name}: a tree of {tree.nodes} nodes writes τ = {tree.tau:.2f} tokens a "
-        f"loop where a chain of the same size writes {same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
+        f"With c = {c:.3f} ({c_from}) and v(n) from {v_name}: the best tree of up to {SIZES[-1]} nodes has "
+        f"{tree.nodes} and writes τ = {tree.tau:.2f} tokens a loop, where a chain of the same size writes "
+        f"{same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} passes (one per level) where "
         f"the chain spends {ch.nodes}, and its verification reads {tree.nodes + 1} tokens. From "
         f"{hits.checked} positions these rates are rough: a few more hits at rank 2 or 3 move the tree's τ.")

@@ -118,7 +118,7 @@ def kept_share_figure(kept_share: Sequence[float | None], alpha: float) -> go.Fi
                 hovertemplate="slot t+%{x}: %{y:.2f}<extra>measured</extra>")
     fig.add_scatter(x=xs, y=list(analytics.expected_kept_share(alpha, k)), mode="lines+markers",
                     name=f"α^i with α = {alpha:.2f}", line_color=DRAFT)
-    fig.update_layout(title=("Slot survival: share of all loops that kept slot i"
+    fig.update_layout(title=("Slot survival: share of the loops that drafted slot i and kept it"
                              "<br><sup>r₁⋯rᵢ, not the conditional rᵢ of Under the hood</sup>"),
                       xaxis_title="draft position i (slot t+i)",
                       yaxis_title="share of iterations that kept it", yaxis_range=[0, 1.05], height=320,

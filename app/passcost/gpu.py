@@ -41,20 +41,28 @@ def gpu_figure(data: dict, cpu: PathRun | None) -> go.Figure:
     return fig
 
 
-def gpu_text(data: dict, model: roofline.Transformer = roofline.SMOLLM2_135M,
+def gpu_text(data: dict, cpu: PathRun | None = None, model: roofline.Transformer = roofline.SMOLLM2_135M,
              chip: roofline.Accelerator = roofline.H200) -> str:
     """What the GPU curve shows and what set it, every figure read from the run or the datasheet."""
     passes = data["passes"]["bfloat16"]
     one = passes["ms"][0]
     _, v = gpu_v(data, "bfloat16")
     read_ms = model.weight_bytes / (chip.tb_per_s * 1e12) * 1e3
+    _, v32 = gpu_v(data, "float32") if "float32" in data["passes"] else ([], [])
+    f32_note = (f"(The float32 curve's dips below 1, to {min(v32):.2f}, are timing noise on a shared host.) "
+                if v32 and min(v32) < 1 else "")
     return (f"**A measurement on a GPU.** The project ran the bundled target on an {data['gpu']} (stock kernels, "
             f"{len(passes['n'])} pass widths). A one-token bfloat16 pass took {one:.1f} ms and a pass over "
-            f"2 to {passes['n'][-1]} tokens {min(passes['ms'][1:]):.1f}–{max(passes['ms'][1:]):.1f} ms: v(n) is flat "
-            f"(median {statistics.median(v[1:]):.2f}), as the roofline predicts far below R. But the reason is not "
-            f"memory. Reading {model.name}'s {model.weight_bytes / 1e6:.0f} MB of weights at the datasheet's "
+            f"2 to {passes['n'][-1]} tokens {min(passes['ms'][1:]):.1f}–{max(passes['ms'][1:]):.1f} ms: v(n) steps up "
+            f"at n = 2 and is flat after it (median {statistics.median(v[1:]):.2f}), where the roofline says 1.00 this "
+            f"far below R = {roofline.GPU_RIDGE}. {f32_note}The flat part has another cause than memory. Reading "
+            f"{model.name}'s {model.weight_bytes / 1e6:.0f} MB of weights at the datasheet's "
             f"{chip.tb_per_s:g} TB/s takes {read_ms:.2f} ms, {read_ms / one:.1%} of the pass: the rest is the host "
             "launching the pass's kernels, layer after layer, whatever their width. A model this small on a GPU is "
             "*launch-bound*; the flat v is real, but the draft's passes are launch-bound too, so its c is far from "
-            "its share of the bytes. A model large enough to fill the GPU's memory bandwidth is where the "
+            "its share of the bytes. "
+            + (f"That is also why this app's CPU path, at {cpu.row('one call').pass_ms:.1f} ms a one-token pass, "
+               f"{'beats' if cpu.row('one call').pass_ms < one else 'nearly matches'} the GPU on this model: it "
+               "runs the whole pass as one C++ call, with no launches. " if cpu is not None else "")
+            + "A model large enough to fill the GPU's memory bandwidth is where the "
             "memory-bound picture above holds.")

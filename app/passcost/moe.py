@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from app.palette import DRAFT, MUTED, PLAIN, TARGET
+from specsim.core import published
 from specsim.lesson import moe
 
 KS = tuple(range(1, 9))
@@ -39,16 +40,18 @@ def moe_text(k: int, ridge: int, model: moe.MixtureOfExperts = moe.DEEPSEEK_V3) 
     big = MOE_BATCHES[-1]
     share = big * (k + 1) * model.active / model.experts
     return (f"**A mixture-of-experts target.** {model.name} has {model.experts} experts in each of its "
-            f"{model.moe_layers} routed layers and sends each token to {model.active} of them, so a token reads "
-            f"{model.active_params / 1e9:.1f}B of its {model.total_params / 1e9:.0f}B weights. One token reads "
-            f"{one:.0f} experts a layer; K + 1 = {k + 1} tokens that choose independently read about {many:.0f}. At "
-            f"batch 1 the verification pass therefore reads {model.read_ratio(k):.1f}× the bytes of a plain pass, and "
-            f"v = {model.verify_cost(1, k, ridge):.2f} where a dense model's is "
+            f"{model.moe_layers} routed layers and sends each token to {model.active} of them, so a token reads about "
+            f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of its {model.total_params / 1e9:.0f}B weights. One token "
+            f"reads {one:.0f} experts a layer; K + 1 = {k + 1} tokens that choose independently read about "
+            f"{many:.0f}. At batch 1 the verification pass therefore reads {model.read_ratio(k):.1f}× the bytes of a "
+            f"plain pass, and v = {model.verify_cost(1, k, ridge):.2f} where a dense model's is "
             f"{moe.dense_verify_cost(1, k, ridge):.2f}: verification is not free, and the calculator's v = 1 does not "
-            f"hold. A server batching {big} requests already reads every expert each step (expert-parallel serving "
-            f"spreads them over many GPUs), so the extra tokens cost arithmetic only: about {share:.0f} tokens per "
-            f"expert, {'below' if share <= ridge else 'above'} R = {ridge}, and "
-            f"v = {model.verify_cost(big, k, ridge):.2f}. That is the setting in which DeepSeek-V3 reports its MTP "
-            "speedup. The model assumes each token picks its experts independently and evenly; real routers favour "
-            "some experts and correlate from token to token, so measure v on the target before trusting the batch-1 "
+            f"hold. A server batching {big} requests already reads every expert each step, so the extra tokens cost "
+            f"arithmetic only: about {share:.0f} tokens per expert, {'below' if share <= ridge else 'above'} "
+            f"R = {ridge}, and v = {model.verify_cost(big, k, ridge):.2f}.\n\n"
+            "Conditions: bytes read stand for time when one memory system reads every expert (one node, or experts "
+            "split by tensor parallelism); spread over many GPUs by expert parallelism, a step waits on the busiest "
+            "GPU instead. The model leaves out attention and the KV cache (the dense model above shows what they "
+            "add), and takes each token to pick its experts independently and evenly; real routers favour some "
+            "experts and correlate from token to token, so measure v on the target before trusting the batch-1 "
             "figure.")

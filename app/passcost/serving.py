@@ -12,6 +12,8 @@ from specsim.lesson import roofline
 from specsim.lesson import serving as stacks
 from specsim.measure import analytics
 
+GPU_MEMORY_GB = 80  # one A100 or H100 (80 GB): where a batch's KV cache stops fitting beside the weights
+
 
 def load_rows(alpha: float, draft_cost: float, ridge: int, context: int,
               batches: Sequence[int]) -> list[tuple[int, int, float]]:
@@ -51,6 +53,11 @@ def load_text(rows: Sequence[tuple[int, int, float]], alpha: float, draft_cost: 
     else:
         text += (f" Up to B = {rows[-1][0]} some K still pays here: the cache reads keep the step waiting on memory "
                  "(move the context slider down to see speculation switch off).")
+    weights_gb = roofline.LLAMA_31_8B.weight_bytes / 1e9
+    full = next((b for b, _, _ in rows if roofline.kv_cache_gb(b, context) + weights_gb > GPU_MEMORY_GB), None)
+    if full is not None:
+        text += (f" From B = {full} the batch's cache and the weights no longer fit one {GPU_MEMORY_GB} GB GPU: "
+                 "larger batches at this context need several GPUs.")
     return text
 
 
@@ -59,13 +66,22 @@ def schedule_text(rows: Sequence[tuple[int, int, float]]) -> str:
     settings."""
     return ("A server can follow this chart. vLLM's *Dynamic Speculative Decoding* "
             f"({stacks.VLLM_RELEASE}) takes a list of batch-size ranges, each with its K, and K = 0 switches "
-            "speculation off for a range; the schedule below is the chart's, range by range. (Older guides name "
-            "`disable_by_batch_size`: it stopped working when vLLM removed its V0 engine in v0.10 and has since been "
-            f"deleted.) {stacks.SGLANG_TUNING}")
+            "speculation off for a range; the schedule below is this model's best K at every batch size. (Older "
+            "guides name `disable_by_batch_size`: it stopped working when vLLM removed its V0 engine in v0.10 and "
+            f"has since been deleted.) {stacks.SGLANG_TUNING}")
 
 
-def schedule_snippet(rows: Sequence[tuple[int, int, float]], k_default: int) -> stacks.Snippet:
-    return stacks.vllm_dynamic_snippet(stacks.dynamic_schedule([(b, k) for b, k, _ in rows]), k_default)
+def best_k_every_batch(alpha: float, draft_cost: float, ridge: int, context: int,
+                       largest: int) -> list[tuple[int, int]]:
+    """(B, the best K) at every batch size from 1 to ``largest``, not only at the chart's powers of two."""
+    return [(b, roofline.best_k_under_load(alpha, draft_cost, b, ridge, context)[0]) for b in range(1, largest + 1)]
+
+
+def schedule_snippet(alpha: float, draft_cost: float, ridge: int, context: int, largest: int,
+                     k_default: int) -> stacks.Snippet:
+    """vLLM's schedule from the model's best K at every batch size up to ``largest``."""
+    every = best_k_every_batch(alpha, draft_cost, ridge, context, largest)
+    return stacks.vllm_dynamic_snippet(stacks.dynamic_schedule(every), k_default)
 
 
 def mixed_text(alpha: float, k: int, draft_cost: float, batch: int, ridge: int, context: int) -> str:

@@ -29,8 +29,8 @@ def depth_text() -> str:
         f"{depth_share:.0%} of its layers, and took {time_share:.1%} of its time per token "
         f"({c.draft_ms_per_token} against {c.target_ms_per_token} ms): close to its share of the depth, about "
         f"{time_share / param_share:.1f}× its share of the parameters. A draft with the same parameters spread over "
-        "more, narrower layers would guess no better and cost more per guess, which raises c in every formula on "
-        "these pages.")
+        "more, narrower layers may guess as well or better, but where per-layer costs dominate it costs more per "
+        "guess, which raises c in every formula on these pages.")
 
 
 def distill_text(draft_json: dict) -> str:

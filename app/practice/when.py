@@ -19,7 +19,10 @@ CONDITIONS: tuple[Condition, ...] = (
               "many requests with short contexts: the batch already uses the arithmetic, so shorten K or switch "
               "speculation off under load", "Is verification free here?"),
     Condition("Context length", "long contexts: reading each request's KV cache keeps a step memory-bound for "
-              "longer", "a mixture-of-experts target at small batch: K + 1 tokens read more experts than one",
+              "longer", "short contexts at large batch: the weights' arithmetic dominates the step",
+              "Is verification free here?"),
+    Condition("Model kind", "a dense target: K + 1 tokens read the same weights as one",
+              "a mixture-of-experts target at small batch: K + 1 tokens read more experts than one",
               "Is verification free here?"),
     Condition("Kind of text", "predictable or repetitive text: code, structured output, answers that quote the "
               "prompt (prompt lookup needs no draft at all there)", "open-ended, creative text: the draft is "
@@ -45,6 +48,7 @@ def table_markdown() -> str:
 
 
 CLOSING = ("Whatever the table says, measure on your own traffic: acceptance α and tokens per loop τ on real "
-           "requests, and the wall clock against plain decoding on the same hardware. The output stays the target's "
-           "either way, so switching speculation on or off is a question of speed alone, and a server can do it per "
-           "load (vLLM's K by batch size) or per request.")
+           "requests, and the wall clock against plain decoding on the same hardware. The output follows the target's "
+           "either way (on a GPU, floating-point near-ties can still flip a greedy token, as *Under the hood* "
+           "shows), so switching speculation on or off is a question of speed, and a server can do it per load "
+           "(vLLM's K by batch size) or per request.")

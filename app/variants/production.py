@@ -7,6 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from specsim.core import published as pub
+from specsim.core.defaults import GPU_RIDGE
+from specsim.lesson import moe
 from specsim.measure import analytics
 
 
@@ -39,12 +41,15 @@ def rows() -> list[dict[str, str]]:
 
 def mtp_text() -> str:
     """What MTP's acceptance means in this app's formulas, and why the calculator cannot confirm DeepSeek's figure:
-    an MoE target (v = 1 fails at small batch), c by bytes read, and a large-batch serving measurement."""
+    an MoE target (v = 1 fails at small batch), c by bytes read, and a figure with no stated batch, which the MoE model
+    makes consistent only at large batch."""
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
     by_layers = 1 / pub.DEEPSEEK_V3_LAYERS
     by_bytes = pub.DEEPSEEK_MTP_COST_BY_BYTES
     s_low, s_high = analytics.speedup(low, 1, by_bytes, 1.0), analytics.speedup(high, 1, by_bytes, 1.0)
+    big = 256
+    v_big, v_one = moe.DEEPSEEK_V3.verify_cost(big, 1, GPU_RIDGE), moe.DEEPSEEK_V3.verify_cost(1, 1, GPU_RIDGE)
     return (f"**MTP in this app's terms.** DeepSeek-V3 drafts one token (K = 1), kept {low:.0%}–{high:.0%} of the "
             f"time, so a pass writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Its MTP module predicts from "
             "the model's last hidden state *and* the embedding of the next token, through one more transformer "
@@ -54,9 +59,12 @@ def mtp_text() -> str:
             f"active parameters, not 1/{pub.DEEPSEEK_V3_LAYERS} = {by_layers:.3f}. With v = 1 the calculator would "
             f"give {s_low:.2f}–{s_high:.2f}×, but v = 1 does not hold here: DeepSeek-V3 is a mixture of experts, and "
             "at small batch the K + 1 tokens of a verification pass can route to more experts than one token does, "
-            f"so the pass reads more weights. The report's {pub.DEEPSEEK_MTP_SPEEDUP.figure} is tokens per second "
-            "of its large-batch serving system, a different regime from the calculator's single request, so the "
-            "two figures are not a check on each other.")
+            f"so the pass reads more weights. The report gives no batch size for its {pub.DEEPSEEK_MTP_SPEEDUP.figure} "
+            f"(tokens per second). Read backwards, {pub.DEEPSEEK_MTP_SPEEDUP.figure} at τ = {tau_low:.2f}–"
+            f"{tau_high:.2f} means a loop cost {tau_low / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
+            f"{tau_high / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f} plain steps, draft included; the mixture-of-experts model "
+            f"on *Serving many requests* reaches that only at large batch (K = 1: v = {v_big:.2f} at B = {big}, "
+            f"{v_one:.2f} at B = 1), where every expert is read each step anyway.")
 
 
 def sglang_text() -> str:

@@ -221,13 +221,13 @@ POSITION_INTRO = (
     "The calculator assumes one α for every guess, independent of the others, so slot j survives with probability "
     "αʲ and a loop yields 1 + α + … + α^K tokens. Two measured quantities sit behind that picture, and they are not "
     "the same: the **conditional acceptance rⱼ**, the chance that guess j is kept given that every guess before it "
-    "was (this page), and the **slot survival**, the share of all loops that kept slot j, r₁⋯rⱼ (the live page's "
-    "chart, the calculator's αʲ). Real drafts need not keep one rⱼ. For a separate draft model, like this app's, "
-    "rⱼ is measured only on loops that kept guesses 1 … j − 1, so the draft guessed j from the target's own text and "
-    "nothing of its earlier mistakes carries over: rⱼ moves because those loops are the easier stretches (it tends "
-    "to rise) and because fewer loops reach the later slots (it gets noisier). Errors compound for drafters whose "
-    "later guesses rest on their own outputs rather than the target's: heads that feed back their own features "
-    "(EAGLE) or guess several tokens ahead blind (Medusa). For them rⱼ falls along the draft.")
+    "was (this page), and the **slot survival**, the share of the loops drafting slot j that kept it, r₁⋯rⱼ (the "
+    "live page's chart, the calculator's αʲ). Real drafts need not keep one rⱼ. For a separate draft model, like "
+    "this app's, rⱼ is measured only on loops that kept guesses 1 … j − 1, so the draft guessed j from the target's "
+    "own text and nothing of its earlier mistakes carries over: rⱼ can rise (only the easier stretches reach the "
+    "later slots) or fall, and it gets noisier as fewer loops reach the later slots. Errors compound for drafters "
+    "whose later guesses rest on their own outputs rather than the target's: heads that feed back their own "
+    "features (EAGLE) or guess several tokens ahead blind (Medusa). For them rⱼ falls along the draft.")
 
 RATE_MIN_LOOPS = 20  # an rⱼ from fewer loops is shown with its interval: a handful of loops says little
 _SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -245,6 +245,10 @@ def rates_sentence(model: PositionModel) -> str:
         return ""
     text = ("Measured on this run, each rⱼ with the loops it rests on (those that kept guess j, of those whose check "
             "reached it): " + "; ".join(parts) + ".")
+    rates = [kept / reached for kept, reached in zip(model.kept, model.reached, strict=True) if reached]
+    if len(rates) > 1 and rates[-1] < rates[0]:
+        text += (" On this run they fall rather than rise: the later rates rest on fewer loops, and a few refusals "
+                 "there move them a long way.")
     thin = [(reached, j) for j, reached in enumerate(model.reached, start=1) if 0 < reached < RATE_MIN_LOOPS]
     if thin:
         reached, j = min(thin, key=lambda pair: (pair[0], -pair[1]))  # the fewest loops, the later slot on a tie

@@ -138,16 +138,19 @@ def dynamic_schedule(best_k: list[tuple[int, int]]) -> list[tuple[int, int, int]
 
 
 def vllm_dynamic_snippet(schedule: list[tuple[int, int, int]], k_default: int) -> Snippet:
-    """vLLM's Dynamic Speculative Decoding with a schedule: K by the number of requests decoding at once."""
+    """vLLM's Dynamic Speculative Decoding with a schedule: K by the number of requests decoding at once, on the
+    EAGLE head of the page's own example (its documentation's examples use EAGLE and EAGLE-3 heads)."""
     rows = ",\n".join(f"                [{a}, {b}, {k}]" for a, b, k in schedule)
     code = (f"""llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
           speculative_config={{
-              "method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct",
+              "method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
               "num_speculative_tokens": {k_default},
               "num_speculative_tokens_per_batch_size": [
 {rows},
               ]}})""")
     return Snippet("vLLM", "dynamic speculation (K by batch size)", "python", code, VLLM_DYNAMIC_SOURCE, VLLM_RELEASE,
                    "Each entry is [first batch size, last batch size, K] for that many requests decoding at once; "
-                   "K = 0 switches speculation off there. Extend the last range to the most requests your server "
-                   "runs at once.")
+                   "K = 0 switches speculation off there. The schedule is this page's model, with the draft's cost c "
+                   "held fixed as the batch grows (a real draft's cost grows with it): measure before you deploy "
+                   "one. The documentation's examples use EAGLE and EAGLE-3 heads; check that your method is "
+                   "supported. Extend the last range to the most requests your server runs at once.")
