@@ -54,9 +54,10 @@ def sidebar() -> None:
     lesson = lesson_pages()
     done = [p for p in lesson if p.url_path in visited]
     with st.sidebar:
+        unread = next((p for p in lesson if p not in done), None)
         st.caption(f"Your path: {len(done)} of {len(lesson)} lesson pages opened"
-                   + (f" (still to read: {', '.join(p.title for p in lesson if p not in done)})" if done and
-                      len(done) < len(lesson) else "") + ". " + tests_progress())
+                   + (f"; the first unread is {unread.title}" if unread is not None else "") + ". "
+                   + tests_progress())
         glossary.expander(label="Glossary", in_sidebar=True)
 
 

@@ -37,10 +37,10 @@ def terms() -> tuple[Term, ...]:
              "fully kept draft. It is why a loop never yields zero tokens.", "home"),
         Term("prefill", "The first target pass over the whole prompt, before the loop starts; it fills the KV cache "
              "and its last position chooses the first new token. Both decoders share it, so speedups here leave it "
-             "and that token out.", "verify"),
+             "and that token out.", "home"),
         Term("KV cache", "The keys and values every layer keeps for each token already seen, so a pass computes only "
              "the new tokens'; a verification pass appends K + 1 entries, and those past the kept tokens are cropped.",
-             "verify"),
+             "home"),
         Term("held-out acceptance", "α measured on prompts the draft never saw in training "
              "(assets/prompts/heldout.json), "
              "by the draft's own evaluation; a run on your prompt can measure more or less.", "live"),
@@ -50,8 +50,23 @@ def terms() -> tuple[Term, ...]:
              "figure a busy machine hardly moves, checked against the wall clock.", "calculator"),
         Term("closed form", "The formula for the expected tokens per loop, (1 − α^(K+1)) / (1 − α), if every guess is "
              "kept independently with chance α.", "calculator"),
-        Term("memory-bound", "A pass whose time goes into reading the weights, not into arithmetic; then scoring K + 1 "
-             "tokens costs about what scoring one does (v ≈ 1).", "verify"),
+        Term("memory-bound", "A pass whose time goes into reading memory (the weights, and each request's KV cache), "
+             "not into arithmetic; then scoring K + 1 tokens costs about what scoring one does (v ≈ 1).", "home"),
+        Term("batch", "The requests a server decodes together in one pass; they share the weights' reading and the "
+             "idle arithmetic that makes checking guesses cheap.", "home"),
+        Term("GEMM, kernel", "A GEMM is a matrix multiplication, the bulk of a layer's work; a kernel is one "
+             "operation run on the accelerator. A pass launches many kernels one after another.", "verify"),
+        Term("launch-bound", "A pass whose time goes into starting its kernels, not into reading memory or "
+             "arithmetic: a tiny model on a GPU. Its v looks flat, but a draft pays the same launches.", "verify"),
+        Term("residual", "After a refused guess (sampling), the target draws from norm(max(0, p − q)): the part of its "
+             "distribution p the draft's q left uncovered. It keeps the output exactly the target's.", "unchanged"),
+        Term("token tree", "Several candidates per position, checked in one pass with a mask that lets each node see "
+             "only its ancestors; it raises tokens per loop when the draft's runner-up is often right.", "hood"),
+        Term("Medusa, MTP", "Extra heads (Medusa) or a module trained with the model (MTP, multi-token prediction) "
+             "that guess tokens further ahead from the target's own hidden state.", "variants"),
+        Term("mixture of experts (MoE)", "A model whose feed-forward layers hold many experts, of which each token "
+             "uses a few; K + 1 tokens can read more experts than one, so checking costs more at small batch.",
+             "serving"),
         Term("roofline, ridge", "A pass is limited by memory or by arithmetic, whichever runs out first: v(n) ≈ "
              "max(1, n / R), where the ridge point R is how many tokens a pass carries before arithmetic sets its "
              "time.", "verify"),

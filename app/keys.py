@@ -254,7 +254,7 @@ HOOD_TREE_CHART = "hood_tree_economics"  # τ and speedup against nodes checked:
 HOOD_POLICIES = "hood_policies"
 HOOD_POLICIES_BUTTON, HOOD_POLICIES_CHART = "hood_policies_run", "hood_policies_chart"
 HOOD_SNIPPET = "hood_snippet"  # specsim.measure.hf_assisted.SnippetCheck of the transformers snippet run here, or None
-HOOD_SNIPPET_PROMPT = "hood_snippet_prompt"  # which prompt it runs on (an index into app.practice.turn_on.snippet_prompts)
+HOOD_SNIPPET_PROMPT = "hood_snippet_prompt"  # its prompt: an index into app.practice.turn_on.snippet_prompts
 HOOD_SNIPPET_BUTTON = "hood_snippet_run"
 DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: None, HOOD_POLICIES: None, HOOD_SNIPPET: None, HOOD_SNIPPET_PROMPT: 0})
 

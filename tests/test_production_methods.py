@@ -75,7 +75,8 @@ def test_mtp_in_the_apps_terms_gives_its_conditions_and_is_no_confirmation():
     # at large batch
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     assert "The report gives no batch size" in text and "large-batch serving system" not in text
-    assert f"a loop cost {(1 + low) / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}–{(1 + high) / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}" in text
+    speedup = pub.DEEPSEEK_MTP_SPEEDUP.high
+    assert f"a loop cost {(1 + low) / speedup:.2f}–{(1 + high) / speedup:.2f}" in text
     at = open_page("variants.py")
     page = " ".join(m.value for m in at.markdown)
     assert text in page and "lossless by construction, keeping the target's output up to numerics" in page

@@ -231,7 +231,7 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
 def adaptive_section(trace: Trace) -> None:
     st.subheader("Adaptive K")
     st.markdown(
-        "K need not be fixed. specsim's engine runs three policies (`specsim/core/kpolicy.py`), and records the K each "
+        "K need not be fixed. specsim's engine runs three policies, and records the K each "
         "iteration planned:\n"
         "- **fixed**: the same K every loop (this app's default, and the calculator's model);\n"
         "- **transformers' schedule**: K grows by 2 after a loop that kept every guess and shrinks by 1 after one "

@@ -54,7 +54,7 @@ def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float) -> str:
     effect = (f"raises {change}" if cut > uncut + 5e-4 else f"lowers {change}" if cut < uncut - 5e-4
               else "leaves α where it is here")
     text += (" Only the target must be cut: a target left uncut would let the cut tokens back in, and the engine's "
-             "whole-block check (tests/test_whole_block.py) fails exactly that loop. The draft may be cut or not, "
+             "whole-block check fails exactly that loop. The draft may be cut or not, "
              f"and the output is p′ either way; cutting it {effect}. Drafts are usually cut because, when the two "
              "models rank the same tokens highest, the cut moves q's mass to where p′ is.")
     return text

@@ -73,7 +73,7 @@ class RecordedRun:
 
     def label(self) -> str:
         return (f"Recorded on {self.date} on {self.machine} ({self.threads} thread{'s' if self.threads != 1 else ''}), "
-                f"{self.dtype}: a real run, replayed from assets/live/.")
+                f"{self.dtype}: a real run, replayed.")
 
     def to_json(self) -> str:
         return json.dumps({"spec": json.loads(self.spec.to_json()), "plain": json.loads(self.plain.to_json()),

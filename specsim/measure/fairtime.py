@@ -72,7 +72,7 @@ class FairSpeedup:
         if self.agrees:
             return (f"Timed fairly: {self.measured:.2f}× on the wall clock ({timed}, after a warm-up), and "
                     f"{self.model:.2f}× from the cost model (tokens per loop ÷ (K·c + v + o) with median pass "
-                    f"times); they agree within ±{self.tolerance:.0%}.")
+                    f"times): they agree (the check allows up to ±{self.tolerance:.0%}).")
         if self.noise:
             return (f"The plain baseline was noisy: {self.noise}. The wall clock said {self.measured:.2f}× ({timed}); "
                     "that is noise, not a result. The cost model from median pass times gives "
