@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import streamlit as st
 
 from app import state
+from app.quiz import knowledge as knowledge_view
 from app.quiz.sequence import ANSWER_HEADER, TRAY_HEADER
 from specsim.lesson import quiz
 from tests.conftest import ROOT, open_page
@@ -148,7 +150,7 @@ def test_sequence_progress_survives_a_page_switch():
 
 def _current(at):
     attempt = at.session_state[state.KQ_ATTEMPT]
-    return attempt, QUESTIONS[attempt.current]
+    return attempt, quiz.questions_for(QUESTIONS, attempt.seed)[attempt.current]  # with this attempt's numbers
 
 
 def test_answering_all_twenty_right_scores_twenty():
@@ -201,11 +203,30 @@ def test_retake_starts_over_with_a_new_shuffle():
         at.button(key=f"{state.KQ_OPTION_BUTTON}{(q.answer + 1) % len(q.options)}").click().run()
         at.button(key=state.KQ_NEXT_BUTTON).click().run()
     assert at.subheader[0].value == "You scored 0 / 20"
+    # every wrong answer names the page and the section to read again, and the sections are linked once each
+    revisits = [m for m in _markdown(at) if m.startswith("Revisit: ")]
+    assert len(revisits) == 20
+    for q in QUESTIONS:
+        assert f"Revisit: {knowledge_view.revisit_label(q.revisit)}" in revisits
+    links = [link.proto.label for link in at.get("page_link")]
+    assert len(links) == len({q.revisit for q in QUESTIONS})
+    assert links[0].startswith(knowledge_view.revisit_label(QUESTIONS[0].revisit))
     old_seed = at.session_state[state.KQ_ATTEMPT].seed
     at.button(key=state.KQ_RETAKE_BUTTON).click().run()
     attempt = at.session_state[state.KQ_ATTEMPT]
     assert at.subheader[0].value == "Question 1 of 20" and "**Score: 0**" in _markdown(at)
     assert attempt.seed != old_seed and attempt.answers == (None,) * 20
+
+
+def test_a_right_answer_names_nothing_to_revisit_and_a_transfer_question_shows_the_attempts_numbers():
+    at = open_page("knowledge_quiz.py")
+    for _ in range(20):
+        attempt, q = _current(at)
+        if q.transfer is not None:
+            assert f"##### {q.prompt}" in _markdown(at)
+        at.button(key=f"{state.KQ_OPTION_BUTTON}{q.answer}").click().run()
+        at.button(key=state.KQ_NEXT_BUTTON).click().run()
+    assert not [m for m in _markdown(at) if m.startswith(("Revisit: ", "**What to read again**"))]
 
 
 # ---- bad data -------------------------------------------------------------------------------------
@@ -315,3 +336,44 @@ def test_a_wrong_case_progress_parameter_is_read():
     assert not at.exception and not at.warning
     assert at.session_state[state.SEQ_ATTEMPT].slots[1] == SEQ.correct_order[2]
     assert at.query_params == {"order": "43210.-2-4-.0"}
+
+
+# ---- issue 61, item 7: each question names a page and a section that exists on it --------------------------------
+
+
+def _page_sources(script: str) -> str:
+    """A page script's text and the text of the app modules it imports, two levels deep."""
+    import ast
+
+    seen, todo, texts = set(), [ROOT / "pages" / script], []
+    for _ in range(3):
+        nxt = []
+        for path in todo:
+            if path in seen or not path.exists():
+                continue
+            seen.add(path)
+            text = path.read_text(encoding="utf-8")
+            texts.append(text)
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app"):
+                    base = ROOT / node.module.replace(".", "/")
+                    nxt.append(base.with_suffix(".py"))
+                    nxt += [base / f"{alias.name}.py" for alias in node.names]
+        todo = nxt
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
+def test_every_question_names_a_lesson_page_and_a_heading_on_it(q):
+    from app.layout import PAGES
+
+    assert q.revisit is not None, q.id
+    lesson = {p.url_path: p for p in PAGES["Learn"]}
+    assert q.revisit.page in lesson, (q.id, q.revisit.page)
+    source = _page_sources(lesson[q.revisit.page].script)
+    assert re.search(rf'"(#+ )?{re.escape(q.revisit.section)}"', source), (q.id, q.revisit)  # a heading or a tab
+
+
+def test_the_heading_check_can_fail():
+    assert '"The proof in three lines"' in _page_sources("why_unchanged.py")
+    assert '"The proof in three lines"' not in _page_sources("calculator.py")

@@ -1,7 +1,8 @@
 """The knowledge check: one question at a time, feedback after each answer, a review at the end.
 
-The attempt (seed of the option shuffle, answers, current question) is one
-:class:`specsim.lesson.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches.
+The attempt (seed of the option shuffle and of the transfer questions' numbers, answers, current question) is one
+:class:`specsim.lesson.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches. The review
+names, for each wrong answer, the page and the section to read again.
 """
 
 from __future__ import annotations
@@ -11,9 +12,21 @@ from collections.abc import Sequence
 import streamlit as st
 
 from app import state
+from app.layout import all_pages, script_path
 from app.quiz import params as quiz_params
 from app.quiz.common import new_seed
-from specsim.lesson.quiz import KnowledgeAttempt, Question, advance, answer_current, option_order, review, score
+from specsim.lesson.quiz import (
+    KnowledgeAttempt,
+    Question,
+    Revisit,
+    advance,
+    answer_current,
+    option_order,
+    questions_for,
+    review,
+    score,
+    to_revisit,
+)
 
 
 def current_attempt(questions: Sequence[Question]) -> KnowledgeAttempt:
@@ -68,12 +81,34 @@ def _question(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
     st.button("See my results" if last else "Next question", key=state.KQ_NEXT_BUTTON, on_click=_next, type="primary")
 
 
+def revisit_label(revisit: Revisit) -> str:
+    """'Page title: “section”' for a revisit, the page's title from the lesson's outline."""
+    page = next((p for p in all_pages() if p.url_path == revisit.page), None)
+    return f"{page.title if page else revisit.page}: “{revisit.section}”"
+
+
+def _revisit_link(revisit: Revisit, numbers: Sequence[int] | None = None) -> None:
+    page = next((p for p in all_pages() if p.url_path == revisit.page), None)
+    label = revisit_label(revisit) + (f" (question{'s' if len(numbers) > 1 else ''} "
+                                      f"{', '.join(map(str, numbers))})" if numbers else "")
+    if page is None:
+        st.markdown(f"- {label}")
+    else:
+        st.page_link(script_path(page.script), label=label, icon=page.icon)
+
+
 def _review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
     total, got = len(questions), score(questions, attempt)
     st.subheader(f"You scored {got} / {total}")
     if got == total:
         st.success("Every answer right.")
-    st.button("Retake the quiz (new shuffle)", key=state.KQ_RETAKE_BUTTON, on_click=_retake, type="primary")
+    st.button("Retake the quiz (new shuffle, new numbers)", key=state.KQ_RETAKE_BUTTON, on_click=_retake,
+              type="primary")
+    sections = to_revisit(questions, attempt)
+    if sections:
+        st.markdown("**What to read again**, in the lesson's order of the questions you missed:")
+        for revisit, numbers in sections:
+            _revisit_link(revisit, numbers)
     for item in review(questions, attempt):
         with st.container(border=True):
             st.markdown(f"{'✅' if item.is_correct else '❌'} **{item.number}. {item.prompt}**")
@@ -81,12 +116,15 @@ def _review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
                 st.markdown(f"Your answer: {item.chosen}")
             else:
                 st.markdown(f"Your answer: {item.chosen or '(none)'}  \nRight answer: **{item.correct}**")
+                if item.revisit is not None:
+                    st.markdown(f"Revisit: {revisit_label(item.revisit)}")
             st.caption(item.explanation)
 
 
 def render(questions: Sequence[Question]) -> None:
     """The current question with its feedback, or the review once every question is answered."""
     attempt = current_attempt(questions)
+    questions = questions_for(questions, attempt.seed)  # this attempt's numbers
     pristine = attempt.current == 0 and all(a is None for a in attempt.answers)
     quiz_params.remember(quiz_params.KNOWLEDGE_PARAM, quiz_params.encode_knowledge(attempt), pristine)  # for a reload
     if attempt.finished:

@@ -10,6 +10,12 @@ and the quantity asked for (``"tokens_per_loop"``); every figure in the prompt, 
 the explanation is a ``str.format`` template filled from :mod:`specsim.measure.analytics` at load time.
 Every question may also quote the papers' figures from :mod:`specsim.core.published` by name
 (``{chen.draft_ms_per_token}``, ``{leviathan.year}``, ``{fu_speedup.figure}``; see :data:`PUBLISHED`).
+
+Transfer questions name a model of :mod:`specsim.lesson.transfer` (``"transfer": "k_choice"``): each attempt draws
+its own numbers from the attempt's seed (:func:`questions_for`), and the model computes the key's figure and each
+distractor's. The key's index in the file stays the same for every draw, so an attempt's answers grade the same
+against any draw of the file. Each question names where to revisit it (``"revisit": {"page": "calculator",
+"section": "…"}``), a page's url path from :mod:`app.layout` and a heading on that page.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ from pydantic import BaseModel, Field, StringConstraints, ValidationError, field
 
 from specsim.core import published
 from specsim.core.paths import QUIZ
+from specsim.lesson import transfer
 from specsim.measure import analytics
 
 SEQUENCE_FILE = QUIZ / "sequence.json"
 KNOWLEDGE_FILE = QUIZ / "knowledge.json"
 KNOWLEDGE_QUESTION_COUNT = 20
+CHECKED_DRAWS = range(24)  # the seeds each transfer question is filled at on loading, to refuse a template that fails
 
 #: The closed forms a numeric question may ask for, by name.
 QUANTITIES = {
@@ -100,6 +108,14 @@ class NumericAnswer:
 
 
 @dataclass(frozen=True)
+class Revisit:
+    """Where the lesson teaches what a question asks: a page's url path and a section heading on it."""
+
+    page: str
+    section: str
+
+
+@dataclass(frozen=True)
 class Question:
     """One multiple-choice question; ``options[answer]`` is the only correct option."""
 
@@ -110,6 +126,9 @@ class Question:
     answer: int
     explanation: str
     numeric: NumericAnswer | None = None
+    revisit: Revisit | None = None
+    transfer: str | None = None  # the model of specsim.lesson.transfer that draws this question's numbers
+    source: Mapping[str, Any] | None = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def correct_option(self) -> str:
@@ -138,6 +157,11 @@ class _RawNumeric(BaseModel):
         return value
 
 
+class _RawRevisit(BaseModel):
+    page: _Text
+    section: _Text
+
+
 class _RawQuestion(BaseModel):
     id: _Text
     topic: str = ""
@@ -146,6 +170,15 @@ class _RawQuestion(BaseModel):
     answer: int
     explanation: _Text
     numeric: _RawNumeric | None = None
+    transfer: str | None = None
+    revisit: _RawRevisit | None = None
+
+    @field_validator("transfer")
+    @classmethod
+    def _known_model(cls, value: str | None) -> str | None:
+        if value is not None and value not in transfer.MODELS:
+            raise ValueError(f"unknown transfer model {value!r}; known: {sorted(transfer.MODELS)}")
+        return value
 
     @model_validator(mode="after")
     def _answer_is_an_option(self):
@@ -204,13 +237,16 @@ def _fill(template: str, names: Mapping[str, Any], where: str) -> str:
         raise QuizDataError(f"{where}: template {template!r} cannot be filled ({exc!r})") from exc
 
 
-def parse_question(raw: Mapping[str, Any], where: str = "question") -> Question:
-    """Validate one question dict from the JSON file and build a :class:`Question`."""
+def parse_question(raw: Mapping[str, Any], where: str = "question", seed: int | str = 0) -> Question:
+    """Validate one question dict from the JSON file and build a :class:`Question` (a transfer question drawn at
+    ``seed``)."""
     if isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and raw["id"].strip():
         where = f"question {raw['id'].strip()!r}"
     q = _read(_RawQuestion, raw, where)
     numeric = None
     names: dict[str, Any] = dict(PUBLISHED)
+    if q.transfer is not None:
+        names.update(transfer.draw(q.transfer, f"{seed}:{q.id}"))
     if q.numeric is not None:
         computed = numeric_namespace(q.numeric.inputs)
         _require(q.numeric.quantity in computed, where,
@@ -221,7 +257,14 @@ def parse_question(raw: Mapping[str, Any], where: str = "question") -> Question:
     prompt, explanation = _fill(q.prompt, names, where), _fill(q.explanation, names, where)
     options = tuple(_fill(o, names, where).strip() for o in q.options)
     _require(len(set(options)) == len(options), where, "options must be distinct")
-    return Question(q.id, q.topic, prompt, options, q.answer, explanation, numeric)
+    revisit = None if q.revisit is None else Revisit(q.revisit.page, q.revisit.section)
+    return Question(q.id, q.topic, prompt, options, q.answer, explanation, numeric, revisit, q.transfer, dict(raw))
+
+
+def questions_for(questions: Sequence[Question], seed: int) -> tuple[Question, ...]:
+    """The questions as the attempt with ``seed`` shows them: each transfer question drawn for this attempt."""
+    return tuple(parse_question(q.source, seed=seed) if q.transfer is not None and q.source is not None else q
+                 for q in questions)
 
 
 def parse_knowledge(raw: Mapping[str, Any], count: int = KNOWLEDGE_QUESTION_COUNT) -> tuple[Question, ...]:
@@ -229,6 +272,10 @@ def parse_knowledge(raw: Mapping[str, Any], count: int = KNOWLEDGE_QUESTION_COUN
     items = _read(_RawKnowledge, raw, "knowledge quiz").questions
     _require(len(items) == count, "knowledge quiz", f"must hold exactly {count} questions, found {len(items)}")
     questions = tuple(parse_question(item, f"question #{n + 1}") for n, item in enumerate(items))
+    for n, (item, q) in enumerate(zip(items, questions, strict=True)):
+        if q.transfer is not None:  # every draw must fill, with distinct options
+            for seed in CHECKED_DRAWS:
+                parse_question(item, f"question #{n + 1}", seed)
     ids = [q.id for q in questions]
     _require(len(set(ids)) == len(ids), "knowledge quiz", "question ids must be distinct")
     return questions
@@ -319,15 +366,26 @@ class ReviewItem:
     correct: str
     is_correct: bool
     explanation: str
+    revisit: Revisit | None = None
 
 
 def review(questions: Sequence[Question], attempt: KnowledgeAttempt) -> list[ReviewItem]:
-    """One line per question: what was chosen, what is right, and why."""
+    """One line per question: what was chosen, what is right, why, and where the lesson teaches it."""
     return [
         ReviewItem(n + 1, q.prompt, None if a is None else q.options[a], q.correct_option,
-                   a is not None and grade_answer(q, a), q.explanation)
+                   a is not None and grade_answer(q, a), q.explanation, q.revisit)
         for n, (q, a) in enumerate(zip(questions, attempt.answers, strict=True))
     ]
+
+
+def to_revisit(questions: Sequence[Question], attempt: KnowledgeAttempt) -> list[tuple[Revisit, list[int]]]:
+    """The sections to read again, in the lesson's order of first need: each with the numbers of the questions
+    answered wrong that it teaches."""
+    out: dict[Revisit, list[int]] = {}
+    for item in review(questions, attempt):
+        if not item.is_correct and item.revisit is not None:
+            out.setdefault(item.revisit, []).append(item.number)
+    return list(out.items())
 
 
 # ---- sequencing: placing pieces in slots ----------------------------------------------------------
