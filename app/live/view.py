@@ -167,7 +167,10 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
         f"The calculator takes each guess to be kept independently with chance α = {stats.alpha:.3f}, which at "
         f"K = {m.k_max} gives E[j] + 1 = {m.closed_form_tokens_per_loop:.2f} tokens per loop against the "
         f"{m.tokens_per_loop:.2f} measured here, and it has no bookkeeping term. "
-        f"[Open the calculator at this run's α, K, c and v]({link.url}).")
+        + (f"Part of the gap: an average loop proposed only {m.k:.2f} of its K = {m.k_max} guesses (the drafter "
+           "had fewer to offer, or a loop none), and a guess never proposed is never kept. "
+           if m.k < m.k_max - 0.05 else "")
+        + f"[Open the calculator at this run's α, K, c and v]({link.url}).")
     for note in link.notes:
         st.caption(f"Note: {note}.")
     if spec.n_generated != plain.n_generated:
