@@ -1,4 +1,5 @@
-"""Order one round: put the five steps of a draft-and-verify round in order (tap or drag)."""
+"""Order one round: a case drawn per attempt (greedy or sampled, every guess kept or one refused); its steps in order
+(tap or drag), the cards that do not belong to it left in the tray."""
 
 import streamlit as st
 

@@ -262,47 +262,78 @@ def test_an_attempt_answers_once_advances_only_when_answered_and_scores():
 
 # ---- sequencing -----------------------------------------------------------------------------------
 
+ORDER_WORDS = re.compile(r"\b(first|then|finally|next|afterwards|begins?|starts?|last step|step \d)\b|^\d", re.I)
 
-def test_sequence_has_five_distinct_pieces_with_explanations():
-    assert len(SEQ.pieces) == 5
-    assert SEQ.correct_order == ("draft", "verify", "accept", "extra", "append")
+
+def test_every_scenario_has_five_steps_and_cards_that_do_not_belong():
+    assert len(SEQ.scenarios) >= 4
+    for sc in SEQ.scenarios:
+        assert len(sc.order) == 5 and len(sc.left_out) >= 3
+        assert not set(sc.order) & set(sc.left_out)
     assert all(len(p.explanation) > 40 for p in SEQ.pieces)
+    # the residual draw is a step exactly where sampling refuses a guess
+    residual = {sc.id for sc in SEQ.scenarios if "residual" in sc.order}
+    assert residual == {sc.id for sc in SEQ.scenarios if "Sampling" in sc.setting and "refuses" in sc.setting}
+
+
+def test_no_card_or_setting_gives_the_order_away():
+    for text in [p.text for p in SEQ.pieces] + [sc.setting for sc in SEQ.scenarios]:
+        assert not ORDER_WORDS.search(text), text
+    ids = [p.id for p in SEQ.pieces]
+    for sc in SEQ.scenarios:  # the file does not list a case's cards in its order
+        assert [i for i in ids if i in sc.order] != list(sc.order), sc.id
+
+
+def test_a_round_draws_its_case_and_one_or_two_cards_that_do_not_belong_per_attempt():
+    rounds = [quiz.new_round(SEQ, seed) for seed in range(40)]
+    assert {r.scenario for r in rounds} == {sc.id for sc in SEQ.scenarios}
+    for r in rounds:
+        sc = SEQ.scenario(r.scenario)
+        extra = set(r.tray_order) - set(sc.order)
+        assert set(sc.order) <= set(r.tray_order) and 1 <= len(extra) <= 2 and extra <= set(sc.left_out)
+        assert len(r.slots) == 5 and r == quiz.new_round(SEQ, rounds.index(r))
+    assert {len(set(r.tray_order)) for r in rounds} == {6, 7}
 
 
 @given(seed=st.integers(0, 2**31))
 def test_the_tray_is_a_shuffle_and_never_already_solved(seed):
-    tray = quiz.shuffled_pieces(SEQ.correct_order, seed)
-    assert sorted(tray) == sorted(SEQ.correct_order)
-    assert tray != SEQ.correct_order
+    order = SEQ.scenarios[0].order
+    tray = quiz.shuffled_pieces(order, seed, ["residual"])
+    assert sorted(tray) == sorted([*order, "residual"])
+    assert [p for p in tray if p in order] != list(order)
 
 
 def test_placing_moving_and_removing_pieces():
-    a = quiz.SequenceAttempt.start(SEQ.correct_order, seed=3)
-    assert len(a.left) == 5 and not a.complete
-    a = a.place("draft", 0).place("verify", 1)
-    assert a.slots[:2] == ("draft", "verify") and len(a.left) == 3
-    a = a.place("draft", 2)  # a placed piece moves; its old slot empties
-    assert a.slots[:3] == (None, "verify", "draft")
-    a = a.place("accept", 1)  # the occupant goes back to the tray
-    assert "verify" in a.left and a.slots[1] == "accept"
-    a = a.remove("accept")
-    assert a.slots == (None, None, "draft", None, None)
+    order = SEQ.scenarios[0].order
+    a = quiz.SequenceAttempt.start(order, seed=3, extra=["residual"], scenario=SEQ.scenarios[0].id)
+    assert len(a.left) == 6 and a.empty == 5 and not a.complete
+    a = a.place(order[0], 0).place(order[1], 1)
+    assert a.slots[:2] == order[:2] and len(a.left) == 4
+    a = a.place(order[0], 2)  # a placed piece moves; its old slot empties
+    assert a.slots[:3] == (None, order[1], order[0])
+    a = a.place("residual", 1)  # the occupant goes back to the tray
+    assert order[1] in a.left and a.slots[1] == "residual"
+    a = a.remove("residual")
+    assert a.slots == (None, None, order[0], None, None)
     with pytest.raises(ValueError):
         a.place("nonsense", 0)
 
 
-def test_grading_a_sequence_marks_each_slot():
-    a = quiz.SequenceAttempt.start(SEQ.correct_order, seed=5).arrange(list(SEQ.correct_order))
-    assert a.complete and a.marks(SEQ.correct_order) == (True,) * 5
-    swapped = ["verify", "draft", "accept", "append", "extra"]
-    a = a.arrange(swapped).check()
+def test_grading_a_sequence_marks_each_slot_against_the_attempts_case():
+    sc = SEQ.scenario("sampling-refusal")
+    a = quiz.SequenceAttempt.start(sc.order, seed=5, extra=["top-token"], scenario=sc.id).arrange(list(sc.order))
+    assert a.complete and a.marks(SEQ.correct_order) == (True,) * 5 == a.marks(sc.order)
+    assert "top-token" in a.left  # the card that does not belong stays in the tray, and the round is complete
+    wrong = ["verify", "draft", "keep-sampled", "crop-grow", "top-token"]
+    a = a.arrange(wrong).check()
     assert a.checked and a.marks(SEQ.correct_order) == (False, False, True, False, False)
     assert not a.remove("draft").checked  # any move clears the marks
-    partial = quiz.SequenceAttempt.start(SEQ.correct_order, seed=5).arrange(["draft"])
+    partial = quiz.SequenceAttempt.start(sc.order, seed=5, extra=["top-token"], scenario=sc.id).arrange(["draft"])
     assert partial.slots == ("draft", None, None, None, None) and not partial.check().checked
-    assert partial.marks(SEQ.correct_order) == (True, False, False, False, False)
     with pytest.raises(ValueError):
         partial.arrange(["draft", "draft"])
+    with pytest.raises(ValueError, match="5 steps"):
+        partial.arrange([*sc.order, "top-token"])
 
 
 # ---- no length or number cue gives the answer away ----------------------------------------------------
@@ -337,8 +368,8 @@ def test_the_papers_figures_in_the_quiz_come_from_specsim_published():
 
 
 def test_the_extra_token_after_a_rejection_comes_from_the_residual_under_sampling():
-    """Issue 60: not "from the large model's own scores" alone: after a rejection a sampler draws the +1 token from
+    """Issue 60: not "from the large model's own scores" alone: after a rejection a sampler draws from
     norm(max(0, p − q))."""
-    extra = SEQ.piece("extra")
-    assert "own scores" not in extra.text
-    assert "after a rejection it is drawn from the residual norm(max(0, p − q))" in extra.explanation
+    assert "norm(max(0, p − q))" in SEQ.piece("residual").text
+    assert "residual" in SEQ.scenario("sampling-refusal").order
+    assert "top-token" in SEQ.scenario("sampling-refusal").left_out

@@ -36,6 +36,17 @@ def _switch_away_and_back(at, page: str):
 # ---- sequencing: tap mode -------------------------------------------------------------------------
 
 
+def _order(at) -> tuple[str, ...]:
+    """The steps of the case this session's attempt drew, in order."""
+    return SEQ.correct_order[at.session_state[state.SEQ_ATTEMPT].scenario]
+
+
+def _extra(at) -> list[str]:
+    """The cards of this attempt that do not belong to its case."""
+    attempt = at.session_state[state.SEQ_ATTEMPT]
+    return [p for p in attempt.tray_order if p not in _order(at)]
+
+
 def _tap_place(at, order, first_slot=1):
     for slot, piece in enumerate(order, start=first_slot):
         at.button(key=state.SEQ_TRAY_BUTTON + piece).click().run()
@@ -44,48 +55,62 @@ def _tap_place(at, order, first_slot=1):
     return at
 
 
-def test_tap_mode_correct_order_is_marked_right():
+def test_tap_mode_correct_order_is_marked_right_with_the_strangers_left_out():
     at = open_page("sequence_quiz.py")
+    attempt, order = at.session_state[state.SEQ_ATTEMPT], _order(at)
+    assert SEQ.scenario(attempt.scenario).setting in at.info[0].value  # the case is stated
     assert _left(at) == "**5 pieces left to place**"
+    assert len([b for b in at.button if b.key.startswith(state.SEQ_TRAY_BUTTON)]) == len(attempt.tray_order) > 5
     assert at.button(key=state.SEQ_CHECK_BUTTON).disabled
-    _tap_place(at, SEQ.correct_order[:2])
+    _tap_place(at, order[:2])
     assert _left(at) == "**3 pieces left to place**"
-    _tap_place(at, SEQ.correct_order[2:], first_slot=3)
+    _tap_place(at, order[2:], first_slot=3)
     assert _left(at) == "**0 pieces left to place**"
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
     assert [s.value for s in at.success] == ["All 5 steps are in the right place."]
     marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
-    assert len(marks) == 5 and all(m.startswith("✅") for m in marks)
-    assert all(p.explanation in " ".join(_markdown(at)) for p in SEQ.pieces)  # the correct order, explained
+    assert len(marks) == 5 + len(_extra(at)) and all(m.startswith("✅") for m in marks)
+    assert all("left out, rightly" in m for m in marks[5:])
+    text = " ".join(_markdown(at))
+    assert all(SEQ.piece(p).explanation in text for p in order)  # the case's order, explained
+    assert all(SEQ.why_left_out(attempt.scenario, p) in text for p in _extra(at))  # and why the others do not belong
 
 
-def test_tap_mode_wrong_order_marks_each_slot():
-    order = list(reversed(SEQ.correct_order))
-    at = _tap_place(open_page("sequence_quiz.py"), order)
+def test_tap_mode_wrong_order_marks_each_slot_and_a_placed_stranger():
+    at = open_page("sequence_quiz.py")
+    order = list(reversed(_order(at)))
+    stranger = _extra(at)[0]
+    order[2] = stranger  # the middle step left in the tray, a card that does not belong put in its place
+    at = _tap_place(at, order)
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
-    right = [a == b for a, b in zip(order, SEQ.correct_order, strict=True)]
+    right = [a == b for a, b in zip(order, _order(at), strict=True)]
     assert at.error[0].value == f"{sum(right)} of 5 steps are in the right place."
     marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
-    assert [m.startswith("✅") for m in marks] == right
-    assert "(belongs in slot 1)" in marks[len(order) - 1]  # the first step, put last
+    assert [m.startswith("✅") for m in marks[:5]] == right
+    assert "(belongs in slot 1)" in marks[4]  # the first step, put last
+    assert "(does not belong in this case)" in marks[2]
+    assert any(m.startswith("❌") and "placed, but it does not belong" in m for m in marks[5:])
 
 
 def test_tapping_a_placed_piece_sends_it_back_to_the_tray():
-    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:1])
-    assert state.SEQ_TRAY_BUTTON + SEQ.correct_order[0] not in [b.key for b in at.button]
-    assert at.button(key=f"{state.SEQ_SLOT_BUTTON}1").label == f"1. {TEXT[SEQ.correct_order[0]]}"
+    at = open_page("sequence_quiz.py")
+    first = _order(at)[0]
+    at = _tap_place(at, [first])
+    assert state.SEQ_TRAY_BUTTON + first not in [b.key for b in at.button]
+    assert at.button(key=f"{state.SEQ_SLOT_BUTTON}1").label == f"1. {TEXT[first]}"
     at.button(key=f"{state.SEQ_SLOT_BUTTON}1").click().run()
-    assert state.SEQ_TRAY_BUTTON + SEQ.correct_order[0] in [b.key for b in at.button]
+    assert state.SEQ_TRAY_BUTTON + first in [b.key for b in at.button]
     assert _left(at) == "**5 pieces left to place**"
 
 
-def test_reset_empties_the_slots_and_reshuffles():
-    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:3])
+def test_reset_empties_the_slots_and_draws_a_new_round():
+    at = open_page("sequence_quiz.py")
+    at = _tap_place(at, _order(at)[:3])
     before = at.session_state[state.SEQ_ATTEMPT]
     at.button(key=state.SEQ_RESET_BUTTON).click().run()
     after = at.session_state[state.SEQ_ATTEMPT]
     assert _left(at) == "**5 pieces left to place**" and after.slots == (None,) * 5
-    assert after.tray_order != SEQ.correct_order and sorted(after.tray_order) == sorted(before.tray_order)
+    assert after != before and set(_order(at)) <= set(after.tray_order)
 
 
 # ---- sequencing: drag mode, through the value the sortable would return ----------------------------
@@ -106,22 +131,32 @@ def _drag_page():
 
 
 def test_drag_mode_correct_order_is_marked_right():
-    at = _drag(_drag_page(), SEQ.correct_order[:2], tray=SEQ.correct_order[2:])
+    at = _drag_page()
+    order, extra = _order(at), _extra(at)
+    at = _drag(at, order[:2], tray=[*order[2:], *extra])
     assert _left(at) == "**3 pieces left to place**"
-    at = _drag(at, SEQ.correct_order)
+    at = _drag(at, order, tray=extra)
     assert not at.exception and _left(at) == "**0 pieces left to place**"
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
     assert [s.value for s in at.success] == ["All 5 steps are in the right place."]
 
 
+def test_a_drag_list_longer_than_the_round_is_refused_with_a_warning():
+    at = _drag_page()
+    at = _drag(at, [*_order(at), *_extra(at)])
+    assert not at.exception and "5 steps" in at.warning[0].value
+    assert _left(at) == "**5 pieces left to place**"
+
+
 def test_drag_mode_wrong_order_is_marked_wrong_and_tap_mode_sees_the_same_answer():
-    order = list(SEQ.correct_order)
+    at = _drag_page()
+    order = list(_order(at))
     order[0], order[1] = order[1], order[0]
-    at = _drag(_drag_page(), order)
+    at = _drag(at, order, tray=_extra(at))
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
     assert at.error[0].value == "3 of 5 steps are in the right place."
     marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
-    assert [m[0] for m in marks] == ["❌", "❌", "✅", "✅", "✅"]
+    assert [m[0] for m in marks[:5]] == ["❌", "❌", "✅", "✅", "✅"]
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Tap").run()
     labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
     assert labels == [f"{n}. {TEXT[p]}" for n, p in enumerate(order, start=1)]
@@ -137,7 +172,8 @@ def test_a_malformed_drag_value_gives_a_warning_not_a_traceback():
 
 
 def test_sequence_progress_survives_a_page_switch():
-    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:2])
+    at = open_page("sequence_quiz.py")
+    at = _tap_place(at, _order(at)[:2])
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
     at = _switch_away_and_back(at, "sequence_quiz.py")
     assert not at.exception
@@ -273,7 +309,8 @@ def test_knowledge_progress_survives_a_reload():
 
 
 def test_sequence_progress_survives_a_reload():
-    at = _tap_place(open_page("sequence_quiz.py"), SEQ.correct_order[:2])
+    at = open_page("sequence_quiz.py")
+    at = _tap_place(at, _order(at)[:2])
     before = at.session_state[state.SEQ_ATTEMPT]
     reloaded = open_page("sequence_quiz.py", query={"order": at.query_params["order"]})
     assert not reloaded.exception and not reloaded.warning
@@ -283,7 +320,8 @@ def test_sequence_progress_survives_a_reload():
 
 @pytest.mark.parametrize("page,param,value", [("knowledge_quiz.py", "kq", "12.3.abc"),
                                               ("knowledge_quiz.py", "kq", "1.0." + "9" * 20),
-                                              ("sequence_quiz.py", "order", "00000.-----.0"),
+                                              ("sequence_quiz.py", "order", "0.00000.-----.0"),
+                                              ("sequence_quiz.py", "order", "43210.-2-4-.0"),  # an old link
                                               ("sequence_quiz.py", "order", "<script>")])
 def test_a_bad_saved_progress_starts_a_new_attempt_with_a_note(page, param, value):
     at = open_page(page, query={param: value})
@@ -295,12 +333,24 @@ def test_a_bad_saved_progress_starts_a_new_attempt_with_a_note(page, param, valu
 # ---- issue 23 --------------------------------------------------------------------------------------------
 
 
+def _link(scenario: str, slots: dict[int, int]) -> tuple[str, tuple]:
+    """A link to a round of ``scenario`` with step ``i`` of its order in slot ``slots[i]`` (from 0), and those slots."""
+    from app.quiz import params as quiz_params
+
+    sc = SEQ.scenario(scenario)
+    attempt = quiz.SequenceAttempt.start(sc.order, 0, sorted(sc.left_out)[:1], sc.id)
+    for step, slot in slots.items():
+        attempt = attempt.place(sc.order[step], slot)
+    return quiz_params.encode_sequence(attempt, SEQ), attempt.slots
+
+
 def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
     """Issue 23 (3): the sortable puts a <style> element before its first list, so `:nth-child(2)` numbered
     the tray. Every numbering rule now names the list after the tray."""
     from app.quiz.sequence import ANSWER_LIST, drag_style
 
-    attempt = quiz.SequenceAttempt(SEQ.correct_order, (SEQ.correct_order[0], SEQ.correct_order[1]) + (None,) * 3)
+    order = SEQ.scenarios[0].order
+    attempt = quiz.SequenceAttempt(order, (order[0], order[1]) + (None,) * 3, scenario=SEQ.scenarios[0].id)
     style = drag_style(attempt)
     rules = [r.strip() for r in style.split("}") if "::before" in r]
     assert len(rules) == 5 and all(r.startswith(ANSWER_LIST) for r in rules), rules
@@ -308,13 +358,14 @@ def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
 
 
 def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
-    """Issue 23 (3): `order=43210.-2-4-.0` has steps in slots 2 and 4 only; drag mode showed them as 1 and 2
-    and closed the gaps on the next drag without a word."""
+    """Issue 23 (3): a link with steps in slots 2 and 4 only; drag mode showed them as 1 and 2 and closed the gaps
+    on the next drag without a word."""
     from app.quiz.sequence import drag_style, slot_numbers
 
-    at = open_page("sequence_quiz.py", query={"order": "43210.-2-4-.0"})
-    c = SEQ.correct_order
-    gapped = (None, c[2], None, c[4], None)
+    link, gapped = _link("sampling-refusal", {2: 1, 4: 3})
+    c = SEQ.scenario("sampling-refusal").order
+    at = open_page("sequence_quiz.py", query={"order": link})
+    assert gapped == (None, c[2], None, c[4], None)
     assert at.session_state[state.SEQ_ATTEMPT].slots == gapped
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
     assert not at.exception
@@ -327,15 +378,16 @@ def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Tap").run()
     labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
     assert labels[1] == f"2. {TEXT[c[2]]}" and labels[3] == f"4. {TEXT[c[4]]}" and labels[0].startswith("1. Empty")
-    assert at.query_params["order"] == "43210.-2-4-.0"
+    assert at.query_params["order"] == link
 
 
 def test_a_wrong_case_progress_parameter_is_read():
     """Issue 23 (a)."""
-    at = open_page("sequence_quiz.py", query={"Order": "43210.-2-4-.0"})
+    link, gapped = _link("greedy-refusal", {2: 1, 4: 3})
+    at = open_page("sequence_quiz.py", query={"Order": link})
     assert not at.exception and not at.warning
-    assert at.session_state[state.SEQ_ATTEMPT].slots[1] == SEQ.correct_order[2]
-    assert at.query_params == {"order": "43210.-2-4-.0"}
+    assert at.session_state[state.SEQ_ATTEMPT].slots == gapped
+    assert at.query_params == {"order": link}
 
 
 # ---- issue 61, item 7: each question names a page and a section that exists on it --------------------------------

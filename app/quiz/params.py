@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import state
 from app.urlcodec import KNOWLEDGE_PARAM, SEQUENCE_PARAM, ours  # noqa: F401  (the quiz pages read them here)
-from specsim.lesson.quiz import KnowledgeAttempt, Question, SequenceAttempt
+from specsim.lesson.quiz import KnowledgeAttempt, Question, SequenceAttempt, SequenceQuiz
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _NONE = "-"
@@ -61,32 +61,41 @@ def decode_knowledge(text: str, questions: Sequence[Question]) -> KnowledgeAttem
     return KnowledgeAttempt(int(parts[0]), answers, current)
 
 
-def encode_sequence(attempt: SequenceAttempt, correct_order: Sequence[str]) -> str:
-    """``tray.slots.checked``: pieces by their place in the correct order (so the link does not spell the answer
-    in piece names, and stays short); - for an empty slot; 1 when the learner asked for a check."""
-    where = {piece: i for i, piece in enumerate(correct_order)}
+def encode_sequence(attempt: SequenceAttempt, quiz: SequenceQuiz) -> str:
+    """``scenario.tray.slots.checked``: the scenario by its place in the file, cards by their place among the file's
+    cards (which the file lists out of order, so the link does not spell the answer); - for an empty slot; 1 when the
+    learner asked for a check."""
+    where = {piece.id: i for i, piece in enumerate(quiz.pieces)}
+    scenario = next(i for i, sc in enumerate(quiz.scenarios) if sc.id == attempt.scenario)
     tray = "".join(_digit(where[p]) for p in attempt.tray_order)
     slots = "".join(_digit(None if p is None else where[p]) for p in attempt.slots)
-    return f"{tray}.{slots}.{int(attempt.checked)}"
+    return f"{_digit(scenario)}.{tray}.{slots}.{int(attempt.checked)}"
 
 
-def decode_sequence(text: str, correct_order: Sequence[str]) -> SequenceAttempt | None:
+def decode_sequence(text: str, quiz: SequenceQuiz) -> SequenceAttempt | None:
+    """The attempt ``text`` describes, or None unless it is a possible attempt at one of this quiz's scenarios: its
+    steps and one or two of its left-out cards in the tray, at most its steps' number of slots."""
     parts = text.split(".")
-    n = len(correct_order)
-    if len(parts) != 3 or len(parts[0]) != n or len(parts[1]) != n or parts[2] not in ("0", "1"):
+    n = len(quiz.pieces)
+    if len(parts) != 4 or len(parts[0]) != 1 or parts[3] not in ("0", "1"):
         return None
     try:
-        tray = [_index(ch, n) for ch in parts[0]]
-        slots = [_index(ch, n) for ch in parts[1]]
-    except ValueError:
+        scenario = quiz.scenarios[_index(parts[0], len(quiz.scenarios))]
+        tray = [quiz.pieces[_index(ch, n)].id for ch in parts[1]]
+        slots = [None if ch == _NONE else quiz.pieces[_index(ch, n)].id for ch in parts[2]]
+    except (ValueError, TypeError):
         return None
+    extra = set(tray) - set(scenario.order)
     placed = [s for s in slots if s is not None]
-    if None in tray or sorted(tray) != list(range(n)) or len(set(placed)) != len(placed):
+    if len(set(tray)) != len(tray) or not set(scenario.order) <= set(tray) or not extra <= set(scenario.left_out):
         return None
-    if parts[2] == "1" and len(placed) != n:  # only a full board can have been checked
+    if not 1 <= len(extra) <= 2 or len(slots) != len(scenario.order):
         return None
-    return SequenceAttempt(tuple(correct_order[i] for i in tray),
-                           tuple(None if s is None else correct_order[s] for s in slots), parts[2] == "1")
+    if len(set(placed)) != len(placed) or not set(placed) <= set(tray):
+        return None
+    if parts[3] == "1" and len(placed) != len(slots):  # only a full board can have been checked
+        return None
+    return SequenceAttempt(tuple(tray), tuple(slots), parts[3] == "1", scenario.id)
 
 
 # ---- the address bar ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The sequencing quiz: drag the steps of one round into order, or tap a piece and then its slot.
+"""The sequencing quiz: a case of one round drawn per attempt (greedy or sampled, every guess kept or one refused);
+drag its steps into order, or tap a piece and then its slot, and leave the cards that do not belong in the tray.
 
 Both ways of answering read and write the same :class:`specsim.lesson.quiz.SequenceAttempt` kept under
 ``state.SEQ_ATTEMPT``, so a learner can switch between them halfway and the check is the same.
@@ -15,7 +16,7 @@ from streamlit_sortables import sort_items
 from app import state
 from app.quiz import params as quiz_params
 from app.quiz.common import new_seed
-from specsim.lesson.quiz import SequenceAttempt, SequenceQuiz
+from specsim.lesson.quiz import SequenceAttempt, SequenceQuiz, new_round
 
 TRAY_HEADER = "Tray: drag the steps from here"
 ANSWER_HEADER = "Your order: first step at the top"
@@ -29,13 +30,15 @@ ITEM_STYLE = ".sortable-item, .sortable-item:hover { white-space: normal; line-h
 
 
 def current_attempt(quiz: SequenceQuiz) -> SequenceAttempt:
-    """The attempt in progress, started (shuffled) on first use or when the quiz data changed."""
+    """The attempt in progress, drawn (a case, its cards shuffled) on first use or when the quiz data changed."""
     attempt = state.get(state.SEQ_ATTEMPT)
     if attempt is None:  # a new session (e.g. the page was reloaded): the address bar may hold the progress
         attempt = quiz_params.restore(quiz_params.SEQUENCE_PARAM,
-                                   lambda text: quiz_params.decode_sequence(text, quiz.correct_order))
-    if attempt is None or sorted(attempt.tray_order) != sorted(quiz.correct_order):
-        attempt = SequenceAttempt.start(quiz.correct_order, new_seed())
+                                      lambda text: quiz_params.decode_sequence(text, quiz))
+    orders = quiz.correct_order
+    if (attempt is None or attempt.scenario not in orders or len(attempt.slots) != len(orders[attempt.scenario])
+            or not set(orders[attempt.scenario]) <= set(attempt.tray_order)):
+        attempt = new_round(quiz, new_seed())
     state.put(state.SEQ_ATTEMPT, attempt)
     return attempt
 
@@ -65,8 +68,8 @@ def _check() -> None:
     _save(state.get(state.SEQ_ATTEMPT).check(), remount_drag=False)
 
 
-def _reset(correct_order: tuple[str, ...]) -> None:
-    _save(SequenceAttempt.start(correct_order, new_seed()))
+def _reset(quiz: SequenceQuiz) -> None:
+    _save(new_round(quiz, new_seed()))
     state.put(state.SEQ_SELECTED, None)
 
 
@@ -109,14 +112,14 @@ def drag_containers(quiz: SequenceQuiz, attempt: SequenceAttempt) -> list[dict[s
     ]
 
 
-def order_from_drag(quiz: SequenceQuiz, value: Any) -> list[str]:
+def order_from_drag(quiz: SequenceQuiz, value: Any, attempt: SequenceAttempt) -> list[str]:
     """The piece ids in the answer list of a value returned by the sortable; ValueError if malformed."""
     if not isinstance(value, Sequence) or not all(isinstance(c, Mapping) for c in value):
         raise ValueError("the drag-and-drop list sent back something that is not a list of containers")
     by_header = {c.get("header"): list(c.get("items") or []) for c in value}
     if set(by_header) != {TRAY_HEADER, ANSWER_HEADER}:
         raise ValueError("the drag-and-drop list sent back unknown containers")
-    ids = {p.text: p.id for p in quiz.pieces}
+    ids = {p.text: p.id for p in quiz.pieces if p.id in attempt.tray_order}
     everything = by_header[TRAY_HEADER] + by_header[ANSWER_HEADER]
     if sorted(everything, key=str) != sorted(ids, key=str):
         raise ValueError("the drag-and-drop list lost or duplicated a step")
@@ -136,13 +139,13 @@ def _drag_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> SequenceAttempt:
         key=state.seq_drag_key(state.get(state.SEQ_DRAG_VERSION)),
     )
     try:
-        order = order_from_drag(quiz, value)
+        order = order_from_drag(quiz, value, attempt)
+        if order != [p for p in attempt.slots if p is not None]:
+            attempt = attempt.arrange(order)
+            _save(attempt, remount_drag=False)
     except ValueError as exc:
         st.warning(f"That move could not be read ({exc}); the order below is unchanged. Try Reset if it persists.")
-        return attempt
-    if order != [p for p in attempt.slots if p is not None]:
-        attempt = attempt.arrange(order)
-        _save(attempt, remount_drag=False)
+        _save(attempt)  # a fresh list, showing the order as it stands
     return attempt
 
 
@@ -160,7 +163,7 @@ def _tap_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
         st.button(quiz.piece(piece).text, key=state.SEQ_TRAY_BUTTON + piece, on_click=_tap_tray, args=(piece,),
                   type="primary" if piece == selected else "secondary", width="stretch")
     if not attempt.left:
-        st.caption("Every step is placed.")
+        st.caption("Every card is placed.")
     st.markdown("**Your order**")
     for slot, piece in enumerate(attempt.slots):
         if piece is not None:
@@ -176,25 +179,34 @@ def _tap_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
 
 
 def _result(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
+    scenario = quiz.scenario(attempt.scenario)
     marks = attempt.marks(quiz.correct_order)
     right = sum(marks)
     if right == len(marks):
         st.success(f"All {len(marks)} steps are in the right place.")
     else:
         st.error(f"{right} of {len(marks)} steps are in the right place.")
-    position = {pid: n + 1 for n, pid in enumerate(quiz.correct_order)}
+    position = {pid: n + 1 for n, pid in enumerate(scenario.order)}
     for slot, (piece, ok) in enumerate(zip(attempt.slots, marks, strict=True)):
-        where = "" if ok else f" (belongs in slot {position[piece]})"
+        where = "" if ok else (f" (belongs in slot {position[piece]})" if piece in position
+                               else " (does not belong in this case)")
         st.markdown(f"{'✅' if ok else '❌'} **{slot + 1}.** {quiz.piece(piece).text}{where}")
-    st.markdown("#### The order of one round")
-    for n, piece in enumerate(quiz.pieces, start=1):
-        st.markdown(f"{n}. **{piece.text}.** {piece.explanation}")
+    extra = [p for p in attempt.tray_order if p not in position]
+    st.markdown("#### The cards that do not belong here")
+    for piece in extra:
+        verdict = "left out, rightly" if piece in attempt.left else "placed, but it does not belong"
+        st.markdown(f"{'✅' if piece in attempt.left else '❌'} *{quiz.piece(piece).text}* ({verdict}). "
+                    f"{quiz.why_left_out(scenario.id, piece)}")
+    st.markdown("#### The order of this round")
+    for n, piece in enumerate(scenario.order, start=1):
+        st.markdown(f"{n}. **{quiz.piece(piece).text}.** {quiz.piece(piece).explanation}")
 
 
 def render(quiz: SequenceQuiz) -> None:
-    """The whole sequencing quiz: mode switch, board, count of pieces left, Check and Reset."""
+    """The whole sequencing quiz: the case, mode switch, board, count of slots left, Check and Reset."""
     attempt = current_attempt(quiz)
     st.write(quiz.prompt)
+    st.info(f"**This round:** {quiz.scenario(attempt.scenario).setting}")
     mode = st.radio("How to answer", state.SEQ_MODES, key=state.bound(state.SEQ_MODE), horizontal=True,
                     format_func=lambda m: {"Tap": "👆 Tap a step, then its slot", "Drag": "✋ Drag and drop"}[m])
     state.put(state.SEQ_MODE, mode)
@@ -202,16 +214,15 @@ def render(quiz: SequenceQuiz) -> None:
         attempt = _drag_mode(quiz, attempt)
     else:
         _tap_mode(quiz, attempt)
-    left = len(attempt.left)
+    left = attempt.empty
     st.markdown(f"**{left} {'piece' if left == 1 else 'pieces'} left to place**")
     check, reset = st.columns(2)
     check.button("Check my order", key=state.SEQ_CHECK_BUTTON, on_click=_check, disabled=left > 0, type="primary",
                  width="stretch")
-    reset.button("Reset and reshuffle", key=state.SEQ_RESET_BUTTON, on_click=_reset, args=(quiz.correct_order,),
+    reset.button("Reset and reshuffle (a new case)", key=state.SEQ_RESET_BUTTON, on_click=_reset, args=(quiz,),
                  width="stretch")
     if attempt.checked:
         _result(quiz, attempt)
     # after the board: the drag mode may have moved pieces in this very run
     pristine = not attempt.checked and all(slot is None for slot in attempt.slots)
-    quiz_params.remember(quiz_params.SEQUENCE_PARAM, quiz_params.encode_sequence(attempt, quiz.correct_order),
-                         pristine)
+    quiz_params.remember(quiz_params.SEQUENCE_PARAM, quiz_params.encode_sequence(attempt, quiz), pristine)

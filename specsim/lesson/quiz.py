@@ -83,18 +83,37 @@ class Piece:
 
 
 @dataclass(frozen=True)
+class Scenario:
+    """One case of a round: what happens (the setting), its steps in order, and the cards that do not belong to it,
+    each with why (empty: the card's own explanation says it)."""
+
+    id: str
+    setting: str
+    order: tuple[str, ...]
+    left_out: Mapping[str, str] = field(hash=False)
+
+
+@dataclass(frozen=True)
 class SequenceQuiz:
-    """The steps of one round; ``pieces`` is the correct order."""
+    """The cards of every case of a round (``pieces``), and the cases (``scenarios``)."""
 
     prompt: str
     pieces: tuple[Piece, ...]
+    scenarios: tuple[Scenario, ...] = ()
 
     @property
-    def correct_order(self) -> tuple[str, ...]:
-        return tuple(p.id for p in self.pieces)
+    def correct_order(self) -> Mapping[str, tuple[str, ...]]:
+        """Each scenario's order, by scenario id: what :meth:`SequenceAttempt.marks` grades an attempt against."""
+        return {sc.id: sc.order for sc in self.scenarios}
 
     def piece(self, piece_id: str) -> Piece:
         return next(p for p in self.pieces if p.id == piece_id)
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        return next(sc for sc in self.scenarios if sc.id == scenario_id)
+
+    def why_left_out(self, scenario_id: str, piece_id: str) -> str:
+        return self.scenario(scenario_id).left_out.get(piece_id) or self.piece(piece_id).explanation
 
 
 @dataclass(frozen=True)
@@ -197,9 +216,17 @@ class _RawPiece(BaseModel):
     explanation: _Text
 
 
+class _RawScenario(BaseModel):
+    id: _Text
+    setting: _Text
+    order: list[str] = Field(min_length=2)
+    left_out: dict[str, str] = Field(min_length=1)
+
+
 class _RawSequence(BaseModel):
     prompt: _Text
     pieces: list[_RawPiece] = Field(min_length=2)
+    scenarios: list[_RawScenario] = Field(min_length=1)
 
 
 def _read(model: type[BaseModel], raw: Any, where: str) -> Any:
@@ -282,13 +309,21 @@ def parse_knowledge(raw: Mapping[str, Any], count: int = KNOWLEDGE_QUESTION_COUN
 
 
 def parse_sequence(raw: Mapping[str, Any]) -> SequenceQuiz:
-    """Validate the sequencing document: a prompt and at least two distinct pieces, in order."""
+    """Validate the sequencing document: distinct cards, and scenarios whose steps and left-out cards are cards."""
     doc = _read(_RawSequence, raw, "sequence quiz")
     pieces = tuple(Piece(p.id, p.text, p.explanation) for p in doc.pieces)
     for attr in ("id", "text"):
         values = [getattr(p, attr) for p in pieces]
         _require(len(set(values)) == len(values), "sequence quiz", f"piece {attr}s must be distinct")
-    return SequenceQuiz(doc.prompt, pieces)
+    ids = {p.id for p in pieces}
+    scenarios = []
+    for sc in doc.scenarios:
+        where = f"sequence quiz, scenario {sc.id!r}"
+        _require(len(set(sc.order)) == len(sc.order) and set(sc.order) <= ids, where, "steps must be distinct cards")
+        _require(set(sc.left_out) <= ids - set(sc.order), where, "a left-out card must be a card not in its order")
+        scenarios.append(Scenario(sc.id, sc.setting, tuple(sc.order), dict(sc.left_out)))
+    _require(len({sc.id for sc in scenarios}) == len(scenarios), "sequence quiz", "scenario ids must be distinct")
+    return SequenceQuiz(doc.prompt, pieces, tuple(scenarios))
 
 
 def load_knowledge(path: Path | str | None = None) -> tuple[Question, ...]:
@@ -393,13 +428,14 @@ def to_revisit(questions: Sequence[Question], attempt: KnowledgeAttempt) -> list
 Slots = tuple[str | None, ...]
 
 
-def shuffled_pieces(correct_order: Sequence[str], seed: int) -> tuple[str, ...]:
-    """A shuffle of the pieces for the tray, never the correct order itself (that would be no puzzle)."""
+def shuffled_pieces(correct_order: Sequence[str], seed: int, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """A shuffle of the steps and the ``extra`` cards for the tray, never one that reads the steps in order from the
+    top (that would be no puzzle)."""
     rng = random.Random(seed)
-    order = list(correct_order)
+    order = list(correct_order) + list(extra)
     if len(set(order)) < 2:
         return tuple(order)
-    while tuple(order) == tuple(correct_order):
+    while tuple(p for p in order if p in set(correct_order)) == tuple(correct_order):
         rng.shuffle(order)
     return tuple(order)
 
@@ -433,7 +469,8 @@ def grade_sequence(slots: Slots, correct_order: Sequence[str]) -> tuple[bool, ..
 
 @dataclass(frozen=True)
 class SequenceAttempt:
-    """The tray's shuffled order, what sits in each slot, and whether the learner asked for a check.
+    """The case drawn (``scenario``), the tray's shuffled cards (its steps and the cards that do not belong), what sits
+    in each slot, and whether the learner asked for a check.
 
     Any move clears ``checked``: marks shown for an order that has since changed would mislead.
     """
@@ -441,18 +478,25 @@ class SequenceAttempt:
     tray_order: tuple[str, ...]
     slots: Slots
     checked: bool = False
+    scenario: str = ""
 
     @classmethod
-    def start(cls, correct_order: Sequence[str], seed: int) -> SequenceAttempt:
-        return cls(shuffled_pieces(correct_order, seed), (None,) * len(correct_order))
+    def start(cls, correct_order: Sequence[str], seed: int, extra: Sequence[str] = (),
+              scenario: str = "") -> SequenceAttempt:
+        return cls(shuffled_pieces(correct_order, seed, extra), (None,) * len(correct_order), scenario=scenario)
 
     @property
     def left(self) -> list[str]:
         return in_tray(self.tray_order, self.slots)
 
     @property
+    def empty(self) -> int:
+        """Slots still to fill."""
+        return sum(s is None for s in self.slots)
+
+    @property
     def complete(self) -> bool:
-        return not self.left
+        return self.empty == 0
 
     def place(self, piece: str, slot: int) -> SequenceAttempt:
         if piece not in self.tray_order:
@@ -466,11 +510,25 @@ class SequenceAttempt:
         """Fill the slots from the top with ``order`` (a drag-and-drop answer list); the rest go to the tray."""
         if len(set(order)) != len(order) or not set(order) <= set(self.tray_order):
             raise ValueError(f"{list(order)} is not a list of distinct pieces of this quiz")
+        if len(order) > len(self.slots):
+            raise ValueError(f"this round has {len(self.slots)} steps; your list holds {len(order)}")
         slots = tuple(order) + (None,) * (len(self.slots) - len(order))
         return replace(self, slots=slots, checked=False)
 
     def check(self) -> SequenceAttempt:
         return replace(self, checked=True) if self.complete else self
 
-    def marks(self, correct_order: Sequence[str]) -> tuple[bool, ...]:
+    def marks(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> tuple[bool, ...]:
+        """Right or wrong per slot, against ``correct_order``, or against this attempt's scenario's order when given
+        every scenario's order (:attr:`SequenceQuiz.correct_order`)."""
+        if isinstance(correct_order, Mapping):
+            correct_order = correct_order[self.scenario]
         return grade_sequence(self.slots, correct_order)
+
+
+def new_round(quiz: SequenceQuiz, seed: int) -> SequenceAttempt:
+    """The attempt a seed draws: a scenario, one or two of its left-out cards mixed in, and a shuffled tray."""
+    rng = random.Random(f"round:{seed}")
+    scenario = rng.choice(quiz.scenarios)
+    extra = rng.sample(sorted(scenario.left_out), rng.choice((1, 2)))
+    return SequenceAttempt.start(scenario.order, seed, extra, scenario.id)

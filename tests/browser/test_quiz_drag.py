@@ -1,11 +1,23 @@
-"""Real browser: the drag-and-drop component loads offline and a full correct drag is graded right."""
+"""Real browser: the drag-and-drop component loads offline and a full correct drag is graded right, the card that
+does not belong to the round left in the tray."""
 
 from __future__ import annotations
 
 import pytest
 
+from app.quiz import params as quiz_params
 from specsim.lesson import quiz
 from tests.browser.conftest import assert_no_exception, goto, screenshot
+
+
+def _link(seq, scenario: str, placed: dict[int, int] | None = None) -> str:
+    """A link to a round of ``scenario`` with one card that does not belong, step i of its order in slot
+    ``placed[i]``."""
+    sc = seq.scenario(scenario)
+    attempt = quiz.SequenceAttempt.start(sc.order, 0, sorted(sc.left_out)[:1], sc.id)
+    for step, slot in (placed or {}).items():
+        attempt = attempt.place(sc.order[step], slot)
+    return quiz_params.encode_sequence(attempt, seq)
 
 
 def _drag(page, source, target_box) -> None:
@@ -21,21 +33,24 @@ def _drag(page, source, target_box) -> None:
 def test_dragging_every_step_into_place_is_graded_right(page):
     expect = pytest.importorskip("playwright.sync_api").expect
     seq = quiz.load_sequence()
-    goto(page, "sequence")
+    scenario = seq.scenario("sampling-refusal")
+    goto(page, f"sequence?order={_link(seq, scenario.id)}")
+    page.get_by_text(scenario.setting).wait_for(timeout=30_000)
     page.get_by_text("Drag and drop").click()
     frame = page.frame_locator("iframe[title*='sortable']")
-    for n, piece in enumerate(seq.pieces):
+    for n, step in enumerate(scenario.order):
         frame.locator(".sortable-item").first.wait_for(timeout=30_000)
         answer = frame.locator(".sortable-container-body").nth(1)
-        _drag(page, frame.locator(".sortable-item", has_text=piece.text), answer.bounding_box())
-        page.get_by_text(f"{len(seq.pieces) - n - 1} piece").wait_for(timeout=15_000)
+        _drag(page, frame.locator(".sortable-item", has_text=seq.piece(step).text), answer.bounding_box())
+        page.get_by_text(f"{len(scenario.order) - n - 1} piece").wait_for(timeout=15_000)
     page.get_by_role("button", name="Check my order").click()
-    page.get_by_text(f"All {len(seq.pieces)} steps are in the right place.").wait_for(timeout=15_000)
+    page.get_by_text(f"All {len(scenario.order)} steps are in the right place.").wait_for(timeout=15_000)
+    page.get_by_text("left out, rightly").wait_for(timeout=15_000)
     screenshot(page, "sequence-checked")
     page.get_by_role("button", name="Reset and reshuffle").click()
-    page.get_by_text(f"{len(seq.pieces)} pieces left to place").wait_for(timeout=15_000)
+    page.get_by_text(f"{len(scenario.order)} pieces left to place").wait_for(timeout=15_000)
     expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # remounted
-    frame.locator(".sortable-container-body").nth(0).locator(".sortable-item").nth(4).wait_for(timeout=15_000)
+    frame.locator(".sortable-container-body").nth(0).locator(".sortable-item").nth(5).wait_for(timeout=15_000)
     assert_no_exception(page)
 
 
@@ -53,21 +68,23 @@ def _numbers(page) -> list[list[str]]:
 def test_the_numbers_sit_on_your_order_and_a_link_with_gaps_keeps_its_slot_numbers(page):
     """Issue 23 (3): the numbers 1-5 were drawn on the shuffled tray, and a link with gaps showed its steps
     in slots 2 and 4 as 1 and 2."""
-    goto(page, "sequence?order=43210.-2-4-.0")
+    seq = quiz.load_sequence()
+    goto(page, f"sequence?order={_link(seq, 'greedy-all-kept', {2: 1, 4: 3})}")
     page.get_by_text("Drag and drop").click()
     page.get_by_text("slots 1, 3 and 5 are empty").wait_for(timeout=30_000)
     tray, answer = _numbers(page)
-    assert len(tray) == 3 and all(n in ("none", "normal") for n in tray), tray
+    assert len(tray) == 4 and all(n in ("none", "normal") for n in tray), tray
     assert answer == ['"2. "', '"4. "'], answer
     page.get_by_text("Reset and reshuffle").click()
     page.get_by_text("5 pieces left to place").wait_for(timeout=15_000)
     expect = pytest.importorskip("playwright.sync_api").expect
     expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # the remounted list only
-    seq = quiz.load_sequence()
     frame = page.frame_locator("iframe[title*='sortable']")
-    for piece in seq.pieces[:2]:
+    round_ = page.get_by_text("This round:").inner_text()
+    order = next(sc.order for sc in seq.scenarios if sc.setting in round_)
+    for step in order[:2]:
         frame.locator(".sortable-item").first.wait_for(timeout=30_000)
-        _drag(page, frame.locator(".sortable-item", has_text=piece.text),
+        _drag(page, frame.locator(".sortable-item", has_text=seq.piece(step).text),
               frame.locator(".sortable-container-body").nth(1).bounding_box())
         page.wait_for_timeout(500)
     page.get_by_text("3 pieces left to place").wait_for(timeout=15_000)
