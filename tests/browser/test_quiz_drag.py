@@ -80,7 +80,7 @@ def test_the_numbers_sit_on_your_order_and_a_link_with_gaps_keeps_its_slot_numbe
     expect = pytest.importorskip("playwright.sync_api").expect
     expect(page.locator("iframe[title*='sortable']")).to_have_count(1, timeout=15_000)  # the remounted list only
     frame = page.frame_locator("iframe[title*='sortable']")
-    round_ = page.get_by_text("This round:").inner_text()
+    round_ = page.locator("[data-testid='stAlert']", has_text="This round:").first.inner_text()
     order = next(sc.order for sc in seq.scenarios if sc.setting in round_)
     for step in order[:2]:
         frame.locator(".sortable-item").first.wait_for(timeout=30_000)
