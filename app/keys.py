@@ -160,6 +160,8 @@ SEQ_RESET_BUTTON = "quiz_seq_reset"
 KQ_OPTION_BUTTON = "quiz_kq_option_"  # + the option's index in the data file, not its shown position
 KQ_NEXT_BUTTON = "quiz_kq_next"
 KQ_RETAKE_BUTTON = "quiz_kq_retake"
+IV_TICKED = "interview_ticked"  # {interview question id: frozenset of the key points the learner ticked}
+IV_POINT_CHECKBOX = "interview_point_"  # + question id + "_" + the point's index (a widget key)
 
 
 def seq_drag_key(version: int) -> str:
@@ -174,6 +176,7 @@ DEFAULTS.update(
         SEQ_MODE: SEQ_MODES[0],
         SEQ_DRAG_VERSION: 0,
         KQ_ATTEMPT: None,
+        IV_TICKED: dict,
     }
 )
 

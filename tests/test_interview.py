@@ -40,12 +40,57 @@ def test_the_k_answer_quotes_the_closed_form():
     assert not re.search(r"\d\.\d\d×", raw)  # no typed speedups in the data file
 
 
-def test_the_page_shows_every_question_with_its_link():
+def test_the_page_shows_every_question_with_its_answers_behind_expanders():
     at = open_page("interview.py")
     assert not at.exception
     questions = interview.load()
+    text = [m.value for m in at.main.markdown]
+    for i, q in enumerate(questions, start=1):
+        assert f"**{i}. {q.question}**" in text
+        assert q.short in text and q.answer in text
     labels = [e.label for e in at.main.expander]
-    assert labels == [f"{i}. {q.question}" for i, q in enumerate(questions, start=1)]
+    assert labels == ["Model answer", "The long answer"] * len(questions)
+
+
+# ---- issue 61, item 6: a short model answer and key points to grade one's own answer by ------------------------
+
+
+def test_every_question_has_a_short_model_answer_and_three_to_six_key_points():
+    for q in interview.load():
+        words = len(q.short.split())
+        assert 20 <= words <= interview.SHORT_WORDS, (q.id, words)
+        assert words < len(q.answer.split()) or len(q.answer.split()) <= interview.SHORT_WORDS, q.id
+        low, high = interview.POINTS
+        assert low <= len(q.points) <= high, (q.id, len(q.points))
+        assert len(set(q.points)) == len(q.points)
+        assert "{" not in q.short + "".join(q.points)
+
+
+def test_the_short_answers_type_no_figure_they_could_compute():
+    import json
+
+    for raw in json.loads(INTERVIEW_QUESTIONS.read_text(encoding="utf-8"))["questions"]:
+        assert not re.search(r"\d\.\d\d", raw["short"]), raw["id"]
+
+
+def test_ticked_points_are_counted_and_survive_a_page_switch():
+    from app import state
+    from app.quiz.interview import point_key
+    from tests.conftest import ROOT
+
+    at = open_page("interview.py")
+    q = interview.load()[2]
+    at.checkbox(key=point_key(q.id, 0)).check().run()
+    at.checkbox(key=point_key(q.id, 2)).check().run()
+    assert at.session_state[state.IV_TICKED][q.id] == frozenset({0, 2})
+    assert f"Your answer made 2 of the {len(q.points)} key points." in [m.value for m in at.main.markdown]
+    at.checkbox(key=point_key(q.id, 2)).uncheck().run()
+    at.switch_page(str(ROOT / "pages" / "home.py")).run()
+    at = at.switch_page(str(ROOT / "pages" / "interview.py")).run()
+    assert not at.exception
+    assert at.checkbox(key=point_key(q.id, 0)).value and not at.checkbox(key=point_key(q.id, 2)).value
+    assert f"Your answer made 1 of the {len(q.points)} key points." in [m.value for m in at.main.markdown]
+    assert any("Graded so far: 1 of" in c.value for c in at.main.caption)
 
 
 def test_the_two_eagle_answers_name_the_same_tree_rule():

@@ -35,13 +35,19 @@ PUBLISHED = {
 }
 
 
+SHORT_WORDS = 150  # the longest a short model answer may be
+POINTS = (3, 6)  # how many key points a learner ticks to grade an answer, at least and at most
+
+
 @dataclass(frozen=True)
 class Question:
     id: str
     topic: str
     page: str  # url path of the page that teaches it
     question: str
-    answer: str
+    answer: str  # the long worked answer
+    short: str = ""  # a model answer of at most SHORT_WORDS words
+    points: tuple[str, ...] = ()  # the key points a good answer makes, for the learner to tick
 
 
 def _x(value: float) -> str:
@@ -215,5 +221,6 @@ def load(path: Path = INTERVIEW_QUESTIONS) -> list[Question]:
     """The questions with their figures filled in; a figure that is not defined is an error, never a gap."""
     data = json.loads(path.read_text(encoding="utf-8"))
     values = names()
-    return [Question(q["id"], q["topic"], q["page"], q["question"].format(**values), q["answer"].format(**values))
+    return [Question(q["id"], q["topic"], q["page"], q["question"].format(**values), q["answer"].format(**values),
+                     q.get("short", "").format(**values), tuple(p.format(**values) for p in q.get("points", ())))
             for q in data["questions"]]
