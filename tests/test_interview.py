@@ -118,7 +118,7 @@ def test_the_draft_choice_answer_gives_depth_over_parameters_its_condition():
 
 def test_the_mtp_answer_prices_c_by_bytes_and_v_for_a_mixture_of_experts_and_confirms_nothing():
     """Issue 60: as on the Variants page, c by weights read (shared output head included), v from the MoE roofline at
-    batch 1 with K = 1, the module's two inputs, and DeepSeek's 1.8× a large-batch serving figure, no confirmation."""
+    batch 1 with K = 1, the module's two inputs, and DeepSeek's 1.8× with no stated batch, read backwards."""
     from specsim.core import published as pub
     from specsim.lesson import moe, roofline
 
@@ -134,8 +134,10 @@ def test_the_mtp_answer_prices_c_by_bytes_and_v_for_a_mixture_of_experts_and_con
     assert f"puts v at {v:.2f} for a single request" in answer
     assert (f"gives only {analytics.speedup(low, 1, c, v):.2f}–{analytics.speedup(high, 1, c, v):.2f}×"
             in answer)
-    assert f"{pub.DEEPSEEK_MTP_SPEEDUP.figure} is tokens per second of its large-batch serving system" in answer
-    assert "no check on each other" in answer and "DeepSeek measured" not in answer
+    assert f"gives no batch size for its {pub.DEEPSEEK_MTP_SPEEDUP.figure}" in answer
+    assert "large-batch serving system" not in answer and "DeepSeek measured" not in answer
+    loop = f"{(1 + low) / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}–{(1 + high) / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}"
+    assert f"a loop cost {loop} plain steps" in answer
 
 
 def test_the_alpha_answer_says_its_temperatures_were_measured_on_greedy_answers():

@@ -179,6 +179,10 @@ def _mtp() -> dict[str, str]:
         "mtp_ridge": str(roofline.GPU_RIDGE),
         "mtp_moe_v": _x(v),
         "mtp_speedup_moe": span(v),
+        # the report's figure read backwards: what a loop must cost for τ to give it (no batch size is stated)
+        "mtp_loop_cost": (f"{analytics.tokens_per_loop(low, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
+                          f"{analytics.tokens_per_loop(high, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}"),
+        "mtp_big_v": _x(moe.DEEPSEEK_V3.verify_cost(256, 1, roofline.GPU_RIDGE)),
     }
 
 
