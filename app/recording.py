@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import state
+from app.keys import DEFAULTS
+from app.settings import LiveSettings
+from app.urlcodec import number_text
 from specsim.lesson import recorded
 from specsim.measure import fairtime
 
@@ -30,27 +35,41 @@ def _restart_replay() -> None:
     show_settings_of(state.get(state.LIVE_RECORDING))
 
 
-def show_settings_of(name: str) -> None:
-    """Set the live page's controls to what recording ``name`` ran with, so the form on screen is the run's; Run
-    then runs it again here."""
+def settings_of(name: str) -> LiveSettings | None:
+    """The live page's form as recording ``name`` ran it (None when it does not load)."""
     recipe = next((r for r in recorded.RECIPES if r.name == name), None)
     run = shipped_runs().get(name)
     if recipe is None or run is None:
-        return
+        return None
     s = run.spec.settings
-    state.show(state.LIVE_PAIR, "bundled")
-    state.show(state.LIVE_DRAFTER, s.drafter)
-    state.show(state.LIVE_POLICY, "fixed" if s.k_schedule == "fixed" and not s.stop_below else state.get(
-        state.LIVE_POLICY))
-    state.show(state.LIVE_K, str(s.k))
-    state.show(state.LIVE_TEMPERATURE, f"{s.temperature:g}")
-    state.show(state.LIVE_MAX_NEW, str(s.max_new_tokens))
-    state.show(state.LIVE_SEED, str(s.seed))
-    state.show(state.LIVE_PROMPT, recipe.prompt)
+    return replace(LiveSettings(), pair="bundled", drafter=s.drafter, prompt=recipe.prompt, k=s.k,
+                   temperature=s.temperature, max_new_tokens=s.max_new_tokens, seed=s.seed,
+                   policy="fixed" if s.k_schedule == "fixed" and not s.stop_below else LiveSettings().policy)
+
+
+def opening_settings() -> LiveSettings | None:
+    """What a new session's form opens with: the settings of the recording it opens on."""
+    return settings_of(DEFAULTS[state.LIVE_RECORDING])
+
+
+def show_settings_of(name: str) -> None:
+    """Set the live page's controls to what recording ``name`` ran with, so the form on screen is the run's; Run
+    then runs it again here."""
+    settings = settings_of(name)
+    if settings is None:
+        return
+    state.show(state.LIVE_PAIR, settings.pair)
+    state.show(state.LIVE_DRAFTER, settings.drafter)
+    state.show(state.LIVE_POLICY, settings.policy)
+    state.show(state.LIVE_K, str(settings.k))
+    state.show(state.LIVE_TEMPERATURE, number_text(settings.temperature))
+    state.show(state.LIVE_MAX_NEW, str(settings.max_new_tokens))
+    state.show(state.LIVE_SEED, str(settings.seed))
+    state.show(state.LIVE_PROMPT, settings.prompt)
 
 
 def pick_shipped() -> recorded.RecordedRun | None:
-    """Offer the shipped recordings (the winning one first) and return the one picked, or None if none load."""
+    """Offer the shipped recordings (the typical one first) and return the one picked, or None if none load."""
     runs = shipped_runs()
     if not runs:
         return None

@@ -108,5 +108,8 @@ def write_url(settings: LiveSettings) -> None:
     """Put ``settings`` in the address bar, touching only the live page's own parameters; a refused value
     leaves its parameter as the address has it."""
     current = urlcodec.ours(st.query_params.to_dict(), live_params.NAMES)
-    starting = replace(LiveSettings(), k=app_profile.default_k()[0])  # what a new session opens with
+    from app import recording  # here, not at the top: app.recording reads the shipped runs when asked
+
+    # what a new session opens with: the recording's settings where it loads, else this machine's K
+    starting = recording.opening_settings() or replace(LiveSettings(), k=app_profile.default_k()[0])
     state.write_query(live_params.NAMES, live_params.to_query(settings, current), live_params.to_query(starting))
