@@ -148,3 +148,18 @@ def test_the_alpha_answer_says_its_temperatures_were_measured_on_greedy_answers(
     m = measured_overlap()
     assert f"at the {m.positions:,} positions of the target's greedy answers to {m.prompts} held-out prompts" in answer
     assert "the same greedy text read at every T" in answer
+
+
+def test_the_choose_k_answer_states_the_marginal_rule_that_finds_the_peak():
+    """A review found the answer's rule ("another guess pays while α^i outweighs another draft pass") stops at K = 5
+    where the peak is K = 4 (α = 0.7, c = 0.13). Guess K + 1 pays while α^(K+1) / c exceeds the current speedup."""
+    from specsim.measure import analytics
+
+    q = {q.id: q for q in interview.load()}["choose_k"]
+    assert "α^(K+1) / c" in q.answer and "outweighs another draft pass" not in q.answer
+    for alpha in (0.5, 0.7, 0.9):
+        for c in (0.05, 0.13, 0.3):
+            k = 1
+            while k < analytics.K_MAX and alpha ** (k + 1) / c > analytics.speedup(alpha, k, c, 1.0):
+                k += 1
+            assert k == analytics.optimal_k(alpha, c, 1.0)
