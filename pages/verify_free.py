@@ -86,9 +86,7 @@ else:
                 "them there); its *Calibrate with measured costs* box also offers this value.")
 
 if curve is None:
-    st.markdown("A *roofline* models a pass as limited by memory or by arithmetic, whichever runs out first; its "
-                "*ridge point* R is how many tokens a pass carries before arithmetic sets its time. "
-                + batching.ridge_sentence())
+    st.markdown(batching.roofline_paragraph())
 st.subheader("When many requests share a pass")
 st.markdown(
     "Everything above is one request at a time. A server decodes many requests in one pass (a *batch*), and they "

@@ -26,6 +26,12 @@ def ridge_sentence() -> str:
             "and for a mixture of experts (below).")
 
 
+def roofline_paragraph() -> str:
+    """What a roofline and its ridge point are, with the datasheets' R (for a page that shows no measured curve)."""
+    return ("A *roofline* models a pass as limited by memory or by arithmetic, whichever runs out first; its *ridge "
+            "point* R is how many tokens a pass carries before arithmetic sets its time. " + ridge_sentence())
+
+
 def gemm_bound_clause(k: int, ridge: int) -> str:
     """Up to which batch the weight GEMMs of a verification step wait on memory, or that no batch does."""
     limit = roofline.memory_bound_batches(k, ridge)
