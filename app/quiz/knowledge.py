@@ -1,4 +1,7 @@
-"""The knowledge check: one question at a time, feedback after each answer, a review at the end.
+"""The knowledge check: one question at a time, right or wrong after each answer, a review at the end.
+
+The explanations wait for the review: an explanation shown after question 10 could give away question 15, so none
+is shown until every question is answered.
 
 The attempt (seed of the option shuffle and of the transfer questions' numbers, answers, current question) is one
 :class:`specsim.lesson.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches. The review
@@ -27,6 +30,9 @@ from specsim.lesson.quiz import (
     score,
     to_revisit,
 )
+
+EXPLANATIONS_LATER = ("Why each answer is right, and what each wrong option mistakes, is explained with your results, "
+                      "once every question is answered.")
 
 
 def current_attempt(questions: Sequence[Question]) -> KnowledgeAttempt:
@@ -76,7 +82,7 @@ def _question(questions: Sequence[Question], attempt: KnowledgeAttempt) -> None:
         st.success("Right.")
     else:
         st.error(f"Not quite. The right answer: **{question.correct_option}**")
-    st.info(question.explanation)
+    st.caption(EXPLANATIONS_LATER)
     last = n + 1 == total
     st.button("See my results" if last else "Next question", key=state.KQ_NEXT_BUTTON, on_click=_next, type="primary")
 
