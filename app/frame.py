@@ -48,7 +48,7 @@ def seen_paths() -> set[str]:
 
 def sidebar() -> None:
     """The glossary and the learner's progress, on every page."""
-    from app import glossary
+    from app import glossary, predict
 
     visited = seen_paths()
     lesson = lesson_pages()
@@ -57,7 +57,8 @@ def sidebar() -> None:
         unread = next((p for p in lesson if p not in done), None)
         st.caption(f"Your path: {len(done)} of {len(lesson)} lesson pages opened"
                    + (f"; the first unread is {unread.title}" if unread is not None else "") + ". "
-                   + tests_progress())
+                   + tests_progress() + (" " + predict.progress() if predict.progress() else ""))
+        predict.switch()
         glossary.expander(label="Glossary", in_sidebar=True)
 
 

@@ -8,6 +8,7 @@ their defaults are defined once, as dataclasses in :mod:`app.settings`; the defa
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
@@ -261,6 +262,16 @@ HOOD_SNIPPET_PROMPT = "hood_snippet_prompt"  # its prompt: an index into app.pra
 HOOD_SNIPPET_BUTTON = "hood_snippet_run"
 DEFAULTS.update({HOOD_RUN: None, HOOD_STEP: None, HOOD_POLICIES: None, HOOD_SNIPPET: None, HOOD_SNIPPET_PROMPT: 0})
 
+
+# ---- predict, then see ---------------------------------------------------------------------------
+PREDICTIONS = "predictions"  # {(question id, context): app.predict.Prediction}: the learner's guesses this session
+SHOW_ANSWERS = "show_answers"  # True: answers show without a guess first (the sidebar's switch)
+PREDICT_FORM = "predict_form_"  # + question id: the form a guess is typed into
+PREDICT_BOX = "predict_box_"  # + question id + "_" + field name
+# SPECSIM_SHOW_ANSWERS=1 starts every session with the switch on (a lecturer's demo; the browser tests)
+DEFAULTS.update({PREDICTIONS: dict, SHOW_ANSWERS: lambda: os.environ.get("SPECSIM_SHOW_ANSWERS") == "1"})
+
+# every key is declared above this line: __all__ collects them
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [
     "widget_key", "seq_drag_key", "pq_slider_key"]

@@ -2,15 +2,20 @@
 
 import streamlit as st
 
-from app import frame, state
+from app import frame, predict, state
 from app.calculator import backsolve, by_position, one_pass, v_curve
 from app.calculator import derivation as calc_derivation
 from app.calculator import figures as figs
 from app.calculator import numbers as calc_numbers
+from app.calculator import params as calc_params
 from app.calculator.controls import apply_url, controls, write_url
 from app.calculator.text import (
     CalcNumbers,
+    best_k_close,
+    best_k_question,
     best_k_sentence,
+    best_k_truth,
+    best_k_verdict,
     ceiling_sentence,
     fmt,
     formula_line,
@@ -47,7 +52,19 @@ def one_loop(s: CalcSettings, n: CalcNumbers) -> None:
     st.caption(backsolve.distribution_sentence(s.alpha, s.k))
 
 
-def choosing_k(s: CalcSettings) -> None:
+GUESS_FIRST = "Make your guess of the best K above to see this chart."
+_K = calc_params.BY_NAME["k"].number
+K_FIELDS = (predict.Field("k", "best K", _K.lo, _K.hi, 1, whole=True),
+            predict.Field("speedup", "its speedup, ×", 0.1, 10.0, 0.05))
+
+
+def guessed_best_k(s: CalcSettings) -> bool:
+    """Ask for the best K before the page shows it (per setting of α, c and v)."""
+    return predict.ask("calc_best_k", (s.alpha_pct, s.draft_cost, s.verify_cost), best_k_question(s), K_FIELDS,
+                       best_k_truth(s), lambda g: best_k_close(s, g), lambda made: best_k_verdict(s, made.guess))
+
+
+def choosing_k(s: CalcSettings, shown: bool) -> None:
     st.markdown(
         "A longer draft means fewer target passes per token, but only if the guesses are kept. The target accepts "
         "each guess with probability α, and a guess is kept only when it and every guess before it were accepted, "
@@ -55,6 +72,9 @@ def choosing_k(s: CalcSettings) -> None:
         "geometrically along the draft. Past some K, the extra draft passes cost more than the few extra tokens "
         "they add. Where that point lies depends on α and c, so it is worth measuring rather than guessing."
     )
+    if not shown:
+        st.caption(GUESS_FIRST)
+        return
     chart(figs.k_sweep_figure(s.alpha, s.draft_cost, s.verify_cost, s.k), key=state.CALC_SWEEP_CHART)
     hint = "Push K to the right" if s.alpha_pct == 50 else "Set α to 50 % and push K to the right"
     st.markdown(f"{ceiling_sentence(s)} {hint} to watch the green bars stall while the red ones keep growing.")
@@ -63,7 +83,10 @@ def choosing_k(s: CalcSettings) -> None:
     one_pass.section(s)
 
 
-def pays_off(s: CalcSettings) -> None:
+def pays_off(s: CalcSettings, shown: bool) -> None:
+    if not shown:
+        st.caption(GUESS_FIRST)
+        return
     st.markdown(
         "Every cell is one (K, α) pair at your draft cost. Blue is faster than plain decoding, red is slower, and "
         f"the dotted line is break-even. {heatmap_sentence(s)}"
@@ -84,11 +107,14 @@ def calculator() -> None:
     n = calc_numbers.headline(s)
     st.markdown(loop_sentence(s))
     st.markdown(formula_line(s))
-    st.info(best_k_sentence(s))
+    shown = guessed_best_k(s)
+    if shown:
+        st.info(best_k_sentence(s))
 
     tabs = st.tabs(state.CALC_TABS, key=state.bound(state.CALC_TAB), on_change="rerun")
     state.keep([state.CALC_TAB])  # the open tab is still open after a visit to another page
-    sections = (lambda: one_loop(s, n), lambda: choosing_k(s), lambda: v_curve.section(s), lambda: pays_off(s),
+    sections = (lambda: one_loop(s, n), lambda: choosing_k(s, shown), lambda: v_curve.section(s),
+                lambda: pays_off(s, shown),
                 lambda: calc_derivation.section(s), lambda: backsolve.section(s))
     for tab, draw in zip(tabs, sections, strict=True):
         if tab.open:

@@ -56,6 +56,7 @@ if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
     st.caption(md_plain(live_view.describe(spec)))  # a custom model's path may hold Markdown characters
+if spec is not None and live_view.guessed_run(spec):
     st.subheader("Step through the run")
     live_view.prefill_note(spec)
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step),

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from app import frame, state
+from app import frame, predict, state
 from app.charts import chart
 from app.unchanged import block, pq, warp
 from app.unchanged import figures as figs
@@ -31,25 +31,52 @@ if sum(weights) == 0:
 p = np.array(pq.TARGET_P)
 q = unchanged.normalise(weights)
 kept_mass = unchanged.accepted_mass(p, q)
-cols = st.columns(3)
-cols[0].metric("chance a guess is kept, Σ min(p, q)", f"{kept_mass:.3f}")
-cols[1].metric("chance of a rejection, 1 − Σ min(p, q)", f"{1 - kept_mass:.3f}")
-cols[2].metric("tokens the draft never proposes", sum(1 for x in q if x == 0))
-tv = unchanged.total_variation(p, q)
-st.markdown(
-    f"The chance a guess is kept is one minus the **total variation distance** between the two distributions: "
-    f"TV(p, q) = ½ Σ |p − q| = {tv:.3f}, and 1 − {tv:.3f} = {1 - tv:.3f} = Σ min(p, q), because |p − q| = p + q − "
-    "2·min(p, q) and each of p and q sums to 1. Averaged over the slots of a run, this overlap is the "
-    "calculator's **α**: a draft is good exactly as far as its distribution covers the target's.")
-chart(figs.pq_figure(pq.LABELS, p, q), key=state.PQ_BARS_CHART)
-st.dataframe(figs.acceptance_rows(pq.LABELS, p, q), hide_index=True, width="stretch")
-st.markdown(
-    "Where q is above p (the draft is over-confident about x) a guess of x is kept only with chance p/q, so of "
-    "the q(x) with which x is proposed, exactly p(x) = min(p(x), q(x)) is kept. Where q is below p the guess is "
-    "always kept, but it is proposed too rarely: the shortfall p − q is exactly what the residual hands out "
-    "after a rejection. Both cases are the black marks: min(p, q) is what every token gets from kept guesses."
-)
-chart(figs.output_parts_figure(pq.LABELS, p, q), key=state.PQ_PARTS_CHART)
+MASS_FIELD = (predict.Field("mass", "chance a guess is kept", 0.0, 1.0, 0.01),)
+
+
+def mass_verdict(guess: float) -> str:
+    gap = guess - kept_mass
+    how = "spot on" if abs(gap) < 0.005 else f"{abs(gap):.2f} too {'high' if gap > 0 else 'low'}"
+    return (f"You guessed {guess:.2f}; Σ min(p, q) = {kept_mass:.3f}, so your guess was {how}. Token by token, the "
+            "smaller of p and q is the chance a guess of that token is proposed and kept; their sum is the chance "
+            "the draft's guess is kept, whatever it is.")
+
+
+def guessed_mass() -> bool:
+    """Before the overlap shows: p and q as numbers, and a guess of the chance a guess is kept."""
+    if predict.recorded("pq_mass", tuple(weights)) is None and not predict.answers_shown():
+        st.dataframe([{"token": lab, "target p": round(float(pi), 3), "draft q": round(float(qi), 3)}
+                      for lab, pi, qi in zip(pq.LABELS, p, q, strict=True)], hide_index=True)
+    return predict.ask("pq_mass", tuple(weights), "With the target p and the draft q in this table, what is the "
+                       "chance that the target keeps the draft's guess?", MASS_FIELD, {"mass": kept_mass},
+                       lambda g: abs(g["mass"] - kept_mass) <= 0.05, lambda made: mass_verdict(made.guess["mass"]))
+
+
+def overlap() -> None:
+    """The overlap Σ min(p, q), its charts and its table."""
+    cols = st.columns(3)
+    cols[0].metric("chance a guess is kept, Σ min(p, q)", f"{kept_mass:.3f}")
+    cols[1].metric("chance of a rejection, 1 − Σ min(p, q)", f"{1 - kept_mass:.3f}")
+    cols[2].metric("tokens the draft never proposes", sum(1 for x in q if x == 0))
+    tv = unchanged.total_variation(p, q)
+    st.markdown(
+        f"The chance a guess is kept is one minus the **total variation distance** between the two distributions: "
+        f"TV(p, q) = ½ Σ |p − q| = {tv:.3f}, and 1 − {tv:.3f} = {1 - tv:.3f} = Σ min(p, q), because |p − q| = p + q − "
+        "2·min(p, q) and each of p and q sums to 1. Averaged over the slots of a run, this overlap is the "
+        "calculator's **α**: a draft is good exactly as far as its distribution covers the target's.")
+    chart(figs.pq_figure(pq.LABELS, p, q), key=state.PQ_BARS_CHART)
+    st.dataframe(figs.acceptance_rows(pq.LABELS, p, q), hide_index=True, width="stretch")
+    st.markdown(
+        "Where q is above p (the draft is over-confident about x) a guess of x is kept only with chance p/q, so of "
+        "the q(x) with which x is proposed, exactly p(x) = min(p(x), q(x)) is kept. Where q is below p the guess is "
+        "always kept, but it is proposed too rarely: the shortfall p − q is exactly what the residual hands out "
+        "after a rejection. Both cases are the black marks: min(p, q) is what every token gets from kept guesses."
+    )
+    chart(figs.output_parts_figure(pq.LABELS, p, q), key=state.PQ_PARTS_CHART)
+
+
+if guessed_mass():
+    overlap()
 
 st.subheader("The proof in three lines")
 st.latex(r"P(\text{out}=x) = q(x)\,\min\!\left(1, \tfrac{p(x)}{q(x)}\right) + "

@@ -17,13 +17,23 @@ MAIN = str(ROOT / "app" / "main.py")
 # The embedded run cache (app.live.cache) would replay a run an earlier test made with the same settings: the
 # suite runs without it, whatever the shell says, and tests/test_live_run_cache.py turns it on where it tests it.
 os.environ["SPECSIM_RUN_CACHE"] = "off"
+# Pages that ask for a prediction before an answer (app.predict) show their answers at once in the servers the tests
+# start (the browser tests check the answers); tests/test_predict.py and the browser's own predict test turn it off.
+os.environ["SPECSIM_SHOW_ANSWERS"] = "1"
 
 
-def open_page(script: str | None = None, timeout: float = 120, query: dict | None = None):
-    """Run the app through AppTest and switch to ``pages/<script>`` (home when None)."""
+def open_page(script: str | None = None, timeout: float = 120, query: dict | None = None, answers: bool = True):
+    """Run the app through AppTest and switch to ``pages/<script>`` (home when None).
+
+    ``answers``: the sidebar's "Show answers without guessing" is on, so a page shows its answers without asking
+    for a prediction first (tests/test_predict.py opens pages with it off).
+    """
     from streamlit.testing.v1 import AppTest
 
+    from app.keys import SHOW_ANSWERS
+
     at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at.session_state[SHOW_ANSWERS] = answers
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.run()

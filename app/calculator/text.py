@@ -125,3 +125,38 @@ def heatmap_sentence(s: CalcSettings) -> str:
     return head + (f"With v = {fmt(s.verify_cost)} below 1, even α = 0 comes out at {fmt(at_zero)}× with K = 1: "
                    "a verification pass would have to be cheaper than generating one token, which real hardware "
                    "does not allow.")
+
+
+# ---- predict, then see: the best K --------------------------------------------------------------------
+def best_k_question(s: CalcSettings) -> str:
+    return (f"At α = {s.alpha_pct} %, c = {fmt(s.draft_cost)} and v = {fmt(s.verify_cost)}, which K gives the "
+            "largest speedup, and roughly how large is it?")
+
+
+def best_k_truth(s: CalcSettings) -> dict[str, float]:
+    best = analytics.optimal_k(s.alpha, s.draft_cost, s.verify_cost)
+    return {"k": best, "speedup": float(analytics.speedup(s.alpha, best, s.draft_cost, s.verify_cost))}
+
+
+def best_k_close(s: CalcSettings, guess: dict[str, float]) -> bool:
+    """Close: the guessed K gives at least 97 % of the best speedup, and the speedup guess is within 10 %."""
+    truth = best_k_truth(s)
+    mine = float(analytics.speedup(s.alpha, int(guess["k"]), s.draft_cost, s.verify_cost))
+    return mine >= 0.97 * truth["speedup"] and abs(guess["speedup"] - truth["speedup"]) <= 0.10 * truth["speedup"]
+
+
+def best_k_verdict(s: CalcSettings, guess: dict[str, float]) -> str:
+    """How the learner's guess of the best K and its speedup compares with the closed form."""
+    truth = best_k_truth(s)
+    k, best, best_speed = int(guess["k"]), int(truth["k"]), truth["speedup"]
+    mine = float(analytics.speedup(s.alpha, k, s.draft_cost, s.verify_cost))
+    if k == best:
+        k_part = f"You guessed K = {k}: that is the best K."
+    else:
+        k_part = (f"You guessed K = {k}; the best is K = {best}. Your K gives {fmt(mine)}×, "
+                  f"{100 * mine / best_speed:.0f} % of the best.")
+    gap = abs(guess["speedup"] - best_speed) / best_speed
+    direction = "above" if guess["speedup"] > best_speed else "below"
+    speed_part = (f"Your speedup of {fmt(guess['speedup'])}× is "
+                  + ("spot on." if gap < 0.005 else f"{100 * gap:.0f} % {direction} the best, {fmt(best_speed)}×."))
+    return f"{k_part} {speed_part}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state
+from app import predict, state
 from app.charts import chart
 from app.live import figures as figs
 from app.live.params import calculator_link, number_text
@@ -226,3 +226,51 @@ def cancel_notice(run: LiveRun) -> tuple[str, str]:
                            f"({tokens} token{'s' if tokens != 1 else ''}); they are kept below, without the plain "
                            "baseline.")
     return "warning", "Cancelled during the plain baseline: the speculative run is kept, without a speedup."
+
+
+# ---- predict, then see: α and τ before the run shows ------------------------------------------------
+RUN_FIELDS = (predict.Field("alpha", "α, in %", 0, 100, 1, whole=True),
+              predict.Field("tau", "tokens per loop, τ", 1.0, 17.0, 0.1))
+
+
+def run_context(spec: Trace) -> tuple:
+    """What identifies the run on screen for its prediction: a new run asks again."""
+    s = spec.settings
+    return (spec.prompt, s.target, s.draft or s.drafter, s.k, s.k_schedule, s.stop_below, s.temperature, s.seed,
+            spec.n_generated)
+
+
+def run_question(spec: Trace) -> str:
+    s = spec.settings
+    how = "taking the top token (greedy)" if replay.is_greedy(spec) else f"sampling at T = {number_text(s.temperature)}"
+    return (f"This run drafts with {s.draft or s.drafter} at K = {s.k}, {how}. What share of the guesses the target "
+            "checks will it accept (α), and how many tokens will one loop write on average (τ, the kept guesses "
+            "plus the +1)?")
+
+
+def run_truth(spec: Trace) -> dict[str, float]:
+    return {"alpha": 100 * spec.acceptance_rate, "tau": spec.tokens_per_pass}
+
+
+def run_close(spec: Trace, guess: dict[str, float]) -> bool:
+    """Close: α within 10 percentage points and τ within 15 %."""
+    truth = run_truth(spec)
+    return abs(guess["alpha"] - truth["alpha"]) <= 10 and abs(guess["tau"] - truth["tau"]) <= 0.15 * truth["tau"]
+
+
+def run_verdict(spec: Trace, guess: dict[str, float]) -> str:
+    truth = run_truth(spec)
+    points = guess["alpha"] - truth["alpha"]
+    alpha_part = ("spot on" if abs(points) < 0.5
+                  else f"{abs(points):.0f} points {'high' if points > 0 else 'low'}")
+    return (f"You guessed α = {guess['alpha']:.0f} % and τ = {guess['tau']:.2f}. The run measured α = "
+            f"{fmt_pct(spec.acceptance_rate)} and τ = {truth['tau']:.2f}: your α was {alpha_part}, your τ "
+            f"{predict.gap_words(guess['tau'], truth['tau'])}.")
+
+
+def guessed_run(spec: Trace) -> bool:
+    """Ask for α and τ before the run's iterations and numbers show (a run without a loop has nothing to guess)."""
+    if not spec.iterations:
+        return True
+    return predict.ask("live_run", run_context(spec), run_question(spec), RUN_FIELDS, run_truth(spec),
+                       lambda g: run_close(spec, g), lambda made: run_verdict(spec, made.guess))

@@ -1,0 +1,113 @@
+"""Predict, then see (app.predict): a page hides its answer until the learner has guessed, then says how close.
+
+Pages are opened with the sidebar's "Show answers without guessing" off (``answers=False``); every other page test
+opens them with it on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app import predict
+from app.calculator.text import best_k_close, best_k_verdict
+from app.settings import CalcSettings, UnchangedSettings
+from app.unchanged import pq
+from specsim.lesson import unchanged
+from specsim.measure import analytics
+from tests.conftest import open_page
+
+FORM_SUBMIT = "Check my guess"
+
+
+def submit(at):
+    next(b for b in at.button if b.label == FORM_SUBMIT).click().run()
+    return at
+
+
+def box(at, qid: str, field: str):
+    return at.number_input(key=f"predict_box_{qid}_{field}")
+
+
+# ---- the comparison, without Streamlit -------------------------------------------------------------
+def test_judge_and_gap_words():
+    assert predict.judge({"a": 1.05}, {"a": 1.0}, {"a": 0.1})
+    assert not predict.judge({"a": 1.2}, {"a": 1.0}, {"a": 0.1})
+    assert predict.gap_words(1.2, 1.0) == "20 % high"
+    assert predict.gap_words(0.9, 1.0) == "10 % low"
+    assert predict.gap_words(1.0, 1.0) == "spot on"
+
+
+@pytest.mark.parametrize(("alpha_pct", "c", "v"), [(70, 0.13, 1.0), (50, 0.05, 1.0), (90, 0.02, 1.3), (40, 0.3, 1.0)])
+def test_the_best_k_verdict_names_the_closed_forms_best(alpha_pct, c, v):
+    s = CalcSettings(k=4, alpha_pct=alpha_pct, draft_cost=c, verify_cost=v)
+    best = analytics.optimal_k(s.alpha, c, v)
+    best_speed = analytics.speedup(s.alpha, best, c, v)
+    wrong = best + 3
+    text = best_k_verdict(s, {"k": wrong, "speedup": 2 * best_speed})
+    assert f"the best is K = {best}" in text
+    assert f"{analytics.speedup(s.alpha, wrong, c, v):.2f}×" in text
+    assert "100 % above" in text
+    assert best_k_verdict(s, {"k": best, "speedup": best_speed}).startswith(f"You guessed K = {best}: that is the best")
+    assert best_k_close(s, {"k": best, "speedup": best_speed})
+    assert not best_k_close(s, {"k": best, "speedup": 2 * best_speed})
+
+
+# ---- the calculator ----------------------------------------------------------------------------------
+def test_the_calculator_hides_the_best_k_until_a_guess_then_compares_and_keeps_the_guess():
+    at = open_page("calculator.py", answers=False)
+    assert not at.exception
+    assert not any("The best K for these settings" in i.value for i in at.info)
+    assert any(m.value.startswith("**Predict first.**") for m in at.markdown)
+    submit(at)  # nothing typed: a message, no answer
+    assert not at.exception
+    assert any("Type a guess first" in w.value for w in at.warning)
+    assert not any("The best K for these settings" in i.value for i in at.info)
+
+    box(at, "calc_best_k", "k").set_value(9)
+    box(at, "calc_best_k", "speedup").set_value(3.0)
+    submit(at)
+    best = analytics.optimal_k(0.70, 0.13)
+    assert any(f"the best is K = {best}" in i.value for i in at.info)  # not close: an info box, not a success
+    assert any("The best K for these settings" in i.value for i in at.info)
+
+    at.slider[1].set_value(50).run()  # another α: a new question
+    assert not any("The best K for these settings" in i.value for i in at.info)
+    at.slider[1].set_value(70).run()  # back: the guess made there is remembered
+    assert any(f"the best is K = {best}" in i.value for i in at.info)
+    assert any("Predictions: 1 made, 0 close." in c.value for c in at.sidebar.caption)
+
+
+def test_the_switch_shows_answers_without_guessing():
+    at = open_page("calculator.py", answers=False)
+    at.sidebar.toggle[0].set_value(True).run()
+    assert any("The best K for these settings" in i.value for i in at.info)
+    assert not any(m.value.startswith("**Predict first.**") for m in at.markdown)
+
+
+# ---- why the output is unchanged -------------------------------------------------------------------
+def test_the_overlap_shows_after_a_guess_of_it():
+    at = open_page("why_unchanged.py", answers=False)
+    assert not at.exception
+    assert not at.metric  # Σ min(p, q) is not on screen yet
+    mass = unchanged.accepted_mass(np.array(pq.TARGET_P), unchanged.normalise(UnchangedSettings().weights))
+    box(at, "pq_mass", "mass").set_value(round(mass - 0.2, 2))
+    submit(at)
+    assert not at.exception
+    assert at.metric[0].value == f"{mass:.3f}"
+    assert any(f"Σ min(p, q) = {mass:.3f}" in i.value and "too low" in i.value for i in at.info)
+
+
+# ---- live decoding ---------------------------------------------------------------------------------
+def test_the_live_page_asks_for_alpha_and_tau_before_the_recording_plays():
+    at = open_page("live.py", answers=False)
+    assert not at.exception
+    assert "The whole run" not in [h.value for h in at.subheader]
+    assert any("What share of the guesses" in m.value for m in at.markdown)
+    box(at, "live_run", "alpha").set_value(90)
+    box(at, "live_run", "tau").set_value(4.0)
+    submit(at)
+    assert not at.exception
+    assert "The whole run" in [h.value for h in at.subheader]
+    shown_alpha = next(m.value for m in at.metric if m.label == "measured acceptance α")
+    assert any(f"The run measured α = {shown_alpha}" in i.value for i in at.info)
