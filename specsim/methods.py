@@ -7,8 +7,8 @@ method added here shows up everywhere it is offered, and nowhere else needs an `
 - ``drafter`` names a drafter kind for the speculative loop (:func:`build_drafter`), offered by the CLI,
   the bench and, when ``live`` says how, the live page.
 - ``run`` decodes one prompt greedily for the variants comparison (:mod:`specsim.measure.compare_variants`).
-- ``lesson`` is the lesson's row for it (extra cost, note); the papers' claimed speedups come from
-  :mod:`specsim.core.published`.
+- ``lesson`` is its row in the variants table (extra cost, how it guesses, and where the lesson's own table says
+  otherwise); the papers' reported speedups come from :mod:`specsim.core.published`.
 """
 
 from __future__ import annotations
@@ -48,13 +48,12 @@ Builder = Callable[[LoadedModel, str, int], "Drafter"]  # (target, draft model i
 
 @dataclass(frozen=True)
 class LessonRow:
-    """A row of the lesson's table of variants, its words quoted, beside what this app corrects or adds."""
+    """A row of the variants table the pages show: this app's words, corrected where the lesson's table is wrong."""
 
-    name: str  # the variant as the lesson's table names it
-    cost: str  # the lesson's "extra cost", quoted
-    note: str  # the lesson's note, quoted
-    correction: str  # what the app corrects or adds to it
-
+    name: str  # the variant, with the paper that introduced it
+    cost: str  # what it adds to plain decoding
+    note: str  # how it guesses, and where it pays off
+    departs: str = ""  # where the lesson's own table says otherwise ("" where it agrees), for the note under the table
 
 @dataclass(frozen=True)
 class Method:
@@ -190,41 +189,65 @@ METHODS: tuple[Method, ...] = (
     Method("plain", "Plain greedy decoding", _run_plain),
     Method("draft_model", "Draft model", _run_draft_model, drafter="model", build=_build_model,
            live="a draft model (the bundled one also copies repeated text)", lesson=LessonRow(
-               "Draft model", "A second model", "The classic form",
-               "Right as it stands. The draft should share the target's tokenizer; this app's default draft also "
-               "copies text that repeats (see the live page).")),
+               "Draft model (Leviathan et al.; Chen et al., 2023)",
+               "A second, smaller model: its weights, its passes and its own KV cache",
+               "The draft writes K guesses one after another and the target checks them in one pass. It must cut "
+               "text into the target's tokens (a shared tokenizer); this app's default draft also copies text "
+               "that repeats.")),
     Method("prompt_lookup", "Prompt lookup", _run_prompt_lookup, drafter="prompt_lookup", build=_build_prompt_lookup,
            live="prompt lookup (no second model)", lesson=LessonRow(
-               "Inference with reference (Yang et al., 2023)", "Nothing",
-               "Drafts from the input; 2× speedup where context and output overlap",
-               f"Two methods share the idea. LLMA (Yang et al.) copies spans of reference documents that come with "
-               f"the request, {YANG_SPEEDUP.figure} where the output overlaps them; prompt lookup decoding "
-               f"(Saxena, 2023) copies from the prompt and the text so far, {SAXENA_SPEEDUP.figure} on "
-               f"{SAXENA_SPEEDUP.setting}. The one run here is prompt lookup.")),
+               "Copying from the input: prompt lookup (Saxena, 2023), LLMA (Yang et al., 2023)",
+               "No extra weights: a string match over the text",
+               f"Guesses are spans copied from the prompt and the text so far (prompt lookup, "
+               f"{SAXENA_SPEEDUP.figure} on {SAXENA_SPEEDUP.setting}) or from reference documents sent with the "
+               f"request (LLMA, {YANG_SPEEDUP.figure} where the output overlaps them). It pays off only where the "
+               "output repeats its input. The one run here is prompt lookup.",
+               "The lesson's table names one method, inference with reference, with one figure; two methods share "
+               "the idea, and each figure belongs to its own setting.")),
     Method("eagle", "EAGLE head (one layer)", _run_eagle),
     Method("lookahead", "Lookahead (Jacobi)", _run_lookahead, lesson=LessonRow(
-        "Lookahead / Jacobi (Fu et al., 2024)", "No second model", "Same decoder; regenerate only failed tokens",
-        "Not only the failed tokens: every pass recomputes the whole window of guesses in parallel (Jacobi "
-        "iteration), and the gain comes from verifying the n-grams those iterations leave behind in a pool.")),
+        "Lookahead decoding (Fu et al., 2024)",
+        "No second model, but every pass carries a window of guesses and a pool of n-grams",
+        "Each pass runs one Jacobi iteration over a whole window of guesses in parallel and checks n-grams that "
+        "earlier iterations left in a pool; the kept n-grams are the speedup.",
+        "The lesson's table says it regenerates only the failed tokens; every pass recomputes the whole window.")),
     Method("medusa", "Medusa heads (chain)", _run_medusa),
     Method("medusa_tree", "Medusa heads (tree)", _run_medusa_tree, lesson=LessonRow(
-        "Medusa (Cai et al., 2024)", "Training the heads",
-        "k-th head predicts x(t+k+1); tree-based attention verification; NVIDIA claimed up to 1.9× on Llama 3.1",
-        f"NVIDIA's {NVIDIA_MEDUSA_SPEEDUP.figure} is {NVIDIA_MEDUSA_SPEEDUP.setting}; "
-        f"{NVIDIA_MEDUSA_70B_SPEEDUP.setting.split(' with ')[0]} gained {NVIDIA_MEDUSA_70B_SPEEDUP.figure}. "
-        f"Medusa-2 also fine-tunes the target ({MEDUSA_2_SPEEDUP.figure}). When sampling, Medusa's typical "
-        "acceptance keeps more guesses but no longer samples exactly from the target's distribution.")),
+        "Medusa (Cai et al., 2024)",
+        f"Extra decoding heads on the target, trained (Medusa-1 freezes the target; Medusa-2 also fine-tunes it, "
+        f"{MEDUSA_2_SPEEDUP.figure})",
+        f"Head k guesses the token k places past the next one; their top candidates form a tree, checked in one "
+        f"pass with a tree attention mask. NVIDIA's {NVIDIA_MEDUSA_SPEEDUP.figure} is "
+        f"{NVIDIA_MEDUSA_SPEEDUP.setting}; {NVIDIA_MEDUSA_70B_SPEEDUP.setting.split(' with ')[0]} gained "
+        f"{NVIDIA_MEDUSA_70B_SPEEDUP.figure}. When sampling, Medusa's typical acceptance keeps more guesses but no "
+        "longer samples exactly from the target.",
+        "The lesson's table gives NVIDIA's figure without its setting, and says nothing of typical acceptance, "
+        "which is not lossless.")),
     Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit, drafter="early_exit",
            build=_build_early_exit, live="early exit (the target's first layers)", lesson=LessonRow(
-               "(not in the lesson's table)", "", "",
-               "Costs no extra weights. Untrained, as here, the first layers guess poorly; trained for it "
-               "(LayerSkip, Draft & Verify, Kangaroo), self-speculation works.")),
+               "Early exit, or self-speculation (LayerSkip, Draft & Verify, Kangaroo)",
+               "No extra weights: the target's first layers draft",
+               "Untrained, as here, the first layers guess poorly; trained for it, they draft well enough to pay.",
+               "The lesson's table leaves it out.")),
 )
 
 VARIANTS = tuple(m.key for m in METHODS if m.key != "plain")  # what the comparison runs beside plain decoding
 LABELS = {m.key: m.label for m in METHODS}
 DRAFTER_KINDS = tuple(m.drafter for m in METHODS if m.drafter)  # the CLI's and the bench's --drafter choices
 LIVE_DRAFTERS = {m.drafter: m.live for m in METHODS if m.drafter and m.live}  # the live page's choice
+
+
+def variant_rows() -> list[dict]:
+    """The variants table the pages show, before any run: what each variant costs, how it guesses, what papers
+    report. Where the lesson's table is wrong these rows say the right thing; :func:`departures` says where."""
+    return [{"variant": m.lesson.name, "extra cost": m.lesson.cost, "how it guesses": m.lesson.note,
+             "reported speedup (papers)": m.claimed_speedup() or "none reported"}
+            for m in lesson_methods()]
+
+
+def departures() -> str:
+    """One sentence per row where the lesson's table says otherwise, for the note under the table."""
+    return " ".join(f"**{m.label}.** {m.lesson.departs}" for m in lesson_methods() if m.lesson.departs)
 
 
 def method(key: str) -> Method:

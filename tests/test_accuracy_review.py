@@ -70,7 +70,7 @@ def test_llma_and_prompt_lookup_are_told_apart_with_their_own_figures():
     assert "Saxena, 2023" in text and "Yang et al., 2023" in text and "reference documents" in text
     assert published.YANG_SPEEDUP.figure in text and published.SAXENA_SPEEDUP.figure in text
     row = methods.method("prompt_lookup").lesson
-    assert "Saxena" in row.correction and "LLMA" in row.correction
+    assert "Saxena" in row.note and "LLMA" in row.note
 
 
 def test_in_practice_says_a_token_outside_the_drafts_vocabulary_can_also_be_copied():
@@ -120,19 +120,21 @@ def test_calculator_loop_caption_says_the_grey_scores_are_discarded():
 # ---- the variants page ------------------------------------------------------------------------------------------
 
 
-def test_lesson_table_quotes_the_lesson_and_corrects_it_in_its_own_column():
-    rows = methods.lesson_methods()
+def test_the_variants_table_is_one_corrected_table_and_a_note_names_each_correction():
+    """Issue 61: the lesson's quoted columns beside "this app's correction" left the learner unsure which to trust.
+    One table now says the right thing, in the app's words, and a note says where the lesson's table differs."""
     lookahead = methods.method("lookahead").lesson
-    assert lookahead.note == "Same decoder; regenerate only failed tokens"  # the lesson's words, quoted
-    assert "whole window" in lookahead.correction
+    assert "whole window" in lookahead.note and "regenerate only failed tokens" not in lookahead.note.lower()
+    assert "only the failed tokens" in lookahead.departs
     medusa = methods.method("medusa_tree").lesson
-    assert "405B" in medusa.correction and published.NVIDIA_MEDUSA_70B_SPEEDUP.figure in medusa.correction
-    assert "typical acceptance" in medusa.correction
-    from specsim.measure import compare_variants as cmp
-
-    table = cmp.lesson_rows([])
-    assert [r["variant"] for r in table] == [m.label for m in rows]
-    assert all("correction (this app)" in r and "note (lesson)" not in r for r in table)
+    assert "405B" in medusa.note and published.NVIDIA_MEDUSA_70B_SPEEDUP.figure in medusa.note
+    assert "typical acceptance" in medusa.note
+    rows = methods.variant_rows()
+    assert [r["variant"] for r in rows] == [m.lesson.name for m in methods.lesson_methods()]
+    assert not any("lesson" in column for r in rows for column in r)  # no column quotes the lesson
+    note = methods.departures()
+    assert all(m.label in note for m in methods.lesson_methods() if m.lesson.departs)
+    assert "Draft model" not in note  # the lesson's row was right: nothing to say
 
 
 def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalone_draft():

@@ -76,6 +76,6 @@ def test_the_comparison_and_the_lesson_table_read_the_registry():
     assert set(published.SPEEDUPS) <= set(keys)  # every paper's figure belongs to a registered method
     rows = cmp.lesson_rows([])
     assert [r["variant"] for r in rows] == [m.label for m in methods.METHODS if m.lesson]
-    assert all(r["claimed speedup (papers)"] for r in rows)
+    assert all(r["reported speedup (papers)"] for r in rows)
     with pytest.raises(ValueError, match="unknown variant 'nope'"):
         cmp.run_variant("nope", None, [], 1)

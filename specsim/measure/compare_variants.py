@@ -192,15 +192,13 @@ def compare(
 
 
 def lesson_rows(rows: list[dict]) -> list[dict]:
-    """The lesson's table of variants with our measured numbers (:func:`summarise` rows) beside its claims."""
+    """The variants table with our measured numbers (:func:`summarise` rows) beside what papers report."""
     measured = {row["key"]: row for row in rows}
     out = []
     for m in methods.lesson_methods():
         row = measured.get(m.key)
         out.append({
-            "variant": m.label, "the lesson's row": m.lesson.name, "extra cost (the lesson's words)": m.lesson.cost,
-            "note (the lesson's words)": m.lesson.note, "correction (this app)": m.lesson.correction,
-            "claimed speedup (papers)": m.claimed_speedup() or "none given",
+            "variant": m.label, "reported speedup (papers)": m.claimed_speedup() or "none reported",
             "measured speedup (here)": None if row is None else round(row["speedup"], 2),
             "measured tokens per target pass": None if row is None else round(row["tokens per target pass"], 2),
             "identical to plain": None if row is None else row["identical to plain"],
