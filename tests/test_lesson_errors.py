@@ -190,7 +190,7 @@ def test_variants_table_states_the_papers_speedups():
 
     at = open_page("variants.py")
     table = at.table[0].value
-    claims = dict(zip(table["variant"], table["claimed speedup (papers)"], strict=True))
+    claims = dict(zip(table["variant"], table["reported speedup (papers)"], strict=True))
     from specsim import methods
 
     row = {key: methods.method(key).lesson.name for key in published.SPEEDUPS}
