@@ -87,13 +87,15 @@ def _at(qid: str):
 def test_tokens_per_loop_is_the_sum_of_the_kept_chances_plus_one():
     q, n = _at("tokens-per-loop")
     brute = 1 + sum(n["alpha"] ** i for i in range(1, n["k"] + 1))
-    assert q.correct_option.startswith(f"{brute:.2f}:")
+    assert q.correct_option.startswith(f"{brute:.2f},")
+    one_short = 1 + sum(n["alpha"] ** i for i in range(1, n["k"]))  # a distractor: the sum one term short
+    assert any(o.startswith(f"{one_short:.2f},") for o in q.options if o != q.correct_option)
     assert f"α = {n['alpha']:.0%}" in q.prompt and f"K = {n['k']}" in q.prompt
 
 
 def test_the_share_kept_counts_the_guesses_kept_over_the_guesses_drafted():
     q, n = _at("share-kept")
-    assert q.correct_option.startswith(f"{(n['tau'] - 1) / n['k']:.0%}:")
+    assert q.correct_option.startswith(f"{(n['tau'] - 1) / n['k']:.0%},")
     assert abs(float(analytics.tokens_per_loop(n["slot_alpha"], n["k"])) - n["tau"]) < 1e-9
 
 
@@ -133,7 +135,10 @@ def test_the_mixture_of_experts_check_reads_the_experts_its_tokens_touch():
         e, a, t = n["experts"], n["active"], n["k"] + 1
         touched = e * (1 - (1 - a / e) ** t)
         assert abs(n["answer"] - (n["shared"] + (1 - n["shared"]) * touched / a)) < 1e-9
-        assert 1 < n["answer"] < n["no_overlap"] <= n["every"] + 1e-9
+        assert 1 < n["answer"] < n["no_overlap"] <= t + 1e-9
+        fewer = e * (1 - (1 - a / e) ** (t - 1))  # the distractor that forgets the kept token opening the pass
+        assert abs(n["guesses_only"] - (n["shared"] + (1 - n["shared"]) * fewer / a)) < 1e-9
+        assert 1 < n["guesses_only"] < n["answer"]
 
 
 def _parse(shown: str) -> list[float]:

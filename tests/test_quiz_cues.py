@@ -16,12 +16,23 @@ rendered by ``scripts/review_shots.py``) and every string literal of the lesson'
 (so a phrase added to a page since the capture counts too). The quiz's own modules and the interview are left out.
 
 Before the rebuild (issue 61), 8 of the 20 questions let the key stand out; the test allows at most 3.
+
+A human form audit then found more than these measures saw, and a second audit measures each kind of leak it named:
+a key that paraphrases a page sentence (its stemmed content words four in a row, or its distinctive words echoing one
+sentence much more strongly than any distractor's), an absurd distractor (grounded in the stem and the pages far less
+than the key), mirror pairs (two options sharing most of their stems and little with the rest), two options giving the
+same answer, an earlier question's text giving a later key, numeric keys at one rank (smallest, largest or between)
+and the key's length. The explanations are shown only in the review, after the last answer, so they cannot give a
+later key away (tests/test_quiz_pages.py checks that).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
+import math
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -170,6 +181,160 @@ def cued_ids() -> dict[str, list[str]]:
     return out
 
 
+# ---- the second audit: what a careful human form audit found that the measures above missed ---------------------
+#
+# A key can paraphrase a page without copying five words in a row, a distractor can be absurd, two options can be
+# near-negations of each other, an earlier question can give a later one away, and numeric keys can sit at one rank.
+# These measures work on stems (a crude suffix cut, so "cropped" ~ "crop", "guesses" ~ "guess") with stopwords
+# dropped, and each compares the key with its distractors: what matters is whether the key stands out.
+
+SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "edly", "ed", "ers", "er", "ies", "es", "ly", "s")
+ECHO_MARGIN = 4.5  # how much more strongly than its best distractor a key may echo one page sentence
+MIRROR = 0.45  # two options sharing this share of their stems, and little with the rest, form a pair
+ABSURD = 0.35  # a distractor grounded this much less than the key (in the stem and the pages) talks of nothing
+RARE = 0.02  # a stem is distinctive when at most this share of the pages' sentences use it
+NUMBER = re.compile(r"^\D{0,12}?(-?\d+(?:\.\d+)?)\s*(%)?")
+
+
+def stem(word: str) -> str:
+    for suffix in SUFFIXES:
+        if len(word) - len(suffix) >= 4 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[:-len(suffix)]
+    return word
+
+
+def stems(text: str) -> list[str]:
+    """The content words of ``text`` in order, stemmed."""
+    return [stem(w) for w in words(text)
+            if w not in STOPWORDS and (len(w) >= 3 or re.fullmatch(r"[α-ωτ]", w))]
+
+
+def stem_grams(text: str, n: int) -> set[tuple[str, ...]]:
+    s = stems(text)
+    return {tuple(s[i:i + n]) for i in range(len(s) - n + 1)}
+
+
+@cache
+def page_sentences() -> tuple[frozenset[str], ...]:
+    out = []
+    for paragraph in page_text().split("\n"):
+        for sentence in re.split(r"(?<=[.!?;:])\s+", paragraph):
+            found = frozenset(stems(sentence))
+            if len(found) >= 3:
+                out.append(found)
+    return tuple(out)
+
+
+@cache
+def page_stem_grams(n: int) -> frozenset[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for paragraph in page_text().split("\n"):
+        out |= stem_grams(paragraph, n)
+    return frozenset(out)
+
+
+@cache
+def sentence_count(word: str) -> int:
+    return sum(word in s for s in page_sentences())
+
+
+def rare_echo(option: str) -> float:
+    """How strongly the option echoes one page sentence by its distinctive words: the largest sum, over the pages'
+    sentences, of log(sentences / sentences using the stem) for the option's rare stems that the sentence uses."""
+    total = len(page_sentences())
+    rare = {w: math.log(total / sentence_count(w)) for w in set(stems(option))
+            if 0 < sentence_count(w) <= RARE * total}
+    return max((sum(v for w, v in rare.items() if w in s) for s in page_sentences()), default=0.0)
+
+
+def grounding(option: str, stem_text: str) -> float:
+    """The share of the option's stems that the stem and one page sentence use between them: an option a learner
+    could take for a claim of the lesson scores high, one that talks of nothing the lesson or the stem raises low."""
+    mine = set(stems(option))
+    if not mine:
+        return 1.0
+    asked = set(stems(stem_text))
+    return max(len(mine & (s | asked)) for s in page_sentences()) / len(mine)
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap of two options' stems."""
+    x, y = set(stems(a)), set(stems(b))
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def leading_claim(option: str) -> str:
+    """What an option answers before its reason: the text before its first colon ("K = 5" of "K = 5: ...")."""
+    return option.split(":", 1)[0].strip().lower() if ":" in option else option.strip().lower()
+
+
+def leading_number(option: str) -> float | None:
+    found = NUMBER.match(option)
+    return None if found is None else float(found.group(1))
+
+
+def form_cues(q: quiz.Question, earlier: Sequence[quiz.Question] = ()) -> list[str]:
+    """What the second audit finds in one question; ``earlier`` are the questions shown before it (stems and options
+    visible, their keys revealed once answered)."""
+    key, others = q.correct_option, _distractors(q)
+    found = []
+    if stem_grams(key, 4) & page_stem_grams(4) and not any(stem_grams(o, 4) & page_stem_grams(4) for o in others):
+        found.append("paraphrases a page (four content words in a row)")
+    if rare_echo(key) - max(rare_echo(o) for o in others) >= ECHO_MARGIN:
+        found.append("paraphrases a page (its distinctive words)")
+    letter = {o: "ABCDEFGH"[i] for i, o in enumerate(q.options)}  # in the file's order, the key at its index
+    ground = grounding(key, q.prompt)
+    for o in others:
+        if ground - grounding(o, q.prompt) >= ABSURD:
+            found.append(f"absurd distractor {letter[o]}")
+    for o in others:
+        rest = [x for x in others if x != o]
+        if overlap(key, o) >= MIRROR and all(max(overlap(x, key), overlap(x, o)) < 0.3 for x in rest):
+            found.append(f"mirror pair with the key: {letter[o]}")
+    for a, b in itertools.combinations(others, 2):
+        rest = [x for x in q.options if x not in (a, b)]
+        if overlap(a, b) >= MIRROR and all(max(overlap(x, a), overlap(x, b)) < 0.3 for x in rest):
+            found.append(f"two distractors mirror each other: {letter[a]} and {letter[b]}")
+    if any(leading_claim(o) == leading_claim(key) for o in others):
+        found.append("more than one option gives the key's answer")
+    seen = set().union(*(stem_grams(" ".join((e.prompt, *e.options)), 2) for e in earlier)) if earlier else set()
+
+    def told(option: str) -> float:
+        grams = stem_grams(option, 2)
+        return len(grams & seen) / len(grams) if grams else 0.0
+    if told(key) - max(told(o) for o in others) >= 0.34 and len(stem_grams(key, 2) & seen) >= 2:
+        found.append("an earlier question's text gives it")
+    return found
+
+
+def numeric_ranks(questions: Sequence[quiz.Question]) -> list[tuple[str, int, int]]:
+    """For each question whose options all lead with a number: (id, the key's rank among them from the smallest,
+    how many options)."""
+    out = []
+    for q in questions:
+        values = [leading_number(o) for o in q.options]
+        if all(v is not None for v in values) and len(set(values)) == len(values):
+            out.append((q.id, sorted(values).index(values[q.answer]), len(values)))
+    return out
+
+
+def attempts() -> list[tuple[quiz.Question, ...]]:
+    draw = getattr(quiz, "questions_for", None)
+    return [draw(quiz.load_knowledge(), seed) if draw else quiz.load_knowledge() for seed in DRAWS]
+
+
+def second_audit() -> dict[str, list[str]]:
+    """Every question's form cues over several attempts (each seen after the questions before it)."""
+    out: dict[str, list[str]] = {}
+    for shown in attempts():
+        for n, q in enumerate(shown):
+            for cue in form_cues(q, shown[:n]):
+                out.setdefault(q.id, [])
+                if cue not in out[q.id]:
+                    out[q.id].append(cue)
+    return out
+
+
 # ---- the audit can fail ------------------------------------------------------------------------------------------
 
 
@@ -216,3 +381,104 @@ def test_the_pages_text_holds_every_lesson_page():
 def test_at_most_three_questions_let_the_key_stand_out():
     flagged = cued_ids()
     assert len(flagged) <= MAX_CUED, "\n".join(f"{qid}: {'; '.join(why)}" for qid, why in flagged.items())
+
+
+# ---- the second audit can fail, and the knowledge check passes it ------------------------------------------------
+
+
+def _question(prompt: str, options: Sequence[str], answer: int = 0) -> quiz.Question:
+    return quiz.Question(id="made", topic="Made up", prompt=prompt, options=tuple(options), answer=answer,
+                         explanation="…")
+
+
+def test_the_second_audit_flags_a_key_that_paraphrases_a_page_sentence():
+    """The key reworks the hood's sentence on the caches ("cut back to what was kept") without five words in a
+    row."""
+    assert "caches are cut back to what was kept" in page_text()
+    q = _question("What happens to the caches after a refusal?",
+                  ("What was kept stays: the caches get cut back to it",
+                   "They are rebuilt from scratch by a new prefill of the prompt",
+                   "The draft's is emptied; the target's is left as it is",
+                   "They grow by the refused tokens, marked as invalid"))
+    assert any(c.startswith("paraphrases a page") for c in form_cues(q)), form_cues(q)
+
+
+def test_the_second_audit_flags_an_absurd_distractor():
+    q = _question("Why does a loop always write at least one token?",
+                  ("One pass scores every guess, and the target writes its own token from that pass",
+                   "The draft proposes a token at every position of the verification pass",
+                   "The target's pass gives one distribution per input position",
+                   "Bananas ripen faster beside apples in a closed paper bag"))
+    assert "absurd distractor D" in form_cues(q), form_cues(q)
+
+
+def test_the_second_audit_flags_mirror_pairs():
+    with_key = _question("What does the check compare?",
+                         ("The target's top token with each guess, left to right",
+                          "The target's top token with each guess, right to left",
+                          "Hidden states of two layers of the draft model",
+                          "Probabilities summed across a vocabulary table"))
+    assert any(c.startswith("mirror pair") for c in form_cues(with_key)), form_cues(with_key)
+    two = _question("What does the check compare?",
+                    ("The target's distribution with the guess at each position",
+                     "Hidden states of the draft, compared layer by layer with the target's",
+                     "Hidden states of the target, compared layer by layer with the draft's",
+                     "The prompt's length with the context window"))
+    assert any(c.startswith("two distractors mirror") for c in form_cues(two)), form_cues(two)
+
+
+def test_the_second_audit_flags_two_options_that_give_the_same_answer():
+    q = _question("Which K is faster?", ("K = 3: it costs less", "K = 6: it writes more", "K = 3: by more tokens",
+                                          "Neither"))
+    assert "more than one option gives the key's answer" in form_cues(q)
+
+
+def test_the_second_audit_flags_a_key_an_earlier_question_gives():
+    first = _question("What does a verification pass return?",
+                      ("One next-token distribution for every position it reads, the last one spare",
+                       "A single distribution", "A score per guess", "The draft's own guesses, ranked"))
+    later = _question("Why does a loop write a token even when every guess is refused?",
+                      ("The pass returns one next-token distribution for every position it reads",
+                       "The draft writes it", "The target retries once", "A cached token is reused"))
+    assert "an earlier question's text gives it" in form_cues(later, [first])
+    assert "an earlier question's text gives it" not in form_cues(later)
+
+
+def test_the_rank_measure_reads_the_leading_numbers():
+    q = _question("How many?", ("2.40 tokens", "1.10 tokens", "3.05×", "0.50"), answer=0)
+    assert numeric_ranks([q]) == [("made", 2, 4)]
+
+
+def test_no_question_shows_a_cue_of_the_second_audit_more_than_three_allowed():
+    """Together with the first audit: at most three questions of the check let the key stand out by any cue."""
+    flagged = {**cued_ids()}
+    for qid, why in second_audit().items():
+        flagged.setdefault(qid, []).extend(why)
+    assert len(flagged) <= MAX_CUED, "\n".join(f"{qid}: {'; '.join(why)}" for qid, why in flagged.items())
+
+
+def test_no_absurd_distractor_mirror_pair_or_second_key_anywhere():
+    """These three cues let a learner strike options unread: none is allowed in any question."""
+    bad = {qid: why for qid, why in second_audit().items()
+           if any(w.startswith(("absurd", "mirror", "two distractors", "more than one")) for w in why)}
+    assert not bad, bad
+
+
+def test_numeric_keys_sit_at_every_rank():
+    """Across the questions whose options are numbers (at several draws), the key is sometimes the smallest,
+    sometimes the largest and sometimes between: "pick the smallest", "pick the largest" and "drop the extremes"
+    each win at most 40 % of the time."""
+    ranks = [(rank, n) for shown in attempts() for _, rank, n in numeric_ranks(shown)]
+    assert len(ranks) >= 5 * len(DRAWS), ranks  # the measure sees the numeric questions
+    smallest = sum(r == 0 for r, _ in ranks) / len(ranks)
+    largest = sum(r == n - 1 for r, n in ranks) / len(ranks)
+    assert 0.15 <= smallest <= 0.4, smallest
+    assert 0.15 <= largest <= 0.4, largest
+    assert 1 - smallest - largest <= 0.6
+
+
+def test_the_key_is_neither_longest_nor_shortest_in_most_questions():
+    shown = [q for attempt in attempts() for q in attempt]
+    longest = sum(len(q.correct_option) > max(len(o) for o in _distractors(q)) for q in shown) / len(shown)
+    shortest = sum(len(q.correct_option) < min(len(o) for o in _distractors(q)) for q in shown) / len(shown)
+    assert longest <= 0.35 and shortest <= 0.35, (longest, shortest)

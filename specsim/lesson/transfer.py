@@ -46,32 +46,36 @@ def _retry(draw: Callable[[random.Random], Names | None]) -> Callable[[random.Ra
 
 @_retry
 def tokens_per_loop(rng: random.Random) -> Names | None:
-    """τ for drawn α and K; wrong: E[j] (the +1 forgotten), α·K (the prefix rule forgotten), 1/(1 − α) (the
-    draft's K forgotten: the limit as K grows)."""
+    """τ for drawn α and K; wrong: E[j] (the +1 forgotten), α·K (the prefix rule forgotten), 1 + α + … + α^(K−1)
+    (the sum stopped one term short: the tokens of K − 1 guesses)."""
     alpha, k = rng.choice(ALPHAS), rng.choice((3, 5, 6, 7))
     n = dict(alpha=alpha, k=k, answer=float(analytics.tokens_per_loop(alpha, k)),
              prefix=float(analytics.expected_accepted_prefix(alpha, k)), alpha_times_k=alpha * k,
-             unbounded=1.0 / (1.0 - alpha))
-    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "prefix", "alpha_times_k", "unbounded"))) else None
+             short_sum=float(analytics.tokens_per_loop(alpha, k - 1)))
+    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "prefix", "alpha_times_k", "short_sum"))) else None
 
 
 @_retry
 def speedup(rng: random.Random) -> Names | None:
-    """The speedup with a measured v; wrong: τ (the loop's cost forgotten), v = 1 (the check taken as free), τ / v
-    (the drafting forgotten)."""
+    """The speedup with a measured v; wrong: the kept guesses alone over the cost (the target's own token forgotten),
+    one more pass for the target's own token (as if it needed a pass of its own), and v paid per position checked
+    ((K + 1)·v, as if v were a per-token price)."""
     alpha, k, c = rng.choice(ALPHAS), rng.choice((3, 5, 6)), rng.choice(DRAFT_COSTS)
     v = rng.choice((1.1, 1.15, 1.2, 1.25, 1.3, 1.4))
     tau = float(analytics.tokens_per_loop(alpha, k))
+    cost = float(analytics.cost_per_loop(k, c, v))
     n = dict(alpha=alpha, k=k, c=c, v=v, n=k + 1, tau=tau, answer=float(analytics.speedup(alpha, k, c, v)),
-             free_check=float(analytics.speedup(alpha, k, c, 1.0)), no_drafting=tau / v,
-             cost=float(analytics.cost_per_loop(k, c, v)))
-    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "tau", "free_check", "no_drafting"))) else None
+             kept_only=float(analytics.expected_accepted_prefix(alpha, k)) / cost,
+             extra_pass=float(analytics.speedup(alpha, k, c, v + 1.0)),
+             per_position=float(analytics.speedup(alpha, k, c, (k + 1) * v)), cost=cost)
+    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "kept_only", "extra_pass", "per_position"))) \
+        else None
 
 
 @_retry
 def k_choice(rng: random.Random) -> Names | None:
-    """Two K with their measured v(K + 1): which is faster. Wrong: the K with more tokens a loop, and the K that
-    wins with every check priced at one plain pass (both stated with their own figures)."""
+    """Two K with their measured v(K + 1): the speedup of each, so which is faster. Wrong pairs: every check priced at
+    one plain pass (v = 1), the drafting forgotten (τ / v), and the target's own token forgotten (E[j] over cost)."""
     alpha, c = rng.choice(ALPHAS), rng.choice(DRAFT_COSTS)
     k_short, k_long = rng.choice((2, 3)), rng.choice((5, 6, 7))
     v_short, v_long = rng.choice((1.0, 1.02, 1.05, 1.08)), rng.choice((1.2, 1.3, 1.4, 1.5, 1.6))
@@ -84,11 +88,19 @@ def k_choice(rng: random.Random) -> Names | None:
     other_v1 = k_long if best_v1 == k_short else k_short
     if abs(s[k_short] - s[k_long]) < 0.05 or abs(s1[k_short] - s1[k_long]) < 0.05:
         return None
-    return dict(alpha=alpha, c=c, k_short=k_short, k_long=k_long, v_short=v_short, v_long=v_long,
-                n_short=k_short + 1, n_long=k_long + 1, best=best, other=other, s_best=s[best], s_other=s[other],
-                tau_short=float(analytics.tokens_per_loop(alpha, k_short)),
-                tau_long=float(analytics.tokens_per_loop(alpha, k_long)),
-                best_v1=best_v1, other_v1=other_v1, s1_best=s1[best_v1], s1_other=s1[other_v1])
+    tau = {k: float(analytics.tokens_per_loop(alpha, k)) for k in (k_short, k_long)}
+    n = dict(alpha=alpha, c=c, k_short=k_short, k_long=k_long, v_short=v_short, v_long=v_long,
+             n_short=k_short + 1, n_long=k_long + 1, best=best, other=other, s_best=s[best], s_other=s[other],
+             s_short=s[k_short], s_long=s[k_long], s1_short=s1[k_short], s1_long=s1[k_long],
+             nd_short=tau[k_short] / v_short, nd_long=tau[k_long] / v_long,
+             kept_short=float(analytics.expected_accepted_prefix(alpha, k_short)) / float(
+                 analytics.cost_per_loop(k_short, c, v_short)),
+             kept_long=float(analytics.expected_accepted_prefix(alpha, k_long)) / float(
+                 analytics.cost_per_loop(k_long, c, v_long)),
+             tau_short=tau[k_short], tau_long=tau[k_long],
+             best_v1=best_v1, other_v1=other_v1, s1_best=s1[best_v1], s1_other=s1[other_v1])
+    pairs = [f"{n[a + '_short']:.2f} {n[a + '_long']:.2f}" for a in ("s", "s1", "nd", "kept")]
+    return n if _distinct(*pairs) and _distinct(*(p.split()[0] for p in pairs)) else None
 
 
 @_retry
@@ -111,8 +123,8 @@ def share_kept(rng: random.Random) -> Names | None:
 @_retry
 def moe_v(rng: random.Random) -> Names | None:
     """v at batch 1 for a mixture of experts, by bytes read (memory-bound): K + 1 tokens touch more experts than one.
-    Wrong: 1 (a dense model's free check), K + 1 (every position pays a full pass), and no shared experts (each
-    token reads its own, as if no two tokens chose the same)."""
+    Wrong: 1 (a dense model's free check), the K guesses counted without the kept token that opens the pass (K tokens,
+    not K + 1), and no shared experts (each token reads its own, as if no two tokens chose the same)."""
     experts, active, k = rng.choice((64, 128, 256)), rng.choice((2, 4, 8)), rng.choice((3, 5, 7))
     shared = rng.choice((0.1, 0.2, 0.3))  # the share of a token's reads that every token reads
     base = moe.DEEPSEEK_V3
@@ -123,8 +135,9 @@ def moe_v(rng: random.Random) -> Names | None:
     touched = model.experts_touched(k + 1)
     no_overlap = shared + (1 - shared) * min(experts, active * (k + 1)) / active
     n = dict(experts=experts, active=active, k=k, n=k + 1, shared=shared, routed=1 - shared,
-             answer=model.read_ratio(k), touched=touched, dense=1.0, every=float(k + 1), no_overlap=no_overlap)
-    values = sorted(n[x] for x in ("answer", "dense", "every", "no_overlap"))
+             answer=model.read_ratio(k), touched=touched, dense=1.0, no_overlap=no_overlap,
+             guesses_only=model.read_ratio(k - 1), touched_guesses=model.experts_touched(k))
+    values = sorted(n[x] for x in ("answer", "dense", "guesses_only", "no_overlap"))
     gaps = [b - a for a, b in zip(values, values[1:], strict=False)]
     return n if min(gaps) >= 0.4 else None  # "about" must tell them apart
 
@@ -132,7 +145,7 @@ def moe_v(rng: random.Random) -> Names | None:
 @_retry
 def batched_speedup(rng: random.Random) -> Names | None:
     """The speedup at batch B under the roofline, v = max(1, B(K + 1)/R) / max(1, B/R). Wrong: the batch-1 figure
-    (v = 1), v = K + 1 (the check taken as K + 1 plain passes), and τ (the loop's cost forgotten)."""
+    (v = 1), τ / v (the drafting forgotten), and τ (the loop's cost forgotten)."""
     ridge, batch, k = rng.choice((150, 200, 300, 400)), rng.choice((16, 32, 64, 128)), rng.choice((3, 5, 6))
     alpha, c = rng.choice(ALPHAS), rng.choice(DRAFT_COSTS)
     if not batch < ridge < batch * (k + 1):
@@ -141,21 +154,26 @@ def batched_speedup(rng: random.Random) -> Names | None:
     n = dict(ridge=ridge, batch=batch, k=k, alpha=alpha, c=c, v=v, tokens=batch * (k + 1),
              answer=roofline.batched_speedup(alpha, k, c, batch, ridge),
              batch_one=float(analytics.speedup(alpha, k, c, 1.0)),
-             every=float(analytics.speedup(alpha, k, c, k + 1)), tau=float(analytics.tokens_per_loop(alpha, k)))
-    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "batch_one", "every", "tau"))) else None
+             tau=float(analytics.tokens_per_loop(alpha, k)))
+    n["no_drafting"] = n["tau"] / v
+    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "batch_one", "no_drafting", "tau"))) else None
 
 
 @_retry
 def break_even(rng: random.Random) -> Names | None:
-    """The α below which speculation is slower than plain decoding, speedup(α, K, c, v) = 1. Wrong: 0 (the +1 token
-    taken to pay for everything), (K·c + v − 1) / K (the prefix rule forgotten: α·K guesses a loop), 50 %."""
-    k, c, v = rng.choice((3, 5, 6, 8)), rng.choice(DRAFT_COSTS), rng.choice((1.0, 1.1, 1.2, 1.3))
+    """The α below which speculation is slower than plain decoding, speedup(α, K, c, v) = 1. Wrong: (K·c + v − 1) / K
+    (the prefix rule forgotten: α·K guesses a loop), the check priced at one plain pass (v = 1), and the target's
+    own token forgotten (α + … + α^K kept guesses against the loop's cost)."""
+    k, c, v = rng.choice((3, 5, 6, 8)), rng.choice(DRAFT_COSTS), rng.choice((1.1, 1.2, 1.3, 1.4))
+    cost = float(analytics.cost_per_loop(k, c, v))
     alpha = analytics.alpha_for_speedup(1.0, k, c, v)
-    if alpha is None:
+    free = analytics.alpha_for_speedup(1.0, k, c, 1.0)
+    kept = analytics.alpha_for_speedup((cost + 1.0) / cost, k, c, v)  # 1 + α + … + α^K = cost + 1
+    if alpha is None or free is None or kept is None:
         return None
-    n = dict(k=k, c=c, v=v, n=k + 1, answer=alpha, linear=(k * c + v - 1) / k, cost=k * c + v, loss=k * c + v - 1,
-             half=0.5)
-    return n if _distinct(*(f"{x:.0%}" for x in (alpha, n["linear"], 0.0, 0.5))) else None
+    n = dict(k=k, c=c, v=v, n=k + 1, answer=alpha, linear=(k * c + v - 1) / k, free_check=free, kept_only=kept,
+             cost=cost, loss=cost - 1)
+    return n if _distinct(*(f"{n[x]:.0%}" for x in ("answer", "linear", "free_check", "kept_only"))) else None
 
 
 def _distribution(rng: random.Random) -> list[float]:
@@ -195,9 +213,9 @@ def residual(rng: random.Random) -> Names | None:
 
 @_retry
 def temperature_overlap(rng: random.Random) -> Names | None:
-    """α at one position under greedy decoding and at T = 1, for a p and q whose top tokens agree. Wrong: the overlap
-    in both modes (greedy taken as sampling), 1 in both (agreeing tops taken to mean a kept guess when sampling),
-    Σ p·q (two independent draws agreeing)."""
+    """α at one position under greedy decoding and at T = 1, for a p and q whose top tokens agree. Each option pairs a
+    greedy figure, 1 or p(top) (the target's probability of the token taken for the chance to keep it), with a
+    sampled one, Σ min(p, q) or Σ p·q (two independent draws agreeing): every figure stands in two options."""
     p, q = _distribution(rng), _distribution(rng)
     top_p, top_q = p.index(max(p)), q.index(max(q))
     if top_p != top_q or p.count(max(p)) > 1 or q.count(max(q)) > 1 or p == q:
@@ -206,7 +224,9 @@ def temperature_overlap(rng: random.Random) -> Names | None:
     agree = sum(a * b for a, b in zip(p, q, strict=True))
     if not _distinct(f"{overlap:.2f}", f"{agree:.2f}", "1.00"):
         return None
-    return dict(p=_show(p), q=_show(q), top=TOKENS[top_p], overlap=overlap, agree=agree)
+    if not _distinct(f"{overlap:.2f}", f"{agree:.2f}", f"{p[top_p]:.2f}", "1.00"):
+        return None
+    return dict(p=_show(p), q=_show(q), top=TOKENS[top_p], overlap=overlap, agree=agree, p_top=p[top_p])
 
 
 MODELS: dict[str, Callable[[random.Random], Names]] = {
