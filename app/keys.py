@@ -163,6 +163,8 @@ KQ_NEXT_BUTTON = "quiz_kq_next"
 KQ_RETAKE_BUTTON = "quiz_kq_retake"
 IV_TICKED = "interview_ticked"  # {interview question id: frozenset of the key points the learner ticked}
 IV_POINT_CHECKBOX = "interview_point_"  # + question id + "_" + the point's index (a widget key)
+IV_SHOWN = "interview_shown"  # frozenset of the interview question ids whose model answer the learner has opened
+IV_SHOW_BUTTON = "interview_show_"  # + question id: the button that opens a model answer
 
 
 def seq_drag_key(version: int) -> str:
@@ -178,6 +180,7 @@ DEFAULTS.update(
         SEQ_DRAG_VERSION: 0,
         KQ_ATTEMPT: None,
         IV_TICKED: dict,
+        IV_SHOWN: frozenset,
     }
 )
 
