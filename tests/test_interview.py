@@ -40,16 +40,30 @@ def test_the_k_answer_quotes_the_closed_form():
     assert not re.search(r"\d\.\d\d×", raw)  # no typed speedups in the data file
 
 
-def test_the_page_shows_every_question_with_its_answers_behind_expanders():
+def test_the_page_shows_every_question_and_each_answer_and_its_key_points_only_once_asked_for():
+    """The key points outline an answer, so they stay hidden, with the model answers, until the learner presses the
+    question's button (the old page showed the tick list under every question from the start)."""
+    from app import state
+    from app.quiz.interview import point_key
+
     at = open_page("interview.py")
     assert not at.exception
     questions = interview.load()
-    text = [m.value for m in at.main.markdown]
+    text = "\n".join(m.value for m in at.main.markdown)
     for i, q in enumerate(questions, start=1):
         assert f"**{i}. {q.question}**" in text
-        assert q.short in text and q.answer in text
-    labels = [e.label for e in at.main.expander]
-    assert labels == ["Model answer", "The long answer"] * len(questions)
+        assert q.short not in text and q.answer not in text
+        assert not any(q.points[0] == c.label for c in at.main.checkbox)
+    assert not at.main.expander
+    first, second = questions[0], questions[1]
+    at.button(key=f"{state.IV_SHOW_BUTTON}{first.id}").click().run()
+    assert not at.exception
+    text = [m.value for m in at.main.markdown]
+    assert f"**Model answer.** {first.short}" in text and first.answer in text
+    assert [e.label for e in at.main.expander] == ["The long answer"]
+    assert [c.label for c in at.main.checkbox] == list(first.points)
+    assert at.checkbox(key=point_key(first.id, 0)) is not None
+    assert second.short not in "\n".join(text)  # one question opened, not all
 
 
 # ---- issue 61, item 6: a short model answer and key points to grade one's own answer by ------------------------
@@ -80,6 +94,7 @@ def test_ticked_points_are_counted_and_survive_a_page_switch():
 
     at = open_page("interview.py")
     q = interview.load()[2]
+    at.button(key=f"{state.IV_SHOW_BUTTON}{q.id}").click().run()
     at.checkbox(key=point_key(q.id, 0)).check().run()
     at.checkbox(key=point_key(q.id, 2)).check().run()
     assert at.session_state[state.IV_TICKED][q.id] == frozenset({0, 2})
@@ -163,3 +178,25 @@ def test_the_choose_k_answer_states_the_marginal_rule_that_finds_the_peak():
             while k < analytics.K_MAX and alpha ** (k + 1) / c > analytics.speedup(alpha, k, c, 1.0):
                 k += 1
             assert k == analytics.optimal_k(alpha, c, 1.0)
+
+
+def test_every_key_point_is_made_by_the_short_answer():
+    """A learner grades their answer against the key points and checks it against the short model answer, so the
+    short answer makes every point: at least 70 % of each point's content words (stemmed) appear in it."""
+    from tests.test_quiz_cues import stems
+
+    missing = []
+    for q in interview.load():
+        said = set(stems(q.short))
+        for point in q.points:
+            words = set(stems(point))
+            if len(words & said) < 0.7 * len(words):
+                missing.append((q.id, point, sorted(words - said)))
+    assert not missing, missing
+
+
+def test_the_key_point_check_can_fail():
+    from tests.test_quiz_cues import stems
+
+    point, short = "Wider trees cost more compute, which hurts at large batch", "A tree is checked in one pass."
+    assert len(set(stems(point)) & set(stems(short))) < 0.7 * len(set(stems(point)))

@@ -1,5 +1,8 @@
 """The interview questions: each with a short model answer, the long worked one, and key points the learner ticks
-to grade their own answer. The ticks live under ``state.IV_TICKED`` (a plain key), so they survive page switches."""
+to grade their own answer. The ticks live under ``state.IV_TICKED`` (a plain key), so they survive page switches.
+
+The key points are an answer's outline, so they stay hidden until the learner opens the model answer with its button
+(kept under ``state.IV_SHOWN``): a learner answers first, then grades."""
 
 from __future__ import annotations
 
@@ -32,14 +35,26 @@ def score_line(q: Question) -> str:
     return f"Your answer made {got} of the {len(q.points)} key points."
 
 
+def shown(qid: str) -> bool:
+    """Whether the learner has opened the model answer of question ``qid`` this session."""
+    return qid in state.get(state.IV_SHOWN)
+
+
+def _show(qid: str) -> None:
+    state.put(state.IV_SHOWN, state.get(state.IV_SHOWN) | {qid})
+
+
 def _question(number: int, q: Question) -> None:
     pages = {p.url_path: p for p in all_pages()}
     with st.container(border=True):
         st.markdown(f"**{number}. {q.question}**")
-        with st.expander("Model answer"):
-            st.markdown(q.short)
-            page = pages[q.page]
-            st.page_link(script_path(page.script), label=f"Where it is taught: {page.title}", icon=page.icon)
+        if not shown(q.id):
+            st.button("Show the model answer", key=f"{state.IV_SHOW_BUTTON}{q.id}", on_click=_show, args=(q.id,),
+                      help="Answer aloud or on paper first; the model answer and the points to grade it by follow.")
+            return
+        st.markdown("**Model answer.** " + q.short)
+        page = pages[q.page]
+        st.page_link(script_path(page.script), label=f"Where it is taught: {page.title}", icon=page.icon)
         with st.expander("The long answer"):
             st.markdown(q.answer)
         st.caption("Grade your own answer: tick each point it made.")
