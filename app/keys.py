@@ -165,6 +165,11 @@ IV_TICKED = "interview_ticked"  # {interview question id: frozenset of the key p
 IV_POINT_CHECKBOX = "interview_point_"  # + question id + "_" + the point's index (a widget key)
 IV_SHOWN = "interview_shown"  # frozenset of the interview question ids whose model answer the learner has opened
 IV_SHOW_BUTTON = "interview_show_"  # + question id: the button that opens a model answer
+EX_SEED = "exercise_seed"  # the seed of the worked exercises' numbers, None until the knowledge check page first runs
+EX_VERDICTS = "exercise_verdicts"  # {exercise name: (verdict, the learner's answer as read)}, cleared by new numbers
+EX_INPUT = "exercise_input_"  # + exercise name (+ "_" + token for the residual): a learner's answer box (a widget)
+EX_CHECK_BUTTON = "exercise_check_"  # + exercise name
+EX_NEW_BUTTON = "exercise_new"
 
 
 def seq_drag_key(version: int) -> str:
@@ -181,6 +186,8 @@ DEFAULTS.update(
         KQ_ATTEMPT: None,
         IV_TICKED: dict,
         IV_SHOWN: frozenset,
+        EX_SEED: None,
+        EX_VERDICTS: dict,
     }
 )
 
