@@ -107,16 +107,16 @@ def k_choice(rng: random.Random) -> Names | None:
 def share_kept(rng: random.Random) -> Names | None:
     """From τ and K, the share of drafted guesses kept, (τ − 1) / K. Wrong: τ / K (the +1 token counted as a kept
     guess), the per-slot α that the independent model would need for this τ (a chance, not a share), and
-    (τ − 1) / τ (the share of the output the draft wrote)."""
+    τ / (K + 1) (the tokens written over the positions the pass checks)."""
     k, alpha = rng.choice((4, 5, 6, 8)), rng.choice(ALPHAS)
     if k == 4 and alpha == 0.7:
         return None
     tau = round(float(analytics.tokens_per_loop(alpha, k)), 2)
     slot_alpha = analytics.alpha_for_speedup(tau, k, 0.0, 1.0)
     n = dict(k=k, tau=tau, kept=tau - 1, answer=(tau - 1) / k, with_bonus=tau / k, slot_alpha=slot_alpha,
-             written=(tau - 1) / tau)
+             per_position=tau / (k + 1))
     ok = slot_alpha is not None and n["with_bonus"] <= 1
-    return n if ok and _distinct(*(f"{n[x]:.0%}" for x in ("answer", "with_bonus", "slot_alpha", "written"))) \
+    return n if ok and _distinct(*(f"{n[x]:.0%}" for x in ("answer", "with_bonus", "slot_alpha", "per_position"))) \
         else None
 
 
