@@ -7,7 +7,6 @@ from app.calculator.figures import iteration_figure
 from app.calculator.text import fmt
 from app.charts import chart
 from app.home.figures import one_pass_figure
-from app.layout import script_path
 from app.settings import CalcSettings
 from specsim.core.published import (
     CHEN_2023,
@@ -76,8 +75,6 @@ st.caption(f"One loop with K = {LOOP_K}: the draft proposes t+1 … t+{LOOP_K} o
            f"t+{LOOP_KEPT + 2} onwards too, but those guesses are never checked (grey) and their scores are "
            f"discarded: they continue the rejected t+{LOOP_KEPT + 1}, text that will not be written. "
            f"{LOOP_KEPT + 1} tokens for one target pass.")
-st.page_link(script_path("sequence_quiz.py"), label="Try it: order the steps of one round",
-             icon=":material/swap_vert:")
 lesson = CalcSettings()  # the lesson's K and draft cost, as the calculator opens
 useless = float(analytics.speedup(0.0, lesson.k, lesson.draft_cost, lesson.verify_cost))
 st.success(

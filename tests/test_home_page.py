@@ -46,11 +46,9 @@ def test_home_defines_the_words_the_next_pages_use():
         assert word in text
 
 
-def test_home_draws_the_loop_and_offers_the_ordering_quiz_right_after_it():
+def test_home_draws_the_loop_and_ends_on_the_next_page():
     at = open_page()
     assert at.get("plotly_chart"), "the loop figure"
-    first = at.get("page_link")[0]
-    assert first.proto.label.startswith("Try it") and first.proto.page == "sequence"
     assert at.get("page_link")[-1].proto.label == "Next: Speedup calculator"
 
 
@@ -66,3 +64,12 @@ def test_the_ideas_claims_carry_their_conditions_where_they_first_appear():
     assert "pays mostly for the bytes of weights it reads" in text
     step4 = text[text.index("**Add one.**"):text.index("One loop therefore")]
     assert "*residual*" in step4 and "after a" in step4
+
+
+def test_the_home_page_does_not_link_the_ordering_quiz_under_the_list_that_answers_it():
+    """Issue 61: "Try it: order the steps of one round" sat right under the numbered loop it asks for; the quiz
+    comes at the end of the path (the sidebar and each page's Next link reach it)."""
+    at = open_page()
+    assert not at.exception
+    links = [e.proto.page for e in at.get("page_link")]
+    assert "sequence" not in links and not any(e.proto.label.startswith("Try it") for e in at.get("page_link"))
