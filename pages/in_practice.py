@@ -9,9 +9,10 @@ from app.charts import chart
 from app.practice import algorithm, drafts, loop_size, turn_on, when
 from app.practice.figures import domain_figure
 from specsim.core import defaults
+from specsim.core.paths import DOMAINS_RECORDED
 from specsim.lesson import domains
 
-MAX_NEW = 24
+MAX_NEW = domains.TOKENS_PER_PROMPT
 
 st.title("In practice")
 frame.opening("in_practice.py")
@@ -48,6 +49,11 @@ if st.button("Measure acceptance on code, prose and echo prompts", key=state.DOM
             st.error(f"The measurement could not run: {type(error).__name__}: {error}")
         bar.empty()
 results = state.get(state.DOMAIN_RESULTS)
+recorded = None if results is not None else domains.load_recorded(DOMAINS_RECORDED)
+if recorded is not None:  # before the learner measures: the same measurement, made once on a named machine
+    results = recorded.results
+    st.info(f"Below: the measurement as recorded on {recorded.machine} ({recorded.when}). Press the button to "
+            "run it here; your result replaces it.", icon=":material/history:")
 if results is None:
     st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")
 else:

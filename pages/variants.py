@@ -48,6 +48,9 @@ data = results.get((label, max_new))
 if data is None or data.comparison.by_key("lookahead") is None:
     st.info("Press the button to run plain decoding and every variant on this prompt (a few minutes on a "
             "laptop CPU: a warm-up and three timed rounds; each prompt runs once per session).")
+    saved = ui.saved_heldout()
+    if saved is not None:
+        ui.recorded_section(saved)
     frame.closing("variants.py")
     st.stop()
 

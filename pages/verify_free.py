@@ -9,7 +9,7 @@ from app.live.params import calculator_link
 from app.passcost import batching, gpu, measure, paths
 from app.passcost import figures as figs
 from app.settings import CalcSettings
-from specsim.core.paths import DECODE_PATHS_MEASURED
+from specsim.core.paths import DECODE_PATHS_MEASURED, VERIFY_CURVE_RECORDED
 from specsim.lesson import gpu_identity
 from specsim.measure import passcost, pathbench
 
@@ -51,6 +51,11 @@ if st.button(f"Measure v(n) {measure.where_label()} (a few seconds)", key=state.
     measure.measure()
 
 curve = state.get(state.VERIFY_CURVE)
+recorded = None if curve is not None else passcost.load_recorded(VERIFY_CURVE_RECORDED)
+if recorded is not None:  # before the learner measures: a curve measured once on a named machine
+    curve = recorded.curve
+    st.info(f"Below: a curve recorded on {recorded.machine} ({recorded.when}), not yet on this machine. Press the "
+            "button to measure here; your curve replaces it.", icon=":material/history:")
 calc = CalcSettings(k=state.get(state.CALC_K), alpha_pct=state.get(state.CALC_ALPHA_PCT),
                     draft_cost=state.get(state.CALC_DRAFT_COST), verify_cost=state.get(state.CALC_VERIFY_COST))
 if curve is None:
@@ -60,10 +65,12 @@ if curve is None:
 else:
     flat, slope, ridge = curve.flat_until(), curve.slope(), curve.ridge()
     chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
-    st.caption(f"Measured {measure.where()}: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
-               f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
-               f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by tens of "
-               "percent: measure twice before reading much into one bump.")
+    where = measure.where() if recorded is None else f"on {recorded.machine}, {recorded.when}"
+    with st.expander("How this was measured"):
+        st.markdown(f"Measured {where}: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
+                    f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
+                    f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by "
+                    "tens of percent: measure twice before reading much into one bump.")
     if flat > 1:
         st.markdown(f"**Flat part, n ≤ {flat}:** up to {flat} tokens a pass costs within "
                     f"{passcost.FLAT_TOLERANCE:.0%} of a one-token pass. Here the pass waits on memory, so "

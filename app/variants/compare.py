@@ -115,16 +115,45 @@ def results_table(comparison: cmp.Comparison) -> None:
                                 [r["speedup"] for r in variants]))
 
 
+def saved_heldout() -> dict | None:
+    """The comparison recorded over held-out prompts (``python -m specsim.measure.compare_variants --heldout N
+    --save``), or None when it is missing or unreadable."""
+    try:
+        saved = json.loads(HELDOUT_RESULTS.read_text(encoding="utf-8"))
+        return saved if isinstance(saved.get("rows"), list) and saved["rows"] else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def recorded_rows(saved: dict) -> list[dict]:
+    """The recorded comparison, one row per decoding method, as the page's table shows it."""
+    return [{"variant": r["variant"], "τ (tokens per target pass)": round(r["tokens per target pass"], 2),
+             "acceptance": "n/a" if r.get("acceptance") is None else f"{r['acceptance']:.0%}",
+             "speedup vs plain": f"{r['speedup']:.2f}x", "identical to plain": r["identical to plain"]}
+            for r in saved["rows"]]
+
+
+def recorded_section(saved: dict) -> None:
+    """Before the learner runs anything: the comparison as recorded once, with where and how."""
+    st.markdown(f"**Recorded on {saved.get('machine', 'a machine not named')} ({saved.get('when', 'date not named')}),"
+                f" not yet here:** {saved['prompts']} held-out prompts, {saved['max_new_tokens']} new tokens each, "
+                "greedy. Press the button above to run every variant on this machine.")
+    st.dataframe(recorded_rows(saved), hide_index=True, width="stretch")
+    with st.expander("How this was measured"):
+        st.markdown(f"`python -m specsim.measure.compare_variants --heldout {saved['prompts']} --max-new-tokens "
+                    f"{saved['max_new_tokens']} --save` on the bundled target ({saved.get('dtype', 'its dtype')}, "
+                    f"{saved.get('threads', '?')} thread(s)): each variant warmed up, then timed in {cmp.ROUNDS} "
+                    "rounds interleaved with plain decoding; the speedup is the median wall clock when it agrees "
+                    f"with the cost model within ±{fairtime.TOLERANCE:.0%}, the cost model otherwise.")
+
+
 def lesson_table(comparison: cmp.Comparison) -> None:
     st.table(cmp.lesson_rows(cmp.summarise([comparison])), hide_index=True)  # wraps the long notes and claims
-    if HELDOUT_RESULTS.exists():
-        try:
-            saved = json.loads(HELDOUT_RESULTS.read_text(encoding="utf-8"))
-            st.caption(f"On the held-out prompt set ({saved['prompts']} prompts, {saved['max_new_tokens']} tokens "
-                       f"each, measured by `python -m specsim.measure.compare_variants --heldout {saved['prompts']}`):")
-            st.table(cmp.lesson_rows(saved["rows"]), hide_index=True)
-        except (ValueError, KeyError) as error:
-            st.warning(f"The saved held-out results could not be read: {error}")
+    saved = saved_heldout()
+    if saved is not None:
+        st.caption(f"On the held-out prompt set ({saved['prompts']} prompts, {saved['max_new_tokens']} tokens "
+                   f"each, measured by `python -m specsim.measure.compare_variants --heldout {saved['prompts']}`):")
+        st.table(cmp.lesson_rows(saved["rows"]), hide_index=True)
 
 
 def jacobi_section(data: PageData) -> None:

@@ -28,6 +28,8 @@ MEDUSA_HEADS = ASSETS / "medusa" / "smollm2-135m-medusa.pt"
 HELDOUT_RESULTS = ASSETS / "variants" / "heldout_results.json"
 """The variant comparison over the held-out set, written by ``python -m specsim.measure.compare_variants --save``."""
 OVERLAP_MEASURED = ASSETS / "measurements" / "overlap_by_temperature.json"
+VERIFY_CURVE_RECORDED = ASSETS / "measurements" / "verify_curve.json"  # python -m specsim.measure.passcost --save
+DOMAINS_RECORDED = ASSETS / "measurements" / "domains.json"  # python -m specsim.lesson.domains --save
 DECODE_PATHS_MEASURED = ASSETS / "measurements" / "decode_paths.json"  # python -m specsim.bench --passes --save
 """A real pair's α against temperature (the bundled target, the default draft), written by
 ``scripts/measure_overlap.py``; the page *Why the output is unchanged* draws it beside its toy."""

@@ -17,6 +17,8 @@ from specsim.core.prompt_sets import heldout_items
 from specsim.core.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 from specsim.measure.proportion import wilson_interval
 
+TOKENS_PER_PROMPT = 24  # the In practice page's measurement, and its recording
+
 ECHO_PROMPTS = (
     "Repeat this sentence exactly, three times: The quick brown fox jumps over the lazy dog near the quiet river bank.",
     "Copy this list back to me word for word: apples, pears, plums, cherries, grapes, lemons, limes, oranges.",
@@ -129,3 +131,62 @@ def vocab_coverage(draft_folder: Path, token_ids: Sequence[int] = ()) -> VocabCo
         return None
     covered = sum(1 for t in token_ids if t in id_map) / len(token_ids) if token_ids else None
     return VocabCoverage(draft_vocab=len(id_map), target_vocab=int(meta["target_vocab"]), covered_in_text=covered)
+
+
+@dataclass(frozen=True)
+class RecordedDomains:
+    """Acceptance by domain measured once (``python -m specsim.lesson.domains --save``) and shipped with the app:
+    *In practice* shows it until the learner measures."""
+
+    results: list[DomainResult]
+    machine: str
+    when: str
+    k: int
+    max_new_tokens: int
+
+
+def to_json(results: Sequence[DomainResult], machine: str, when: str, k: int, max_new_tokens: int) -> str:
+    from dataclasses import asdict
+
+    return json.dumps({"machine": machine, "when": when, "k": k, "max_new_tokens": max_new_tokens,
+                       "results": [asdict(r) for r in results]}, indent=1)
+
+
+def load_recorded(path: Path) -> RecordedDomains | None:
+    """The recording at ``path``, or None when it is missing or unreadable (the page then waits for the button)."""
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        return RecordedDomains([DomainResult(**r) for r in d["results"]], str(d["machine"]), str(d["when"]),
+                               int(d["k"]), int(d["max_new_tokens"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m specsim.lesson.domains [--save]``: measure acceptance by domain as *In practice* does (the bundled
+    pair, greedy, the default K), print it, and with ``--save`` write the recording the page shows first."""
+    import argparse
+    import time
+
+    from specsim.core import defaults
+    from specsim.core.draft_loader import load_draft_model
+    from specsim.core.models import load_bundled_target
+    from specsim.core.paths import DOMAINS_RECORDED
+    from specsim.measure.compare_variants import cpu_name
+
+    parser = argparse.ArgumentParser(prog="python -m specsim.lesson.domains", description=main.__doc__)
+    parser.add_argument("--save", action="store_true", help=f"write {DOMAINS_RECORDED}")
+    args = parser.parse_args(argv)
+    target = load_bundled_target()
+    drafter = load_draft_model(defaults.DEFAULT_DRAFT, target)
+    results = measure_domains(target, drafter, defaults.DEFAULT_K, TOKENS_PER_PROMPT, domain_prompts())
+    print(ranking_sentence(results, TOKENS_PER_PROMPT))
+    if args.save:
+        DOMAINS_RECORDED.parent.mkdir(parents=True, exist_ok=True)
+        DOMAINS_RECORDED.write_text(to_json(results, cpu_name(), time.strftime("%Y-%m-%d"), defaults.DEFAULT_K,
+                                            TOKENS_PER_PROMPT), encoding="utf-8")
+        print(f"wrote {DOMAINS_RECORDED}")
+
+
+if __name__ == "__main__":
+    main()

@@ -245,6 +245,19 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cpu_name() -> str:
+    """This machine's CPU as /proc/cpuinfo names it (the platform's name elsewhere), for a saved result."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main(argv: list[str] | None = None) -> None:
     import torch
 
@@ -253,13 +266,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--prompt", help="one prompt (default: the demo prompts)")
     parser.add_argument("--heldout", type=int, default=0, help="run the first N held-out prompts instead")
     parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
+                        help="the target's dtype (default: the loader's, the one the Variants page runs)")
     parser.add_argument("--save", type=Path, help="also write the summary rows as JSON (the page reads "
                         "assets/variants/heldout_results.json)")
     parser.add_argument("--threads", type=flags.positive_int, default=None,
                         help="torch CPU threads (default: torch's choice; 1 is best on a busy machine)")
     args = parser.parse_args(argv)
     flags.apply_threads(args.threads)
-    target = load_bundled_target(device="cpu", dtype="float32")
+    target = load_bundled_target(device="cpu", dtype=args.dtype)  # None: the loader's default, as the page loads it
     prompts = [args.prompt] if args.prompt else heldout_prompts(args.heldout) if args.heldout else list(
         DEMO_PROMPTS.values())
     try:
@@ -275,7 +290,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{r.key} {r.tokens_per_pass:.2f} tok/pass {r.speedup:.2f}x" for r in comparison.results), flush=True)
         for key, message in comparison.errors.items():
             print(f"    {key} failed: {message}")
-    print(f"\n{len(prompts)} prompts, {args.max_new_tokens} new tokens each, greedy, float32, "
+    dtype = str(target.dtype).removeprefix("torch.")
+    print(f"\n{len(prompts)} prompts, {args.max_new_tokens} new tokens each, greedy, {dtype}, "
           f"{torch.get_num_threads()} threads, {time.perf_counter() - started:.0f} s in all\n")
     rows = summarise(comparisons)
     print(format_table(rows))
@@ -289,6 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.save:
         args.save.parent.mkdir(parents=True, exist_ok=True)
         args.save.write_text(json.dumps({
+            "machine": cpu_name(), "when": time.strftime("%Y-%m-%d"), "dtype": dtype,
             "prompts": len(prompts), "max_new_tokens": args.max_new_tokens, "threads": torch.get_num_threads(),
             "seconds": round(time.perf_counter() - started),
             "rows": [{k: v for k, v in r.items() if k != "fair"} for r in rows]}, indent=1), encoding="utf-8")

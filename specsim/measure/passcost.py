@@ -218,5 +218,70 @@ class VerifyCurve:
 
     def to_dict(self) -> dict:
         return {"ns": list(self.ns), "seconds": list(self.seconds), "context": self.context, "repeats": self.repeats,
-                "dtype": self.dtype, "device": self.device, "threads": self.threads}
+                "dtype": self.dtype, "device": self.device, "threads": self.threads, "ratios": list(self.ratios),
+                "fitted": list(self.fitted)}
 
+    @classmethod
+    def from_dict(cls, d: Mapping) -> VerifyCurve:
+        """The curve :meth:`to_dict` wrote (a recording read back: the page shows it before a measurement)."""
+        return cls(ns=tuple(int(n) for n in d["ns"]), seconds=tuple(float(x) for x in d["seconds"]),
+                   context=int(d["context"]), repeats=int(d["repeats"]), dtype=str(d.get("dtype", "")),
+                   device=str(d.get("device", "")), threads=int(d.get("threads", 0)),
+                   ratios=tuple(float(x) for x in d.get("ratios", ())),
+                   fitted=tuple(float(x) for x in d.get("fitted", ())))
+
+
+@dataclass(frozen=True)
+class RecordedCurve:
+    """A v(n) curve measured once on a named machine and shipped with the app (``python -m specsim.measure.passcost
+    --save``), shown until the learner measures their own."""
+
+    curve: VerifyCurve
+    machine: str
+    when: str
+
+
+def load_recorded(path) -> RecordedCurve | None:
+    """The recording at ``path``, or None when it is missing or unreadable (the page then waits for the button)."""
+    import json
+    from pathlib import Path
+
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        return RecordedCurve(VerifyCurve.from_dict(d["curve"]), str(d["machine"]), str(d["when"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m specsim.measure.passcost [--save]``: measure v(n) of the bundled target as the page does, print it,
+    and with ``--save`` write the recording the page shows before its button is pressed."""
+    import argparse
+    import json
+    import time
+
+    import torch
+
+    from specsim.core.models import load_bundled_target
+    from specsim.core.paths import VERIFY_CURVE_RECORDED
+    from specsim.measure.compare_variants import cpu_name
+
+    parser = argparse.ArgumentParser(prog="python -m specsim.measure.passcost", description=main.__doc__)
+    parser.add_argument("--repeats", type=int, default=9, help="timed rounds (the page uses 5)")
+    parser.add_argument("--save", action="store_true", help=f"write {VERIFY_CURVE_RECORDED}")
+    args = parser.parse_args(argv)
+    target = load_bundled_target()
+    costs = measure_pass_costs(target, ns=DEFAULT_NS, repeats=args.repeats, warmup=1)
+    curve = VerifyCurve.of(costs, len(format_prompt(target.tokenizer, CONTEXT_TEXT)), str(target.device),
+                           torch.get_num_threads())
+    for n, v in zip(curve.ns, curve.v, strict=True):
+        print(f"v({n}) = {v:.3f}")
+    if args.save:
+        VERIFY_CURVE_RECORDED.parent.mkdir(parents=True, exist_ok=True)
+        VERIFY_CURVE_RECORDED.write_text(json.dumps({"machine": cpu_name(), "when": time.strftime("%Y-%m-%d"),
+                                                     "curve": curve.to_dict()}, indent=1), encoding="utf-8")
+        print(f"wrote {VERIFY_CURVE_RECORDED}")
+
+
+if __name__ == "__main__":
+    main()
