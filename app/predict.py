@@ -120,9 +120,7 @@ def ask(qid: str, context: Hashable, question: str, fields: Sequence[Field], tru
         else:
             guess = {name: (int(v) if f.whole else float(v))
                      for (name, v), f in zip(typed.items(), fields, strict=True)}
-            made = Prediction(guess, dict(truth), bool(close(guess)))
-            state.get(state.PREDICTIONS)[(qid, context)] = made
-            (st.success if made.close else st.info)(verdict(made), icon=":material/psychology:")
-            return True
+            state.get(state.PREDICTIONS)[(qid, context)] = Prediction(guess, dict(truth), bool(close(guess)))
+            st.rerun()  # the whole app, not only a fragment: the sidebar's count of predictions follows
     st.caption("The answer shows once you have guessed. (The sidebar's switch shows answers without guessing.)")
     return False

@@ -51,7 +51,9 @@ spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
 shipped = None if spec is not None else recording.pick_shipped()
 if shipped is not None:
     spec, plain = shipped.spec, shipped.plain
-    st.caption(shipped.label())
+    st.caption("A real run of the models, recorded earlier and replayed here.")
+    with st.expander("How this was measured"):
+        st.markdown(shipped.label())
 if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:

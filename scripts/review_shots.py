@@ -26,7 +26,7 @@ OUT = ROOT / "out" / "review"
 MAIN = "[data-testid='stMain']"
 
 
-def shoot(page, name: str) -> int:
+def shoot(page, name: str, out: Path = OUT) -> int:
     page.wait_for_function(IDLE, timeout=120_000)
     page.wait_for_timeout(800)
     height = page.evaluate(f"() => document.querySelector(\"{MAIN}\").scrollHeight")
@@ -35,8 +35,8 @@ def shoot(page, name: str) -> int:
         page.evaluate(f"() => document.querySelector(\"{MAIN}\").scrollTo(0, {top})")
         page.wait_for_timeout(250)
         n += 1
-        page.screenshot(path=str(OUT / f"{name}-{n:02d}.png"))
-    (OUT / f"{name}.txt").write_text(page.locator(MAIN).inner_text(), encoding="utf-8")
+        page.screenshot(path=str(out / f"{name}-{n:02d}.png"))
+    (out / f"{name}.txt").write_text(page.locator(MAIN).inner_text(), encoding="utf-8")
     return n
 
 
@@ -44,23 +44,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="url paths (default: every page)")
     parser.add_argument("--open-tabs", action="store_true", help="also shoot every tab of a page with tabs")
+    parser.add_argument("--answers", action="store_true",
+                        help="start with 'Show answers without guessing' on (default: the pages ask first)")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where the shots go (default {OUT})")
     args = parser.parse_args(argv)
+    out = args.out
     paths = args.paths or [p.url_path for p in all_pages()]
-    OUT.mkdir(parents=True, exist_ok=True)
-    with running_app() as url, sync_playwright() as pw:
+    out.mkdir(parents=True, exist_ok=True)
+    with running_app(env={"SPECSIM_SHOW_ANSWERS": "1" if args.answers else "0"}) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_context(viewport=VIEWPORT).new_page()
         for i, path in enumerate(paths, start=1):
             page.goto(f"{url}/{path}")
             page.wait_for_selector("h1", timeout=120_000)
             name = f"{i:02d}-{path}"
-            print(name, shoot(page, name), "shots", flush=True)
+            print(name, shoot(page, name, out), "shots", flush=True)
             if args.open_tabs:
                 tabs = page.locator("[data-baseweb='tab']")
                 for t in range(1, tabs.count()):
                     label = tabs.nth(t).inner_text().strip()
                     tabs.nth(t).click()
-                    print(f"{name} tab {label}", shoot(page, f"{name}-tab{t}"), "shots", flush=True)
+                    print(f"{name} tab {label}", shoot(page, f"{name}-tab{t}", out), "shots", flush=True)
         browser.close()
     return 0
 
