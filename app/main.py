@@ -11,7 +11,9 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from app import a11y, frame, state  # noqa: E402
+from app import a11y, frame, preload, state  # noqa: E402
+
+preload.modules()  # before any figure: plotly must never see pandas half imported by another session
 from app.layout import PAGES  # noqa: E402
 
 st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
