@@ -222,3 +222,15 @@ def test_the_snippets_pair_each_head_with_the_target_it_was_trained_for():
     text = " ".join(m.value for m in at.markdown)
     assert "Replace the model names with a pair that shares a tokenizer" not in text
     assert "an EAGLE, Medusa or MTP head only with one trained for exactly that target" in text
+
+
+def test_the_shipped_drafts_training_is_described_as_its_draft_json_says():
+    """Issue 62 (7): the page said the default draft learned from the target's top-k log-probabilities, but it was
+    trained from the corpus's token ids (draft.json's source), whose labels are one-hot."""
+    from app.practice.drafts import distill_text, shipped_draft_json
+
+    shipped = shipped_draft_json()
+    assert shipped is not None and shipped["source"] != "records"
+    text = distill_text(shipped)
+    assert "soft targets" not in text and "the token the target wrote" in text
+    assert "soft targets" in distill_text({**shipped, "source": "records"})

@@ -32,7 +32,7 @@ def test_a_temperature_that_underflows_to_zero_is_refused_not_made_greedy():
 
 @pytest.mark.parametrize("text,seed", [("0", 0), (" 42 ", 42), ("2147483647", 2147483647), ("2147483648", None),
                                        ("9007199254740993", None), ("1e23", None), ("-1", None), ("", None),
-                                       ("4.0", None)])
+                                       ("4.0", 4)])
 def test_the_seed_box_text_becomes_a_seed_or_a_message(text, seed):
     """Issue 12, defect 4: a seed out of range is refused with the range, never replaced by another."""
     value = lp.from_text("seed", text)
@@ -168,3 +168,15 @@ def test_wrong_case_names_are_read_too():
     """Issue 23 (a)."""
     settings, notices = lp.parse_query({"K": "7", "PROMPT": "hi there", "T": "0.5"}, PAIRS)
     assert (settings.k, settings.prompt, settings.temperature) == (7, "hi there", 0.5) and notices == []
+
+
+@pytest.mark.parametrize("field,name", [("k", "k"), ("max_new_tokens", "n"), ("seed", "seed")])
+@pytest.mark.parametrize("text", ["4.0", "4", " 4 ", "+4", "4.5", "1e1", "04", "4.", ".5", "x"])
+def test_a_box_and_a_link_take_a_number_by_one_rule(field, name, text):
+    """Issue 62 (13): the form refused K = "4.0" as not a whole number while a link's k=4.0 was taken as 4."""
+    typed = lp.from_text(field, text)
+    parsed, notices = lp.parse_query({name: text}, PAIRS)
+    if isinstance(typed, str):  # the box refuses it: so does the link
+        assert lp.validate(lp.LiveSettings(**{field: typed})) and notices
+    else:
+        assert not notices and getattr(parsed, field) == typed

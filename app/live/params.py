@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from app import keys, urlcodec
 from app.calculator import params as calc_params
 from app.settings import CalcSettings, LiveSettings
-from app.urlcodec import WHOLE_NUMBER, Number, Param, Reading, half_up, last, number_text, read_number, refused
+from app.urlcodec import Number, Param, Reading, half_up, last, number_text, read_number, refused
 from specsim import methods
 from specsim.core import kpolicy
 from specsim.request import bounds
@@ -55,17 +55,15 @@ temperature of 0 that nobody typed."""
 def from_text(field: str, text: object) -> int | float | str:
     """A number box holds text, so whatever was typed stays on screen: a number in range becomes the value (a whole
     number for a whole-only field, the temperature exactly as written), anything else is kept as typed and refused
-    by :func:`validate`, which names it and the allowed range."""
+    by :func:`validate`, which names it and the allowed range. The rule is :meth:`Number.parse`, the one a link's
+    value meets, so "4.0" typed into K is 4, as ``k=4.0`` in a link is."""
     number = NUMBERS[field]
     if not isinstance(text, bool) and (isinstance(text, int) or isinstance(text, float) and not number.whole_only):
         return text
-    text = str(text)
-    if not number.whole_only:
-        value = number.parse(text)
-        return text if value is None else value
-    if WHOLE_NUMBER.fullmatch(text) and number.lo <= int(text) <= number.hi:
-        return int(text)
-    return text
+    value = number.parse(str(text))  # the rule a link's value meets: "4.0" is the whole number 4 in both
+    if value is None:
+        return str(text)
+    return int(value) if number.whole_only else value
 
 
 def parse_query(query: Mapping[str, str | Sequence[str]], pairs: Sequence[str],

@@ -33,6 +33,14 @@ def depth_text() -> str:
         "guess, which raises c in every formula on these pages.")
 
 
+def training_signal(draft_json: dict) -> str:
+    """What the draft learned from at each position, from how it was trained (``source`` in its draft.json)."""
+    if draft_json.get("source", "records") == "records":  # records hold the target's top-k scores per position
+        return "with the target's top-k log-probabilities as soft targets beside the tokens it wrote"
+    return ("from the token ids alone: at each position the label is the token the target wrote, with no pass of "
+            "the target to score it (a cheap way to use a large corpus)")
+
+
 def distill_text(draft_json: dict) -> str:
     """DistillSpec's two findings, and how the shipped draft was trained, from its ``draft.json``."""
     d = DISTILLSPEC
@@ -47,8 +55,8 @@ def distill_text(draft_json: dict) -> str:
         "agree; in their experiments the best divergence changed with the task and the decoding, and TVD was not "
         "always it.\n\n"
         f"specsim's default draft is distilled, off-policy: trained on {draft_json['answer_tokens']:,} tokens of "
-        "the target's own answers, with the target's top-k log-probabilities as soft targets beside the tokens "
-        f"it wrote ({draft_json['layers']} layers and a vocabulary of {draft_json['vocab']:,} tokens; it agrees with "
+        f"the target's own answers, {training_signal(draft_json)} ({draft_json['layers']} layers and a vocabulary "
+        f"of {draft_json['vocab']:,} tokens; it agrees with "
         f"the target's top token {draft_json['val_top1']:.0%} of the time on its validation set). The recipe and its "
         "ablations are in the repository's docs/distill.md.")
 
