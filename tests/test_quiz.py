@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import copy
+import itertools
 import json
 import re
 
@@ -287,6 +289,118 @@ def test_no_card_or_setting_gives_the_order_away():
     ids = [p.id for p in SEQ.pieces]
     for sc in SEQ.scenarios:  # the file does not list a case's cards in its order
         assert [i for i in ids if i in sc.order] != list(sc.order), sc.id
+
+
+def test_every_card_left_out_of_a_case_is_a_step_of_another_case():
+    """The human form audit: cards no real round holds ("the target regenerates the refused proposals", "the average
+    of the two distributions", "the prompt prefilled anew") stood out at a glance. A card that does not belong to a
+    case is now a real step of another one (the residual draw where every guess was kept, the draw from p after a
+    refusal, a sampled test in a greedy case), and every card is a step somewhere."""
+    for sc in SEQ.scenarios:
+        elsewhere = {p for other in SEQ.scenarios if other.id != sc.id for p in other.order}
+        assert set(sc.left_out) <= elsewhere, (sc.id, set(sc.left_out) - elsewhere)
+    assert {p.id for p in SEQ.pieces} == {p for sc in SEQ.scenarios for p in sc.order}
+
+
+def test_a_card_that_is_no_step_of_any_case_is_refused():
+    raw = json.loads(quiz.SEQUENCE_FILE.read_text(encoding="utf-8"))
+    raw["pieces"].append({"id": "regenerate", "text": "The target regenerates the refused guesses one at a time",
+                          "explanation": "Never a step: the target writes one token where the refused guess stood."})
+    raw["scenarios"][0]["left_out"]["regenerate"] = ""
+    with pytest.raises(quiz.QuizDataError, match="must be a step of another case"):
+        quiz.parse_sequence(raw)
+
+
+# -- the cards' wording does not chain them: a card's words do not point at the step after it --
+
+STOP = frozenset("""a about after all also an and any are as at be been both but by can each for from had has have if in
+into is it its itself may no not of on one or so such than that the their them there these they this those to until up
+was were what when where which while who will with without""".split())
+
+
+def content_words(text: str) -> set[str]:
+    """A card's content words, cut to their first five letters so that "refused" and "refusal", "proposes" and
+    "proposals" count as one word (as a reader sees them)."""
+    return {w[:5] for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3 and w not in STOP}
+
+
+def telling_words(texts: dict[str, str]) -> dict[str, set[str]]:
+    """Each card's content words less those that more than half of the cards use: a word most cards share ("guess",
+    "token") points at no card in particular."""
+    words = {c: content_words(t) for c, t in texts.items()}
+    counts = collections.Counter(w for ws in words.values() for w in ws)
+    common = {w for w, n in counts.items() if n > len(texts) / 2}
+    return {c: ws - common for c, ws in words.items()}
+
+
+def chain_share(texts: dict[str, str], rounds: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> float:
+    """Over every consecutive pair of steps in every round (its case's order, its tray), the share of pairs in which
+    one card's nearest neighbour by shared telling words, among the round's cards, is the other (a tie counts as a
+    share of a hit): how often a learner who matched words would chain two steps rightly."""
+    words = telling_words(texts)
+    hits = pairs = 0.0
+    for order, tray in rounds:
+        for a, b in itertools.pairwise(order):
+            hits += max(_nearest_share(words, tray, a, b), _nearest_share(words, tray, b, a))
+            pairs += 1
+    return hits / pairs
+
+
+def _nearest_share(words: dict[str, set[str]], tray: tuple[str, ...], card: str, other: str) -> float:
+    """1 when ``other`` is the card of ``tray`` sharing the most words with ``card``, 1/n when n cards tie for the
+    most, 0 otherwise (or when no card shares a word)."""
+    shared = {c: len(words[card] & words[c]) for c in tray if c != card}
+    best = max(shared.values())
+    ties = [c for c, n in shared.items() if n == best]
+    return 1 / len(ties) if best > 0 and other in ties else 0.0
+
+
+def mean_overlap(texts: dict[str, str], order: tuple[str, ...], tray: tuple[str, ...]) -> tuple[float, float]:
+    """The mean number of telling words a step shares with the step after it, and the mean over the round's other
+    pairs of cards."""
+    words = telling_words(texts)
+    steps = set(itertools.pairwise(order))
+    follow, other = [], []
+    for a, b in itertools.combinations(tray, 2):
+        n = len(words[a] & words[b])
+        (follow if (a, b) in steps or (b, a) in steps else other).append(n)
+    return sum(follow) / len(follow), sum(other) / len(other)
+
+
+CHAIN_LIMIT = 0.1  # the old cards scored 0.19 over the rounds they were drawn in, 0.22 over their steps alone
+ROUNDS = [quiz.new_round(SEQ, seed) for seed in range(40)]
+TEXTS = {p.id: p.text for p in SEQ.pieces}
+
+
+def test_no_card_chains_to_the_step_after_it_by_its_words():
+    """The human form audit: each card's wording hinted the next ("top token" to "top token", "is written" to "the
+    written tokens", "refusal" to "the refused proposal")."""
+    rounds = [(SEQ.correct_order[r.scenario], r.tray_order) for r in ROUNDS]
+    steps = [(sc.order, sc.order) for sc in SEQ.scenarios]  # a learner who has picked the steps, ordering them
+    assert chain_share(TEXTS, rounds) <= CHAIN_LIMIT and chain_share(TEXTS, steps) <= CHAIN_LIMIT
+    for order, tray in rounds:
+        follow, other = mean_overlap(TEXTS, order, tray)
+        assert follow <= other, (order, follow, other)
+
+
+def test_the_chain_measure_flags_cards_that_chain_by_their_words():
+    texts = {"a": "The draft writes guesses", "b": "The guesses are scored in a pass",
+             "c": "The pass yields scores that judge", "d": "The judge keeps a token", "e": "A kept token is added",
+             "x": "Caches hold entries", "y": "Entries are cropped"}
+    order, tray = ("a", "b", "c", "d", "e"), ("c", "x", "a", "e", "y", "b", "d")
+    assert chain_share(texts, [(order, tray)]) > 0.5
+    follow, other = mean_overlap(texts, order, tray)
+    assert follow > other
+
+
+def test_the_cards_share_a_form_by_kind():
+    """Cards of one kind read alike (the three ways a token is written, the two ways guesses are judged, the two ways
+    the caches are updated), so a card's form says what it does, not what comes next."""
+    heads = {p.id: p.text.split(":")[0] for p in SEQ.pieces}
+    assert all(":" in p.text for p in SEQ.pieces)
+    assert heads["top-token"] == heads["draw-past"] == heads["residual"] == "A token is written"
+    assert heads["compare-greedy"] == heads["keep-sampled"]
+    assert heads["grow"] == heads["crop-grow"]
 
 
 def test_a_round_draws_its_case_and_one_or_two_cards_that_do_not_belong_per_attempt():

@@ -85,7 +85,7 @@ class Piece:
 @dataclass(frozen=True)
 class Scenario:
     """One case of a round: what happens (the setting), its steps in order, and the cards that do not belong to it,
-    each with why (empty: the card's own explanation says it)."""
+    each a step of another case, with why it is not one here (empty: the card's own explanation says it)."""
 
     id: str
     setting: str
@@ -323,6 +323,11 @@ def parse_sequence(raw: Mapping[str, Any]) -> SequenceQuiz:
         _require(set(sc.left_out) <= ids - set(sc.order), where, "a left-out card must be a card not in its order")
         scenarios.append(Scenario(sc.id, sc.setting, tuple(sc.order), dict(sc.left_out)))
     _require(len({sc.id for sc in scenarios}) == len(scenarios), "sequence quiz", "scenario ids must be distinct")
+    for sc in scenarios:  # a card no real round contains would stand out: every stranger is another case's step
+        elsewhere = {p for other in scenarios if other.id != sc.id for p in other.order}
+        strays = sorted(set(sc.left_out) - elsewhere)
+        _require(not strays, f"sequence quiz, scenario {sc.id!r}",
+                 f"a left-out card must be a step of another case, and {strays} is not")
     return SequenceQuiz(doc.prompt, pieces, tuple(scenarios))
 
 
