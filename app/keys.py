@@ -281,6 +281,10 @@ PREDICT_BOX = "predict_box_"  # + question id + "_" + field name
 # SPECSIM_SHOW_ANSWERS=1 starts every session with the switch on (a lecturer's demo; the browser tests)
 DEFAULTS.update({PREDICTIONS: dict, SHOW_ANSWERS: lambda: os.environ.get("SPECSIM_SHOW_ANSWERS") == "1"})
 
+# ---- order one round: seeing the answer -------------------------------------------------------------
+SEQ_SHOW_BUTTON = "quiz_seq_show"  # "Show the answer" after a check that is not right yet
+
+
 # every key is declared above this line: __all__ collects them
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [
