@@ -161,7 +161,7 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None,
 # The box itself is hidden; its label, the iteration's header, is what the learner reads. Header and step travel in
 # one element, so the browser can never hold a step other than the one its header shows (issue 51: with the header
 # drawn apart, a click between the two redraws stepped back from a step not yet on screen, 1 of 12 under load).
-_HIDE_SEEN = (f"<style>.st-key-{state.LIVE_STEP_SEEN}_box [data-baseweb='input'] {{ display: none; }} "
+_HIDE_SEEN = (f"<style>.st-key-{state.LIVE_STEP_SEEN}_box [data-testid='stTextInputRootElement'] {{ display: none; }} "
               f".st-key-{state.LIVE_STEP_SEEN}_box label p {{ font-size: 1rem; }}</style>")
 
 

@@ -77,3 +77,12 @@ def test_run_step_play_to_the_end_and_hover_a_token(page):
     prefilled = page.locator(".sx-chip.sx-output[title*='chosen by the prefill']")
     assert prefilled.count() == 1 and trace.first is not None
     assert replay.visible(trace.first.text).replace("␣", "") in prefilled.inner_text().replace("␣", "")
+
+
+def test_the_step_box_behind_the_iteration_header_is_hidden(page):
+    """The header's box only tells the server which step is on screen (issue 51): the learner reads its label, never
+    a box holding '0' (Streamlit 1.67 renamed the element the old CSS hid, and the box showed)."""
+    goto(page, "live")
+    box = page.locator(".st-key-live_step_seen_box")
+    assert box.get_by_text("Iteration 1 of").is_visible()
+    assert not box.get_by_test_id("stTextInputField").is_visible()
