@@ -82,9 +82,10 @@ def tests_progress() -> str:
         parts.append("knowledge check: not started")
     order = state.get(state.SEQ_ATTEMPT)
     solved = False
-    if order is not None and order.checked:
+    # a right order counts once checked, and only when the learner found it before asking to see the answer
+    if order is not None and order.checked and not order.shown:
         try:
-            solved = all(order.marks(cached_sequence().correct_order))
+            solved = order.solved(cached_sequence().correct_order)
         except Exception:  # noqa: BLE001
             solved = False
     parts.append("order one round: solved" if solved else "order one round: not solved yet")

@@ -1,5 +1,5 @@
 """Order one round: a case drawn per attempt (greedy or sampled, every guess kept or one refused); its steps in order
-(tap or drag), the cards that do not belong to it left in the tray."""
+(tap or drag), the cards that are steps of other cases left in the tray."""
 
 import streamlit as st
 

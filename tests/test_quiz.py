@@ -403,15 +403,22 @@ def test_the_cards_share_a_form_by_kind():
     assert heads["grow"] == heads["crop-grow"]
 
 
-def test_a_round_draws_its_case_and_one_or_two_cards_that_do_not_belong_per_attempt():
-    rounds = [quiz.new_round(SEQ, seed) for seed in range(40)]
-    assert {r.scenario for r in rounds} == {sc.id for sc in SEQ.scenarios}
-    for r in rounds:
+# -- a round: a slot per card, so the board does not tell how many steps the case has --
+
+def test_a_round_draws_its_case_and_mixes_in_the_steps_of_other_cases():
+    assert {r.scenario for r in ROUNDS} == {sc.id for sc in SEQ.scenarios}
+    for n, r in enumerate(ROUNDS):
         sc = SEQ.scenario(r.scenario)
-        extra = set(r.tray_order) - set(sc.order)
-        assert set(sc.order) <= set(r.tray_order) and 1 <= len(extra) <= 2 and extra <= set(sc.left_out)
-        assert len(r.slots) == 5 and r == quiz.new_round(SEQ, rounds.index(r))
-    assert {len(set(r.tray_order)) for r in rounds} == {6, 7}
+        assert set(r.tray_order) == set(sc.order) | set(sc.left_out) and r == quiz.new_round(SEQ, n)
+        assert quiz.fits(SEQ, r)
+    assert quiz.new_round(SEQ, 7, "greedy-refusal").scenario == "greedy-refusal"
+
+
+def test_the_board_has_a_slot_per_card_whatever_the_case():
+    """The human form audit: the board had one slot per step, so it told the learner how many cards to place."""
+    for r in ROUNDS:
+        assert len(r.slots) == len(r.tray_order) > len(SEQ.correct_order[r.scenario])
+    assert len({len(r.slots) for r in ROUNDS}) == 1  # every case shows the same number of slots
 
 
 @given(seed=st.integers(0, 2**31))
@@ -423,36 +430,51 @@ def test_the_tray_is_a_shuffle_and_never_already_solved(seed):
 
 
 def test_placing_moving_and_removing_pieces():
-    order = SEQ.scenarios[0].order
-    a = quiz.SequenceAttempt.start(order, seed=3, extra=["residual"], scenario=SEQ.scenarios[0].id)
-    assert len(a.left) == 6 and a.empty == 5 and not a.complete
+    sc = SEQ.scenarios[0]
+    order = sc.order
+    a = quiz.new_round(SEQ, 3, sc.id)
+    cards = len(a.tray_order)
+    assert len(a.left) == cards == a.empty and not a.placed
     a = a.place(order[0], 0).place(order[1], 1)
-    assert a.slots[:2] == order[:2] and len(a.left) == 4
+    assert a.slots[:2] == order[:2] and len(a.left) == cards - 2 and a.placed == order[:2]
     a = a.place(order[0], 2)  # a placed piece moves; its old slot empties
     assert a.slots[:3] == (None, order[1], order[0])
-    a = a.place("residual", 1)  # the occupant goes back to the tray
-    assert order[1] in a.left and a.slots[1] == "residual"
-    a = a.remove("residual")
-    assert a.slots == (None, None, order[0], None, None)
+    stranger = sorted(sc.left_out)[0]
+    a = a.place(stranger, 1)  # the occupant goes back to the tray
+    assert order[1] in a.left and a.slots[1] == stranger
+    a = a.remove(stranger)
+    assert a.slots == (None, None, order[0]) + (None,) * (cards - 3) and a.placed == (order[0],)
     with pytest.raises(ValueError):
         a.place("nonsense", 0)
 
 
-def test_grading_a_sequence_marks_each_slot_against_the_attempts_case():
+def test_grading_reads_the_placed_cards_from_the_top_and_solves_only_the_exact_order():
     sc = SEQ.scenario("sampling-refusal")
-    a = quiz.SequenceAttempt.start(sc.order, seed=5, extra=["top-token"], scenario=sc.id).arrange(list(sc.order))
-    assert a.complete and a.marks(SEQ.correct_order) == (True,) * 5 == a.marks(sc.order)
-    assert "top-token" in a.left  # the card that does not belong stays in the tray, and the round is complete
+    fresh = quiz.new_round(SEQ, 5, sc.id)
+    a = fresh.arrange(list(sc.order))
+    assert a.marks(SEQ.correct_order) == (True,) * 5 == a.marks(sc.order) and a.solved(SEQ.correct_order)
+    assert "top-token" in a.left  # the card that does not belong stays in the tray, and the round is solved
+    gapped = fresh.place(sc.order[0], 1).place(sc.order[1], 3).place(sc.order[2], 4).place(sc.order[3], 7)
+    gapped = gapped.place(sc.order[4], 8)
+    assert gapped.placed == sc.order and gapped.solved(sc.order)  # an empty slot counts for nothing
     wrong = ["verify", "draft", "keep-sampled", "crop-grow", "top-token"]
     a = a.arrange(wrong).check()
     assert a.checked and a.marks(SEQ.correct_order) == (False, False, True, False, False)
+    assert not a.solved(SEQ.correct_order)
     assert not a.remove("draft").checked  # any move clears the marks
-    partial = quiz.SequenceAttempt.start(sc.order, seed=5, extra=["top-token"], scenario=sc.id).arrange(["draft"])
-    assert partial.slots == ("draft", None, None, None, None) and not partial.check().checked
+    short = fresh.arrange(list(sc.order[:3])).check()
+    assert short.checked and all(short.marks(sc.order)) and not short.solved(sc.order)  # a step still in the tray
+    extra = fresh.arrange([*sc.order, "top-token"])
+    assert extra.marks(sc.order) == (True,) * 5 + (False,) and not extra.solved(sc.order)  # a card too many
+    assert not fresh.check().checked  # nothing placed, nothing to mark
     with pytest.raises(ValueError):
-        partial.arrange(["draft", "draft"])
-    with pytest.raises(ValueError, match="5 steps"):
-        partial.arrange([*sc.order, "top-token"])
+        fresh.arrange(["draft", "draft"])
+
+
+def test_seeing_the_answer_stays_for_the_round():
+    a = quiz.new_round(SEQ, 2).arrange(["draft"]).check().show()
+    assert a.shown and a.remove("draft").shown and not a.remove("draft").checked
+    assert not quiz.new_round(SEQ, 2).shown
 
 
 # ---- no length or number cue gives the answer away ----------------------------------------------------

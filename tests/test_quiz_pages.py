@@ -29,10 +29,6 @@ def _everything(at) -> str:
     return "\n".join(str(e.value) for kind in kinds for e in at.get(kind))
 
 
-def _left(at) -> str:
-    return next(m for m in _markdown(at) if "left to place" in m)
-
-
 def _switch_away_and_back(at, page: str):
     at.switch_page(str(ROOT / "pages" / "home.py")).run()
     assert not at.exception
@@ -42,9 +38,17 @@ def _switch_away_and_back(at, page: str):
 # ---- sequencing: tap mode -------------------------------------------------------------------------
 
 
+def _placed(at) -> str:
+    return next(m for m in _markdown(at) if m.endswith("cards placed**"))
+
+
 def _order(at) -> tuple[str, ...]:
     """The steps of the case this session's attempt drew, in order."""
     return SEQ.correct_order[at.session_state[state.SEQ_ATTEMPT].scenario]
+
+
+def _cards(at) -> int:
+    return len(at.session_state[state.SEQ_ATTEMPT].tray_order)
 
 
 def _extra(at) -> list[str]:
@@ -61,41 +65,92 @@ def _tap_place(at, order, first_slot=1):
     return at
 
 
-def test_tap_mode_correct_order_is_marked_right_with_the_strangers_left_out():
+def _slots(at) -> list:
+    return [b for b in at.button if b.key.startswith(state.SEQ_SLOT_BUTTON)]
+
+
+def _marks(at) -> list[str]:
+    return [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
+
+
+def _sidebar_progress(at) -> str:
+    return next(c.value for c in at.sidebar.caption if c.value.startswith("Your path"))
+
+
+ANSWER_HEADING = "#### The order of this round"
+
+
+def test_tap_mode_has_a_slot_per_card_so_the_board_does_not_count_the_steps():
+    """The human form audit: five slots for five steps told the learner how many cards to place."""
     at = open_page("sequence_quiz.py")
-    attempt, order = at.session_state[state.SEQ_ATTEMPT], _order(at)
+    attempt, cards = at.session_state[state.SEQ_ATTEMPT], _cards(at)
     assert SEQ.scenario(attempt.scenario).setting in at.info[0].value  # the case is stated
-    assert _left(at) == "**5 pieces left to place**"
-    assert len([b for b in at.button if b.key.startswith(state.SEQ_TRAY_BUTTON)]) == len(attempt.tray_order) > 5
+    assert len(_slots(at)) == cards == len(SEQ.pieces) > len(_order(at))
+    assert len([b for b in at.button if b.key.startswith(state.SEQ_TRAY_BUTTON)]) == cards
+    assert _placed(at) == f"**0 of {cards} cards placed**"
     assert at.button(key=state.SEQ_CHECK_BUTTON).disabled
+    assert not any(str(len(_order(at))) in m for m in _markdown(at) + [c.value for c in at.caption])
+
+
+def test_tap_mode_correct_order_is_marked_right_and_explained_with_the_strangers_left_out():
+    at = open_page("sequence_quiz.py")
+    attempt, order, cards = at.session_state[state.SEQ_ATTEMPT], _order(at), _cards(at)
     _tap_place(at, order[:2])
-    assert _left(at) == "**3 pieces left to place**"
+    assert _placed(at) == f"**2 of {cards} cards placed**" and not at.button(key=state.SEQ_CHECK_BUTTON).disabled
     _tap_place(at, order[2:], first_slot=3)
-    assert _left(at) == "**0 pieces left to place**"
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
-    assert [s.value for s in at.success] == ["All 5 steps are in the right place."]
-    marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
-    assert len(marks) == 5 + len(_extra(at)) and all(m.startswith("✅") for m in marks)
-    assert all("left out, rightly" in m for m in marks[5:])
+    assert [s.value for s in at.success] == [f"Right: the {len(order)} steps of this case, in order, and no other "
+                                             "card."]
+    marks = _marks(at)
+    assert len(marks) == len(order) + len(_extra(at)) and all(m.startswith("✅") for m in marks)
+    assert all("left in the tray, rightly" in m for m in marks[len(order):])
     text = " ".join(_markdown(at))
+    assert ANSWER_HEADING in _markdown(at)
     assert all(SEQ.piece(p).explanation in text for p in order)  # the case's order, explained
     assert all(SEQ.why_left_out(attempt.scenario, p) in text for p in _extra(at))  # and why the others do not belong
+    assert state.SEQ_SHOW_BUTTON not in [b.key for b in at.button]
+    assert "order one round: solved" in _sidebar_progress(at)
 
 
-def test_tap_mode_wrong_order_marks_each_slot_and_a_placed_stranger():
+def test_a_wrong_order_marks_each_placed_card_and_keeps_the_answer_until_asked():
+    """A check says which placements are right, not where the others go, nor which cards are left out; the order
+    shows when the learner asks for it."""
     at = open_page("sequence_quiz.py")
-    order = list(reversed(_order(at)))
+    order = list(_order(at))
     stranger = _extra(at)[0]
-    order[2] = stranger  # the middle step left in the tray, a card that does not belong put in its place
+    placed = [order[1], order[0], order[2], stranger]  # two steps swapped, a card of another case, two steps missing
+    at = _tap_place(at, placed)
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    assert at.error[0].value == "Not yet: 1 of your 4 placed cards is in the right place."
+    marks = _marks(at)
+    assert [m[0] for m in marks] == ["❌", "❌", "✅", "❌"]
+    assert marks[0].endswith("(a step of this case, but not at this place)")
+    assert marks[3].endswith("(not a step of this case)")
+    text = "\n".join(_markdown(at))
+    assert ANSWER_HEADING not in text and "slot" not in text.split("cards placed**")[-1]
+    assert not any(SEQ.piece(p).explanation in text for p in order)
+    assert "order one round: not solved yet" in _sidebar_progress(at)
+    at.button(key=state.SEQ_SHOW_BUTTON).click().run()
+    assert at.session_state[state.SEQ_ATTEMPT].shown and ANSWER_HEADING in _markdown(at)
+    text = "\n".join(_markdown(at))
+    assert all(SEQ.piece(p).explanation in text for p in order)
+    assert any(m.startswith("❌") and "placed, but it is not a step of this case" in m for m in _marks(at))
+    for piece in placed:  # put the order right after seeing it: right, but not counted as solved
+        slot = at.session_state[state.SEQ_ATTEMPT].slots.index(piece) + 1
+        at.button(key=f"{state.SEQ_SLOT_BUTTON}{slot}").click().run()
     at = _tap_place(at, order)
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
-    right = [a == b for a, b in zip(order, _order(at), strict=True)]
-    assert at.error[0].value == f"{sum(right)} of 5 steps are in the right place."
-    marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
-    assert [m.startswith("✅") for m in marks[:5]] == right
-    assert "(belongs in slot 1)" in marks[4]  # the first step, put last
-    assert "(does not belong in this case)" in marks[2]
-    assert any(m.startswith("❌") and "placed, but it does not belong" in m for m in marks[5:])
+    assert at.success and "order one round: not solved yet" in _sidebar_progress(at)
+    assert any("You saw the answer" in c.value for c in at.caption)
+
+
+def test_a_right_start_with_a_step_missing_is_not_solved_and_says_so():
+    at = open_page("sequence_quiz.py")
+    at = _tap_place(at, _order(at)[:-1])
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    assert all(m.startswith("✅") for m in _marks(at)) and at.error
+    assert any("a step of this case is still in the tray" in m for m in _markdown(at))
+    assert ANSWER_HEADING not in _markdown(at) and "order one round: not solved yet" in _sidebar_progress(at)
 
 
 def test_tapping_a_placed_piece_sends_it_back_to_the_tray():
@@ -106,7 +161,7 @@ def test_tapping_a_placed_piece_sends_it_back_to_the_tray():
     assert at.button(key=f"{state.SEQ_SLOT_BUTTON}1").label == f"1. {TEXT[first]}"
     at.button(key=f"{state.SEQ_SLOT_BUTTON}1").click().run()
     assert state.SEQ_TRAY_BUTTON + first in [b.key for b in at.button]
-    assert _left(at) == "**5 pieces left to place**"
+    assert _placed(at) == f"**0 of {_cards(at)} cards placed**"
 
 
 def test_reset_empties_the_slots_and_draws_a_new_round():
@@ -115,7 +170,7 @@ def test_reset_empties_the_slots_and_draws_a_new_round():
     before = at.session_state[state.SEQ_ATTEMPT]
     at.button(key=state.SEQ_RESET_BUTTON).click().run()
     after = at.session_state[state.SEQ_ATTEMPT]
-    assert _left(at) == "**5 pieces left to place**" and after.slots == (None,) * 5
+    assert _placed(at) == f"**0 of {_cards(at)} cards placed**" and after.slots == (None,) * _cards(at)
     assert after != before and set(_order(at)) <= set(after.tray_order)
 
 
@@ -140,18 +195,22 @@ def test_drag_mode_correct_order_is_marked_right():
     at = _drag_page()
     order, extra = _order(at), _extra(at)
     at = _drag(at, order[:2], tray=[*order[2:], *extra])
-    assert _left(at) == "**3 pieces left to place**"
+    assert _placed(at) == f"**2 of {_cards(at)} cards placed**"
     at = _drag(at, order, tray=extra)
-    assert not at.exception and _left(at) == "**0 pieces left to place**"
+    assert not at.exception and _placed(at) == f"**{len(order)} of {_cards(at)} cards placed**"
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
-    assert [s.value for s in at.success] == ["All 5 steps are in the right place."]
+    assert len(at.success) == 1 and at.success[0].value.startswith("Right:")
 
 
-def test_a_drag_list_longer_than_the_round_is_refused_with_a_warning():
+def test_a_drag_list_holding_every_card_is_taken_and_marked():
+    """The answer list may hold every card (the board does not say how many belong); the check marks the strangers."""
     at = _drag_page()
-    at = _drag(at, [*_order(at), *_extra(at)])
-    assert not at.exception and "5 steps" in at.warning[0].value
-    assert _left(at) == "**5 pieces left to place**"
+    order, extra = _order(at), _extra(at)
+    at = _drag(at, [*order, *extra])
+    assert not at.exception and not at.warning and _placed(at) == f"**{_cards(at)} of {_cards(at)} cards placed**"
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    assert [m[0] for m in _marks(at)] == ["✅"] * len(order) + ["❌"] * len(extra)
+    assert all(m.endswith("(not a step of this case)") for m in _marks(at)[len(order):])
 
 
 def test_drag_mode_wrong_order_is_marked_wrong_and_tap_mode_sees_the_same_answer():
@@ -160,11 +219,10 @@ def test_drag_mode_wrong_order_is_marked_wrong_and_tap_mode_sees_the_same_answer
     order[0], order[1] = order[1], order[0]
     at = _drag(at, order, tray=_extra(at))
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
-    assert at.error[0].value == "3 of 5 steps are in the right place."
-    marks = [m for m in _markdown(at) if m.startswith(("✅", "❌"))]
-    assert [m[0] for m in marks[:5]] == ["❌", "❌", "✅", "✅", "✅"]
+    assert at.error[0].value == f"Not yet: {len(order) - 2} of your {len(order)} placed cards are in the right place."
+    assert [m[0] for m in _marks(at)] == ["❌", "❌"] + ["✅"] * (len(order) - 2)
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Tap").run()
-    labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
+    labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, len(order) + 1)]
     assert labels == [f"{n}. {TEXT[p]}" for n, p in enumerate(order, start=1)]
 
 
@@ -174,7 +232,7 @@ def test_a_malformed_drag_value_gives_a_warning_not_a_traceback():
     at.run()
     assert not at.exception
     assert "could not be read" in at.warning[0].value
-    assert _left(at) == "**5 pieces left to place**"
+    assert _placed(at) == f"**0 of {_cards(at)} cards placed**"
 
 
 def test_sequence_progress_survives_a_page_switch():
@@ -183,7 +241,7 @@ def test_sequence_progress_survives_a_page_switch():
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
     at = _switch_away_and_back(at, "sequence_quiz.py")
     assert not at.exception
-    assert _left(at) == "**3 pieces left to place**"
+    assert _placed(at) == f"**2 of {_cards(at)} cards placed**"
     assert at.radio(key=state.SEQ_MODE_WIDGET).value == "Drag"
 
 
@@ -325,7 +383,18 @@ def test_sequence_progress_survives_a_reload():
     reloaded = open_page("sequence_quiz.py", query={"order": at.query_params["order"]})
     assert not reloaded.exception and not reloaded.warning
     assert reloaded.session_state[state.SEQ_ATTEMPT] == before
-    assert _left(reloaded) == "**3 pieces left to place**"
+    assert _placed(reloaded) == f"**2 of {_cards(reloaded)} cards placed**"
+
+
+def test_a_checked_attempt_with_the_answer_shown_survives_a_reload():
+    at = open_page("sequence_quiz.py")
+    at = _tap_place(at, list(reversed(_order(at)))[:2])
+    at.button(key=state.SEQ_CHECK_BUTTON).click().run()
+    at.button(key=state.SEQ_SHOW_BUTTON).click().run()
+    reloaded = open_page("sequence_quiz.py", query={"order": at.query_params["order"]})
+    assert not reloaded.exception and not reloaded.warning
+    assert reloaded.session_state[state.SEQ_ATTEMPT] == at.session_state[state.SEQ_ATTEMPT]
+    assert reloaded.error and ANSWER_HEADING in _markdown(reloaded)
 
 
 @pytest.mark.parametrize("page,param,value", [("knowledge_quiz.py", "kq", "12.3.abc"),
@@ -348,7 +417,7 @@ def _link(scenario: str, slots: dict[int, int]) -> tuple[str, tuple]:
     from app.quiz import params as quiz_params
 
     sc = SEQ.scenario(scenario)
-    attempt = quiz.SequenceAttempt.start(sc.order, 0, sorted(sc.left_out)[:1], sc.id)
+    attempt = quiz.new_round(SEQ, 0, scenario)
     for step, slot in slots.items():
         attempt = attempt.place(sc.order[step], slot)
     return quiz_params.encode_sequence(attempt, SEQ), attempt.slots
@@ -359,23 +428,24 @@ def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
     the tray. Every numbering rule now names the list after the tray."""
     from app.quiz.sequence import ANSWER_LIST, drag_style
 
-    order = SEQ.scenarios[0].order
-    attempt = quiz.SequenceAttempt(order, (order[0], order[1]) + (None,) * 3, scenario=SEQ.scenarios[0].id)
+    sc = SEQ.scenarios[0]
+    attempt = quiz.new_round(SEQ, 0, sc.id).arrange(sc.order[:2])
     style = drag_style(attempt)
     rules = [r.strip() for r in style.split("}") if "::before" in r]
-    assert len(rules) == 5 and all(r.startswith(ANSWER_LIST) for r in rules), rules
+    assert len(rules) == len(attempt.slots) and all(r.startswith(ANSWER_LIST) for r in rules), rules
     assert ANSWER_LIST == ".sortable-container + .sortable-container"
 
 
 def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
     """Issue 23 (3): a link with steps in slots 2 and 4 only; drag mode showed them as 1 and 2 and closed the gaps
-    on the next drag without a word."""
+    on the next drag without a word. An empty slot counts for nothing now (the check reads the cards from the top),
+    and the note names only the empty slots above a card."""
     from app.quiz.sequence import drag_style, slot_numbers
 
     link, gapped = _link("sampling-refusal", {2: 1, 4: 3})
     c = SEQ.scenario("sampling-refusal").order
     at = open_page("sequence_quiz.py", query={"order": link})
-    assert gapped == (None, c[2], None, c[4], None)
+    assert gapped == (None, c[2], None, c[4]) + (None,) * (len(gapped) - 4)
     assert at.session_state[state.SEQ_ATTEMPT].slots == gapped
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
     assert not at.exception
@@ -384,7 +454,7 @@ def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
     assert slot_numbers(attempt) == [2, 4]
     assert 'content: "2. "' in drag_style(attempt) and 'content: "4. "' in drag_style(attempt)
     notes = [i.value for i in at.info]
-    assert any("slots 1, 3 and 5 are empty" in n and "Tap" in n for n in notes), notes
+    assert any("slots 1 and 3 are empty" in n and "counts for nothing" in n for n in notes), notes
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Tap").run()
     labels = [at.button(key=f"{state.SEQ_SLOT_BUTTON}{n}").label for n in range(1, 6)]
     assert labels[1] == f"2. {TEXT[c[2]]}" and labels[3] == f"4. {TEXT[c[4]]}" and labels[0].startswith("1. Empty")

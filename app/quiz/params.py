@@ -15,7 +15,7 @@ import streamlit as st
 
 from app import state
 from app.urlcodec import KNOWLEDGE_PARAM, SEQUENCE_PARAM, ours  # noqa: F401  (the quiz pages read them here)
-from specsim.lesson.quiz import KnowledgeAttempt, Question, SequenceAttempt, SequenceQuiz
+from specsim.lesson.quiz import KnowledgeAttempt, Question, SequenceAttempt, SequenceQuiz, fits
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _NONE = "-"
@@ -62,22 +62,22 @@ def decode_knowledge(text: str, questions: Sequence[Question]) -> KnowledgeAttem
 
 
 def encode_sequence(attempt: SequenceAttempt, quiz: SequenceQuiz) -> str:
-    """``scenario.tray.slots.checked``: the scenario by its place in the file, cards by their place among the file's
-    cards (which the file lists out of order, so the link does not spell the answer); - for an empty slot; 1 when the
-    learner asked for a check."""
+    """``scenario.tray.slots.flags``: the scenario by its place in the file, cards by their place among the file's
+    cards (which the file lists out of order, so the link does not spell the answer); - for an empty slot; flags 1
+    when the learner asked for a check, plus 2 when they asked to see the answer."""
     where = {piece.id: i for i, piece in enumerate(quiz.pieces)}
     scenario = next(i for i, sc in enumerate(quiz.scenarios) if sc.id == attempt.scenario)
     tray = "".join(_digit(where[p]) for p in attempt.tray_order)
     slots = "".join(_digit(None if p is None else where[p]) for p in attempt.slots)
-    return f"{_digit(scenario)}.{tray}.{slots}.{int(attempt.checked)}"
+    return f"{_digit(scenario)}.{tray}.{slots}.{int(attempt.checked) + 2 * int(attempt.shown)}"
 
 
 def decode_sequence(text: str, quiz: SequenceQuiz) -> SequenceAttempt | None:
-    """The attempt ``text`` describes, or None unless it is a possible attempt at one of this quiz's scenarios: its
-    steps and one or two of its left-out cards in the tray, at most its steps' number of slots."""
+    """The attempt ``text`` describes, or None unless it is a possible attempt at one of this quiz's scenarios
+    (:func:`specsim.lesson.quiz.fits`: its steps and every card left out of it in the tray, a slot per card)."""
     parts = text.split(".")
     n = len(quiz.pieces)
-    if len(parts) != 4 or len(parts[0]) != 1 or parts[3] not in ("0", "1"):
+    if len(parts) != 4 or len(parts[0]) != 1 or parts[3] not in ("0", "1", "2", "3"):
         return None
     try:
         scenario = quiz.scenarios[_index(parts[0], len(quiz.scenarios))]
@@ -85,17 +85,9 @@ def decode_sequence(text: str, quiz: SequenceQuiz) -> SequenceAttempt | None:
         slots = [None if ch == _NONE else quiz.pieces[_index(ch, n)].id for ch in parts[2]]
     except (ValueError, TypeError):
         return None
-    extra = set(tray) - set(scenario.order)
-    placed = [s for s in slots if s is not None]
-    if len(set(tray)) != len(tray) or not set(scenario.order) <= set(tray) or not extra <= set(scenario.left_out):
-        return None
-    if not 1 <= len(extra) <= 2 or len(slots) != len(scenario.order):
-        return None
-    if len(set(placed)) != len(placed) or not set(placed) <= set(tray):
-        return None
-    if parts[3] == "1" and len(placed) != len(slots):  # only a full board can have been checked
-        return None
-    return SequenceAttempt(tuple(tray), tuple(slots), parts[3] == "1", scenario.id)
+    flags = int(parts[3])
+    attempt = SequenceAttempt(tuple(tray), tuple(slots), bool(flags & 1), scenario.id, bool(flags & 2))
+    return attempt if fits(quiz, attempt) else None
 
 
 # ---- the address bar ------------------------------------------------------------------------------

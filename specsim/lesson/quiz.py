@@ -465,43 +465,49 @@ def in_tray(tray_order: Sequence[str], slots: Slots) -> list[str]:
     return [p for p in tray_order if p not in placed]
 
 
-def grade_sequence(slots: Slots, correct_order: Sequence[str]) -> tuple[bool, ...]:
-    """Right or wrong for each slot (an empty slot is wrong)."""
-    if len(slots) != len(correct_order):
-        raise ValueError(f"{len(slots)} slots for {len(correct_order)} pieces")
-    return tuple(s == c for s, c in zip(slots, correct_order, strict=True))
+def grade_sequence(placed: Sequence[str], correct_order: Sequence[str]) -> tuple[bool, ...]:
+    """Right or wrong for each placed card, read from the top: right when it is the case's step at that place."""
+    return tuple(n < len(correct_order) and piece == correct_order[n] for n, piece in enumerate(placed))
 
 
 @dataclass(frozen=True)
 class SequenceAttempt:
     """The case drawn (``scenario``), the tray's shuffled cards (its steps and the cards that do not belong), what sits
-    in each slot, and whether the learner asked for a check.
+    in each slot, whether the learner asked for a check, and whether they asked to see the answer (``shown``).
 
-    Any move clears ``checked``: marks shown for an order that has since changed would mislead.
+    There are as many slots as cards, so the board does not tell how many steps the case has: the learner places the
+    cards that belong, in order, and leaves the rest in the tray. The answer is the placed cards read from the top
+    (:attr:`placed`); an empty slot between two cards counts for nothing.
+
+    Any move clears ``checked``: marks shown for an order that has since changed would mislead. ``shown`` stays until
+    the next round: the answer, once seen, has been seen.
     """
 
     tray_order: tuple[str, ...]
     slots: Slots
     checked: bool = False
     scenario: str = ""
+    shown: bool = False
 
     @classmethod
     def start(cls, correct_order: Sequence[str], seed: int, extra: Sequence[str] = (),
               scenario: str = "") -> SequenceAttempt:
-        return cls(shuffled_pieces(correct_order, seed, extra), (None,) * len(correct_order), scenario=scenario)
+        tray = shuffled_pieces(correct_order, seed, extra)
+        return cls(tray, (None,) * len(tray), scenario=scenario)
 
     @property
     def left(self) -> list[str]:
         return in_tray(self.tray_order, self.slots)
 
     @property
-    def empty(self) -> int:
-        """Slots still to fill."""
-        return sum(s is None for s in self.slots)
+    def placed(self) -> tuple[str, ...]:
+        """The answer: the placed cards from the top, empty slots skipped."""
+        return tuple(p for p in self.slots if p is not None)
 
     @property
-    def complete(self) -> bool:
-        return self.empty == 0
+    def empty(self) -> int:
+        """Slots still empty."""
+        return sum(s is None for s in self.slots)
 
     def place(self, piece: str, slot: int) -> SequenceAttempt:
         if piece not in self.tray_order:
@@ -515,25 +521,47 @@ class SequenceAttempt:
         """Fill the slots from the top with ``order`` (a drag-and-drop answer list); the rest go to the tray."""
         if len(set(order)) != len(order) or not set(order) <= set(self.tray_order):
             raise ValueError(f"{list(order)} is not a list of distinct pieces of this quiz")
-        if len(order) > len(self.slots):
-            raise ValueError(f"this round has {len(self.slots)} steps; your list holds {len(order)}")
         slots = tuple(order) + (None,) * (len(self.slots) - len(order))
         return replace(self, slots=slots, checked=False)
 
     def check(self) -> SequenceAttempt:
-        return replace(self, checked=True) if self.complete else self
+        """Ask for marks: possible once a card is placed."""
+        return replace(self, checked=True) if self.placed else self
+
+    def show(self) -> SequenceAttempt:
+        """Ask to see the answer."""
+        return replace(self, shown=True)
+
+    def _order(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> Sequence[str]:
+        return correct_order[self.scenario] if isinstance(correct_order, Mapping) else correct_order
 
     def marks(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> tuple[bool, ...]:
-        """Right or wrong per slot, against ``correct_order``, or against this attempt's scenario's order when given
-        every scenario's order (:attr:`SequenceQuiz.correct_order`)."""
-        if isinstance(correct_order, Mapping):
-            correct_order = correct_order[self.scenario]
-        return grade_sequence(self.slots, correct_order)
+        """Right or wrong per placed card (:attr:`placed`), against ``correct_order``, or against this attempt's
+        scenario's order when given every scenario's order (:attr:`SequenceQuiz.correct_order`)."""
+        return grade_sequence(self.placed, self._order(correct_order))
+
+    def solved(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> bool:
+        """The placed cards are the case's steps, in order, and nothing else."""
+        return self.placed == tuple(self._order(correct_order))
 
 
-def new_round(quiz: SequenceQuiz, seed: int) -> SequenceAttempt:
-    """The attempt a seed draws: a scenario, one or two of its left-out cards mixed in, and a shuffled tray."""
+def fits(quiz: SequenceQuiz, attempt: SequenceAttempt) -> bool:
+    """Whether ``attempt`` is a round of this quiz as :func:`new_round` draws it and moves change it: a case of the
+    quiz, its steps and every card left out of it in the tray, a slot per card, each placed card once, marks asked
+    for only with a card placed."""
+    if attempt.scenario not in quiz.correct_order:
+        return False
+    sc = quiz.scenario(attempt.scenario)
+    tray = attempt.tray_order
+    placed = attempt.placed
+    return (len(set(tray)) == len(tray) and set(tray) == set(sc.order) | set(sc.left_out)
+            and len(attempt.slots) == len(tray) and len(set(placed)) == len(placed) and set(placed) <= set(tray)
+            and (bool(placed) or not attempt.checked))
+
+
+def new_round(quiz: SequenceQuiz, seed: int, scenario: str | None = None) -> SequenceAttempt:
+    """The attempt a seed draws: a scenario (or the one named), every card left out of it mixed in with its steps,
+    and a shuffled tray."""
     rng = random.Random(f"round:{seed}")
-    scenario = rng.choice(quiz.scenarios)
-    extra = rng.sample(sorted(scenario.left_out), rng.choice((1, 2)))
-    return SequenceAttempt.start(scenario.order, seed, extra, scenario.id)
+    case = rng.choice(quiz.scenarios) if scenario is None else quiz.scenario(scenario)
+    return SequenceAttempt.start(case.order, seed, sorted(case.left_out), case.id)

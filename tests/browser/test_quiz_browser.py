@@ -21,24 +21,37 @@ def test_tap_mode_orders_a_round_and_a_misplaced_step_can_be_sent_back(page):
 
     seq = quiz.load_sequence()
     scenario = seq.scenario("greedy-refusal")
-    start = quiz.SequenceAttempt.start(scenario.order, 0, sorted(scenario.left_out)[:2], scenario.id)
+    start = quiz.new_round(seq, 0, scenario.id)
     goto(page, f"sequence?order={quiz_params.encode_sequence(start, seq)}")
     steps = [seq.piece(p) for p in scenario.order]
+    cards = len(start.tray_order)
+    stranger = seq.piece(sorted(scenario.left_out)[0])
     first, second = steps[0], steps[1]
     # A wrong placement first: the second step into slot 1, then tap it to send it back to the tray.
     act(page, lambda: button(page, second.text).click())
-    act(page, lambda: page.get_by_role("button", name="1. Put the selected step here").click())
+    act(page, lambda: page.get_by_role("button", name="1. Put the selected card here").click())
     act(page, lambda: button(page, f"1. {second.text}").click())
     assert button(page, second.text).is_visible(), "a placed step goes back to the tray when tapped"
-    for n, piece in enumerate(steps, start=1):
+    assert page.get_by_role("button", name=f"{cards}. Empty: pick a card first").is_visible()  # a slot per card
+    for n, piece in enumerate([*steps, stranger], start=1):
         act(page, lambda piece=piece: button(page, piece.text).click())
-        act(page, lambda n=n: page.get_by_role("button", name=f"{n}. Put the selected step here").click())
+        act(page, lambda n=n: page.get_by_role("button", name=f"{n}. Put the selected card here").click())
         assert button(page, f"{n}. {piece.text}").is_visible()
-    assert page.get_by_text("0 pieces left to place").is_visible()
+    assert page.get_by_text(f"{len(steps) + 1} of {cards} cards placed").is_visible()
+    # A card too many: marked where it stands, and the order is not shown until asked for.
     act(page, lambda: page.get_by_role("button", name="Check my order").click())
-    page.get_by_text(f"All {len(steps)} steps are in the right place.").wait_for()
+    page.get_by_text(f"Not yet: {len(steps)} of your {len(steps) + 1} placed cards are in the right place.").wait_for()
+    assert page.get_by_text("(not a step of this case)").count() == 1
+    assert page.get_by_role("heading", name="The order of this round").count() == 0
+    assert page.get_by_role("button", name="Show the answer").is_visible()
+    screenshot(page, "sequence-tap-marked")
+    act(page, lambda: button(page, f"{len(steps) + 1}. {stranger.text}").click())
+    act(page, lambda: page.get_by_role("button", name="Check my order").click())
+    page.get_by_text(f"Right: the {len(steps)} steps of this case, in order, and no other card.").wait_for()
+    page.get_by_role("heading", name="The order of this round").wait_for()
     assert page.get_by_text(f"1. {first.text}").count() >= 1
-    assert page.get_by_text("left out, rightly").count() == 2  # the two cards that do not belong stayed in the tray
+    assert page.get_by_text("left in the tray, rightly").count() == len(scenario.left_out)
+    assert page.get_by_text("order one round: solved").count() >= 1
     screenshot(page, "sequence-tap-checked")
 
 
