@@ -38,6 +38,23 @@ def test_each_row_of_the_pass_judges_the_next_guess_and_the_decisive_row_gives_t
             assert rows[0].input_text == prev.extra.text or prev.emitted[-1] != prev.extra.token_id
 
 
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_last_row_shows_scores_only_when_they_were_recorded(name):
+    """The last row's scores are the +1 token's only when every guess was kept. After a refusal the trace's
+    extra_target_top belongs to the refused row: the last row showed them as its own (the lecturer's review found
+    row 4 of a pass repeating row 0's top token and probability)."""
+    trace = RUNS[name].spec
+    refused = 0
+    for step, it in enumerate(trace.iterations):
+        last = hood.verification_rows(trace, step)[-1]
+        if it.n_accepted == it.k:
+            assert last.target_top == it.extra_target_top
+        else:
+            refused += 1
+            assert last.target_top == ()
+    assert refused or name == "win_run"
+
+
 def test_the_mask_lets_each_row_see_the_cache_and_the_new_inputs_up_to_its_own():
     trace = RUNS["prose_run"].spec
     it = next(i for i in trace.iterations if i.k >= 3)

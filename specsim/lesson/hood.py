@@ -61,8 +61,11 @@ def verification_rows(trace: Trace, step: int) -> list[VerifyRow]:
                       _proposal(it, 1), it.slots[0].p if it.k else None, _outcome(it, 0))]
     for i, slot in enumerate(it.slots, start=1):
         nxt = it.slots[i] if i < it.k else None
+        # The last row's scores are recorded only when it gave the +1 token (every guess kept): after a refusal the
+        # trace's extra_target_top is the refused row's, and the last row's were thrown away unrecorded.
+        last = it.extra_target_top if it.n_accepted == it.k else ()
         rows.append(VerifyRow(i, start + i, slot.text, i + 1 if nxt else None,
-                              nxt.target_top if nxt else it.extra_target_top, _proposal(it, i + 1),
+                              nxt.target_top if nxt else last, _proposal(it, i + 1),
                               nxt.p if nxt else None, _outcome(it, i)))
     return rows
 
