@@ -13,10 +13,10 @@ st.title("Variants: where the guesses come from")
 frame.opening("variants.py")
 st.markdown(
     "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
-    "separates the variants. The lesson's table lists four: a second small model, text copied from the input, "
-    "the target guessing ahead of itself, and extra heads bolted onto the target. Two more are described here: a "
-    "draft head that reads the target's own features (EAGLE), and the target's first layers alone (early exit). "
-    "Below, the lesson's four, EAGLE and early exit all run on the bundled target (SmolLM2-135M-Instruct, "
+    "separates the variants. Four are classic: a second small model, text copied from the input, the target "
+    "guessing ahead of itself, and extra heads bolted onto the target. Two more are described here: a draft head "
+    "that reads the target's own features (EAGLE), and the target's first layers alone (early exit). "
+    "Below, all six run on the bundled target (SmolLM2-135M-Instruct, "
     f"{loaders.bundled_dtype_name()}, greedy) on the same prompt, each timed against plain "
     "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model.")
 
@@ -56,7 +56,7 @@ if data is None or data.comparison.by_key("lookahead") is None:
 
 st.subheader("Side by side")
 ui.results_table(data.comparison)
-st.subheader("The lesson's table, with our measurements")
+st.subheader("The variants table, with our measurements")
 ui.lesson_table(data.comparison)
 st.subheader("EAGLE beside the standalone draft")
 ui.eagle_section(data)

@@ -22,12 +22,9 @@ from specsim.core import defaults
 from specsim.core.models import LoadedModel
 from specsim.core.paths import resolve
 from specsim.core.published import (
-    MEDUSA_2_SPEEDUP,
     NVIDIA_MEDUSA_70B_SPEEDUP,
     NVIDIA_MEDUSA_SPEEDUP,
-    SAXENA_SPEEDUP,
     SPEEDUPS,
-    YANG_SPEEDUP,
 )
 from specsim.core.trace import Trace
 
@@ -198,37 +195,39 @@ METHODS: tuple[Method, ...] = (
            live="prompt lookup (no second model)", lesson=LessonRow(
                "Copying from the input: prompt lookup (Saxena, 2023), LLMA (Yang et al., 2023)",
                "No extra weights: a string match over the text",
-               f"Guesses are spans copied from the prompt and the text so far (prompt lookup, "
-               f"{SAXENA_SPEEDUP.figure} on {SAXENA_SPEEDUP.setting}) or from reference documents sent with the "
-               f"request (LLMA, {YANG_SPEEDUP.figure} where the output overlaps them). It pays off only where the "
-               "output repeats its input. The one run here is prompt lookup.",
-               "The lesson's table names one method, inference with reference, with one figure; two methods share "
-               "the idea, and each figure belongs to its own setting.")),
-    Method("eagle", "EAGLE head (one layer)", _run_eagle),
+               "Guesses are spans copied from the prompt and the text so far (prompt lookup) or from reference "
+               "documents sent with the request (LLMA). It pays off only where the output repeats its input. The "
+               "one run here is prompt lookup.",
+               "It is often presented as one method, inference with reference, with one speedup; two methods share "
+               "the idea, and each reported figure belongs to its own setting.")),
+    Method("eagle", "EAGLE head (one layer)", _run_eagle, lesson=LessonRow(
+        "EAGLE (Li et al., 2024): a draft head on the target's features",
+        "A small head trained for one target (one decoder layer here) that reads the target's hidden states",
+        "It drafts from the target's own features rather than from text alone, so it guesses better than a separate "
+        "model of its size. EAGLE-2 drafts a tree shaped by the head's confidence; EAGLE-3 reads features from low, "
+        "middle and high layers.")),
     Method("lookahead", "Lookahead (Jacobi)", _run_lookahead, lesson=LessonRow(
         "Lookahead decoding (Fu et al., 2024)",
         "No second model, but every pass carries a window of guesses and a pool of n-grams",
         "Each pass runs one Jacobi iteration over a whole window of guesses in parallel and checks n-grams that "
         "earlier iterations left in a pool; the kept n-grams are the speedup.",
-        "The lesson's table says it regenerates only the failed tokens; every pass recomputes the whole window.")),
+        "It is often said to regenerate only the failed tokens; every pass recomputes the whole window.")),
     Method("medusa", "Medusa heads (chain)", _run_medusa),
     Method("medusa_tree", "Medusa heads (tree)", _run_medusa_tree, lesson=LessonRow(
         "Medusa (Cai et al., 2024)",
-        f"Extra decoding heads on the target, trained (Medusa-1 freezes the target; Medusa-2 also fine-tunes it, "
-        f"{MEDUSA_2_SPEEDUP.figure})",
-        f"Head k guesses the token k places past the next one; their top candidates form a tree, checked in one "
-        f"pass with a tree attention mask. NVIDIA's {NVIDIA_MEDUSA_SPEEDUP.figure} is "
-        f"{NVIDIA_MEDUSA_SPEEDUP.setting}; {NVIDIA_MEDUSA_70B_SPEEDUP.setting.split(' with ')[0]} gained "
-        f"{NVIDIA_MEDUSA_70B_SPEEDUP.figure}. When sampling, Medusa's typical acceptance keeps more guesses but no "
+        "Extra decoding heads on the target, trained (Medusa-1 freezes the target; Medusa-2 also fine-tunes it)",
+        "Head k guesses the token k places past the next one; their top candidates form a tree, checked in one "
+        "pass with a tree attention mask. When sampling, Medusa's typical acceptance keeps more guesses but no "
         "longer samples exactly from the target.",
-        "The lesson's table gives NVIDIA's figure without its setting, and says nothing of typical acceptance, "
-        "which is not lossless.")),
+        f"NVIDIA's {NVIDIA_MEDUSA_SPEEDUP.figure} is often quoted for Llama 3.1 without its setting: it is "
+        f"{NVIDIA_MEDUSA_SPEEDUP.setting}, and {NVIDIA_MEDUSA_70B_SPEEDUP.setting.split(' with ')[0]} gained "
+        f"{NVIDIA_MEDUSA_70B_SPEEDUP.figure}. Typical acceptance, Medusa's sampling rule, is not lossless.")),
     Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit, drafter="early_exit",
            build=_build_early_exit, live="early exit (the target's first layers)", lesson=LessonRow(
                "Early exit, or self-speculation (LayerSkip, Draft & Verify, Kangaroo)",
                "No extra weights: the target's first layers draft",
                "Untrained, as here, the first layers guess poorly; trained for it, they draft well enough to pay.",
-               "The lesson's table leaves it out.")),
+               "Lists of variants often leave it out, though it needs no extra weights at all.")),
 )
 
 VARIANTS = tuple(m.key for m in METHODS if m.key != "plain")  # what the comparison runs beside plain decoding
@@ -239,14 +238,14 @@ LIVE_DRAFTERS = {m.drafter: m.live for m in METHODS if m.drafter and m.live}  # 
 
 def variant_rows() -> list[dict]:
     """The variants table the pages show, before any run: what each variant costs, how it guesses, what papers
-    report. Where the lesson's table is wrong these rows say the right thing; :func:`departures` says where."""
+    report. Where common descriptions are wrong these rows say the right thing; :func:`departures` says where."""
     return [{"variant": m.lesson.name, "extra cost": m.lesson.cost, "how it guesses": m.lesson.note,
              "reported speedup (papers)": m.claimed_speedup() or "none reported"}
             for m in lesson_methods()]
 
 
 def departures() -> str:
-    """One sentence per row where the lesson's table says otherwise, for the note under the table."""
+    """One sentence per row that corrects a common description of the variant, for the note under the table."""
     return " ".join(f"**{m.label}.** {m.lesson.departs}" for m in lesson_methods() if m.lesson.departs)
 
 

@@ -69,7 +69,7 @@ def test_before_any_run_the_page_explains_every_variant_and_shows_the_variants_t
     table = at.table[0].value  # a table, not a dataframe: its long cells wrap instead of being clipped
     assert list(table["variant"]) == [m.lesson.name for m in methods.lesson_methods()]
     assert list(table["extra cost"]) == [m.lesson.cost for m in methods.lesson_methods()]
-    assert "Where the lesson's table says otherwise" in headings
+    assert "Common descriptions this table corrects" in headings
     assert at.button(key=state.VAR_RUN_BUTTON)  # running stays one button away
 
 

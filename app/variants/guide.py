@@ -1,4 +1,4 @@
-"""The variants page before any run: how each variant makes its guess, a diagram each, the lesson's table."""
+"""The variants page before any run: how each variant makes its guess, a diagram each, the variants table."""
 
 from __future__ import annotations
 
@@ -102,6 +102,6 @@ def guide() -> None:
                 chart(figure(), key=f"{state.VARIANT_GUIDE_CHART}{i}")
     st.subheader("The variants side by side")
     st.table(methods.variant_rows(), hide_index=True)  # a table, not a dataframe: its long cells wrap
-    with st.expander("Where the lesson's table says otherwise"):
+    with st.expander("Common descriptions this table corrects"):
         st.markdown(methods.departures())
     st.caption("Press the button below to measure every variant here, next to plain decoding, on the same prompt.")

@@ -109,11 +109,16 @@ MAGICDEC_LLAMA2_SPEEDUP = PublishedSpeedup(MAGICDEC, 2.0, 2.0,
                                            "LLaMA-2-7B-32K at batch sizes 32 to 256, moderate to long contexts, "
                                            "on 8 A100s", "up to")
 
+EAGLE1_SPEEDUP = PublishedSpeedup("EAGLE: Li, Wei, Zhang and Zhang, 2024", 2.7, 3.5,
+                                  "LLaMA2-Chat 70B, one request at a time (batch size 1), greedy")
+"""EAGLE's abstract (arXiv 2401.15077): "a latency speedup ratio of 2.7x-3.5x" for LLaMA2-Chat 70B."""
 EAGLE2_SPEEDUP = PublishedSpeedup("EAGLE-2: Li, Wei, Zhang and Zhang, 2024", 3.05, 4.26,
-                                  "Vicuna, LLaMA2-Chat and LLaMA3-Instruct models on six tasks")
+                                  "Vicuna, LLaMA2-Chat and LLaMA3-Instruct models on six tasks, one request at a time "
+                                  "(batch size 1), greedy")
 """EAGLE-2's abstract (arXiv 2406.16858): "speedup ratios 3.05x-4.26x, which is 20%-40% faster than EAGLE-1"."""
 EAGLE3_SPEEDUP = PublishedSpeedup("EAGLE-3: Li, Wei, Zhang and Zhang, 2025", 6.5, 6.5,
-                                  "chat and reasoning models on five tasks", "up to")
+                                  "chat and reasoning models on five tasks, one request at a time (batch size 1), "
+                                  "greedy; in SGLang at batch size 64 its throughput gain was 1.38×", "up to")
 """EAGLE-3's abstract (arXiv 2503.01840): "a speedup ratio up to 6.5x, with about 1.4x improvement over EAGLE-2"."""
 DEEPSEEK_MTP_SPEEDUP = PublishedSpeedup("DeepSeek-V3 technical report: DeepSeek-AI, 2024", 1.8, 1.8,
                                         "DeepSeek-V3 drafting one token ahead with its own MTP module, in tokens "
@@ -175,11 +180,24 @@ DISTILLSPEC = PublishedGain("Zhou et al., 2023; ICLR 2024", 10, 45,
                             "a range of standard benchmarks, with greedy decoding and with sampling")
 """DistillSpec's abstract (arXiv 2310.08461): "10 - 45% speedups over standard SD"."""
 
+LAYERSKIP_SPEEDUP = PublishedSpeedup("LayerSkip: Elhoushi et al., 2024", 1.82, 2.16,
+                                     "Llama models trained with layer dropout and an early-exit loss (1.82× on coding, "
+                                     "2.16× on CNN/DM summarisation)", "up to")
+"""LayerSkip's abstract (arXiv 2404.16710): "speedups of up to 2.16x on summarization for CNN/DM documents, 1.82x on
+coding, and 2.0x on TOPv2 semantic parsing task"."""
+KANGAROO_SPEEDUP = PublishedSpeedup("Kangaroo: Liu et al., 2024", 1.68, 1.68,
+                                    "Spec-Bench, one sequence at a time, with an adapter trained on the shallow layers",
+                                    "up to")
+"""Kangaroo's abstract (arXiv 2404.18911): "Under single-sequence verification, Kangaroo achieves speedups up to
+1.68x on Spec-Bench"."""
+
 SPEEDUPS = {  # method key (as in specsim.methods) -> what the papers and vendors reported
     "draft_model": (LEVIATHAN_SPEEDUP, CHEN_SPEEDUP),
     "prompt_lookup": (YANG_SPEEDUP, SAXENA_SPEEDUP),
     "lookahead": (FU_SPEEDUP,),
     "medusa_tree": (MEDUSA_1_SPEEDUP, MEDUSA_2_SPEEDUP, NVIDIA_MEDUSA_SPEEDUP, NVIDIA_MEDUSA_70B_SPEEDUP),
+    "eagle": (EAGLE1_SPEEDUP, EAGLE2_SPEEDUP, EAGLE3_SPEEDUP),
+    "early_exit": (LAYERSKIP_SPEEDUP, KANGAROO_SPEEDUP),
 }
 
 
