@@ -19,7 +19,7 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 st.title("Is verification free here?")
 frame.opening("verify_free.py")
 st.markdown(
-    "The lesson's third reason speculative decoding works: at small batch, for a model large enough to keep the "
+    "The third fact of *Speculative decoding: the idea*: at small batch, for a model large enough to keep the "
     "memory bus busy, generating a token is limited by memory, not arithmetic. Each pass streams every weight of "
     "the model from memory to produce one token, and the "
     "arithmetic units mostly wait. A pass over a few more tokens reads the same weights once, so on such "
