@@ -64,7 +64,8 @@ if curve is None:
     ridge = None
 else:
     flat, slope, ridge = curve.flat_until(), curve.slope(), curve.ridge()
-    chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge), key=state.VERIFY_CURVE_CHART)
+    fits = curve.roofline_fits()
+    chart(figs.verify_curve_figure(curve.ns, curve.v, flat, ridge if fits else None), key=state.VERIFY_CURVE_CHART)
     where = measure.where() if recorded is None else f"on {recorded.machine}, {recorded.when}"
     with st.expander("How this was measured"):
         st.markdown(f"Measured {where}: {curve.dtype} on {curve.device}, {curve.threads} thread(s), a context of "
@@ -73,22 +74,31 @@ else:
                     "tens of percent: measure twice before reading much into one bump.")
     if flat > 1:
         st.markdown(f"**Flat part, n ≤ {flat}:** up to {flat} tokens a pass costs within "
-                    f"{passcost.FLAT_TOLERANCE:.0%} of a one-token pass. Here the pass waits on memory, so "
-                    f"verifying up to K = {flat - 1} guesses is nearly free.")
+                    f"{passcost.FLAT_TOLERANCE:.0%} of a one-token pass, so verifying up to K = {flat - 1} guesses "
+                    "is nearly free.")
     else:
-        st.markdown(f"**No flat part:** already two tokens cost {curve.v_at(2):.2f} one-token passes. On this "
-                    "machine a pass over several tokens is limited by arithmetic (or switches to slower kernels) "
-                    "almost at once, so verification is not free.")
-    st.markdown(f"**Slope:** past the flat part each extra token adds about {slope:.3f} of a one-token pass. "
-                "A *roofline* models a pass as limited by whichever runs out first, memory or arithmetic: "
-                f"v(n) ≈ max(1, n / R). Its *ridge point* R is the number of tokens a pass carries before "
-                f"arithmetic, not reading the weights, sets its time. Fitted here, R = {ridge:.1f}. "
-                + batching.ridge_sentence())
+        st.markdown(f"**No flat part:** already two tokens cost {curve.v_at(2):.2f} one-token passes, so on this "
+                    "machine verification is not free.")
+    roofline = ("A *roofline* models a pass as limited by whichever runs out first, reading the weights or doing "
+                "the arithmetic: v(n) ≈ max(1, n / R), flat up to a *ridge point* of R tokens, then rising.")
+    if fits:
+        st.markdown(f"**Slope:** past the flat part each extra token adds about {slope:.3f} of a one-token pass. "
+                    f"{roofline} Fitted to this curve, R = {ridge:.1f}: past {ridge:.0f} tokens, arithmetic, not "
+                    "reading the weights, sets the time of a pass.")
+    else:
+        gap = curve.roofline_gap()
+        st.markdown(f"**Slope:** each extra token adds about {slope:.3f} of a one-token pass. {roofline} This "
+                    f"curve has no such corner (a roofline misses it by up to {gap:.2f} of a pass): it "
+                    "rises steadily from the first extra token, as if each token's arithmetic added to the time of "
+                    f"reading the weights instead of hiding behind it. So here v(K + 1) ≈ 1 + {slope:.3f}·K, and "
+                    "every guess costs a little. On a GPU at batch 1 the corner is real: see the GPU's curve below, "
+                    "and *Serving many requests* for where a GPU's R lies.")
     k = st.slider("K for the calculator", 1, max(curve.ns) - 1, min(calc.k, max(curve.ns) - 1),
                   key=state.VERIFY_K)
     v = curve.v_at(k + 1)
     link = calculator_link(calc.alpha, k, calc.draft_cost, v)
-    st.markdown(f"With K = {k}, a verification pass covers {k + 1} tokens: **v = {v:.2f}** measured. "
+    source = "measured" if recorded is None else "on the recorded curve"
+    st.markdown(f"With K = {k}, a verification pass covers {k + 1} tokens: **v = {v:.2f}** {source}. "
                 f"[Open the calculator with v = {link.verify_cost:.2f}]({link.url}) (α and c stay as you left "
                 "them there); its *Calibrate with measured costs* box also offers this value.")
 

@@ -58,3 +58,16 @@ def test_the_gpu_section_says_the_small_model_is_launch_bound_with_computed_figu
     assert "launch-bound" in text
     at = open_page("verify_free.py")
     assert not at.exception and any("A measurement on a GPU." in m.value for m in at.markdown)
+
+
+def test_the_cpu_beating_the_gpu_is_put_down_to_launches_that_cuda_graphs_remove():
+    """A review: "this app's CPU path beats the GPU" read as GPUs being slower for small models. The sentence now
+    names the CPU it was timed on and says the GPU run was eager PyTorch, without the CUDA graphs serving stacks use."""
+    from app.passcost import gpu
+    from specsim.core.paths import DECODE_PATHS_MEASURED
+    from specsim.measure import pathbench
+
+    cpu = pathbench.load(DECODE_PATHS_MEASURED)
+    text = gpu.gpu_text(gpu_identity.build(), cpu)
+    assert f"(on {cpu.machine.split(' |')[0]})" in text
+    assert "CUDA graph" in text and "eager PyTorch" in text

@@ -95,3 +95,28 @@ def test_the_page_and_the_profile_time_v_with_one_loop_and_one_estimator(monkeyp
     assert VerifyCurve.of(costs).v == tuple(expected.values())
     profile = machine.time_v(Target(), (1, 2, 4, 6), log=lambda _: None)
     assert profile.raw == expected
+
+
+def test_the_roofline_is_claimed_only_where_it_fits():
+    """A review found "Fitted here, R = 7.9" under a CPU curve that rises steadily from n = 1 (slope 0.034 a token):
+    max(1, n / 7.9) reaches 2.0 at n = 16 where the curve is at 1.5. A curve with a corner fits; a straight rise does
+    not, and the page then says so instead of naming an R."""
+    assert gpu_like().roofline_fits() and gpu_like().roofline_gap() < 1e-9
+    ns = (1, 2, 3, 4, 6, 8, 12, 16)
+    steady = VerifyCurve(ns=ns, seconds=tuple(0.01 * (1 + 0.034 * (n - 1)) for n in ns), context=10, repeats=1)
+    assert not steady.roofline_fits() and steady.roofline_gap() > 0.3
+
+
+def test_the_verify_page_names_no_ridge_for_a_curve_without_a_corner():
+    from app import state
+    from tests.conftest import ROOT, open_page
+
+    ns = (1, 2, 3, 4, 6, 8, 12, 16)
+    steady = VerifyCurve(ns=ns, seconds=tuple(0.01 * (1 + 0.034 * (n - 1)) for n in ns), context=10, repeats=1)
+    for curve, named in ((steady, False), (gpu_like(), True)):
+        at = open_page(None)
+        at.session_state[state.VERIFY_CURVE] = curve
+        at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+        slope = next(m.value for m in at.markdown if m.value.startswith("**Slope:**"))
+        assert ("Fitted to this curve, R = " in slope) is named
+        assert ("has no such corner" in slope) is not named

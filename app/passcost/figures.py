@@ -11,19 +11,21 @@ import plotly.graph_objects as go
 from app.palette import DRAFT, MUTED, PLAIN, TARGET
 
 
-def verify_curve_figure(ns: Sequence[int], v: Sequence[float], flat_until: int, ridge: float) -> go.Figure:
-    """Measured v(n) with the free level v = 1, the flat part shaded, and the roofline fit max(1, n / R)."""
+def verify_curve_figure(ns: Sequence[int], v: Sequence[float], flat_until: int, ridge: float | None) -> go.Figure:
+    """Measured v(n) with the free level v = 1, the flat part shaded, and the roofline fit max(1, n / R) when it fits
+    (``ridge`` None: the curve has no corner a roofline could describe, so no fit is drawn)."""
     ns = list(ns)
     fig = go.Figure()
     if flat_until > 1:
         fig.add_vrect(x0=0.5, x1=flat_until + 0.5, fillcolor=TARGET, opacity=0.12, line_width=0,
-                      annotation_text="flat: memory-bound", annotation_position="top left")
+                      annotation_text="flat: about one pass", annotation_position="top left")
     fig.add_vrect(x0=flat_until + 0.5, x1=max(ns) + 0.5, fillcolor=PLAIN, opacity=0.08, line_width=0,
-                  annotation_text="slope: compute-bound", annotation_position="top right")
-    grid = np.linspace(1, max(ns), 200)
-    fig.add_scatter(x=grid, y=np.maximum(1.0, grid / ridge), mode="lines", name=f"roofline fit max(1, n / {ridge:.1f})",
-                    line={"dash": "dot", "color": MUTED})
-    fig.add_scatter(x=[1, max(ns)], y=[1, 1], mode="lines", name="free: v = 1 (the lesson's ideal)",
+                  annotation_text="rising: each token adds cost", annotation_position="top right")
+    if ridge is not None:
+        grid = np.linspace(1, max(ns), 200)
+        fig.add_scatter(x=grid, y=np.maximum(1.0, grid / ridge), mode="lines",
+                        name=f"roofline fit max(1, n / {ridge:.1f})", line={"dash": "dot", "color": MUTED})
+    fig.add_scatter(x=[1, max(ns)], y=[1, 1], mode="lines", name="free: v = 1 (the calculator's assumption)",
                     line={"dash": "dash", "color": "black", "width": 1})
     fig.add_scatter(x=ns, y=list(v), mode="lines+markers", name="measured v(n)", line={"color": DRAFT, "width": 3},
                     hovertemplate="n = %{x}: %{y:.2f} one-token passes<extra></extra>")

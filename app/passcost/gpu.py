@@ -61,8 +61,12 @@ def gpu_text(data: dict, cpu: PathRun | None = None, model: roofline.Transformer
             "launching the pass's kernels, layer after layer, whatever their width. A model this small on a GPU is "
             "*launch-bound*; the flat v is real, but the draft's passes are launch-bound too, so its c is far from "
             "its share of the bytes. "
-            + (f"That is also why this app's CPU path, at {cpu.row('one call').pass_ms:.1f} ms a one-token pass, "
-               f"{'beats' if cpu.row('one call').pass_ms < one else 'nearly matches'} the GPU on this model: it "
-               "runs the whole pass as one C++ call, with no launches. " if cpu is not None else "")
+            + (f"That is also why this app's CPU path, at {cpu.row('one call').pass_ms:.1f} ms a one-token pass (on "
+               f"{cpu.machine.split(' |')[0]}), {'beats' if cpu.row('one call').pass_ms < one else 'nearly matches'} "
+               "this GPU run on this model: it runs the whole pass as one C++ call, with no launches. "
+               if cpu is not None else "")
+            + "Serving stacks remove most of the launch cost by recording a pass as a *CUDA graph* and replaying it "
+            "with one launch; this measurement ran eager PyTorch, without one, so it says nothing about how fast a "
+            "GPU can run a small model. "
             + "A model large enough to fill the GPU's memory bandwidth is where the "
             "memory-bound picture above holds.")

@@ -208,6 +208,16 @@ class VerifyCurve:
         n, v = np.array(pts, dtype=float).T
         return float((n * n).sum() / (n * v).sum())
 
+    def roofline_gap(self) -> float:
+        """The largest gap, in one-token passes, between the measured v(n) and the fitted roofline max(1, n / R): small
+        where the curve is flat and then turns a corner, large where it rises steadily from the start."""
+        ridge = self.ridge()
+        return max(abs(v - max(1.0, n / ridge)) for n, v in zip(self.ns, self.v, strict=True))
+
+    def roofline_fits(self, tolerance: float = FLAT_TOLERANCE) -> bool:
+        """Whether the roofline describes this curve to within ``tolerance`` of a one-token pass at every n."""
+        return self.roofline_gap() <= tolerance
+
     @classmethod
     def of(cls, costs: PassCosts, context: int = 0, device: str = "", threads: int = 0) -> VerifyCurve:
         """The page's reading of a :func:`measure_pass_costs` result."""
