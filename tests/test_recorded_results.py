@@ -79,7 +79,7 @@ def test_variants_shows_the_recorded_comparison_before_the_button(monkeypatch, t
         monkeypatch.setattr(compare, "HELDOUT_RESULTS", tmp_path / "none.json")
     at = open_page("variants.py")
     assert not at.exception
-    recorded = [m.value for m in at.markdown if m.value.startswith("**Recorded on ")]
+    recorded = [m.value for m in at.markdown if m.value.startswith("**Until you run the prompt above")]
     if present:
         saved = json.loads(paths.HELDOUT_RESULTS.read_text(encoding="utf-8"))
         assert recorded and saved["machine"] in recorded[0]

@@ -135,9 +135,13 @@ def recorded_rows(saved: dict) -> list[dict]:
 
 def recorded_section(saved: dict) -> None:
     """Before the learner runs anything: the comparison as recorded once, with where and how."""
-    st.markdown(f"**Recorded on {saved.get('machine', 'a machine not named')} ({saved.get('when', 'date not named')}),"
-                f" not yet here:** {saved['prompts']} held-out prompts, {saved['max_new_tokens']} new tokens each, "
-                "greedy. Press the button above to run every variant on this machine.")
+    st.markdown(f"**Until you run the prompt above: every variant over {saved['prompts']} other prompts** (held-out "
+                f"prompts, {saved['max_new_tokens']} new tokens each, greedy), recorded on "
+                f"{saved.get('machine', 'a machine not named')} ({saved.get('when', 'date not named')}). Your prompt "
+                "will give other numbers: prompt lookup, for one, wins only where the answer repeats the prompt. The "
+                "papers' speedups in the table above come from targets of billions of parameters on GPUs, mostly "
+                "serving one request at a time; here a 135M-parameter target runs on a CPU, where a pass over several "
+                "tokens already costs more than one (*Is verification free here?*), so the gains are smaller.")
     st.dataframe(recorded_rows(saved), hide_index=True, width="stretch")
     with st.expander("How this was measured"):
         st.markdown(f"`python -m specsim.measure.compare_variants --heldout {saved['prompts']} --max-new-tokens "
