@@ -111,3 +111,26 @@ def test_the_live_page_asks_for_alpha_and_tau_before_the_recording_plays():
     assert "The whole run" in [h.value for h in at.subheader]
     shown_alpha = next(m.value for m in at.metric if m.label == "measured acceptance α")
     assert any(f"The run measured α = {shown_alpha}" in i.value for i in at.info)
+
+
+def test_a_guess_on_the_flat_top_of_the_curve_is_called_fine():
+    """At the lesson's settings K = 3 gives 1.822× and K = 4 1.824×: the verdict said "100 % of the best"."""
+    s = CalcSettings()
+    best = analytics.optimal_k(s.alpha, s.draft_cost, s.verify_cost)
+    near = best - 1
+    assert analytics.speedup(s.alpha, near, s.draft_cost) >= 0.995 * analytics.speedup(s.alpha, best, s.draft_cost)
+    text = best_k_verdict(s, {"k": near, "speedup": 1.8})
+    assert "within 0.5 % of it" in text and "% of the best." not in text
+
+
+def test_the_live_question_gives_what_earlier_pages_measured():
+    """A review: the live page's question gave nothing to reason from. It now recalls the calculator's τ and, for the
+    default draft, the agreement Why the output is unchanged measured."""
+    from app.live import view
+    from specsim.lesson import recorded
+    from specsim.lesson.unchanged import measured_overlap
+
+    prose = next(recorded.load(r.path) for r in recorded.RECIPES if r.name == "prose_run")
+    question = view.run_question(prose.spec)
+    assert "τ = 1 + α + α² + … + α^K" in question
+    assert f"{measured_overlap().greedy:.0%} of the positions" in question

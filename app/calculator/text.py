@@ -129,8 +129,9 @@ def heatmap_sentence(s: CalcSettings) -> str:
 
 # ---- predict, then see: the best K --------------------------------------------------------------------
 def best_k_question(s: CalcSettings) -> str:
-    return (f"At α = {s.alpha_pct} %, c = {fmt(s.draft_cost)} and v = {fmt(s.verify_cost)}, which K gives the "
-            "largest speedup, and roughly how large is it?")
+    return (f"Is the sliders' K = {s.k} the best choice at α = {s.alpha_pct} %, c = {fmt(s.draft_cost)} and "
+            f"v = {fmt(s.verify_cost)}? Give the K you think gives the largest speedup, and roughly how large that "
+            "speedup is.")
 
 
 def best_k_truth(s: CalcSettings) -> dict[str, float]:
@@ -152,6 +153,9 @@ def best_k_verdict(s: CalcSettings, guess: dict[str, float]) -> str:
     mine = float(analytics.speedup(s.alpha, k, s.draft_cost, s.verify_cost))
     if k == best:
         k_part = f"You guessed K = {k}: that is the best K."
+    elif mine >= 0.995 * best_speed:
+        k_part = (f"You guessed K = {k}; the best is K = {best}, but K = {k} gives {fmt(mine)}×, within 0.5 % of it: "
+                  "the top of the curve is flat here, and either is a fine choice.")
     else:
         k_part = (f"You guessed K = {k}; the best is K = {best}. Your K gives {fmt(mine)}×, "
                   f"{100 * mine / best_speed:.0f} % of the best.")

@@ -245,7 +245,25 @@ def run_question(spec: Trace) -> str:
     how = "taking the top token (greedy)" if replay.is_greedy(spec) else f"sampling at T = {number_text(s.temperature)}"
     return (f"This run drafts with {s.draft or s.drafter} at K = {s.k}, {how}. What share of the guesses the target "
             "checks will it accept (α), and how many tokens will one loop write on average (τ, the kept guesses "
-            "plus the +1)?")
+            f"plus the +1)? {run_hint(spec)}")
+
+
+def run_hint(spec: Trace) -> str:
+    """What the pages before this one let the learner reason from, for the run on screen."""
+    from pathlib import Path
+
+    from specsim.lesson.unchanged import measured_overlap
+
+    text = ("If every guess were kept independently with chance α, one loop would write τ = 1 + α + α² + … + α^K "
+            "tokens (the *Speedup calculator*).")
+    s = spec.settings
+    overlap = measured_overlap()
+    if s.drafter == "model" and s.draft and Path(overlap.draft).name in s.draft:
+        text += (f" *Why the output is unchanged* measured this draft's top token matching the target's on "
+                 f"{overlap.greedy:.0%} of the positions of held-out answers, without its copying.")
+    elif s.drafter == "prompt_lookup":
+        text += " Prompt lookup proposes only text that appeared earlier; where there is none, a loop drafts nothing."
+    return text
 
 
 def run_truth(spec: Trace) -> dict[str, float]:
