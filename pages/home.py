@@ -82,9 +82,9 @@ st.success(
     "proposal, its verification pass has already worked out the right token for that slot, so the loop "
     "still moves one token forward and the text is still the target's. A draft that is always wrong cannot stall "
     "decoding, but it is not free either: every loop still pays for the draft's passes and for a check over K + 1 "
-    f"tokens, and yields one token. With the lesson's K = {lesson.k} and a draft pass costing {fmt(lesson.draft_cost)} "
-    f"of a target pass, and checking as cheap as one pass (v = 1), a useless draft runs at **{fmt(useless)}× plain "
-    "speed**, and its weights and cache take "
+    f"tokens, and yields one token. With the calculator's opening K = {lesson.k} and a draft pass costing "
+    f"{fmt(lesson.draft_cost)} of a target pass, and checking as cheap as one pass (v = 1), a useless draft runs at "
+    f"**{fmt(useless)}× plain speed**, and its weights and cache take "
     "memory besides. The loss is bounded, which is what makes speculation safe to try: measure how often guesses "
     "are kept, and switch it off where they rarely are."
 )
@@ -100,7 +100,7 @@ st.markdown(
     "positions in the same pass uses arithmetic that was sitting idle, so it costs little extra time."
 )
 
-st.subheader("Four words the lesson uses")
+st.subheader("Four words these pages use")
 st.markdown(
     "- **Prefill**: the target's first pass, over the whole prompt at once, before any token is generated. Plain "
     "and speculative decoding share it, so speedups on these pages count the tokens after it.\n"

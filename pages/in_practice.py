@@ -87,9 +87,10 @@ drafts.section()
 
 st.subheader("Where it runs today")
 st.markdown(
-    "The lesson names **vLLM**, **NVIDIA TensorRT-LLM** and **llama.cpp** as serving stacks that already ship "
-    "speculative decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and "
-    "Medusa or EAGLE heads. The core loop is small: the lesson puts it at about 50 lines of PyTorch. "
+    "**vLLM**, **NVIDIA TensorRT-LLM** and **llama.cpp** are serving stacks that already ship speculative "
+    "decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and Medusa or "
+    "EAGLE heads. The core loop is small: written for speed alone, as in pytorch-labs/gpt-fast, it takes about 50 "
+    "lines of PyTorch. "
     + loop_size.sentence())
 algorithm.section()
 
@@ -110,7 +111,7 @@ st.markdown(
     "- Zhou et al. (2023). *DistillSpec: Improving Speculative Decoding via Knowledge Distillation.* ICLR 2024. "
     "[arXiv:2310.08461](https://arxiv.org/abs/2310.08461)\n"
     "- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
-    "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep), "
-    "both cited by the lesson this app follows.")
+    "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep): "
+    "the two sources these pages were written from.")
 turn_on.section()
 frame.closing("in_practice.py")

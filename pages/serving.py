@@ -22,7 +22,7 @@ calc = CalcSettings(k=state.get(state.CALC_K), alpha_pct=state.get(state.CALC_AL
 st.caption(f"The model prices the calculator's settings: K = {calc.k}, α = {calc.alpha_pct} %, c = "
            f"{calc.draft_cost:.2f}. Change them there.")
 st.subheader("The batch-size caveat (a model)")
-st.markdown(batching.roofline_paragraph())
+st.markdown(batching.datasheet_paragraph())
 st.markdown(
     "A server decodes many requests at once. A batch of B sequences reads the weights once for all of them, "
     "so the spare arithmetic that made verification free is shared out. **Weights only** (context 0): once "

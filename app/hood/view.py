@@ -192,7 +192,7 @@ def long_context_sentence(k: int) -> str:
             f"(weights alone: {roofline.batched_verify_cost(batches[0], k, GPU_RIDGE):.2f} and "
             f"{roofline.batched_verify_cost(batches[1], k, GPU_RIDGE):.2f}), so a long context keeps speculation "
             f"paying at batch sizes the weights-only picture rules out (MagicDec: {MAGICDEC_SPEEDUP.source}). "
-            "*Is verification free here?* shows both regimes with a context slider.")
+            "*Serving many requests* shows both regimes with a context slider.")
 
 
 def cost_section(trace: Trace, plain: Trace | None) -> None:

@@ -12,8 +12,9 @@ from specsim.lesson import roofline
 from specsim.measure import analytics
 
 
-def ridge_sentence() -> str:
-    """Where a data-centre GPU's ridge point lies, from datasheets, and the one R this app uses for it."""
+def datasheet_sentence() -> str:
+    """Where a data-centre GPU's ridge point lies, worked out from datasheets, the one R this app uses for it, and
+    why measured knees come earlier (the full account, on *Serving many requests*)."""
     a, h = roofline.A100, roofline.H100
     return (f"For a GPU, R follows from its datasheet: per token a pass does 2 FLOPs per weight and reads each "
             f"bfloat16 weight (2 bytes) once, so R = FLOP/s ÷ bytes/s. The {a.name} gives {a.tflops:g} TFLOP/s ÷ "
@@ -23,13 +24,34 @@ def ridge_sentence() -> str:
             "verification as free. A datasheet's R is an upper bound: measured knees come earlier for GEMMs with "
             "few rows (they use only part of the tensor cores' width), for weights stored in fewer bytes than they "
             "are multiplied in (8- or 4-bit weights, bfloat16 arithmetic: each byte read carries more arithmetic), "
-            "and for a mixture of experts (below).")
+            "and for a mixture of experts (further down this page).")
+
+
+def ridge_sentence() -> str:
+    """A data-centre GPU's ridge point in short, for *Is verification free here?*; *Serving many requests* carries
+    the datasheet arithmetic (:func:`datasheet_sentence`)."""
+    a, h = roofline.A100, roofline.H100
+    return (f"On a data-centre GPU, R is about {a.ridge_tokens:.0f} tokens for the {a.name} and "
+            f"{h.ridge_tokens:.0f} for the {h.name}, from their datasheets, and this app takes R = "
+            f"{roofline.GPU_RIDGE}. A pass over K + 1 ≤ 17 tokens is deep in the flat part there, which is why the "
+            "papers could treat verification as free. *Serving many requests* works these figures out and shows "
+            "where the knee comes earlier, a mixture-of-experts target among them.")
+
+
+ROOFLINE_DEFINITION = ("a *roofline* models a pass as limited by memory or by arithmetic, whichever runs out first; "
+                       "its *ridge point* R is how many tokens a pass carries before arithmetic sets its time. ")
 
 
 def roofline_paragraph() -> str:
-    """What a roofline and its ridge point are, with the datasheets' R (for a page that shows no measured curve)."""
-    return ("A *roofline* models a pass as limited by memory or by arithmetic, whichever runs out first; its *ridge "
-            "point* R is how many tokens a pass carries before arithmetic sets its time. " + ridge_sentence())
+    """What a roofline and its ridge point are, with a GPU's R in short (for *Is verification free here?* when it
+    shows no curve)."""
+    return "A" + ROOFLINE_DEFINITION[1:] + ridge_sentence()
+
+
+def datasheet_paragraph() -> str:
+    """The roofline recalled from *Is verification free here?*, then a GPU's R worked out from datasheets (for
+    *Serving many requests*)."""
+    return "Recall from *Is verification free here?* that " + ROOFLINE_DEFINITION + datasheet_sentence()
 
 
 def gemm_bound_clause(k: int, ridge: int) -> str:

@@ -22,7 +22,7 @@ and the target's p1 … pK+1 from ONE pass over prefix + x1 … xK:
   t ~ p'
   return prefix + x1 … xn + t"""
 """Leviathan, Kalman and Matias (2023), Algorithm 1 (SpeculativeDecodingStep), steps after the draft and the one
-target pass, written here in the lesson's notation (K guesses, p the target, q the draft)."""
+target pass, written here in the notation of these pages (K guesses, p the target, q the draft)."""
 
 #: (a line of Algorithm 1, the code that does it, what differs) for the table under the two listings; each code
 #: cell is a line of the rule's source, which a test checks.
@@ -55,7 +55,7 @@ def section() -> None:
         f"`{RULE_FILE}` as it is now ({len(source.splitlines())} lines from line {first}, docstring included). "
         "The draft and the pass itself are `SpeculativeStep.check` in `specsim/core/engine.py`.")
     st.code(ALGORITHM_1, language=None)  # one above the other: side by side, both listings scrolled sideways
-    st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the lesson's notation.")
+    st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the notation of these pages.")
     st.code(source, language="python")
     st.caption(f"`{RULE}` in `{RULE_FILE}`: the code that runs, not a copy.")
     st.dataframe([{"Algorithm 1": a, "specsim": code, "what differs": note} for a, code, note in CORRESPONDENCE],

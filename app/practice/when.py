@@ -17,13 +17,13 @@ class Condition:
 CONDITIONS: tuple[Condition, ...] = (
     Condition("Batch size", "one or a few requests at a time: the pass waits on memory, and checking is nearly free",
               "many requests with short contexts: the batch already uses the arithmetic, so shorten K or switch "
-              "speculation off under load", "Is verification free here?"),
+              "speculation off under load", "Serving many requests"),
     Condition("Context length", "long contexts: reading each request's KV cache keeps a step memory-bound for "
               "longer", "short contexts at large batch: the weights' arithmetic dominates the step",
-              "Is verification free here?"),
+              "Serving many requests"),
     Condition("Model kind", "a dense target: K + 1 tokens read the same weights as one",
               "a mixture-of-experts target at small batch: K + 1 tokens read more experts than one",
-              "Is verification free here?"),
+              "Serving many requests"),
     Condition("Kind of text", "predictable or repetitive text: code, structured output, answers that quote the "
               "prompt (prompt lookup needs no draft at all there)", "open-ended, creative text: the draft is "
               "right less often, and a loop of refusals costs more than it writes", "In practice"),
@@ -35,7 +35,7 @@ CONDITIONS: tuple[Condition, ...] = (
               "head trained for another model", "In practice"),
     Condition("Memory", "room for the draft's weights and its own KV cache beside the target's",
               "a server already short of cache memory: the draft's cache takes room from the batch",
-              "Is verification free here?"),
+              "Serving many requests"),
     Condition("Hardware", "a GPU serving one request, where a pass is memory-bound",
               "a CPU that runs short of arithmetic at a few tokens, or a tiny model whose pass is set by kernel "
               "launches: measure v(n) first", "Is verification free here?"),
@@ -49,6 +49,6 @@ def table_markdown() -> str:
 
 CLOSING = ("Whatever the table says, measure on your own traffic: acceptance α and tokens per loop τ on real "
            "requests, and the wall clock against plain decoding on the same hardware. The output follows the target's "
-           "either way (on a GPU, floating-point near-ties can still flip a greedy token, as *Under the hood* "
-           "shows), so switching speculation on or off is a question of speed, and a server can do it per load "
-           "(vLLM's K by batch size) or per request.")
+           "either way (on a GPU, floating-point near-ties can still flip a greedy token, as *Why the output is "
+           "unchanged* shows under *In floating point*), so switching speculation on or off is a question of speed, "
+           "and a server can do it per load (vLLM's K by batch size) or per request.")

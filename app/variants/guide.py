@@ -49,8 +49,8 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
          "No model at all: take the last few tokens, find the same n-gram earlier in the prompt or the output, and "
          "propose whatever followed it there. Free to run, and strong when the answer reuses the input (editing "
          "code, summarising, quoting), useless when it does not. This is prompt lookup decoding (Saxena, 2023: "
-         f"{SAXENA_SPEEDUP.figure} on {SAXENA_SPEEDUP.setting}), the form this app runs. The lesson's *inference "
-         "with reference* is LLMA (Yang et al., 2023), which copies spans of reference documents that come with "
+         f"{SAXENA_SPEEDUP.figure} on {SAXENA_SPEEDUP.setting}), the form this app runs. *Inference with reference* "
+         "proper is LLMA (Yang et al., 2023), which copies spans of reference documents that come with "
          f"the request, such as retrieved passages: {YANG_SPEEDUP.figure} where the output overlaps them.",
          figs.prompt_lookup_figure),
         ("lookahead", "Lookahead decoding (Jacobi iteration)",

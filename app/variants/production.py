@@ -93,4 +93,4 @@ def section() -> None:
     st.markdown(mtp_text())
     st.markdown(sglang_text())
     st.caption("Snippets that switch EAGLE-3 (vLLM and SGLang) and MTP (vLLM) on, each checked against a named release "
-               "of the tool's documentation, are on *Under the hood*, beside the other methods'.")
+               "of the tool's documentation, are on *In practice* (*Turn it on*), beside the other methods'.")
