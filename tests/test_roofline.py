@@ -290,3 +290,13 @@ def test_interview_q3_works_the_kv_regime_beside_the_weights_only_one():
     assert f"{roofline.kv_cache_gb(b, ctx):.0f} GB of cache" in answer
     assert "sum of the two rooflines" in answer and "cannot hide" in answer
     assert not math.isclose(roofline.kv_verify_cost(big, k, r, ctx), 1.0, abs_tol=0.05)
+
+
+def test_the_dynamic_speculation_snippet_runs_as_vllm_documents_it():
+    """A lecturer's review: vLLM's Dynamic SD page runs its EAGLE examples with VLLM_USE_V2_MODEL_RUNNER=0, and the
+    V0 engine (which disable_by_batch_size needed) was gone entirely by v0.11.0, not v0.10."""
+    code = serving.schedule_snippet(0.7, 0.13, 256, 4096, 256, 4).code
+    assert code.index('os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "0"') < code.index("from vllm import LLM")
+    compile(code, "snippet", "exec")  # it parses as Python
+    text = serving.schedule_text(serving.load_rows(0.7, 0.13, 256, 0, BATCHES))
+    assert "v0.10 " not in text and "gone entirely by v0.11.0" in text

@@ -67,8 +67,8 @@ def schedule_text(rows: Sequence[tuple[int, int, float]]) -> str:
     return ("A server can follow this chart. vLLM's *Dynamic Speculative Decoding* "
             f"({stacks.VLLM_RELEASE}) takes a list of batch-size ranges, each with its K, and K = 0 switches "
             "speculation off for a range; the schedule below is this model's best K at every batch size. (Older "
-            "guides name `disable_by_batch_size`: it stopped working when vLLM removed its V0 engine in v0.10 and "
-            f"has since been deleted.) {stacks.SGLANG_TUNING}")
+            "guides name `disable_by_batch_size`: it stopped working when vLLM retired its V0 engine, gone entirely by "
+            f"v0.11.0, and has since been deleted.) {stacks.SGLANG_TUNING}")
 
 
 def best_k_every_batch(alpha: float, draft_cost: float, ridge: int, context: int,

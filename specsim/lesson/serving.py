@@ -28,11 +28,13 @@ VLLM_DYNAMIC_SOURCE = "https://docs.vllm.ai/en/v0.25.0/features/speculative_deco
 """vLLM's Dynamic Speculative Decoding page, in the release the other vLLM snippets are pinned to: a speculative
 config takes ``num_speculative_tokens_per_batch_size``, a list of [first batch size, last batch size, K] ranges of
 concurrency, K = 0 switching speculation off for its range. It replaced ``disable_by_batch_size``, which stopped
-working with the V0 engine's removal (v0.10) and was deleted from SpeculativeConfig (vLLM PR #35060)."""
+working when vLLM retired its V0 engine (gone entirely by v0.11.0) and was deleted from SpeculativeConfig (vLLM PR
+#35060). The page's EAGLE examples run with ``VLLM_USE_V2_MODEL_RUNNER=0``, the older model runner."""
 SGLANG_TUNING = ("SGLang's documented speculative settings (its v0.5.3 server arguments) are fixed when the server "
                  "starts: the draft's depth (--speculative-num-steps), its branching (--speculative-eagle-topk) and "
                  "the tokens verified per pass (--speculative-num-draft-tokens), chosen for a workload with its "
-                 "bench_speculative.py script; none of them changes with the load.")
+                 "bench_speculative.py script; in that release none of them changes with the load (later releases "
+                 "document adaptive speculation: check the one you run).")
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,11 @@ def vllm_dynamic_snippet(schedule: list[tuple[int, int, int]], k_default: int) -
     """vLLM's Dynamic Speculative Decoding with a schedule: K by the number of requests decoding at once, on the
     EAGLE head of the page's own example (its documentation's examples use EAGLE and EAGLE-3 heads)."""
     rows = ",\n".join(f"                [{a}, {b}, {k}]" for a, b, k in schedule)
-    code = (f"""llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
+    code = (f"""import os
+os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "0"  # the older model runner, as the documentation's EAGLE examples run
+from vllm import LLM
+
+llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
           speculative_config={{
               "method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B",
               "num_speculative_tokens": {k_default},
