@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import classtask, frame, loaders, recording, state
 from app.charts import chart
-from app.practice import algorithm, drafts, loop_size, turn_on, when
+from app.practice import algorithm, drafts, loop_size, references, turn_on, when
 from app.practice.figures import domain_figure
 from specsim.core import defaults
 from specsim.core.paths import DOMAINS_RECORDED
@@ -95,23 +95,6 @@ st.markdown(
 algorithm.section()
 
 st.subheader("References")
-st.markdown(
-    "- Leviathan, Kalman and Matias (2023). *Fast Inference from Transformers via Speculative Decoding.* "
-    "ICML. [arXiv:2211.17192](https://arxiv.org/abs/2211.17192)\n"
-    "- Chen, Borgeaud, Irving, Lespiau, Sifre and Jumper (2023). *Accelerating Large Language Model Decoding with "
-    "Speculative Sampling.* [arXiv:2302.01318](https://arxiv.org/abs/2302.01318)\n"
-    "- Yang et al. (2023). *Inference with Reference: Lossless Acceleration of Large Language Models.* "
-    "[arXiv:2304.04487](https://arxiv.org/abs/2304.04487)\n"
-    "- Fu, Bailis, Stoica and Zhang (2024). *Break the Sequential Dependency of LLM Inference Using Lookahead "
-    "Decoding.* [arXiv:2402.02057](https://arxiv.org/abs/2402.02057)\n"
-    "- Cai et al. (2024). *Medusa: Simple LLM Inference Acceleration Framework with Multiple Decoding Heads.* "
-    "[arXiv:2401.10774](https://arxiv.org/abs/2401.10774)\n"
-    "- Li, Wei, Zhang and Zhang (2024). *EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty.* "
-    "[arXiv:2401.15077](https://arxiv.org/abs/2401.15077)\n"
-    "- Zhou et al. (2023). *DistillSpec: Improving Speculative Decoding via Knowledge Distillation.* ICLR 2024. "
-    "[arXiv:2310.08461](https://arxiv.org/abs/2310.08461)\n"
-    "- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
-    "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep): "
-    "the two sources these pages were written from.")
+st.markdown(references.markdown())
 turn_on.section()
 frame.closing("in_practice.py")
