@@ -34,6 +34,9 @@ def _largest_loss(b: CostModel, won: bool) -> str:
                 "passes per loop")
     if name == "drafting" and b.copies:
         return f"finding the {b.k:.1f} copied guesses of an average loop cost {b.drafting:.2f} target passes"
+    if name == "drafting" and round(b.k - b.draft_passes, 1) > 0:  # a hybrid: copied guesses need no draft pass
+        return (f"the {b.k:.1f} guesses of an average loop ({b.draft_passes:.1f} from draft passes, the rest copied "
+                f"from the text) cost {b.drafting:.2f} target passes, {b.draft_cost:.2f} per guess")
     if name == "drafting":
         return (f"the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} target passes, "
                 f"{b.draft_cost:.2f} per guess")

@@ -100,6 +100,10 @@ class CostModel:
         """What the loop's K·c paid for, in words: draft passes, or copied guesses (no draft pass)."""
         if self.copies:
             return f"{self.k:.1f} copied guesses on average (no draft pass; K·c is the search)"
+        copied = self.k - self.draft_passes
+        if round(copied, 1) > 0:  # a hybrid drafter: a copied guess is proposed without a draft pass
+            return (f"{self.k:.1f} guesses on average: {self.draft_passes:.1f} from draft passes, {copied:.1f} "
+                    "copied from the text, which needs no draft pass (K·c)")
         return f"{self.draft_passes:.1f} draft passes on average (K·c)"
 
     @property
