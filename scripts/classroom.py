@@ -24,8 +24,9 @@ back with the queue, the jobs and the class cache (at most the last second of wr
 for it; a replica's learners reconnect (nginx sends them to the other replica meanwhile: a new session); nginx's
 learners reconnect once it is back.
 
-Workers on other machines: run ``python -m specsim.classroom.worker --redis redis://THIS_HOST:PORT/0 --preload bundled``
-there, with Redis started here with ``--public`` (it then listens on every interface: protect it by a firewall).
+Workers on other machines: start the class with ``--public`` (``make class PUBLIC=1``). Redis then listens on every
+interface with a password generated for the class (protected mode stays on), and the script prints the exact command
+a worker elsewhere runs, with this machine's address and the password in its Redis URL.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -51,6 +53,11 @@ READY_S = 120.0  # a replica or a worker on a busy 2-core machine
 START_S = {"redis": 1, "worker": 5, "replica": 3, "nginx": 1}  # up this long to count as started (else back-off)
 RETRIES = 10  # starts in a row that may fail before supervisord gives a part up (FATAL, in its log)
 PRIORITY = {"redis": 10, "worker": 20, "replica": 30, "nginx": 40}  # start order; stop order is the reverse
+# What each part gets when supervisord itself dies (scripts/die_with_parent.py): Redis and nginx stop cleanly on
+# SIGTERM (Redis flushes its append-only file); a worker's run goes back to the queue anyway, and a replica with open
+# sessions does not stop on SIGTERM, so both are killed.
+ORPHAN_SIGNAL = {"redis": "SIGTERM", "worker": "SIGKILL", "replica": "SIGKILL", "nginx": "SIGTERM"}
+WORKER_THREADS = 1  # each worker's torch threads; `make class` measures the machine profile for this many
 
 
 def free_port() -> int:
@@ -135,7 +142,9 @@ supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface
 serverurl=unix://{folder}/supervisor.sock
 """]
     for program in programs:
-        command = shlex.join(program.command).replace("%", "%%")
+        guarded = [sys.executable, str(ROOT / "scripts" / "die_with_parent.py"), ORPHAN_SIGNAL[program.kind],
+                   *program.command]
+        command = shlex.join(guarded).replace("%", "%%")
         out.append(f"""[program:{program.name}]
 command={command}
 directory={ROOT}
@@ -238,20 +247,46 @@ def stop(supervisor: subprocess.Popen) -> None:
         supervisor.wait()
 
 
+def redis_conf(port: int, folder: Path, public: bool, password: str | None) -> str:
+    """redis-server's configuration: a class's own port and folder, an append-only file written every second, and,
+    for a class other machines reach, every interface with a password. Protected mode stays on (Redis's default): it
+    refuses remote clients only while no password is set."""
+    lines = [f"port {port}", f"bind {'0.0.0.0' if public else '127.0.0.1'}", 'save ""', "appendonly yes",
+             "appendfsync everysec", f"dir {folder}", "protected-mode yes"]
+    if password:
+        lines.append(f"requirepass {password}")
+    return "\n".join(lines) + "\n"
+
+
+def lan_address() -> str:
+    """This machine's address on its network (the interface of its default route), for a worker elsewhere."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.254.254.254", 1))  # no packet is sent: this only picks the outgoing interface
+            return s.getsockname()[0]
+        except OSError:
+            return socket.gethostbyname(socket.gethostname())
+
+
+def remote_worker_command(redis_url: str) -> str:
+    """The command a machine elsewhere runs to serve this class: the class's Redis URL with this machine's address."""
+    remote = redis_url.replace("@127.0.0.1:", f"@{lan_address()}:", 1)
+    return f"python -m specsim.classroom.worker --redis {remote} --preload bundled"
+
+
 def programs(workers: int, replicas: int, redis_port: int | None, redis_url: str, replica_ports: list[int],
              nginx: Path, folder: Path, public: bool, env: dict[str, str], queue: str | None) -> list[Program]:
-    """Every part of the class, as supervisord runs it."""
+    """Every part of the class, as supervisord runs it (Redis reads ``folder``/redis.conf: :func:`redis_conf`)."""
     out = []
     if redis_port is not None:
-        out.append(Program("redis", [shutil.which("redis-server") or "/usr/bin/redis-server", "--port",
-                                     str(redis_port), "--bind", "0.0.0.0" if public else "127.0.0.1", "--save", "",
-                                     "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(folder)], {}))
+        out.append(Program("redis", [shutil.which("redis-server") or "/usr/bin/redis-server",
+                                     str(folder / "redis.conf")], {}))
     for i in range(workers):
         out.append(Program(f"worker-{i}", [
-            sys.executable, "-m", "specsim.classroom.worker", "--redis", redis_url, "--threads", "1",
+            sys.executable, "-m", "specsim.classroom.worker", "--redis", redis_url, "--threads", str(WORKER_THREADS),
             "--preload", "bundled",
             "--name", f"class-{os.getpid()}-{i}"] + (["--queue", queue] if queue else []),
-            {"OMP_NUM_THREADS": "1", **env}))
+            {"OMP_NUM_THREADS": str(WORKER_THREADS), **env}))
     for i, port in enumerate(replica_ports):
         out.append(Program(f"replica-{i}", [
             sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
@@ -277,7 +312,12 @@ def classroom(workers: int = 2, replicas: int = 2, port: int | None = None, redi
     redis_port = None
     if redis_url is None:
         redis_port = free_port()
-        redis_url = f"redis://127.0.0.1:{redis_port}/0"
+        password = secrets.token_urlsafe(24) if public else None  # other machines reach it: never without one
+        auth = f":{password}@" if password else ""
+        redis_url = f"redis://{auth}127.0.0.1:{redis_port}/0"
+        conf_file = folder / "redis.conf"
+        conf_file.write_text(redis_conf(redis_port, folder, public, password))
+        conf_file.chmod(0o600)
     replica_ports = [free_port() for _ in range(replicas)]
     port = port or free_port()
     nginx = folder / "nginx.conf"
@@ -322,9 +362,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers and --replicas must be at least 1")
     try:
         with classroom(args.workers, args.replicas, args.port, args.redis, args.public) as room:
-            print(f"specsim for a class: {room.url} ({args.replicas} app replicas, {args.workers} workers, Redis at "
-                  f"{room.redis_url}; logs in {room.folder}). supervisord restarts a part that stops; Ctrl-C stops "
-                  "the class.", flush=True)
+            print(f"specsim for a class: {room.url} ({args.replicas} app replicas, {args.workers} workers; logs in "
+                  f"{room.folder}). supervisord restarts a part that stops; Ctrl-C stops the class.", flush=True)
+            if args.public and args.redis is None:
+                print("A worker on another machine (same checkout, `make run` done once there) serves this class "
+                      f"with:\n    {remote_worker_command(room.redis_url)}\nThe password in it is new for this "
+                      "class; keep it to the machines you trust.", flush=True)
             log, shown = room.folder / "supervisord.log", 0
             while room.supervisor.poll() is None:  # the supervisor's log as it grows: every death and restart
                 lines = log.read_text(errors="replace").splitlines() if log.exists() else []

@@ -43,4 +43,19 @@ def test_supervisord_restarts_every_part_in_order_with_its_own_log_and_environme
         assert section["stdout_logfile"] == f"{tmp_path}/{name}.log" and section["killasgroup"] == "true"
     assert 'ODD="50%%"' in conf["program:worker-0"]["environment"]
     assert 'SPECSIM_QUEUE_URL="redis://127.0.0.1:6390/0"' in conf["program:replica-0"]["environment"]
-    assert "--appendonly yes" in conf["program:redis"]["command"]  # a restarted Redis comes back with its jobs
+    assert conf["program:redis"]["command"].endswith(f"{tmp_path}/redis.conf")
+    assert "appendonly yes" in classroom.redis_conf(6390, tmp_path, False, None)  # a restarted Redis keeps its jobs
+    for name in names:  # each part dies with supervisord, whatever kills it (issue 62)
+        command = conf[f"program:{name}"]["command"]
+        assert "die_with_parent.py" in command.split()[1] and command.split()[2] in ("SIGTERM", "SIGKILL")
+
+
+def test_a_public_class_has_a_password_and_keeps_protected_mode(tmp_path):
+    """Issue 62 (4): with PUBLIC=1, Redis listened on every interface with no password, and Redis 7's protected mode
+    refused the remote worker. A public class's Redis now has a password and protected mode on."""
+    local = classroom.redis_conf(6390, tmp_path, False, None)
+    assert "bind 127.0.0.1" in local and "requirepass" not in local
+    public = classroom.redis_conf(6390, tmp_path, True, "s3cret")
+    assert "bind 0.0.0.0" in public and "requirepass s3cret" in public and "protected-mode yes" in public
+    command = classroom.remote_worker_command("redis://:s3cret@127.0.0.1:6390/0")
+    assert "redis://:s3cret@" in command and "@127.0.0.1:" not in command and "--preload bundled" in command
