@@ -42,7 +42,6 @@ REPLICAS ?= 2
 PUBLIC   ?=  # PUBLIC=1: listen on every interface, so learners on other machines can open it
 class: $(VENV)/.runtime
 	@scripts/system_packages.sh class
-	$(BIN)/python -m specsim.measure.machine
 	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT) $(if $(PUBLIC),--public)
 
 lint: $(VENV)/.dev

@@ -350,6 +350,13 @@ def _worker_count(redis_url: str) -> int:
     return Worker.count(connection=Redis.from_url(redis_url))
 
 
+def profile_command() -> list[str]:
+    """Measure (once; cached) the machine profile the class's workers publish: the one for their thread count, so the
+    live page starts at the K measured for the way the workers run (issue 62 (9): a 2-thread profile measured for
+    `make run` was never the one 1-thread workers looked up)."""
+    return [sys.executable, "-m", "specsim.measure.machine", "--threads", str(WORKER_THREADS)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/classroom.py", description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2, help="queue workers (one core each is a good start)")
@@ -360,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workers < 1 or args.replicas < 1:
         parser.error("--workers and --replicas must be at least 1")
+    measured = subprocess.run(profile_command(), cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": str(WORKER_THREADS)})
+    if measured.returncode != 0:
+        print("scripts/classroom.py: the machine profile could not be measured; the live page starts at the lesson's "
+              "K", file=sys.stderr)
     try:
         with classroom(args.workers, args.replicas, args.port, args.redis, args.public) as room:
             print(f"specsim for a class: {room.url} ({args.replicas} app replicas, {args.workers} workers; logs in "

@@ -59,3 +59,14 @@ def test_a_public_class_has_a_password_and_keeps_protected_mode(tmp_path):
     assert "bind 0.0.0.0" in public and "requirepass s3cret" in public and "protected-mode yes" in public
     command = classroom.remote_worker_command("redis://:s3cret@127.0.0.1:6390/0")
     assert "redis://:s3cret@" in command and "@127.0.0.1:" not in command and "--preload bundled" in command
+
+
+def test_the_class_measures_the_profile_its_workers_look_up(tmp_path):
+    """Issue 62 (9): the workers run with one torch thread and publish the profile cached for one thread, but `make
+    class` measured the default (two-thread) profile, so the class page always opened on the lesson's K."""
+    command = classroom.profile_command()
+    assert command[1:4] == ["-m", "specsim.measure.machine", "--threads"]
+    worker = next(p for p in classroom.programs(1, 1, 6390, "redis://127.0.0.1:6390/0", [9001], tmp_path / "n.conf",
+                                                tmp_path, False, {}, None) if p.kind == "worker")
+    threads = worker.command[worker.command.index("--threads") + 1]
+    assert command[4] == threads == str(classroom.WORKER_THREADS) == worker.env["OMP_NUM_THREADS"]
