@@ -27,8 +27,9 @@ st.subheader("Acceptance depends on the domain")
 st.markdown(
     "How often the target agrees with the draft is not a property of the two models alone: it depends on the "
     "text. Code and other structured text are full of tokens that follow almost by force (a closing bracket, a "
-    "keyword, a repeated variable name), so even a weak draft guesses them. Free prose leaves more room for "
-    "choice, and text that copies its input is the easiest of all. One click measures it with the bundled pair, "
+    "keyword, a repeated variable name), so even a weak draft should guess them more often. Free prose leaves more "
+    "room for choice, and text that copies its input should be the easiest of all, at least for a drafter that "
+    "copies. Those are expectations; one click tests them on the bundled pair, "
     f"greedy, K = {defaults.DEFAULT_K}, {MAX_NEW} tokens per prompt. The default drafter is a hybrid: a small draft "
     "model that also copies text which repeats earlier text, so the result says how many kept guesses were "
     "copies rather than the model's own.")
@@ -58,8 +59,13 @@ if results is None:
     st.info("Press the button: two prompts per domain, six short runs of the bundled pair.")
 else:
     chart(domain_figure(results), key=state.DOMAIN_CHART)
-    st.markdown(domains.ranking_sentence(results, MAX_NEW) + " " + domains.copied_sentence(results)
-                + " The best K and the speedup move with it, so measure on your own traffic.")
+    st.markdown(" ".join(filter(None, (domains.ranking_sentence(results, MAX_NEW), domains.tau_sentence(results),
+                                       domains.copied_sentence(results))))
+                + " The best K and the speedup move with α, so measure on your own traffic.")
+    with st.expander("How this was measured"):
+        st.markdown(f"Greedy, K = {defaults.DEFAULT_K}, the bundled target and the default draft (which copies "
+                    "repeated text); acceptance α is kept ÷ checked guesses, pooled over a domain's prompts: "
+                    + domains.counts_sentence(results))
 
 st.subheader("Draft and target share a tokenizer")
 st.markdown(
@@ -92,6 +98,8 @@ st.markdown(
     "EAGLE heads. The core loop is small: written for speed alone, as in pytorch-labs/gpt-fast, it takes about 50 "
     "lines of PyTorch. "
     + loop_size.sentence())
+with st.expander("How this was measured"):
+    st.markdown(loop_size.parts_sentence())
 algorithm.section()
 
 st.subheader("References")

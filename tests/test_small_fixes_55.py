@@ -64,7 +64,8 @@ def test_the_drafts_section_computes_its_shares_from_the_papers_figures():
     config = json.loads((ROOT / DEFAULT_DRAFT / "draft.json").read_text())
     distill = drafts.distill_text(config)
     assert published.DISTILLSPEC.figure in distill and "on-policy" in distill and "α = 1 − TV(p, q)" in distill
-    assert f"{config['answer_tokens']:,} tokens" in distill and f"{config['val_top1']:.0%}" in distill
+    assert f"{config['answer_tokens'] / 1e6:.0f} million tokens" in distill and f"{config['val_top1']:.0%}" in distill
+    assert f"{config['answer_tokens']:,} training tokens" in drafts.distill_provenance(config)  # the exact count
 
 
 def test_the_in_practice_page_shows_the_drafts_section():

@@ -51,9 +51,12 @@ def section() -> None:
     source, first = rule_source()
     st.markdown(
         "**The algorithm as code.** First, the paper's rule for one loop after the draft and the target's single "
-        f"pass; then the function the engine calls in every loop of every run on this site, read from "
-        f"`{RULE_FILE}` as it is now ({len(source.splitlines())} lines from line {first}, docstring included). "
-        "The draft and the pass itself are `SpeculativeStep.check` in `specsim/core/engine.py`.")
+        "pass; then the function the engine calls in every loop of every run on this site, read from its source "
+        "file as it is now.")
+    with st.expander("How this was measured"):
+        st.markdown(f"`{RULE}` is read from `{RULE_FILE}` when the page opens: {len(source.splitlines())} lines from "
+                    f"line {first}, docstring included. The draft and the pass itself are `SpeculativeStep.check` in "
+                    "`specsim/core/engine.py`.")
     st.code(ALGORITHM_1, language=None)  # one above the other: side by side, both listings scrolled sideways
     st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the notation of these pages.")
     st.code(source, language="python")

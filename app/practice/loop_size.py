@@ -39,10 +39,18 @@ def core_loop() -> tuple[Part, Part, Part]:
 
 
 def sentence() -> str:
+    """The loop's length, and its three parts by what they do (names, files and counts: :func:`parts_sentence`)."""
     rule, step, loop = core_loop()
-    return (f"This app's loop is {rule.lines + step.lines + loop.lines} lines with docstrings and comments: the "
-            f"acceptance rule `{rule.name}` in `{rule.file}` ({rule.lines} lines: keep a prefix, choose the +1 token), "
-            f"the speculative step `{step.name}` ({step.lines} lines: draft, one target pass, accept, roll the caches "
-            f"back) and, beside it in `{loop.file}`, the loop every decoder shares, `{loop.name}` ({loop.lines} "
-            "lines, with the bookkeeping the replay needs). Plain decoding is the same loop with a drafter that "
-            "proposes nothing.")
+    return (f"This app's loop is {rule.lines + step.lines + loop.lines} lines with docstrings and comments, in three "
+            "parts: the acceptance rule (keep a prefix, choose the +1 token), the speculative step (draft, one "
+            "target pass, accept, roll the caches back) and the loop every decoder shares, with the bookkeeping the "
+            "replay needs. Plain decoding is the same loop with a drafter that proposes nothing.")
+
+
+def parts_sentence() -> str:
+    """Each part of the loop by its name in the code, its file and its length (for "How this was measured")."""
+    rule, step, loop = core_loop()
+    return (f"Counted from the source when the page opens, from each definition's first line to its last: the "
+            f"acceptance rule `{rule.name}` in `{rule.file}` ({rule.lines} lines), the speculative step "
+            f"`{step.name}` ({step.lines} lines) and, beside it in `{loop.file}`, the loop every decoder shares, "
+            f"`{loop.name}` ({loop.lines} lines).")

@@ -63,25 +63,59 @@ def _prompt_count(results: Sequence[DomainResult]) -> str:
 
 
 def ranking_sentence(results: Sequence[DomainResult], tokens_per_prompt: int) -> str:
-    """The domains from highest to lowest acceptance, each with the counts it rests on and a 95 % Wilson interval
-    on kept ÷ checked, and which neighbours in the ranking these runs cannot tell apart."""
+    """The domains' highest and lowest acceptance, on how many prompts, and which neighbours in the ranking these runs
+    cannot tell apart (their 95 % Wilson intervals on kept ÷ checked overlap; the counts: :func:`counts_sentence`)."""
     ranked = sorted(results, key=lambda r: r.alpha, reverse=True)
     intervals = {r.domain: wilson_interval(r.accepted, r.checked) for r in ranked}
     top, bottom = ranked[0], ranked[-1]
     text = (f"Highest acceptance: **{top.domain}** at {top.alpha:.0%} ({top.tokens_per_loop:.2f} tokens per loop); "
-            f"lowest: **{bottom.domain}** at {bottom.alpha:.0%} ({bottom.tokens_per_loop:.2f}). Each domain rests on "
-            f"{_prompt_count(ranked)} of up to {tokens_per_prompt} tokens: ")
-    parts = []
-    for r in ranked:
-        low, high = intervals[r.domain]
-        span = f"95 % interval {low:.0%}–{high:.0%}" if r.checked else "no guess checked"
-        parts.append(f"{r.domain} kept {r.accepted} of {r.checked} checked guesses ({span})")
-    text += "; ".join(parts) + " (the intervals treat guesses as independent, so if anything they are too narrow)."
+            f"lowest: **{bottom.domain}** at {bottom.alpha:.0%} ({bottom.tokens_per_loop:.2f}), on "
+            f"{_prompt_count(ranked)} of up to {tokens_per_prompt} tokens a domain.")
     ties = [(a.domain, b.domain) for a, b in zip(ranked, ranked[1:], strict=False)
             if a.checked and b.checked and intervals[b.domain][1] >= intervals[a.domain][0]]
-    if ties:
+    if ties and len(ties) == len(ranked) - 1:
+        text += (" Runs this small do not separate the domains: each one's 95 % interval overlaps the next one's, so "
+                 "they neither confirm the expectations above nor refute them. Measure on more prompts before "
+                 "ranking them.")
+    elif ties:
         text += (" These runs do not separate " + " nor ".join(f"{a} from {b}" for a, b in ties)
                  + ": their intervals overlap, so measure on more prompts before ranking them.")
+    return text
+
+
+def counts_sentence(results: Sequence[DomainResult]) -> str:
+    """Each domain's kept and checked guesses with a 95 % Wilson interval on kept ÷ checked (for "How this was
+    measured")."""
+    parts = []
+    for r in sorted(results, key=lambda r: r.alpha, reverse=True):
+        low, high = wilson_interval(r.accepted, r.checked)
+        span = f"95 % interval {low:.0%}–{high:.0%}" if r.checked else "no guess checked"
+        parts.append(f"{r.domain} kept {r.accepted} of {r.checked} checked guesses ({span})")
+    return ("; ".join(parts) + " (the intervals treat guesses as independent, so if anything they are too "
+            "narrow).")
+
+
+def tau_sentence(results: Sequence[DomainResult]) -> str:
+    """Why a domain with the higher α can show the lower τ, from the counts; empty when the two orders agree.
+
+    A loop writes the guesses it keeps and one token of the target's, so τ = 1 + kept ÷ loops, less what the runs'
+    last loops could not write: a loop that reaches the end of the text or the token budget writes no token after
+    it. Tokens here count the prefill's first token, one a prompt, which no loop wrote.
+    """
+    pairs = [(a, b) for a in results for b in results if a.alpha > b.alpha and a.tokens_per_loop < b.tokens_per_loop]
+    if not pairs:
+        return ""
+    a, b = max(pairs, key=lambda p: p[0].alpha - p[1].alpha)
+    lost = {r.domain: max(0, r.accepted + r.loops - (r.tokens - r.prompts)) for r in (a, b)}
+    text = (f"{a.domain.capitalize()} has the higher α but not the higher τ because τ is one plus the guesses kept "
+            "per loop (α times the guesses a loop checks, up to its first refusal), less any token a run's "
+            "last loop could not write at the end of the text or the token budget: "
+            f"{a.domain} kept {a.accepted / a.loops:.2f} guesses a loop against {b.domain}'s "
+            f"{b.accepted / b.loops:.2f}")
+    if lost[a.domain] > lost[b.domain]:
+        text += f", but lost {lost[a.domain]} tokens that way in its {a.loops} loops."
+    else:
+        text += "."
     return text
 
 
