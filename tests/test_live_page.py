@@ -394,3 +394,24 @@ def test_tau_is_named_beside_alpha_on_the_live_page_and_in_the_glossary():
     assert "tokens per loop, τ" in labels and "measured acceptance α" in labels
     tau = next(term for term in terms() if "τ" in term.term)
     assert "kept guesses plus the target's own token" in tau.meaning and "depends on K" in tau.meaning
+
+
+def test_a_run_cancelled_before_its_first_loop_leaves_the_run_on_screen():
+    """Issue 62 (12): cancelling before the first loop said the right thing, but replaced the finished run on screen by
+    an empty one ("This run has no iterations to replay.")."""
+    import dataclasses
+
+    from app.live.run import RunBox
+    from specsim.lesson import recorded
+
+    shown = next(recorded.load(r.path) for r in recorded.RECIPES if r.name == "prose_run")
+    empty = dataclasses.replace(shown.spec, iterations=[])
+    at = open_page("live.py")
+    at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN] = shown.spec, shown.plain
+    at.session_state[state.LIVE_RUN] = RunBox(running=False, spec=empty, plain=None,
+                                              notice=("warning", "Cancelled before the first loop."))
+    at.run()
+    assert not at.exception
+    assert at.session_state[state.LIVE_TRACE] is shown.spec
+    assert any("the one that was on screen before" in w.value for w in at.warning)
+    assert not any("no iterations to replay" in i.value for i in at.info)

@@ -77,11 +77,17 @@ def adopt() -> None:
     if box is None or box.running:
         return
     state.put(state.LIVE_RUN, None)
-    if box.spec is not None:
+    notice = box.notice
+    # A run stopped before its first loop recorded nothing to replay (no iteration, no baseline): the run that was
+    # on screen stays there, and the notice says so, rather than an empty run taking its place (issue 62 (12)).
+    stopped_empty = box.spec is not None and not box.spec.iterations and box.plain is None
+    if box.spec is not None and not (stopped_empty and state.get(state.LIVE_TRACE) is not None):
         state.put(state.LIVE_TRACE, box.spec)
         state.put(state.LIVE_PLAIN, box.plain)
         playback.stop()
-    state.put(state.LIVE_NOTICE, box.notice)
+    elif stopped_empty and notice is not None:
+        notice = (notice[0], f"{notice[1]} The run below is the one that was on screen before.")
+    state.put(state.LIVE_NOTICE, notice)
 
 
 def start(settings: LiveSettings) -> None:
