@@ -31,6 +31,7 @@ if sum(weights) == 0:
 p = np.array(pq.TARGET_P)
 q = unchanged.normalise(weights)
 kept_mass = unchanged.accepted_mass(p, q)
+GUESS_FIRST = "Make your guess above to see this: the toy's chart passes through its answer at T = 1."
 MASS_FIELD = (predict.Field("mass", "chance a guess is kept", 0.0, 1.0, 0.01),)
 
 
@@ -75,7 +76,8 @@ def overlap() -> None:
     chart(figs.output_parts_figure(pq.LABELS, p, q), key=state.PQ_PARTS_CHART)
 
 
-if guessed_mass():
+MASS_SHOWN = guessed_mass()  # False until the learner has guessed Σ min(p, q): nothing below may show it
+if MASS_SHOWN:
     overlap()
 
 st.subheader("The proof in three lines")
@@ -109,23 +111,31 @@ st.markdown(
     "small draft's guesses are poor, and where a reduced-vocabulary draft puts nothing at all. Leviathan et al. "
     f"({LEVIATHAN_2023.when}) tabulate α lower at T = 1 than greedy for most of their pairs, and EAGLE and "
     "Medusa report smaller speedups at T = 1 than greedy. "
-    f"Measured on this app's own pair (the right chart: the draft {measured.draft}, its own q without its copying, "
-    f"against the target {measured.target}, over {measured.positions:,} positions of the target's greedy answers "
-    f"to {measured.prompts} held-out prompts, the same text read at every T): "
-    f"α = {measured.greedy:.3f} greedy, {measured.at(1.0):.3f} at T = 1 and {measured.at(2.0):.3f} at T = 2, "
-    f"highest ({peak:.3f}) at T = {peak_t:g}, so T = 1 keeps {fewer} guesses than greedy here. The kinds of prompt "
-    "differ (the grey lines), one more reason to measure α at the temperature you will serve at.")
+    "Measured on this app's own pair (the right chart: the default draft's own q, without its copying, against "
+    f"the target): α = {measured.greedy:.3f} greedy, {measured.at(1.0):.3f} at T = 1 and {measured.at(2.0):.3f} at "
+    f"T = 2, highest ({peak:.3f}) at T = {peak_t:g}, so T = 1 keeps {fewer} guesses than greedy here. It is a proxy: "
+    "at every T it scores the same text, the target's greedy answers, position by position (teacher-forced), not "
+    "text sampled at that T. The kinds of prompt differ (the grey lines), one more reason to measure α at the "
+    "temperature you will serve at.")
+with st.expander("How this was measured"):
+    st.markdown(f"The draft {measured.draft} against the target {measured.target}, over {measured.positions:,} "
+                f"positions of the target's greedy answers to {measured.prompts} held-out prompts, the same text "
+                "read at every T: at each position both models' scores are softened by T and Σ min(p_T, q_T) is "
+                "averaged over the positions.")
 temperatures = np.linspace(0.05, 2.0, 40)
 toy_col, real_col = st.columns(2)
 with toy_col:
-    chart(figs.temperature_figure(temperatures, unchanged.overlap_by_temperature(p, q, temperatures),
-                                  float(unchanged.overlap_by_temperature(p, q, [0.0])[0]), kept_mass),
-          key=state.PQ_TEMPERATURE_CHART)
+    if MASS_SHOWN:
+        chart(figs.temperature_figure(temperatures, unchanged.overlap_by_temperature(p, q, temperatures),
+                                      float(unchanged.overlap_by_temperature(p, q, [0.0])[0]), kept_mass),
+              key=state.PQ_TEMPERATURE_CHART)
+    else:  # its curve passes through Σ min(p, q) at T = 1, the answer to the guess above
+        st.caption(GUESS_FIRST)
 with real_col:
     chart(figs.measured_temperature_figure(measured), key=state.PQ_MEASURED_CHART)
 
 st.subheader("Top-k and top-p: the target must be cut, the draft may be")
-warp.section(p, q)
+warp.section(p, q, show_uncut=MASS_SHOWN)
 
 st.subheader("From one guess to the whole block")
 st.markdown(

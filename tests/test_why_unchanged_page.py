@@ -180,8 +180,11 @@ def test_the_measured_temperature_curve_says_it_was_read_on_greedy_answers():
     m = unchanged.measured_overlap()
     at = open_page("why_unchanged.py")
     sentence = next(x.value for x in at.markdown if "Measured on this app's own pair" in x.value)
+    assert "the target's greedy answers" in sentence and "not text sampled at that T" in sentence
+    measured = " ".join(x.value for e in at.expander if e.label == "How this was measured" for x in e.markdown)
     assert (f"over {m.positions:,} positions of the target's greedy answers to {m.prompts} held-out prompts, the same "
-            "text read at every T" in sentence)
+            "text read at every T" in measured)  # the counts sit under "How this was measured" (a review)
+    assert f"{m.positions:,}" not in sentence
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(state.PQ_MEASURED_CHART))
     spec = json.loads(chart.proto.spec)
     assert "greedy answers" in spec["layout"]["title"]["text"]

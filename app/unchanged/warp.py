@@ -16,7 +16,8 @@ from specsim.lesson import unchanged
 TOP_K, TOP_P = 3, 0.9  # where the sliders start
 
 
-def section(p: np.ndarray, q: np.ndarray) -> None:
+def section(p: np.ndarray, q: np.ndarray, show_uncut: bool = True) -> None:
+    """``show_uncut``: False until the learner has guessed Σ min(p, q) above, which no sentence here may give away."""
     st.markdown(
         "Samplers usually cut the distribution too: **top-k** keeps the k likeliest tokens, **top-p** the smallest "
         "set of them holding a share p of the mass, and what is left is renormalised (transformers applies the "
@@ -31,11 +32,12 @@ def section(p: np.ndarray, q: np.ndarray) -> None:
     top_p = float(right.slider("top-p", 0.05, 1.0, TOP_P, step=0.05, key=state.PQ_TOP_P))
     p_cut, q_cut = unchanged.warped(p, 1.0, k, top_p), unchanged.warped(q, 1.0, k, top_p)
     chart(figs.pq_figure(pq.LABELS, p_cut, q_cut, cut=True), key=state.PQ_CUT_CHART)
-    st.markdown(cut_sentence(p, q, k, top_p))
+    st.markdown(cut_sentence(p, q, k, top_p, show_uncut))
 
 
-def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float) -> str:
-    """What the cut leaves and what it does to α, computed."""
+def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float, show_uncut: bool = True) -> str:
+    """What the cut leaves and what it does to α, computed; with ``show_uncut`` False, neither the uncut α nor a cut
+    α equal to it (a cut that leaves p and q as they are)."""
     p_cut, q_cut = unchanged.warped(p, 1.0, k, top_p), unchanged.warped(q, 1.0, k, top_p)
     gone = [label.strip("␣") for label, before, after in zip(pq.LABELS, p, p_cut, strict=True)
             if before > 0 and after == 0]
@@ -43,8 +45,15 @@ def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float) -> str:
     text = (f"With top-k = {k} and top-p = {top_p:.2f}, the cut target p′ keeps {int((p_cut > 0).sum())} of the "
             f"{len(p)} tokens")
     text += f" ({', '.join(gone)} can never come out)." if gone else " (none is cut away here)."
-    text += (f" The draft's guesses are kept with α = Σ min(p′, q′) = {unchanged.accepted_mass(p_cut, q_cut):.3f}, "
-             f"against {unchanged.accepted_mass(p, q):.3f} with neither cut.")
+    cut_alpha, uncut_alpha = unchanged.accepted_mass(p_cut, q_cut), unchanged.accepted_mass(p, q)
+    if show_uncut:
+        text += (f" The draft's guesses are kept with α = Σ min(p′, q′) = {cut_alpha:.3f}, against {uncut_alpha:.3f} "
+                 "with neither cut.")
+    elif f"{cut_alpha:.3f}" != f"{uncut_alpha:.3f}":
+        text += (f" The draft's guesses are kept with α = Σ min(p′, q′) = {cut_alpha:.3f}; make your guess above to "
+                 "compare it with no cut.")
+    else:
+        text += " Make your guess above to see how often the draft's guesses are kept here."
     if refused:
         text += (f" The cut draft still proposes {', '.join(refused)}, which p′ has cut away: such a guess is always "
                  "rejected, since p′ is 0 there.")
