@@ -19,6 +19,7 @@ from specsim.measure import flags
 
 REGISTERED_CHECK_S = 2.0
 REDIS_PATIENCE_S = 60.0  # how long a starting worker waits for a Redis that does not answer (one restarting)
+REDIS_OUTAGE_S = 600.0  # how long a worker that finished a run waits for Redis to come back before giving up
 
 
 def _when_redis_answers(call, patience_s: float = REDIS_PATIENCE_S, on_retry=None):
@@ -41,6 +42,39 @@ def _when_redis_answers(call, patience_s: float = REDIS_PATIENCE_S, on_retry=Non
                     on_retry()
                 except (RedisConnectionError, RedisTimeoutError, OSError):
                     pass
+
+
+def patient_worker_class():
+    """RQ's ``SimpleWorker``, made to wait out a Redis outage where a job ends.
+
+    A run that ends while Redis is away used to kill its worker (issue 62 (2)): RQ's end-of-job bookkeeping
+    (``handle_execution_ended``'s heartbeat, then the success or failure records) raised ``ConnectionError``, the work
+    loop logged "found an unhandled exception, quitting" and the process exited. Each of those steps now waits for
+    Redis, as the start-up does, and then goes on where it stopped."""
+    from rq import SimpleWorker
+
+    class PatientWorker(SimpleWorker):
+        def _patiently(self, call):
+            return _when_redis_answers(call, REDIS_OUTAGE_S)
+
+        def handle_execution_ended(self, job, queue, heartbeat_ttl):
+            return self._patiently(lambda: super(PatientWorker, self).handle_execution_ended(job, queue,
+                                                                                              heartbeat_ttl))
+
+        def handle_job_success(self, job, queue, started_job_registry):
+            return self._patiently(lambda: super(PatientWorker, self).handle_job_success(job, queue,
+                                                                                          started_job_registry))
+
+        def handle_job_failure(self, job, queue, started_job_registry=None, exc_string=""):
+            return self._patiently(lambda: super(PatientWorker, self).handle_job_failure(
+                job, queue, started_job_registry=started_job_registry, exc_string=exc_string))
+
+        def heartbeat(self, timeout=None, pipeline=None):
+            if pipeline is not None:  # queued on a pipeline: nothing is sent yet
+                return super().heartbeat(timeout, pipeline)
+            return self._patiently(lambda: super(PatientWorker, self).heartbeat(timeout))
+
+    return PatientWorker
 
 
 def _profile_json() -> str | None:
@@ -93,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                                                      "process id (default: the host's name)")
     args = parser.parse_args(argv)
 
-    from rq import Queue, SimpleWorker
+    from rq import Queue
 
     from specsim.classroom import jobs
     from specsim.core.cpu import machine_id
@@ -111,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     # The process id makes the name unique: a worker restarted after a kill -9 must not meet its predecessor's
     # registration, which stays in Redis until it expires (RQ then refuses the name).
     name = f"{args.name or 'specsim-' + os.uname().nodename}-{os.getpid()}"
-    worker = SimpleWorker([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
+    worker = patient_worker_class()([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
     threading.Thread(target=_stay_registered, args=(worker, machine), daemon=True).start()
     # RQ registers the worker as work() starts; a failed start leaves a half-written registration to clear first
     _when_redis_answers(lambda: worker.work(burst=args.burst, logging_level="WARNING"),
