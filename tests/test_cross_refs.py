@@ -42,8 +42,8 @@ def test_the_two_pages_do_not_carry_the_same_datasheet_paragraph():
 @pytest.fixture(scope="module")
 def texts() -> dict[str, str]:
     return {script: page_text(open_page(script)) for script in (
-        "home.py", "verify_free.py", "why_unchanged.py", "under_the_hood.py", "variants.py", "serving.py",
-        "in_practice.py")}
+        "home.py", "calculator.py", "verify_free.py", "why_unchanged.py", "under_the_hood.py", "variants.py",
+        "serving.py", "in_practice.py")}
 
 
 def test_cross_references_name_the_page_that_has_it(texts):

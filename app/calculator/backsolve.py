@@ -71,6 +71,6 @@ def section(s: CalcSettings) -> None:
     rows = [f"- {run.task}: {run.speedup:.2f}× at K = {run.k} gives {alpha_text(run.speedup, run.k, c, 1.0)}"
             for run in published.REPORTED_RUNS]
     st.markdown(f"{published.REPORTED_RUNS[0].source} measured, with c = {c:.2f} and v taken as 1:\n" + "\n".join(rows)
-                + "\n\nThe lesson's 70 % is where its slider starts, not a figure it measured. These back-solved rates "
-                "are lower bounds: taking v = 1 prices the check at one plain pass, and a dearer check would need a "
-                "higher α to reach the same speedup.")
+                + "\n\nThe calculator's 70 % is where its slider starts, not a measured figure. These back-solved "
+                "rates are lower bounds: taking v = 1 prices the check at one plain pass, and a dearer check would "
+                "need a higher α to reach the same speedup.")

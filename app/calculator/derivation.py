@@ -45,5 +45,6 @@ def section(s: CalcSettings) -> None:
     st.markdown(
         "**Acceptance rate falls as K grows.** α is the chance of accepting one guess that gets checked; the share "
         "of *all K* proposals that end up kept is E[j] / K, and it shrinks as K grows, because later slots are "
-        "reached less and less often. This is the lesson's \"larger K, lower acceptance rate\".")
+        "reached less and less often. This is what \"a larger K lowers the acceptance rate\" means: the rate per "
+        "checked guess stays α, the share of proposals kept falls.")
     chart(kept_share_figure(a, k), key=state.CALC_KEPT_SHARE_CHART)
