@@ -21,6 +21,7 @@ state.init()
 state.back_undoes_page_switches()
 a11y.install()
 HOME = next(p for pages in PAGES.values() for p in pages if p.default)
+LIVE_PATH = next(p.url_path for pages in PAGES.values() for p in pages if p.script == "live.py")
 
 
 def home_alias() -> None:
@@ -42,6 +43,10 @@ sections[next(iter(sections))].append(st.Page(home_alias, title=HOME.title, url_
                                               visibility="hidden"))
 nav = st.navigation(sections)
 state.note_page(nav.url_path)
+if nav.url_path != LIVE_PATH and getattr(state.stored(state.LIVE_RUN), "detached", None) is not None:
+    from app.live import run as live_run  # only then: the pages that never run a model stay light
+
+    live_run.leave_class_run()  # leaving the live page cancels a class run it stopped following
 if __name__ == "__main__":  # a script run (streamlit run, AppTest), not a test importing this module: the glossary
     frame.sidebar()        # reads the default draft's folder
 nav.run()

@@ -17,7 +17,7 @@ from app.urlcodec import number_text
 from specsim.classroom import jobs
 from specsim.core.engine import plain_generate
 from specsim.core.models import format_prompt, load_bundled_target
-from tests.conftest import open_page, start_worker, stop_process
+from tests.conftest import ROOT, open_page, start_worker, stop_process
 
 PROMPT = "red green blue red green blue red green"
 N_NEW = 4
@@ -318,3 +318,42 @@ def test_a_replica_in_class_mode_loads_no_torch_on_any_page_and_stays_under_200_
           f"after each step {got['memory']}")  # for -s runs
     # its own memory (RssAnon; replica_session.py says why not the resident total): importing torch alone adds 120 MB
     assert got["peak_mb"] < 200, f"the replica's own memory reached {got['peak_mb']:.0f} MB: {got['memory']}"
+
+
+def _detached_job(at, url: str, queue: str, max_new: int, seed: int) -> tuple[str, str]:
+    """A job of this session on the class queue, left running by a script run that was interrupted while it followed
+    it (a reconnect, or a click elsewhere): what app.live.classmode leaves in the RunBox."""
+    from app.live.run import RunBox
+    from specsim.request import RunRequest
+
+    token = f"test-{uuid.uuid4().hex}"
+    at.session_state[state.LIVE_SESSION_TOKEN] = token
+    request = RunRequest(prompt=PROMPT, drafter="prompt_lookup", k=2, max_new_tokens=max_new, temperature=0.0,
+                         seed=seed)
+    job_id = jobs.submit(url, request, token, queue=queue)
+    at.session_state[state.LIVE_RUN] = RunBox(running=False, detached=(url, job_id, token))
+    return job_id, token
+
+
+def test_a_run_left_by_an_interrupted_script_run_is_followed_again_not_cancelled(class_mode, worker):
+    """Issue 62 (5): a websocket reconnect (nginx restarted) reran the page script, which cancelled its job
+    ("Cancelled while waiting in the class queue"). The interrupted run now leaves the job running, and the next
+    script run of the live page follows it to the end."""
+    at = open_page("live.py", timeout=300)
+    job_id, token = _detached_job(at, class_mode, worker, N_NEW, seed=21)
+    at.run(timeout=300)
+    assert not at.exception, at.exception
+    assert jobs.status(class_mode, job_id, token).state == "finished"
+    spec = at.session_state[state.LIVE_TRACE]
+    assert spec is not None and spec.settings.seed == 21 and at.session_state[state.LIVE_RUN] is None
+    assert not any("Cancelled" in w.value for w in at.warning)
+
+
+def test_leaving_the_live_page_cancels_a_run_it_left_running(class_mode, worker):
+    """Only Cancel, a new Run or leaving the page ends a class run; here the learner opens another page."""
+    at = open_page("live.py", timeout=300)
+    job_id, token = _detached_job(at, class_mode, worker, 60, seed=22)
+    at.switch_page(str(ROOT / "pages" / "home.py")).run(timeout=300)
+    assert not at.exception, at.exception
+    assert jobs.status(class_mode, job_id, token).state not in ("queued", "running")
+    assert at.session_state[state.LIVE_RUN] is None

@@ -8,8 +8,10 @@ the page replays exactly as it replays a run made here. A request the class has 
 is answered at once from the shared run cache, and the page says when and where it was recorded.
 
 Without the variable (``make run``), runs stay in this process (:mod:`app.live.run`) and no server is needed.
-Cancel (or any click, as for a run made here) takes a waiting job off the queue, or stops a running one at the
-end of its iteration and keeps what it recorded.
+Cancel, a new Run or leaving the page takes a waiting job off the queue, or stops a running one at the end of its
+iteration and keeps what it recorded. Any other interruption of the script run that follows a job (a click elsewhere
+on the page, a websocket reconnect after nginx restarts) leaves the job running, and the next script run follows it
+again (:func:`follow_again`, from :func:`app.live.run.resume_class_run`): a reconnect never cancels a run.
 """
 
 from __future__ import annotations
@@ -126,8 +128,8 @@ def _follow(box, url: str, job_id: str, token: str, bar, interruptible) -> None:
                 raise
             where[:] = [QUEUE_AWAY, where[1]]
         progress.update()
-        if progress.should_stop():
-            _cancel(box, url, job_id, token)
+        if progress.should_stop():  # a click, a reconnect or a page switch: the job goes on without this script run
+            box.detached = (url, job_id, token)
             raise progress.interruption
         time.sleep(POLL_S)
     _collect(box, url, job_id, token, status)
@@ -170,9 +172,23 @@ def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> 
                               "way, so the class ran it once and both pages replay the same run.")
 
 
-def _cancel(box, url: str, job_id: str, token: str) -> None:
-    """A click stopped this script run: take the job off the queue, or stop it at the end of its iteration and keep
-    what it recorded. No UI call here (the script run is being stopped); the next run shows the notice."""
+def follow_again(box, url: str, job_id: str, token: str, interruptible) -> None:
+    """Follow a job an interrupted script run left running (:func:`app.live.run.resume_class_run`): the same bar,
+    the same Cancel button, from wherever the job is now."""
+    holder = st.empty()
+    with holder.container():
+        bar = st.progress(0.0, text="Following your run in the class queue…")
+        st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
+    try:
+        _follow(box, url, job_id, token, bar, interruptible)
+    except (OSError, RedisError, jobs.NotYourJob) as error:
+        box.notice = ("error", LOST_QUEUE.format(url=url, error=error))
+    holder.empty()
+
+
+def cancel(box, url: str, job_id: str, token: str) -> None:
+    """Cancel pressed (or a new Run, or another page opened): take the job off the queue, or stop it at the end of its
+    iteration and keep what it recorded. No UI call here; the script run shows the notice."""
     answer = jobs.cancel(url, job_id, token)
     if answer == "left":
         box.notice = ("warning", f"{jobs.LEFT} Your settings are kept.")

@@ -69,12 +69,15 @@ class RunBox:
     spec: Trace | None = None
     plain: Trace | None = None
     notice: tuple[str, str] | None = None
+    # class mode: (queue URL, job id, session token) of a job this page stopped following when its script run was
+    # interrupted; the next script run follows it again, or cancels it (Cancel, a new Run, another page)
+    detached: tuple[str, str, str] | None = None
 
 
 def adopt() -> None:
     """Move a finished run's results into session state (no-op while it is still running)."""
     box = state.get(state.LIVE_RUN)
-    if box is None or box.running:
+    if box is None or box.running or box.detached is not None:
         return
     state.put(state.LIVE_RUN, None)
     notice = box.notice
@@ -142,6 +145,44 @@ def _queued(request: RunRequest, url: str) -> None:
                                "kept; press Run to try again.")
     finally:
         box.running = False
+    adopt()
+
+
+def resume_class_run(pressed_run: bool) -> None:
+    """Class mode: a script run interrupted while it followed a job left the job running (a reconnect or a click
+    must not cancel it: issue 62 (5)). Follow it again here, or cancel it when the learner pressed Cancel or Run."""
+    box = state.get(state.LIVE_RUN)
+    if box is None or box.running or box.detached is None:
+        return
+    url, job_id, token = box.detached
+    box.detached = None
+    box.running = True
+    try:
+        if pressed_run or state.stored(state.LIVE_CANCEL_BUTTON):
+            classmode.cancel(box, url, job_id, token)
+        else:
+            classmode.follow_again(box, url, job_id, token, _Interruptible)
+    except (ScriptControlException, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the queue went away meanwhile: a message, never a traceback
+        box.notice = ("error", f"The class queue stopped answering: {type(exc).__name__}: {exc}. Your settings are "
+                               "kept; press Run to try again.")
+    finally:
+        box.running = False
+    adopt()
+
+
+def leave_class_run() -> None:
+    """Another page opened while a class job was detached from the live page: leaving the page cancels it."""
+    box = state.stored(state.LIVE_RUN)
+    if box is None or box.running or box.detached is None:
+        return
+    url, job_id, token = box.detached
+    box.detached = None
+    try:
+        classmode.cancel(box, url, job_id, token)
+    except Exception:  # noqa: BLE001 - the queue is away: the job ends with its learner gone, nothing to show
+        box.notice = None
     adopt()
 
 
