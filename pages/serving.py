@@ -16,13 +16,12 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 st.title("Serving many requests")
 frame.opening("serving.py")
 curve = state.get(state.VERIFY_CURVE)
-ridge = None if curve is None else curve.ridge()
+ridge = None if curve is None or not curve.roofline_fits() else curve.ridge()  # a CPU curve without a corner has none
 calc = CalcSettings(k=state.get(state.CALC_K), alpha_pct=state.get(state.CALC_ALPHA_PCT),
                     draft_cost=state.get(state.CALC_DRAFT_COST), verify_cost=state.get(state.CALC_VERIFY_COST))
 st.caption(f"The model prices the calculator's settings: K = {calc.k}, α = {calc.alpha_pct} %, c = "
            f"{calc.draft_cost:.2f}. Change them there.")
 st.subheader("The batch-size caveat (a model)")
-st.markdown(batching.datasheet_paragraph())
 st.markdown(
     "A server decodes many requests at once. A batch of B sequences reads the weights once for all of them, "
     "so the spare arithmetic that made verification free is shared out. **Weights only** (context 0): once "
@@ -49,6 +48,7 @@ if ridge is not None:
         roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, ridge) for b in BATCHES]
 chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
 st.markdown(batching.batching_sentence(calc, batch, gpu_r, context))
+st.markdown(batching.datasheet_paragraph())  # where R comes from, after the controls and the first result
 
 st.subheader("Serving many requests at once")
 st.markdown(

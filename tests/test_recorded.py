@@ -86,7 +86,7 @@ def test_live_page_opens_on_the_typical_recording_and_steps_without_a_model():
     assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == run.spec.settings.drafter
     assert at.text_input(key=state.widget_key(state.LIVE_K)).value == str(run.spec.settings.k)
     assert at.text_area(key=state.widget_key(state.LIVE_PROMPT)).value == EXAMPLES["Prose"]
-    assert any(run.label() == c.value for c in at.caption)
+    assert any(run.label() == m.value for m in at.markdown)  # in "How this was measured"
     assert md_plain(replay.narrate(run.spec, 0)) in [i.value for i in at.info]
     at.button(key="live_forward").click().run()
     assert md_plain(replay.narrate(run.spec, 1)) in [i.value for i in at.info]
@@ -107,7 +107,7 @@ def test_switching_to_the_best_case_restarts_the_replay_and_the_form_follows():
     assert radio.options == [choice_label(n, RUNS[n]) for n in RUNS]
     radio.set_value("win_run").run()
     run = RUNS["win_run"]
-    assert any(run.label() == c.value for c in at.caption)
+    assert any(run.label() == m.value for m in at.markdown)  # in "How this was measured"
     assert md_plain(replay.narrate(run.spec, 0)) in [i.value for i in at.info]
     assert not at.exception and not at.warning
     assert at.radio(key=state.widget_key(state.LIVE_DRAFTER)).value == "prompt_lookup"

@@ -64,6 +64,10 @@ def test_trees_stop_paying_as_the_batch_grows():
     widths = [tr.nodes for _, _, _, tr, _ in rows]
     assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]
     assert "the best tree is no wider than the best chain" in trees.batch_sentence(rows)
+    table = trees.batch_table(rows)  # a table, not a run-on list of seven batch sizes (a lecturer's review)
+    assert [r["batch size B"] for r in table] == [b for b, *_ in rows]
+    assert table[0]["best tree"] == f"{rows[0][3].nodes} nodes, {rows[0][4]:.2f}×"
+    assert "B = " not in trees.batch_sentence(rows).split("from B = ")[0]
 
 
 def test_the_hood_prices_a_tree_from_the_runs_own_ranks():

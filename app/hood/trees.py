@@ -63,17 +63,26 @@ def batch_rows(probs: tuple[float, ...], draft_cost: float) -> list[tuple[int, t
     return rows
 
 
+def batch_table(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> list[dict]:
+    """One row per batch size: the best chain and the best tree, each with its speedup (1× where neither pays)."""
+    out = []
+    for b, ch, s_ch, tr, s_tr in rows:
+        pays = max(s_ch, s_tr) > 1
+        out.append({"batch size B": b,
+                    "best chain": f"K = {ch.nodes}, {s_ch:.2f}×" if pays else "off (1×)",
+                    "best tree": f"{tr.nodes} nodes, {s_tr:.2f}×" if pays else "off (1×)"})
+    return out
+
+
 def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> str:
-    parts = [f"B = {b}: chain K = {ch.nodes} {s_ch:.2f}×, tree of {tr.nodes} {s_tr:.2f}×" if max(s_ch, s_tr) > 1
-             else f"B = {b}: neither pays, speculation off (1×)" for b, ch, s_ch, tr, s_tr in rows]
+    """What the table of :func:`batch_table` shows, in one or two sentences."""
     equal = next((b for b, ch, s_ch, tr, s_tr in rows if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
-    text = ("**As the batch grows** (a GPU's roofline, weights only, R = " f"{GPU_RIDGE}, with this run's c): "
-            + "; ".join(parts) + ". ")
+    text = f"**As the batch grows** (a GPU's roofline, weights only, R = {GPU_RIDGE}, with this run's c): "
     if equal is not None:
-        text += (f"From B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
+        text += (f"from B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
                  "arithmetic the batch already uses, so the tree's spare guesses stop paying.")
     else:
-        text += "At every batch size here a tree still beats the chain."
+        text += "at every batch size here a tree still beats the chain."
     return text
 
 
@@ -107,10 +116,14 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} passes (one per level) where "
         f"the chain spends {ch.nodes}, and its verification reads {tree.nodes + 1} tokens. From "
         f"{hits.checked} positions these rates are rough: a few more hits at rank 2 or 3 move the tree's τ.")
-    st.markdown(batch_sentence(batch_rows(hits.probs, c)))
-    st.caption(f"Acceptance by rank {' / '.join(f'{p:.2f}' for p in hits.probs)} (ranks 1 to {len(hits.probs)} of "
-               f"the draft's list; counts {' / '.join(str(n) for n in hits.counts)} of {hits.checked}). "
-               f"Node count sizes {SIZES[0]}–{SIZES[-1]}; a draft pass over a level's nodes is priced as one pass.")
+    rows = batch_rows(hits.probs, c)
+    st.markdown(batch_sentence(rows))
+    st.table(batch_table(rows), hide_index=True)
+    with st.expander("How this was measured"):
+        st.markdown(f"Acceptance by rank {' / '.join(f'{p:.2f}' for p in hits.probs)} (ranks 1 to {len(hits.probs)} "
+                    f"of the draft's list; counts {' / '.join(str(n) for n in hits.counts)} of {hits.checked} "
+                    f"positions). Trees of {SIZES[0]} to {SIZES[-1]} nodes; a draft pass over a level's nodes is "
+                    "priced as one pass.")
 
 
 

@@ -312,7 +312,7 @@ def tree_rules_example() -> str:
             f"{verdict(eagle)}. Checked with SpecInfer's min(1, p/q) rule, which assumes the candidates were drawn "
             f"from q, the same candidates give ({spelled(wrong)}), {verdict(wrong)}. Drawn from q instead, {k} "
             f"candidates checked with SpecInfer's rule give ({spelled(iid)}), {verdict(iid)} (exact sums over every "
-            "case in `specsim.variants.tree_rules`, no sampling).")
+            "case, no sampling).")
 
 
 def trees_section() -> None:

@@ -246,16 +246,10 @@ def format_table(rows: list[dict]) -> str:
 
 
 def cpu_name() -> str:
-    """This machine's CPU as /proc/cpuinfo names it (the platform's name elsewhere), for a saved result."""
-    import platform
+    """This machine's CPU as /proc/cpuinfo names it (:func:`specsim.core.cpu.machine_name`), for a saved result."""
+    from specsim.core.cpu import machine_name
 
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return machine_name()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -128,7 +128,7 @@ def test_leaving_a_page_adds_one_entry_and_the_page_writes_its_settings_once(pag
     assert _history(page) - before == 1, page.evaluate("window.__history")
     before = _history(page)
     act(page, lambda: nav(page, "Order one round").click())
-    page.get_by_text("pieces left to place").wait_for()
+    page.get_by_text("Your order", exact=True).first.wait_for()
     assert _history(page) - before == 1, page.evaluate("window.__history")
     page.wait_for_timeout(300)
     page.evaluate("window.__history = []")
