@@ -223,3 +223,16 @@ def _browser_before_any_test(request):
     if (any(in_browser_dir(item.fspath) for item in request.session.items) and not skip_requested()
             and os.path.exists(CHROMIUM)):
         request.getfixturevalue("browser")
+
+
+def require_class_binaries() -> None:
+    """nginx and redis-server, which a whole class needs: missing is a failure unless SPECSIM_SKIP_REDIS=1 asks to
+    skip the class tests (tests/browser/test_class_browser.py, tests/test_class_public.py)."""
+    import shutil
+
+    for binary in ("nginx", "redis-server"):
+        if shutil.which(binary) is None and not Path("/usr/sbin", binary).exists():
+            message = f"{binary} is not installed (apt-get install {binary}; .ci/run installs it)"
+            if os.environ.get("SPECSIM_SKIP_REDIS") == "1":
+                pytest.skip(message)
+            pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class tests")

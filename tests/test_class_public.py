@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_class_binaries
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
 classroom = sys.modules.setdefault("specsim_classroom", importlib.util.module_from_spec(_spec))
@@ -29,12 +27,7 @@ _spec.loader.exec_module(classroom)
 
 @pytest.fixture(scope="module")
 def public_room():
-    for binary in ("nginx", "redis-server"):
-        if shutil.which(binary) is None and not Path("/usr/sbin", binary).exists():
-            message = f"{binary} is not installed (apt-get install {binary}; .ci/run installs it)"
-            if os.environ.get("SPECSIM_SKIP_REDIS") == "1":
-                pytest.skip(message)
-            pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class tests")
+    require_class_binaries()
     if classroom.lan_address().startswith("127."):
         pytest.skip("this machine has no network address other than loopback")
     with classroom.classroom(workers=1, replicas=1, public=True, env={"OMP_NUM_THREADS": "1"}) as started:

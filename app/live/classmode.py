@@ -11,7 +11,7 @@ Without the variable (``make run``), runs stay in this process (:mod:`app.live.r
 Cancel, a new Run or leaving the page takes a waiting job off the queue, or stops a running one at the end of its
 iteration and keeps what it recorded. Any other interruption of the script run that follows a job (a click elsewhere
 on the page, a websocket reconnect after nginx restarts) leaves the job running, and the next script run follows it
-again (:func:`follow_again`, from :func:`app.live.run.resume_class_run`): a reconnect never cancels a run.
+again (:func:`follow`, from :func:`app.live.run.resume_class_run`): a reconnect never cancels a run.
 """
 
 from __future__ import annotations
@@ -84,16 +84,7 @@ def run(box, request: RunRequest, url: str, interruptible) -> None:
         box.notice = ("error", f"The class queue refused the run: {type(error).__name__}: {error}. Your settings are "
                                "kept.")
         return
-    holder = st.empty()
-    with holder.container():
-        bar = st.progress(0.0, text="Sent to the class queue…")
-        st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
-    try:
-        _follow(box, url, job_id, token, bar, interruptible)
-    except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away while the run was on it, or came
-        # back empty after a restart (its jobs are gone)
-        box.notice = ("error", LOST_QUEUE.format(url=url, error=error))
-    holder.empty()
+    follow(box, url, job_id, token, interruptible, "Sent to the class queue…")
 
 
 OUTAGE_S = 20.0  # how long a page waits for the class queue to answer again (a restarting Redis) before giving up
@@ -172,16 +163,17 @@ def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> 
                               "way, so the class ran it once and both pages replay the same run.")
 
 
-def follow_again(box, url: str, job_id: str, token: str, interruptible) -> None:
-    """Follow a job an interrupted script run left running (:func:`app.live.run.resume_class_run`): the same bar,
-    the same Cancel button, from wherever the job is now."""
+def follow(box, url: str, job_id: str, token: str, interruptible, first_text: str) -> None:
+    """Follow a job under a progress bar (first saying ``first_text``) and its Cancel button until it ends; a job
+    an interrupted script run left running is followed again the same way (:func:`app.live.run.resume_class_run`)."""
     holder = st.empty()
     with holder.container():
-        bar = st.progress(0.0, text="Following your run in the class queue…")
+        bar = st.progress(0.0, text=first_text)
         st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
     try:
         _follow(box, url, job_id, token, bar, interruptible)
-    except (OSError, RedisError, jobs.NotYourJob) as error:
+    except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away while the run was on it, or came
+        # back empty after a restart (its jobs are gone)
         box.notice = ("error", LOST_QUEUE.format(url=url, error=error))
     holder.empty()
 

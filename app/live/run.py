@@ -161,7 +161,7 @@ def resume_class_run(pressed_run: bool) -> None:
         if pressed_run or state.stored(state.LIVE_CANCEL_BUTTON):
             classmode.cancel(box, url, job_id, token)
         else:
-            classmode.follow_again(box, url, job_id, token, _Interruptible)
+            classmode.follow(box, url, job_id, token, _Interruptible, "Following your run in the class queue…")
     except (ScriptControlException, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - the queue went away meanwhile: a message, never a traceback

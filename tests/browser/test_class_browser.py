@@ -9,10 +9,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import time
-from pathlib import Path
 from urllib.parse import quote
 from urllib.request import Request, urlopen
 
@@ -25,7 +23,7 @@ from specsim.classroom import jobs
 from specsim.request import RunRequest
 from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
 from tests.class_hold import hold
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_class_binaries
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
 classroom = sys.modules.setdefault("specsim_classroom", importlib.util.module_from_spec(_spec))
@@ -44,12 +42,7 @@ CLICK_RUN = "() => [...document.querySelectorAll('button')].find(b => b.innerTex
 
 @pytest.fixture(scope="module")
 def room():
-    for binary in ("nginx", "redis-server"):
-        if shutil.which(binary) is None and not Path("/usr/sbin", binary).exists():
-            message = f"{binary} is not installed (apt-get install {binary}; .ci/run installs it)"
-            if os.environ.get("SPECSIM_SKIP_REDIS") == "1":
-                pytest.skip(message)
-            pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class tests")
+    require_class_binaries()
     with classroom.classroom(workers=2, replicas=2, env={"OMP_NUM_THREADS": "1"}) as started:
         yield started
         pids = started.pids()
