@@ -72,11 +72,11 @@ else:
                     f"{curve.context} tokens, median of {curve.repeats} interleaved rounds; a one-token pass took "
                     f"{1000 * curve.one_token_s:.1f} ms. On a shared machine other jobs can move single points by "
                     "tens of percent: measure twice before reading much into one bump.")
-    if flat > 1:
+    if flat > 1 and fits:
         st.markdown(f"**Flat part, n ≤ {flat}:** up to {flat} tokens a pass costs within "
                     f"{passcost.FLAT_TOLERANCE:.0%} of a one-token pass, so verifying up to K = {flat - 1} guesses "
                     "is nearly free.")
-    else:
+    elif flat <= 1:
         st.markdown(f"**No flat part:** already two tokens cost {curve.v_at(2):.2f} one-token passes, so on this "
                     "machine verification is not free.")
     roofline = ("A *roofline* models a pass as limited by whichever runs out first, reading the weights or doing "
@@ -90,9 +90,11 @@ else:
         st.markdown(f"**Slope:** each extra token adds about {slope:.3f} of a one-token pass. {roofline} This "
                     f"curve has no such corner (a roofline misses it by up to {gap:.2f} of a pass): it "
                     "rises steadily from the first extra token, as if each token's arithmetic added to the time of "
-                    f"reading the weights instead of hiding behind it. So here v(K + 1) ≈ 1 + {slope:.3f}·K, and "
-                    "every guess costs a little. On a GPU at batch 1 the corner is real: see the GPU's curve below, "
-                    "and *Serving many requests* for where a GPU's R lies.")
+                    f"reading the weights instead of hiding behind it (up to n = {flat} the rise stays within "
+                    f"{passcost.FLAT_TOLERANCE:.0%}). So here v(K + 1) ≈ 1 + {slope:.3f}·K, and every guess costs a "
+                    "little. The corner belongs to a model large enough to keep a GPU's memory busy: *Serving many "
+                    "requests* works out where its R lies. (The GPU curve below is of this small model, which is "
+                    "flat for another reason.)")
     k = st.slider("K for the calculator", 1, max(curve.ns) - 1, min(calc.k, max(curve.ns) - 1),
                   key=state.VERIFY_K)
     v = curve.v_at(k + 1)

@@ -238,3 +238,13 @@ def test_the_page_says_a_separate_draft_does_not_compound_and_names_the_two_posi
     live_title = live_figs.kept_share_figure(stats.kept_share, stats.alpha).layout.title.text
     assert "Conditional acceptance rⱼ" in hood_title and live_title.startswith("Slot survival")
     assert "conditional acceptance rⱼ" in hood.POSITION_INTRO and "slot survival" in hood.POSITION_INTRO
+
+
+def test_the_long_context_batch_says_when_its_cache_no_longer_fits_one_gpu():
+    """A lecturer's review: B = 256 at 4,096 tokens keeps speculation paying, but its cache (137 GB) fits no single
+    GPU; Serving and the interview said so, the hood did not."""
+    from app.hood.view import long_context_sentence
+    from specsim.lesson import roofline
+
+    text = long_context_sentence(4)
+    assert f"the cache alone is {roofline.kv_cache_gb(256, 4096):,.0f} GB" in text and "spread over several" in text

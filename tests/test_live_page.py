@@ -415,3 +415,20 @@ def test_a_run_cancelled_before_its_first_loop_leaves_the_run_on_screen():
     assert at.session_state[state.LIVE_TRACE] is shown.spec
     assert any("the one that was on screen before" in w.value for w in at.warning)
     assert not any("no iterations to replay" in i.value for i in at.info)
+
+
+def test_the_cost_paragraph_blames_short_drafts_only_when_the_run_fell_short_of_the_model():
+    """A learner's review: the prose recording measured τ = 1.96 against the model's 1.94, and the page said "Part of
+    the gap: an average loop proposed only 3.79 of its K = 4 guesses", which can only lower τ."""
+    at = open_page("live.py")
+    text = " ".join(m.value for m in at.markdown)
+    costs = live_view.replay.run_stats(*_shown(at)).costs
+    assert ("Part of the gap" in text) == (costs.tokens_per_loop < costs.closed_form_tokens_per_loop
+                                           and costs.k < costs.k_max - 0.05)
+
+
+def _shown(at):
+    from app import recording
+
+    shipped = recording.shipped_runs()[at.session_state[state.LIVE_RECORDING]]
+    return shipped.spec, shipped.plain

@@ -81,3 +81,18 @@ def test_mtp_in_the_apps_terms_gives_its_conditions_and_is_no_confirmation():
     page = " ".join(m.value for m in at.markdown)
     assert text in page and "lossless by construction, keeping the target's output up to numerics" in page
     assert "All of them keep the target's output" not in page
+
+
+def test_mtp_read_backwards_says_whether_any_batch_fits_with_the_drafts_cost_included():
+    """A lecturer's review: the page said the MoE model "reaches" DeepSeek's implied loop cost (1.03–1.06) at B = 256
+    (v = 1.03), but with the draft's own c = 0.041 the loop costs 1.07 there: no batch fits."""
+    from specsim.core.defaults import GPU_RIDGE
+    from specsim.lesson import moe
+
+    c = pub.DEEPSEEK_MTP_COST_BY_BYTES
+    loop_big = c + moe.DEEPSEEK_V3.verify_cost(256, 1, GPU_RIDGE)
+    implied = analytics.tokens_per_loop(pub.DEEPSEEK_MTP_ACCEPTANCE[1], 1) / pub.DEEPSEEK_MTP_SPEEDUP.high
+    text = production.mtp_text()
+    assert f"= {loop_big:.2f} at B = 256" in text and "comes nearest at large batch" in text
+    assert ("No batch in this app's model fits that" in text) == (loop_big > implied)
+    assert "reaches that only at large batch" not in text

@@ -192,7 +192,22 @@ def long_context_sentence(k: int) -> str:
             f"(weights alone: {roofline.batched_verify_cost(batches[0], k, GPU_RIDGE):.2f} and "
             f"{roofline.batched_verify_cost(batches[1], k, GPU_RIDGE):.2f}), so a long context keeps speculation "
             f"paying at batch sizes the weights-only picture rules out (MagicDec: {MAGICDEC_SPEEDUP.source}). "
-            "*Serving many requests* shows both regimes with a context slider.")
+            + _memory_clause(model, context, batches)
+            + "*Serving many requests* shows both regimes with a context slider.")
+
+
+def _memory_clause(model: roofline.Transformer, context: int, batches: tuple[int, ...]) -> str:
+    """Which of ``batches`` fit one 80 GB GPU with their cache: a batch that does not is spread over several."""
+    from app.passcost.serving import GPU_MEMORY_GB
+
+    weights = model.weight_bytes / 1e9
+    over = [b for b in batches if roofline.kv_cache_gb(b, context, model) + weights > GPU_MEMORY_GB]
+    if not over:
+        return ""
+    b = over[0]
+    return (f"(At B = {b} the cache alone is {roofline.kv_cache_gb(b, context, model):,.0f} GB beside "
+            f"{weights:.0f} GB of weights: more than one {GPU_MEMORY_GB} GB GPU holds, so such a batch is spread over "
+            "several.) ")
 
 
 def cost_section(trace: Trace, plain: Trace | None) -> None:

@@ -145,7 +145,8 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
                    "below are what the cost model uses.")
     base = m.plain_pass_s
     table = {
-        "": ["one draft pass (per proposal)", f"one verification pass (up to {m.k_max + 1} tokens)",
+        "": ["drafting, per guess proposed (copies included, at almost no cost)",
+             f"one verification pass (up to {m.k_max + 1} tokens)",
              "one plain pass (1 token)", "between the passes, per loop", "tokens per second"],
         "median time": [fmt_ms(m.draft_cost * base), fmt_ms(m.verify_cost_raw * base), fmt_ms(base),
                         fmt_ms(m.other_cost * base),
@@ -169,7 +170,7 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
         f"{m.tokens_per_loop:.2f} measured here, and it has no bookkeeping term. "
         + (f"Part of the gap: an average loop proposed only {m.k:.2f} of its K = {m.k_max} guesses (the drafter "
            "had fewer to offer, or a loop none), and a guess never proposed is never kept. "
-           if m.k < m.k_max - 0.05 else "")
+           if m.k < m.k_max - 0.05 and m.tokens_per_loop < m.closed_form_tokens_per_loop else "")
         + f"[Open the calculator at this run's α, K, c and v]({link.url}).")
     for note in link.notes:
         st.caption(f"Note: {note}.")

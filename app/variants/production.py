@@ -42,7 +42,7 @@ def rows() -> list[dict[str, str]]:
 def mtp_text() -> str:
     """What MTP's acceptance means in this app's formulas, and why the calculator cannot confirm DeepSeek's figure:
     an MoE target (v = 1 fails at small batch), c by bytes read, and a figure with no stated batch, which the MoE model
-    makes consistent only at large batch."""
+    comes nearest only at large batch."""
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
     by_layers = 1 / pub.DEEPSEEK_V3_LAYERS
@@ -62,9 +62,22 @@ def mtp_text() -> str:
             f"so the pass reads more weights. The report gives no batch size for its {pub.DEEPSEEK_MTP_SPEEDUP.figure} "
             f"(tokens per second). Read backwards, {pub.DEEPSEEK_MTP_SPEEDUP.figure} at τ = {tau_low:.2f}–"
             f"{tau_high:.2f} means a loop cost {tau_low / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
-            f"{tau_high / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f} plain steps, draft included; the mixture-of-experts model "
-            f"on *Serving many requests* reaches that only at large batch (K = 1: v = {v_big:.2f} at B = {big}, "
-            f"{v_one:.2f} at B = 1), where every expert is read each step anyway.")
+            f"{tau_high / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f} plain steps, draft included. " + _mtp_batch_clause(
+                tau_low, tau_high, by_bytes, v_big, v_one, big))
+
+
+def _mtp_batch_clause(tau_low: float, tau_high: float, c: float, v_big: float, v_one: float, big: int) -> str:
+    """Where the mixture-of-experts model's loop cost, c + v at K = 1, comes nearest what DeepSeek's figure implies."""
+    implied_high = tau_high / pub.DEEPSEEK_MTP_SPEEDUP.high
+    loop_big, loop_one = c + v_big, c + v_one
+    nearest = (f"the mixture-of-experts model on *Serving many requests* comes nearest at large batch, where every "
+               f"expert is read each step anyway: c + v = {c:.3f} + {v_big:.2f} = {loop_big:.2f} at B = {big}, "
+               f"against {c:.3f} + {v_one:.2f} = {loop_one:.2f} at B = 1")
+    if loop_big <= implied_high:
+        return f"That fits {nearest}; it does not fit a small batch."
+    return (f"No batch in this app's model fits that: {nearest}, which gives {tau_low / loop_big:.2f}–"
+            f"{tau_high / loop_big:.2f}×. So the figure implies a draft cheaper than its bytes, or a batch and "
+            "hardware where the check is nearly free, and it does not fit a small batch at all.")
 
 
 def sglang_text() -> str:

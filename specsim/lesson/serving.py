@@ -144,7 +144,7 @@ def vllm_dynamic_snippet(schedule: list[tuple[int, int, int]], k_default: int) -
     EAGLE head of the page's own example (its documentation's examples use EAGLE and EAGLE-3 heads)."""
     rows = ",\n".join(f"                [{a}, {b}, {k}]" for a, b, k in schedule)
     code = (f"""import os
-os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "0"  # the older model runner, as the documentation's EAGLE examples run
+os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "0"  # the older model runner, as Dynamic SD's EAGLE examples run
 from vllm import LLM
 
 llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
@@ -159,4 +159,6 @@ llm = LLM(model="meta-llama/Llama-3.1-8B-Instruct",
                    "K = 0 switches speculation off there. The schedule is this page's model, with the draft's cost c "
                    "held fixed as the batch grows (a real draft's cost grows with it): measure before you deploy "
                    "one. The documentation's examples use EAGLE and EAGLE-3 heads; check that your method is "
-                   "supported. Extend the last range to the most requests your server runs at once.")
+                   "supported. Its EAGLE examples set VLLM_USE_V2_MODEL_RUNNER=0 (the older model runner) for this "
+                   "feature; plain EAGLE, on *In practice*, needs no such setting. Extend the last range to the most "
+                   "requests your server runs at once.")
