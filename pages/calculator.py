@@ -104,12 +104,14 @@ def calculator() -> None:
     """
     apply_url()
     s = controls()
-    n = calc_numbers.headline(s)
-    st.markdown(loop_sentence(s))
-    st.markdown(formula_line(s))
-    shown = guessed_best_k(s)
+    shown = guessed_best_k(s)  # until the learner has guessed, the speedup at the sliders' K stays hidden too
     if shown:
+        n = calc_numbers.headline(s)
+        st.markdown(loop_sentence(s))
+        st.markdown(formula_line(s))
         st.info(best_k_sentence(s))
+    else:
+        n = CalcNumbers.of(s)
 
     tabs = st.tabs(state.CALC_TABS, key=state.bound(state.CALC_TAB), on_change="rerun")
     state.keep([state.CALC_TAB])  # the open tab is still open after a visit to another page

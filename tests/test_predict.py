@@ -58,6 +58,7 @@ def test_the_calculator_hides_the_best_k_until_a_guess_then_compares_and_keeps_t
     at = open_page("calculator.py", answers=False)
     assert not at.exception
     assert not any("The best K for these settings" in i.value for i in at.info)
+    assert not at.metric  # the speedup at the sliders' K would give the answer away (the default K is the best)
     assert any(m.value.startswith("**Predict first.**") for m in at.markdown)
     submit(at)  # nothing typed: a message, no answer
     assert not at.exception

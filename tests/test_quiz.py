@@ -514,3 +514,24 @@ def test_the_extra_token_after_a_rejection_comes_from_the_residual_under_samplin
     assert "norm(max(0, p − q))" in SEQ.piece("residual").text
     assert "residual" in SEQ.scenario("sampling-refusal").order
     assert "top-token" in SEQ.scenario("sampling-refusal").left_out
+
+
+def test_writing_the_token_and_updating_the_caches_count_in_either_order():
+    """Both reviewers: the +1 token and the caches' update are independent (neither cache holds the new token until
+    the next round's pass), yet the board marked the caches before the token wrong."""
+    from specsim.lesson import quiz as quizlib
+    from specsim.lesson.quiz import new_round
+
+    seq = quizlib.load_sequence()
+    for sc in seq.scenarios:
+        assert sc.either, f"{sc.id}: the token and the cache update may come in either order"
+        (a, b), = sc.either
+        swapped = list(sc.order)
+        i, j = swapped.index(a), swapped.index(b)
+        swapped[i], swapped[j] = b, a
+        attempt = new_round(seq, 0, sc.id).arrange(swapped).check()
+        assert attempt.solved(seq.accepted_orders) and all(attempt.marks(seq.accepted_orders))
+        assert not attempt.solved(seq.correct_order)  # the one order alone would have marked it wrong
+        wrong = list(sc.order)
+        wrong[0], wrong[1] = wrong[1], wrong[0]  # drafting after the target's pass is still wrong
+        assert not new_round(seq, 0, sc.id).arrange(wrong).solved(seq.accepted_orders)

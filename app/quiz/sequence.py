@@ -190,7 +190,7 @@ def _tap_mode(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
 def _marks(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
     """Right or wrong for each placed card where it stands, and no more: not where a card belongs, nor which cards
     are left out."""
-    order = quiz.correct_order[attempt.scenario]
+    order = attempt.order_for(quiz.accepted_orders)  # of the orders that count as right, the nearest to the learner's
     marks = attempt.marks(order)
     if attempt.solved(order):
         st.success(f"Right: the {len(order)} steps of this case, in order, and no other card.")
@@ -216,6 +216,10 @@ def _answer(quiz: SequenceQuiz, attempt: SequenceAttempt) -> None:
     st.markdown("#### The order of this round")
     for n, piece in enumerate(scenario.order, start=1):
         st.markdown(f"{n}. **{quiz.piece(piece).text}.** {quiz.piece(piece).explanation}")
+    for a, b in scenario.either:
+        first, second = scenario.order.index(a) + 1, scenario.order.index(b) + 1
+        st.caption(f"Steps {first} and {second} may come in either order: neither cache holds the new token until the "
+                   "next round's pass reads it, so writing it and updating the caches do not depend on each other.")
     st.markdown("#### The cards that are not steps of this case")
     for piece in (p for p in attempt.tray_order if p not in scenario.order):
         left = piece in attempt.left
@@ -244,7 +248,7 @@ def render(quiz: SequenceQuiz) -> None:
                  width="stretch")
     reset.button("Reset and reshuffle (a new case)", key=state.SEQ_RESET_BUTTON, on_click=_reset, args=(quiz,),
                  width="stretch")
-    solved = attempt.solved(quiz.correct_order)
+    solved = attempt.solved(quiz.accepted_orders)
     if attempt.checked:
         _marks(quiz, attempt)
         if not solved and not attempt.shown:

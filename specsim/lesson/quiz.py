@@ -91,6 +91,18 @@ class Scenario:
     setting: str
     order: tuple[str, ...]
     left_out: Mapping[str, str] = field(hash=False)
+    either: tuple[tuple[str, str], ...] = ()  # neighbouring steps that may come in either order
+
+    @property
+    def orders(self) -> tuple[tuple[str, ...], ...]:
+        """Every order that counts as right: :attr:`order`, and it with each pair of :attr:`either` swapped."""
+        out = [self.order]
+        for a, b in self.either:
+            i, j = self.order.index(a), self.order.index(b)
+            swapped = list(self.order)
+            swapped[i], swapped[j] = b, a
+            out.append(tuple(swapped))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -103,8 +115,14 @@ class SequenceQuiz:
 
     @property
     def correct_order(self) -> Mapping[str, tuple[str, ...]]:
-        """Each scenario's order, by scenario id: what :meth:`SequenceAttempt.marks` grades an attempt against."""
+        """Each scenario's order, by scenario id: the one the answer shows."""
         return {sc.id: sc.order for sc in self.scenarios}
+
+    @property
+    def accepted_orders(self) -> Mapping[str, tuple[tuple[str, ...], ...]]:
+        """Each scenario's orders that count as right (:attr:`Scenario.orders`): what :meth:`SequenceAttempt.marks`
+        and :meth:`SequenceAttempt.solved` grade an attempt against."""
+        return {sc.id: sc.orders for sc in self.scenarios}
 
     def piece(self, piece_id: str) -> Piece:
         return next(p for p in self.pieces if p.id == piece_id)
@@ -221,6 +239,7 @@ class _RawScenario(BaseModel):
     setting: _Text
     order: list[str] = Field(min_length=2)
     left_out: dict[str, str] = Field(min_length=1)
+    either: list[tuple[str, str]] = []
 
 
 class _RawSequence(BaseModel):
@@ -321,7 +340,12 @@ def parse_sequence(raw: Mapping[str, Any]) -> SequenceQuiz:
         where = f"sequence quiz, scenario {sc.id!r}"
         _require(len(set(sc.order)) == len(sc.order) and set(sc.order) <= ids, where, "steps must be distinct cards")
         _require(set(sc.left_out) <= ids - set(sc.order), where, "a left-out card must be a card not in its order")
-        scenarios.append(Scenario(sc.id, sc.setting, tuple(sc.order), dict(sc.left_out)))
+        for a, b in sc.either:
+            if a not in sc.order or b not in sc.order or abs(sc.order.index(a) - sc.order.index(b)) != 1:
+                raise QuizDataError(f"scenario {sc.id!r}: 'either' pairs neighbouring steps of its order, not "
+                                    f"{a!r} and {b!r}")
+        scenarios.append(Scenario(sc.id, sc.setting, tuple(sc.order), dict(sc.left_out),
+                                  tuple(tuple(pair) for pair in sc.either)))
     _require(len({sc.id for sc in scenarios}) == len(scenarios), "sequence quiz", "scenario ids must be distinct")
     for sc in scenarios:  # a card no real round contains would stand out: every stranger is another case's step
         elsewhere = {p for other in scenarios if other.id != sc.id for p in other.order}
@@ -532,17 +556,22 @@ class SequenceAttempt:
         """Ask to see the answer."""
         return replace(self, shown=True)
 
-    def _order(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> Sequence[str]:
-        return correct_order[self.scenario] if isinstance(correct_order, Mapping) else correct_order
+    def order_for(self, correct_order) -> Sequence[str]:
+        """The order to grade against: the one given, this scenario's from a mapping, and of several accepted orders
+        (:attr:`SequenceQuiz.accepted_orders`) the one that agrees with most placed cards."""
+        order = correct_order[self.scenario] if isinstance(correct_order, Mapping) else correct_order
+        if order and not isinstance(order[0], str):  # several accepted orders
+            return max(order, key=lambda o: (sum(grade_sequence(self.placed, o)), o == order[0]))
+        return order
 
     def marks(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> tuple[bool, ...]:
         """Right or wrong per placed card (:attr:`placed`), against ``correct_order``, or against this attempt's
         scenario's order when given every scenario's order (:attr:`SequenceQuiz.correct_order`)."""
-        return grade_sequence(self.placed, self._order(correct_order))
+        return grade_sequence(self.placed, self.order_for(correct_order))
 
     def solved(self, correct_order: Sequence[str] | Mapping[str, Sequence[str]]) -> bool:
         """The placed cards are the case's steps, in order, and nothing else."""
-        return self.placed == tuple(self._order(correct_order))
+        return self.placed == tuple(self.order_for(correct_order))
 
 
 def fits(quiz: SequenceQuiz, attempt: SequenceAttempt) -> bool:
