@@ -73,8 +73,9 @@ def answers_shown() -> bool:
 def switch() -> None:
     """The switch that shows every answer without a guess first (drawn in the sidebar by :mod:`app.frame`)."""
     st.toggle("Show answers without guessing", key=state.bound(state.SHOW_ANSWERS),
-                      help="Each page that asks for a prediction hides its answer until you have guessed. Turn "
-                           "this on to see the answers straight away.")
+                      help="The calculator, Why the output is unchanged and Live decoding ask for a prediction and "
+                           "hide their answer until you have guessed. Turn this on to see those answers straight "
+                           "away. The tests keep their answers for the end either way.")
     state.keep([state.SHOW_ANSWERS])
 
 

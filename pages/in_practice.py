@@ -93,10 +93,10 @@ drafts.section()
 
 st.subheader("Where it runs today")
 st.markdown(
-    "**vLLM**, **NVIDIA TensorRT-LLM** and **llama.cpp** are serving stacks that already ship speculative "
-    "decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and Medusa or "
-    "EAGLE heads. The core loop is small: written for speed alone, as in pytorch-labs/gpt-fast, it takes about 50 "
-    "lines of PyTorch. "
+    "**vLLM**, **SGLang**, **NVIDIA TensorRT-LLM** and **llama.cpp** are serving stacks that already ship "
+    "speculative decoding; between them they offer a separate draft model, n-gram (prompt lookup) drafting, and "
+    "Medusa or EAGLE heads. The core loop is small: written for speed alone, as in pytorch-labs/gpt-fast, it takes "
+    "about 50 lines of PyTorch. "
     + loop_size.sentence())
 with st.expander("How this was measured"):
     st.markdown(loop_size.parts_sentence())

@@ -58,7 +58,8 @@ def policy_sentence(spec: Trace) -> str:
     s = spec.settings
     if s.k_schedule == "fixed" and not s.stop_below:
         return ""
-    rule = ("transformers' schedule (K + 2 after a fully kept draft, − 1 otherwise)" if s.k_schedule == "heuristic"
+    rule = ("transformers' heuristic schedule (K + 2 after a fully kept draft, − 1 otherwise)"
+            if s.k_schedule == "heuristic"
             else f"a confidence stop (a draft ends after a guess with q below {number_text(s.stop_below)})")
     drafted = [it.k for it in spec.iterations]
     shown = ", ".join(str(k) for k in drafted[:40]) + ("…" if len(drafted) > 40 else "")

@@ -87,6 +87,6 @@ def live_policy(name: str, k: int) -> KPolicy:
 
 LIVE_POLICIES: dict[str, str] = {  # the live page's choice: name -> how the page describes it
     "fixed": "fixed: the same K every loop",
-    "heuristic": "transformers' schedule: +2 after a fully kept draft, −1 otherwise",
+    "heuristic": "transformers' heuristic schedule: +2 after a fully kept draft, −1 otherwise",
     "confidence": f"confidence stop: end a draft after a guess with q below {CONFIDENCE_STOP}",
 }

@@ -13,7 +13,7 @@ from specsim.core.trace import Trace
 
 POLICIES: dict[str, KPolicy] = {  # what the Under-the-hood page runs
     "fixed K = 4": KPolicy(4),
-    "transformers' schedule, from K = 4": KPolicy(4, "heuristic"),
+    "transformers' heuristic schedule, from K = 4": KPolicy(4, "heuristic"),
     f"confidence stop at q < {CONFIDENCE_STOP}, K up to 8": KPolicy(8, stop_below=CONFIDENCE_STOP),
 }
 
