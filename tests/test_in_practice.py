@@ -237,3 +237,14 @@ def test_the_shipped_drafts_training_is_described_as_its_draft_json_says():
     text = distill_text(shipped)
     assert "soft targets" not in text and "the token the target wrote" in text
     assert "soft targets" in distill_text({**shipped, "source": "records"})
+
+
+def test_the_references_list_every_method_the_pages_cite():
+    """A lecturer's review: block verification (Sun et al.), SuffixDecoding and Timor et al. were cited on the pages but
+    missing from the references."""
+    from app.practice import references
+
+    text = references.markdown()
+    for arxiv_id in ("2403.10444", "2411.04975", "2502.05202"):
+        assert f"https://arxiv.org/abs/{arxiv_id}" in text
+    assert "written from" not in text

@@ -55,11 +55,16 @@ REFERENCES: tuple[Reference, ...] = (
     arxiv("Chen, Tiwari, Sadhukhan et al. (2024)", "MagicDec: Breaking the Latency-Throughput Tradeoff for Long "
           "Context Generation with Speculative Decoding", "2408.11049"),
     arxiv("DeepSeek-AI (2024)", "DeepSeek-V3 Technical Report", "2412.19437"),
+    arxiv("Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami and Suresh (2024)",
+          "Block Verification Accelerates Speculative Decoding", "2403.10444", "ICLR 2025"),
+    arxiv("Oliaro, Jia, Campos and Qiao (2024)", "SuffixDecoding: Extreme Speculative Decoding for Emerging AI "
+          "Applications", "2411.04975"),
+    arxiv("Timor, Mamou, Korat, Berchansky, Jain, Pereg, Wasserblat and Harel (2025)", "Accelerating LLM Inference "
+          "with Lossless Speculative Decoding Algorithms for Heterogeneous Vocabularies", "2502.05202", "ICML 2025"),
 )
 
-SOURCES = ("- *Speculative Decoding Explained* (video), and the interview-preparation notes in "
-           "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep): "
-           "the two sources these pages were written from.")
+SOURCES = ("- Further reading for interviews: the *Speculative Decoding Explained* video and the notes in "
+           "[phoenixtype/ai-engineering-interview-prep](https://github.com/phoenixtype/ai-engineering-interview-prep).")
 
 
 def markdown() -> str:
