@@ -78,7 +78,7 @@ def test_survive_is_not_used_for_two_different_things():
 def test_quiz_wording():
     q = _quiz()
     assert "batch" not in _all_text(q["one-pass"])
-    assert "five inputs" in q["one-pass"]["options"][q["one-pass"]["answer"]]
+    assert "the last kept token included" in q["one-pass"]["options"][q["one-pass"]["answer"]]
     # the tokenizer question says why the ids must line up, without "ideally"
     assert "ideally" not in _all_text(q["tokenizer"]) and "token id" in q["tokenizer"]["explanation"]
 
