@@ -28,7 +28,9 @@ def mask_figure(labels: list[str], grid: list[list[bool]], hidden: int, rows: li
     title = "Causal mask of the verification pass: which positions each row may read"
     if hidden:
         title += f"<br><sup>and the {hidden} earlier cached positions, which every row reads</sup>"
-    fig.update_layout(title=title, height=150 + 34 * len(rows), margin=dict(l=10, r=10, t=80, b=10),
+    # the column labels sit on top, under a two-line title: room for both, so the subtitle never covers the labels
+    fig.update_layout(title=title, height=180 + 34 * len(rows),
+                      margin=dict(l=10, r=10, t=110, b=10),
                       yaxis=dict(autorange="reversed"), xaxis=dict(side="top", tickangle=0, type="category"))
     return fig
 
