@@ -52,7 +52,12 @@ class Number:
         """A value as the URL and the notices write it, at the setting's step: 0.13, not 0.13000000000000000444."""
         if self.exact:
             return number_text(value)
-        return f"{int(value)}" if self.decimals == 0 else f"{value:.{self.decimals}f}"
+        if self.decimals == 0:
+            return f"{int(value)}"
+        text = f"{value:.{self.decimals}f}"
+        while len(text.split(".")[1]) > 2 and text.endswith("0"):  # a finer step shows only the digits it needs
+            text = text[:-1]
+        return text
 
     def accepts(self, value: object) -> bool:
         """Whether a value (from a form, not a URL) is of the right kind and in range."""

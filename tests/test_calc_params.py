@@ -94,8 +94,8 @@ def test_several_values_for_one_name_use_the_last_like_the_browser():
 
 @pytest.mark.parametrize(
     ("query", "field", "value"),
-    [({"alpha": "63.4"}, "alpha_pct", 63), ({"alpha": "54.5"}, "alpha_pct", 55), ({"c": "0.125"}, "draft_cost", 0.13),
-     ({"c": "0.1234"}, "draft_cost", 0.12), ({"v": "1.005"}, "verify_cost", 1.01)],
+    [({"alpha": "63.4"}, "alpha_pct", 63), ({"alpha": "54.5"}, "alpha_pct", 55), ({"c": "0.1235"}, "draft_cost", 0.124),
+     ({"c": "0.1234"}, "draft_cost", 0.123), ({"v": "1.005"}, "verify_cost", 1.01)],
 )
 def test_values_off_the_slider_step_are_rounded_half_up_with_a_note(query, field, value):
     result = parse_query(query)

@@ -79,7 +79,7 @@ def test_validation_messages():
 def test_calculator_link_carries_the_measured_values():
     link = lp.calculator_link(0.6789, 5, 0.1349, 1.2351)
     assert urlsplit(link.url).path == "/calculator"
-    assert parse_qs(urlsplit(link.url).query) == {"k": ["5"], "alpha": ["68"], "c": ["0.13"], "v": ["1.24"]}
+    assert parse_qs(urlsplit(link.url).query) == {"k": ["5"], "alpha": ["68"], "c": ["0.135"], "v": ["1.24"]}
     assert link.notes == ()
 
 
@@ -96,7 +96,7 @@ def test_the_calculator_reads_the_link_as_written():
     result = calc_params.parse_query({k: v[0] for k, v in parse_qs(urlsplit(link.url).query).items()})
     assert result.problems == () and result.adjustments == ()
     s = result.settings
-    assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.13, 1.24)
+    assert (s.k, s.alpha_pct, s.draft_cost, s.verify_cost) == (5, 68, 0.135, 1.24)
 
 
 @pytest.mark.parametrize("raw,shown", [("", "(empty)"), ("   ", "(blank)"), ("\t", "(blank)")])

@@ -29,6 +29,24 @@ def test_mtp_in_the_apps_terms_is_the_formula_at_k_1():
     assert analytics.speedup(high, 1, c, 1.0) <= 1 + high  # never above tokens per pass
 
 
+def test_the_calculator_opened_from_mtp_shows_the_pages_speedup():
+    """Issue 62 (15): the calculator's c moved in steps of 0.01, so the MTP module's c = 0.041 could not be set."""
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    link = re.search(r"\]\((/calculator\?[^)]*)\)", production.mtp_text()).group(1)
+    query = {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
+    at = open_page("calculator.py", query=query)
+    assert not at.exception and not at.warning
+    low, _ = pub.DEEPSEEK_MTP_ACCEPTANCE
+    c = (pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B) / pub.DEEPSEEK_V3_ACTIVE_PARAMS_B
+    assert float(query["c"]) == round(c, 3)
+    assert [s.value for s in at.slider if s.label.startswith("c")] == [round(c, 3)]
+    speedup = f"{analytics.speedup(low, 1, round(c, 3), 1.0):.2f}×"
+    assert speedup in production.mtp_text()
+    assert any(m.value == speedup for m in at.metric), [m.value for m in at.metric]
+
+
 def test_sglangs_speedups_are_computed_from_its_throughputs():
     rates = pub.SGLANG_EAGLE_THROUGHPUT
     text = production.sglang_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import state
+from app.calculator.text import fmt_c
 from app.settings import CalcSettings
 from specsim.core import published
 from specsim.measure import analytics
@@ -24,7 +25,7 @@ def alpha_text(speedup: float, k: int, c: float, v: float) -> str:
     alpha = analytics.alpha_for_speedup(speedup, k, c, v)
     if alpha is None:
         lo, hi = float(analytics.speedup(0.0, k, c, v)), float(analytics.speedup(1.0, k, c, v))
-        return f"out of reach: at K = {k}, c = {c:.2f}, v = {v:.2f} every α gives {lo:.2f}× to {hi:.2f}×"
+        return f"out of reach: at K = {k}, c = {fmt_c(c)}, v = {v:.2f} every α gives {lo:.2f}× to {hi:.2f}×"
     return f"α = {alpha:.0%}"
 
 
@@ -44,7 +45,7 @@ def parse_speedup(text: str, k: int, c: float, v: float) -> tuple[float | None, 
         return None, (f"{text} is refused: a reported speedup must be above 1×, faster than plain decoding; "
                       "no acceptance rate explains a gain of 1× or less.")
     if value > top:
-        return None, (f"{text} is refused: at K = {k}, c = {c:.2f} and v = {v:.2f} even a draft whose every guess "
+        return None, (f"{text} is refused: at K = {k}, c = {fmt_c(c)} and v = {v:.2f} even a draft whose every guess "
                       f"is kept gives at most (K + 1) ÷ (K·c + v) = {top:.2f}× (and never more than K + 1 = {k + 1}×, "
                       "when drafting and checking are free).")
     return value, None
@@ -65,12 +66,13 @@ def section(s: CalcSettings) -> None:
     if problem is not None:
         st.error(problem, icon="⚠️")
     else:
-        st.markdown(f"At K = {s.k}, c = {s.draft_cost:.2f} and v = {s.verify_cost:.2f}, a speedup of "
+        st.markdown(f"At K = {s.k}, c = {fmt_c(s.draft_cost)} and v = {s.verify_cost:.2f}, a speedup of "
                     f"{reported:.2f}× means {alpha_text(reported, s.k, s.draft_cost, s.verify_cost)}.")
     c = round(published.CHEN_2023.draft_cost, 2)
     rows = [f"- {run.task}: {run.speedup:.2f}× at K = {run.k} gives {alpha_text(run.speedup, run.k, c, 1.0)}"
             for run in published.REPORTED_RUNS]
-    st.markdown(f"{published.REPORTED_RUNS[0].source} measured, with c = {c:.2f} and v taken as 1:\n" + "\n".join(rows)
+    st.markdown(f"{published.REPORTED_RUNS[0].source} measured, with c = {fmt_c(c)} and v taken as 1:\n"
+                + "\n".join(rows)
                 + "\n\nThe calculator's 70 % is where its slider starts, not a measured figure. These back-solved "
                 "rates are lower bounds: taking v = 1 prices the check at one plain pass, and a dearer check would "
                 "need a higher α to reach the same speedup.")

@@ -69,7 +69,7 @@ def controls() -> CalcSettings:
     k = left.slider(k_label, k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
     alpha_pct = mid.slider(alpha_label, alpha_.lo, alpha_.hi, step=1, format="%d%%",
                            key=state.bound(state.CALC_ALPHA_PCT))
-    c = right.slider(c_label, c_.lo, c_.hi, step=0.01, format="%.2f×",
+    c = right.slider(c_label, c_.lo, c_.hi, step=0.001, format="%.3f×",
                      key=state.bound(state.CALC_DRAFT_COST))
     with st.expander("Calibrate with measured costs"):
         st.markdown(
@@ -94,7 +94,7 @@ def controls() -> CalcSettings:
         notice = state.get(state.CALC_V_NOTICE)
         if notice:
             st.warning(notice, icon="⚠️")
-    settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 2),
+    settings = CalcSettings(k=int(k), alpha_pct=int(alpha_pct), draft_cost=round(float(c), 3),
                             verify_cost=round(float(v), 2))
     for field, key in _KEYS.items():
         state.put(key, getattr(settings, field))

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app import state
-from app.calculator.text import fmt
+from app.calculator.text import fmt, fmt_c
 from app.charts import chart
 from app.palette import DRAFT, REJECTED, TARGET
 from app.settings import CalcSettings
@@ -21,7 +21,7 @@ def one_pass_figure(alpha: float, draft_cost: float, pass_cost: float, verify_co
     ks = np.arange(analytics.K_MIN, k_max + 1)
     fig = go.Figure()
     fig.add_scatter(x=ks, y=analytics.speedup(alpha, ks, draft_cost, verify_cost), mode="lines+markers",
-                    name=f"chained draft: K passes at c = {draft_cost:.2f}", line={"color": DRAFT})
+                    name=f"chained draft: K passes at c = {fmt_c(draft_cost)}", line={"color": DRAFT})
     fig.add_scatter(x=ks, y=analytics.speedup_one_pass(alpha, ks, pass_cost, verify_cost), mode="lines+markers",
                     name=f"all K in one pass at c₁ = {pass_cost:.2f}", line={"color": TARGET})
     fig.add_scatter(x=[ks[0], ks[-1]], y=[1, 1], mode="lines", name="break-even",

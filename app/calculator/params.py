@@ -19,7 +19,7 @@ from specsim.core.defaults import K_MAX, K_MIN
 PARAMS: tuple[Param, ...] = (
     Param("k", "k", keys.CALC_K, Number("k", K_MIN, K_MAX, 0, "draft tokens per loop", whole_only=True)),
     Param("alpha", "alpha_pct", keys.CALC_ALPHA_PCT, Number("alpha", 0, 100, 0, "acceptance rate in percent")),
-    Param("c", "draft_cost", keys.CALC_DRAFT_COST, Number("c", 0.0, 1.0, 2, "draft pass cost in target passes")),
+    Param("c", "draft_cost", keys.CALC_DRAFT_COST, Number("c", 0.0, 1.0, 3, "draft pass cost in target passes")),
     Param("v", "verify_cost", keys.CALC_VERIFY_COST,
           Number("v", 1.0, 10.0, 2, "verification pass cost in target passes")),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from app.calculator import params
 from app.settings import CalcSettings
 from specsim.measure import analytics
 
@@ -12,6 +13,11 @@ from specsim.measure import analytics
 def fmt(x: float) -> str:
     """Every number the calculator shows: two decimals."""
     return f"{x:.2f}"
+
+
+def fmt_c(c: float) -> str:
+    """The draft's cost c at its slider's step: 0.13, or 0.016 for a draft as cheap as one layer of 61."""
+    return params.BY_NAME["c"].number.format(c)
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def loop_sentence(s: CalcSettings) -> str:
     else:
         verdict = f"so speculative decoding here runs at only {fmt(n.speedup)}× the speed: slower than not drafting"
     return (
-        f"Every loop pays for {drafts} at {fmt(s.draft_cost)}× the target's cost plus {verify}, "
+        f"Every loop pays for {drafts} at {fmt_c(s.draft_cost)}× the target's cost plus {verify}, "
         f"{fmt(n.cost)} target passes altogether, and gets back {fmt(n.tokens)} tokens on average. "
         f"Decoding without a draft pays a full target pass per token, {verdict}, "
         "and the text that comes out is still the target's own."
@@ -103,7 +109,7 @@ def useless_draft_sentence(s: CalcSettings) -> str:
               "acceptance and switch speculation off where it stays low.")
     if fmt(s.verify_cost) == fmt(1.0):
         return head + (f"With v = {fmt(s.verify_cost)} the check itself costs no more than a plain pass, so the "
-                       f"loss is only the drafting time, K·c = {s.k} × {fmt(s.draft_cost)} = {fmt(loss)} target "
+                       f"loss is only the drafting time, K·c = {s.k} × {fmt_c(s.draft_cost)} = {fmt(loss)} target "
                        f"passes per loop. {advice}")
     return head + (f"Here checking K + 1 = {s.k + 1} tokens costs v = {fmt(s.verify_cost)} plain passes, so the loss "
                    f"is the drafting time K·c = {fmt(drafting)} plus the verification's excess v − 1 = "
@@ -117,7 +123,7 @@ def heatmap_sentence(s: CalcSettings) -> str:
     at_zero = analytics.speedup(0.0, 1, s.draft_cost, s.verify_cost)  # K = 1 is the least bad K at α = 0
     head = "The black line follows the best K for each acceptance rate, and it climbs as α rises. "
     if fmt(at_zero) == fmt(1.0):
-        return head + (f"With c = {fmt(s.draft_cost)} and v = {fmt(s.verify_cost)} a loop costs one target pass "
+        return head + (f"With c = {fmt_c(s.draft_cost)} and v = {fmt(s.verify_cost)} a loop costs one target pass "
                        "whatever K is, so even at α = 0 every K breaks even (1×): the bottom row stays white.")
     if at_zero < 1.0:
         return head + (f"At α = 0 a loop yields one token for K·c + v target passes, so every K is slower than "
@@ -129,7 +135,7 @@ def heatmap_sentence(s: CalcSettings) -> str:
 
 # ---- predict, then see: the best K --------------------------------------------------------------------
 def best_k_question(s: CalcSettings) -> str:
-    return (f"Is the sliders' K = {s.k} the best choice at α = {s.alpha_pct} %, c = {fmt(s.draft_cost)} and "
+    return (f"Is the sliders' K = {s.k} the best choice at α = {s.alpha_pct} %, c = {fmt_c(s.draft_cost)} and "
             f"v = {fmt(s.verify_cost)}? Give the K you think gives the largest speedup, and roughly how large that "
             "speedup is.")
 

@@ -189,4 +189,4 @@ def calculator_link(alpha: float, k: int, draft_cost: float, verify_cost: float)
         notes.append(f"the calculator's verification factor spans {v_range.lo:g} to {v_range.hi:g} (a pass over "
                      f"K + 1 tokens never costs less than a one-token pass); measured {verify_cost:.2f}")
     k = int(min(k_range.hi, max(k_range.lo, k)))
-    return CalculatorLink(k, int(half_up(alpha * 100, 0)), half_up(c, 2), half_up(v, 2), tuple(notes))
+    return CalculatorLink(k, int(half_up(alpha * 100, 0)), half_up(c, 3), half_up(v, 2), tuple(notes))

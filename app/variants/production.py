@@ -4,8 +4,12 @@ decoding, what each drafts from, how it is checked, and what its paper reported;
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
+from app.calculator import params as calc_params
+from app.settings import CalcSettings
 from specsim.core import published as pub
 from specsim.core.defaults import GPU_RIDGE
 from specsim.lesson import moe
@@ -48,6 +52,8 @@ def mtp_text() -> str:
     by_layers = 1 / pub.DEEPSEEK_V3_LAYERS
     by_bytes = pub.DEEPSEEK_MTP_COST_BY_BYTES
     s_low, s_high = analytics.speedup(low, 1, by_bytes, 1.0), analytics.speedup(high, 1, by_bytes, 1.0)
+    calculator = "/calculator?" + urlencode(calc_params.to_query(
+        CalcSettings(k=1, alpha_pct=round(low * 100), draft_cost=round(by_bytes, 3), verify_cost=1.0), every=True))
     big = 256
     v_big, v_one = moe.DEEPSEEK_V3.verify_cost(big, 1, GPU_RIDGE), moe.DEEPSEEK_V3.verify_cost(1, 1, GPU_RIDGE)
     return (f"**MTP in this app's terms.** DeepSeek-V3 drafts one token (K = 1), kept {low:.0%}–{high:.0%} of the "
@@ -57,7 +63,8 @@ def mtp_text() -> str:
             f"({pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B:g} − {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
             f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {by_bytes:.3f} of the model's {pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B "
             f"active parameters, not 1/{pub.DEEPSEEK_V3_LAYERS} = {by_layers:.3f}. With v = 1 the calculator would "
-            f"give {s_low:.2f}–{s_high:.2f}×, but v = 1 does not hold here: DeepSeek-V3 is a mixture of experts, and "
+            f"give {s_low:.2f}–{s_high:.2f}× ([open it at α = {low:.0%}]({calculator})), "
+            "but v = 1 does not hold here: DeepSeek-V3 is a mixture of experts, and "
             "at small batch the K + 1 tokens of a verification pass can route to more experts than one token does, "
             f"so the pass reads more weights. The report gives no batch size for its {pub.DEEPSEEK_MTP_SPEEDUP.figure} "
             f"(tokens per second). Read backwards, {pub.DEEPSEEK_MTP_SPEEDUP.figure} at τ = {tau_low:.2f}–"

@@ -25,10 +25,18 @@ export function fmt(x) {
   return x.toFixed(2);
 }
 
+// Python's f"{x:.2f}" for a number computed with the same IEEE operations in both languages (the cost, K·c + v: no
+// pow), so its bits are Python's: toFixed agrees except on an exact binary tie (x.125, x.375, …: x·8 odd), where
+// Python rounds half to even and toFixed up; such a cost is left to the script run.
+export function fmtExact(x) {
+  if (Number.isInteger(x * 8) && !Number.isInteger(x * 4)) return null;
+  return x.toFixed(2);
+}
+
 // The four metrics' texts, or null when one of them is too close to call.
 export function shown(k, alphaPct, c, v) {
   const n = headline(k, alphaPct, c, v);
-  const texts = [fmt(n.prefix), fmt(n.tokens), fmt(n.cost), fmt(n.speedup)];
+  const texts = [fmt(n.prefix), fmt(n.tokens), fmtExact(n.cost), fmt(n.speedup)];
   if (texts.includes(null)) return null;
   texts[3] += "×";
   return texts;
@@ -59,7 +67,7 @@ let latest = null;
 function update() {
   const [k, alphaPct, c] = latest.sliders.map(sliderValue);
   if ([k, alphaPct, c].some((x) => x === null || Number.isNaN(x))) return;
-  const texts = shown(Math.round(k), Math.round(alphaPct), Number(c.toFixed(2)), latest.v);
+  const texts = shown(Math.round(k), Math.round(alphaPct), Number(c.toFixed(3)), latest.v);
   if (texts === null) return;  // the script run will say
   latest.metrics.forEach((label, i) => {
     const value = byLabel("stMetric", label)?.querySelector("[data-testid='stMetricValue']");

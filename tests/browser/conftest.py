@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 
+from app.calculator.params import BY_NAME as _CALC_PARAMS
 from specsim.core.trace import Trace
 from specsim.measure import analytics
 from tests.browser.server import running_app
@@ -186,6 +187,7 @@ def screenshot(page, name: str, full_page: bool = True) -> Path:
 
 # ---- the calculator -------------------------------------------------------------------------------
 K_LABEL, ALPHA_LABEL, C_LABEL = "K: tokens", "α: chance", "c: one draft pass"
+C_NUMBER = _CALC_PARAMS["c"].number  # how the URL writes c
 
 
 def slider(page, label: str):
@@ -291,7 +293,7 @@ def check_page_matches_sliders(page, bare_address_ok: bool = False) -> tuple[int
         # does not write (issue 39 (8): a page switch is then one history entry)
         assert bare_address_ok or (k, alpha_pct, c) == (4, 70, 0.13), f"settings {k, alpha_pct, c} not in {page.url}"
         return k, alpha_pct, c
-    assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [f"{c:.2f}"])
+    assert (query["k"], query["alpha"], query["c"]) == ([str(k)], [str(alpha_pct)], [C_NUMBER.format(c)])
     return k, alpha_pct, c
 
 

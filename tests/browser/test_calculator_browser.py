@@ -45,7 +45,7 @@ def test_keyboard_arrows_move_each_slider_one_step_and_everything_follows(page):
     press_key(page, ALPHA_LABEL, "ArrowLeft", 3)
     press_key(page, C_LABEL, "ArrowRight")
     k, alpha_pct, c = check_page_matches_sliders(page)
-    assert (k, alpha_pct, round(c, 2)) == (start[0] + 2, start[1] - 3, round(start[2] + 0.01, 2))
+    assert (k, alpha_pct, round(c, 3)) == (start[0] + 2, start[1] - 3, round(start[2] + 0.001, 3))
     after = [svg_signature(page, i) for i in range(drawn)]
     assert all(a != b for a, b in zip(charts, after, strict=True)), "every chart re-rendered with new data"
     press_key(page, K_LABEL, "End")
