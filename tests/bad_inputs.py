@@ -61,6 +61,8 @@ CALCULATOR_URL = [
 
 LIVE_URL = [
     _live("live-url-k-zero", "URL parameter `k`", k="0"),
+    # Issue 62 (14): a NUL byte in a model id showed only Python's "embedded null byte" on Run
+    _live("live-url-target-nul", "URL parameter `target`", pair="custom", target="owner/model\x00"),
     _live("live-url-k-above-max", "URL parameter `k`", k="17"),
     _live("live-url-k-word", "URL parameter `k`", k="four"),
     _live("live-url-k-unicode-digit", "URL parameter `k`", k="\u0666"),
@@ -117,6 +119,10 @@ LIVE_MODELS = [
     Bad("models-folder-not-a-model", "live models", {"target": "{tmp}/junk", "draft": "{draft}"},
         "Could not load"),
     Bad("models-ids-empty", "live models", {"target": "   ", "draft": ""}, "A custom pair needs a target id"),
+    Bad("models-target-nul", "live models", {"target": "owner/model\x00", "draft": "{draft}"},
+        "The Target box holds a control character (\\x00)"),
+    Bad("models-draft-nul", "live models", {"target": "{target}", "draft": "{draft}\x00"},
+        "The Draft box holds a control character (\\x00)"),
     Bad("models-tokenizers-differ", "live models", {"target": "{target}", "draft": "{other_draft}"},
         "tokenizers differ"),
     # Issue 23: a server file or folder outside the allowed model folders, one message whatever it is

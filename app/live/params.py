@@ -7,6 +7,7 @@ value typed into the form is refused with a message when the user presses Run.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
@@ -99,7 +100,8 @@ def _read_text(field: str, name: str, raw: str, pairs: Sequence[str], default: s
         ok, expected = bool(raw.strip()) and len(raw) <= MAX_PROMPT_CHARS, \
             f"a non-empty text of at most {MAX_PROMPT_CHARS} characters"
     else:
-        ok, expected = len(raw) <= MAX_ID_CHARS, f"a model id of at most {MAX_ID_CHARS} characters"
+        ok = len(raw) <= MAX_ID_CHARS and not _control_characters(raw)
+        expected = f"a model id of at most {MAX_ID_CHARS} characters, without control characters"
         raw = raw.strip() if ok else raw
     return Reading(raw) if ok else refused(name, raw, expected, repr(default))
 
@@ -133,6 +135,11 @@ def _reads_cleanly(field: str, raw: str) -> bool:
     return reading.problem is None and reading.adjustment is None
 
 
+def _control_characters(text: str) -> list[str]:
+    """The control characters in ``text`` (a NUL byte, a tab…), as escapes people can read: ``\\x00``."""
+    return sorted({repr(ch)[1:-1] for ch in text if unicodedata.category(ch) == "Cc"})
+
+
 def problems(settings: LiveSettings) -> dict[str, str]:
     """What stops a run, by the field at fault, each a sentence for the user (empty when the settings are fine)."""
     found = {}
@@ -153,6 +160,11 @@ def problems(settings: LiveSettings) -> dict[str, str]:
         found["target"] = "A custom pair needs a target id (a hub id such as owner/name, or a local folder)."
     if settings.pair == "custom" and settings.drafter == "model" and not settings.draft.strip():
         found["draft"] = "The draft-model drafter needs a draft id too (a hub id or a local folder)."
+    for field, box in (("target", "Target"), ("draft", "Draft")):
+        bad = _control_characters(getattr(settings, field)) if settings.pair == "custom" else []
+        if bad and field not in found:
+            found[field] = (f"The {box} box holds a control character ({', '.join(bad)}), which no hub id or folder "
+                            "name has: retype the id.")
     return found
 
 
