@@ -95,18 +95,18 @@ def chip_title(chip: Chip) -> str:
     return "\n".join(lines)
 
 
-# Streamlit's st.html cleans its HTML with DOMPurify, which drops an attribute whose value would close a comment,
-# a CDATA section, a <style> or a <title> (DOMPurify 3.x, `_sanitizeAttributes`: /((--!?|])>)|<\/(style|title)/i).
-# A prompt holding one of those lost its hover text. A word joiner (U+2060, invisible, zero width) between the
-# characters keeps the tooltip as typed and the attribute out of the rule.
-UNSAFE_IN_ATTRIBUTE = re.compile(r"((--!?|])>)|<\/(style|title)", re.IGNORECASE)
+# Streamlit's st.html cleans its HTML with DOMPurify, which drops an attribute whose value would close a comment or a
+# CDATA section, or holds a closing tag of a raw-text element (DOMPurify 3.4.17 in streamlit 1.67, with SAFE_FOR_XML:
+# /((--!?|])>)|<\/(style|script|title|xmp|textarea|noscript|iframe|noembed|noframes)/i; 3.1 named only style and
+# title). A prompt holding one of those lost its hover text. A word joiner (U+2060, invisible, zero width) after
+# "--", "]" and every "<" of a closing tag keeps the tooltip as typed and the attribute out of any such list.
 WORD_JOINER = "\u2060"
 
 
 def attribute_text(text: str) -> str:
     """``text`` for a title attribute that DOMPurify keeps: it reads the same, joiners break the dropped patterns."""
     text = re.sub(r"(--!?|\])>", lambda m: m.group(1) + WORD_JOINER + ">", text)
-    return re.sub(r"<(/)(?=(style|title))", "<" + WORD_JOINER + r"\1", text, flags=re.IGNORECASE)
+    return re.sub(r"<(?=/)", "<" + WORD_JOINER, text)
 
 
 def chips_html(chips: Sequence[Chip], prompt_text: bool = True) -> str:
