@@ -285,6 +285,11 @@ DEFAULTS.update({PREDICTIONS: dict, SHOW_ANSWERS: lambda: os.environ.get("SPECSI
 SEQ_SHOW_BUTTON = "quiz_seq_show"  # "Show the answer" after a check that is not right yet
 
 
+# ---- class mode: a run kept by the browser ------------------------------------------------------------
+LIVE_REATTACHED = "live_reattached"  # this session has looked for the browser's run in the class queue
+DEFAULTS.update({LIVE_REATTACHED: False})
+
+
 # every key is declared above this line: __all__ collects them
 
 __all__ = [name for name in list(globals()) if name.isupper() and not name.startswith("_")] + [

@@ -41,6 +41,7 @@ if live_cache.store() is not None and classmode.queue_url() is None:
                        help="Settings that already ran on this machine replay that run from its run cache at once; "
                             "tick this to run the models again.")
 live_run.resume_class_run(pressed)  # class mode: a job an interrupted script run left running
+live_run.reattach_class_run(pressed)  # class mode: the run this browser started, seen from a new server session
 if pressed or why_speed.take_autorun():
     live_run.start(settings)  # validates, loads the models, runs both decodings; problems become st.error
 write_url(settings)

@@ -357,3 +357,47 @@ def test_leaving_the_live_page_cancels_a_run_it_left_running(class_mode, worker)
     assert not at.exception, at.exception
     assert jobs.status(class_mode, job_id, token).state not in ("queued", "running")
     assert at.session_state[state.LIVE_RUN] is None
+
+
+def _queued_job(url: str, queue: str, seed: int, max_new: int = N_NEW) -> tuple[str, str]:
+    from specsim.request import RunRequest
+
+    token = f"test-{uuid.uuid4().hex}"
+    request = RunRequest(prompt=PROMPT, drafter="prompt_lookup", k=2, max_new_tokens=max_new, temperature=0.0,
+                         seed=seed)
+    return jobs.submit(url, request, token, queue=queue), token
+
+
+def test_a_new_session_finds_the_run_its_browser_kept_and_follows_it(class_mode, worker, monkeypatch):
+    """Issue 62 (6): a kill -9 of a replica sent its learners' pages to the other replica as new sessions, in the
+    opening state with no word about their runs. The browser keeps its run's id and token (a cookie); a new session
+    follows that run to its end and says what happened."""
+    job_id, token = _queued_job(class_mode, worker, seed=31)
+    monkeypatch.setattr(classmode, "recall", lambda: (job_id, token))
+    at = open_page("live.py", timeout=300)
+    assert not at.exception, at.exception
+    assert jobs.status(class_mode, job_id, token).state == "finished"
+    spec = at.session_state[state.LIVE_TRACE]
+    assert spec is not None and spec.settings.seed == 31 and spec.n_generated == N_NEW
+    assert at.session_state[state.LIVE_SESSION_TOKEN] == token  # Cancel and the next Run act as the run's owner
+    assert any(classmode.REATTACHED in i.value for i in at.info), [i.value for i in at.info]
+    at.run(timeout=300)  # once per session: a later script run does not look again
+    assert at.session_state[state.LIVE_TRACE] is spec
+
+
+def test_a_kept_run_that_was_cancelled_or_is_not_this_tokens_is_not_shown(class_mode, worker, monkeypatch):
+    job_id, token = _queued_job(class_mode, worker, seed=32, max_new=60)
+    assert jobs.cancel(class_mode, job_id, token) in ("cancelled", "stopping")
+    for kept in ((job_id, token), (job_id, "someone else's token"), ("no-such-job", token)):
+        monkeypatch.setattr(classmode, "recall", lambda kept=kept: kept)
+        at = open_page("live.py", timeout=300)
+        assert not at.exception, at.exception
+        assert at.session_state[state.LIVE_TRACE] is None and at.session_state[state.LIVE_RUN] is None
+        assert not any(classmode.REATTACHED in i.value for i in at.info)
+
+
+def test_a_class_run_asks_the_browser_to_keep_its_id_and_token(class_mode):
+    at = _run(seed=33)
+    token = at.session_state[state.LIVE_SESSION_TOKEN]
+    scripts = [e.proto.body for e in at.get("html") if classmode.COOKIE in e.proto.body]
+    assert len(scripts) == 1 and f".{token};" in scripts[0] and "SameSite=Strict" in scripts[0], scripts

@@ -11,12 +11,15 @@ Without the variable (``make run``), runs stay in this process (:mod:`app.live.r
 Cancel, a new Run or leaving the page takes a waiting job off the queue, or stops a running one at the end of its
 iteration and keeps what it recorded. Any other interruption of the script run that follows a job (a click elsewhere
 on the page, a websocket reconnect after nginx restarts) leaves the job running, and the next script run follows it
-again (:func:`follow`, from :func:`app.live.run.resume_class_run`): a reconnect never cancels a run.
+again (:func:`follow`, from :func:`app.live.run.resume_class_run`): a reconnect never cancels a run. A page whose
+server session is new (its replica was killed and nginx sent it to another, or a reload) finds the run its browser
+last started through a cookie (:func:`remember`, :func:`reattach`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import time
 from datetime import datetime
@@ -58,6 +61,41 @@ def session_token() -> str:
     return token
 
 
+# The browser keeps its latest class run in a cookie (job id and session token), so a page whose server session is
+# new finds the run again: after its replica was killed and nginx sent it to another, or after a reload. Set by a
+# script on the page (st.html), read from the websocket's handshake (st.context.cookies); it lasts as long as the
+# job's records (jobs.KEEP_S) and never leaves this site (SameSite=Strict).
+COOKIE = "specsim_run"
+
+
+def remember(job_id: str, token: str) -> None:
+    """Have the browser keep ``job_id`` and its token (the cookie above)."""
+    value = f"{job_id}.{token}"
+    if not re.fullmatch(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", value):  # the queue's own ids: nothing a script could run
+        return
+    st.html(f'<script>document.cookie = "{COOKIE}={value}; path=/; max-age={jobs.KEEP_S}; SameSite=Strict";'
+            "</script>", unsafe_allow_javascript=True)
+
+
+def recall() -> tuple[str, str] | None:
+    """The (job id, token) the browser keeps, or None."""
+    try:
+        value = st.context.cookies.get(COOKIE, "")
+    except Exception:  # noqa: BLE001 - no browser behind this session (a bare script run)
+        return None
+    if not isinstance(value, str):  # AppTest's stand-in for the request
+        return None
+    job_id, dot, token = value.partition(".")
+    return (job_id, token) if dot and job_id and token else None
+
+
+REATTACHED = ("This page has a new server session (its app server restarted, or the page was reloaded), and your "
+              "run was found in the class queue: ")
+
+
+FOUND_AGAIN = "Your run, found again in the class queue after this page's server session changed. "
+
+
 def recorded_note(result: jobs.JobResult) -> str:
     when = datetime.fromtimestamp(result.recorded_at).strftime("%Y-%m-%d %H:%M")
     return (f"Recorded on {when} on {result.machine}, served from the class cache: the class has run exactly these "
@@ -84,7 +122,28 @@ def run(box, request: RunRequest, url: str, interruptible) -> None:
         box.notice = ("error", f"The class queue refused the run: {type(error).__name__}: {error}. Your settings are "
                                "kept.")
         return
+    remember(job_id, token)
     follow(box, url, job_id, token, interruptible, "Sent to the class queue…")
+
+
+def reattach(box, url: str, job_id: str, token: str, interruptible) -> bool:
+    """A new session finding the browser's run: follow it into ``box`` while it waits or runs, or collect it when it
+    has finished; False (nothing done) when it was cancelled, failed, expired or is not this token's."""
+    try:
+        status = jobs.status(url, job_id, token)
+    except (OSError, RedisError, jobs.NotYourJob):
+        return False
+    if status.state in ("queued", "running"):
+        follow(box, url, job_id, token, interruptible, REATTACHED + "following it again…", lead=FOUND_AGAIN)
+        how = "it went on while the page was away, and here it is."
+    elif status.state == "finished":
+        _collect(box, url, job_id, token, status)
+        how = "it had finished, and here it is."
+    else:
+        return False
+    if box.notice is None or box.notice[0] == "info":
+        box.notice = ("info", REATTACHED + how + ("" if box.notice is None else " " + box.notice[1]))
+    return True
 
 
 OUTAGE_S = 20.0  # how long a page waits for the class queue to answer again (a restarting Redis) before giving up
@@ -94,10 +153,11 @@ LOST_QUEUE = ("The class queue at {url} stopped answering while your run was on 
               "back.")
 
 
-def _follow(box, url: str, job_id: str, token: str, bar, interruptible) -> None:
-    """Poll the job until it ends, keeping the bar up to date; then move what it recorded into ``box``."""
+def _follow(box, url: str, job_id: str, token: str, bar, interruptible, lead: str = "") -> None:
+    """Poll the job until it ends, keeping the bar up to date (each text after ``lead``); then move what it recorded
+    into ``box``."""
     where = ["Sent to the class queue…", 0.0]
-    progress = interruptible(bar, lambda: (where[1], where[0]))
+    progress = interruptible(bar, lambda: (where[1], lead + where[0]))
     seen, attempt, away = 0, 1, None
     while True:
         try:
@@ -163,15 +223,16 @@ def _collect(box, url: str, job_id: str, token: str, status: jobs.JobStatus) -> 
                               "way, so the class ran it once and both pages replay the same run.")
 
 
-def follow(box, url: str, job_id: str, token: str, interruptible, first_text: str) -> None:
-    """Follow a job under a progress bar (first saying ``first_text``) and its Cancel button until it ends; a job
-    an interrupted script run left running is followed again the same way (:func:`app.live.run.resume_class_run`)."""
+def follow(box, url: str, job_id: str, token: str, interruptible, first_text: str, lead: str = "") -> None:
+    """Follow a job under a progress bar (first saying ``first_text``, then ``lead`` before each report) and its Cancel
+    button until it ends; a job an interrupted script run left running is followed again the same way
+    (:func:`app.live.run.resume_class_run`)."""
     holder = st.empty()
     with holder.container():
         bar = st.progress(0.0, text=first_text)
         st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
     try:
-        _follow(box, url, job_id, token, bar, interruptible)
+        _follow(box, url, job_id, token, bar, interruptible, lead)
     except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away while the run was on it, or came
         # back empty after a restart (its jobs are gone)
         box.notice = ("error", LOST_QUEUE.format(url=url, error=error))

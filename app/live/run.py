@@ -172,6 +172,35 @@ def resume_class_run(pressed_run: bool) -> None:
     adopt()
 
 
+def reattach_class_run(pressed_run: bool) -> None:
+    """Class mode, once per session: a page whose server session is new (its replica was killed, or a reload) shows
+    the run its browser last started, following it while it runs (issue 62 (6)). The browser keeps the run's id and
+    token (:func:`app.live.classmode.remember`); nothing happens when this session already has a run."""
+    url = classmode.queue_url()
+    if url is None or pressed_run or state.get(state.LIVE_REATTACHED):
+        return
+    state.put(state.LIVE_REATTACHED, True)
+    kept = classmode.recall()
+    if kept is None or state.get(state.LIVE_RUN) is not None or state.get(state.LIVE_TRACE) is not None:
+        return
+    job_id, token = kept
+    box = RunBox()
+    state.put(state.LIVE_RUN, box)
+    state.put(state.LIVE_SESSION_TOKEN, token)  # the run's own: Cancel works on it, a new Run keeps the cookie right
+    try:
+        found = classmode.reattach(box, url, job_id, token, _Interruptible)
+    except (ScriptControlException, KeyboardInterrupt):
+        raise
+    except Exception:  # noqa: BLE001 - the queue is away: the page opens as it would without the cookie
+        found = False
+    finally:
+        box.running = False
+    if found:
+        adopt()
+    else:
+        state.put(state.LIVE_RUN, None)
+
+
 def leave_class_run() -> None:
     """Another page opened while a class job was detached from the live page: leaving the page cancels it."""
     box = state.stored(state.LIVE_RUN)

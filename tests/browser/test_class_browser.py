@@ -205,3 +205,49 @@ def test_a_run_in_flight_survives_a_redis_restart(room):
     assert status.state == "finished", status
     result = jobs.result(room.redis_url, job, token)
     assert result.run.plain is not None and result.run.spec.n_generated >= 1
+
+
+def test_a_page_whose_replica_is_killed_finds_its_run_on_the_other(browser, room):
+    """Issue 62 (6): kill -9 of a replica sent its learners' pages to the other replica as new sessions, in the
+    opening state with no word about their runs, which they had to start again. The browser keeps its run (a cookie
+    with the job's id and token); the page on the other replica follows that run to its end and says so."""
+    import signal
+
+    from app.live.classmode import FOUND_AGAIN, REATTACHED
+
+    agent = _agents(room, per_replica=1)[0]
+    replica = _replica_of(room.url, agent)
+    name = f"replica-{[r.removeprefix('http://') for r in room.replicas].index(replica)}"
+    page = new_page(browser, room.url, user_agent=agent)
+    conn = jobs.connect(room.redis_url)
+    release = f"specsim:test:release:{time.monotonic_ns()}"
+    try:
+        prompt, k, seed = "north south east west north south east west", 2, 41
+        goto(page, f"live?drafter=prompt_lookup&k={k}&n={N_NEW}&t=0&seed={seed}&prompt={quote(prompt)}",
+             timeout=120_000)
+        page.get_by_role("button", name="Run", exact=True).wait_for()
+        queue = Queue(jobs.QUEUE, connection=conn)
+        held = [queue.enqueue(hold, release, job_timeout=300) for _ in range(2)]  # the run waits while the page dies
+        registry = StartedJobRegistry(queue=queue)
+        deadline = time.monotonic() + 120
+        while not all(job.id in registry.get_job_ids() for job in held):
+            assert time.monotonic() < deadline, "the two holding jobs did not start"
+            time.sleep(0.1)
+        page.evaluate(CLICK_RUN)
+        page.wait_for_function("() => /number \\d+ in the queue/.test(document.body.innerText)", timeout=60_000)
+        waiting = len(queue)
+        os.kill(room.pids()[name], signal.SIGKILL)
+        page.wait_for_function(f"() => document.body.innerText.includes({FOUND_AGAIN!r})", timeout=120_000)
+        assert len(queue) == waiting, "the page submitted its run again instead of finding it"
+        conn.set(release, 1, ex=600)
+        page.wait_for_function(IDLE, timeout=180_000)
+        page.wait_for_function("() => !document.querySelector(\"[data-testid='stProgress']\")", timeout=180_000)
+        assert_no_exception(page)
+        trace = download_trace(page)
+        assert prompt in trace.prompt and (trace.settings.k, trace.settings.seed) == (k, seed)
+        body = page.inner_text("body")
+        assert trace.n_generated == N_NEW and "Cancelled" not in body and REATTACHED in body
+        _restarted(room, name, 0)  # supervisord brings the killed replica back
+    finally:
+        conn.set(release, 1, ex=600)
+        page.context.close()
