@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 HUGE = "x" * 100_000
+# the live page's boxes as a refusal names them (app.live.params.BOXES, written out: a test that cannot drift with it)
+K_BOX, T_BOX, N_BOX, SEED_BOX = "“K: proposals per loop”", "“Temperature (0 = greedy)”", "“Max new tokens”", "“Seed”"
 LONG_NUMBER = "9" * 10_000
 
 
@@ -90,23 +92,23 @@ LIVE_FORM = [
     _form("form-prompt-empty", "The prompt is empty", prompt=""),
     _form("form-prompt-whitespace", "The prompt is empty", prompt=" \n\t  "),
     _form("form-prompt-huge", "the limit is 2000", prompt=HUGE),
-    _form("form-k-zero", "k must be a whole number from 1 to 16, not '0'", k="0"),
-    _form("form-k-above-max", "k must be a whole number from 1 to 16", k="17"),
-    _form("form-k-negative", "k must be a whole number from 1 to 16", k="-4"),
-    _form("form-k-letters", "k must be a whole number from 1 to 16, not 'four'", k="four"),  # issue 23: not 0
-    _form("form-k-fraction", "k must be a whole number from 1 to 16, not '2.5'", k="2.5"),
-    _form("form-temperature-negative", "t must be a number from 0 to 2, not '-0.5'", temperature="-0.5"),
-    _form("form-temperature-above-max", "t must be a number from 0 to 2, not '2.5'", temperature="2.5"),
-    _form("form-temperature-letters", "t must be a number from 0 to 2, not 'warm'", temperature="warm"),  # not 0
-    _form("form-max-new-zero", "n must be a whole number from 1 to 256", max_new_tokens="0"),
-    _form("form-max-new-above-max", "n must be a whole number from 1 to 256", max_new_tokens="257"),
-    _form("form-max-new-letters", "n must be a whole number from 1 to 256, not 'ten'", max_new_tokens="ten"),
-    _form("form-max-new-empty", "n must be a whole number from 1 to 256, not ''", max_new_tokens=""),
+    _form("form-k-zero", K_BOX + " must be a whole number from 1 to 16, not '0'", k="0"),
+    _form("form-k-above-max", K_BOX + " must be a whole number from 1 to 16", k="17"),
+    _form("form-k-negative", K_BOX + " must be a whole number from 1 to 16", k="-4"),
+    _form("form-k-letters", K_BOX + " must be a whole number from 1 to 16, not 'four'", k="four"),  # issue 23: not 0
+    _form("form-k-fraction", K_BOX + " must be a whole number from 1 to 16, not '2.5'", k="2.5"),
+    _form("form-temperature-negative", T_BOX + " must be a number from 0 to 2, not '-0.5'", temperature="-0.5"),
+    _form("form-temperature-above-max", T_BOX + " must be a number from 0 to 2, not '2.5'", temperature="2.5"),
+    _form("form-temperature-letters", T_BOX + " must be a number from 0 to 2, not 'warm'", temperature="warm"),  # not 0
+    _form("form-max-new-zero", N_BOX + " must be a whole number from 1 to 256", max_new_tokens="0"),
+    _form("form-max-new-above-max", N_BOX + " must be a whole number from 1 to 256", max_new_tokens="257"),
+    _form("form-max-new-letters", N_BOX + " must be a whole number from 1 to 256, not 'ten'", max_new_tokens="ten"),
+    _form("form-max-new-empty", N_BOX + " must be a whole number from 1 to 256, not ''", max_new_tokens=""),
     # The seed box holds text (numbers past 2**53 do not survive a browser number box): values are strings.
-    _form("form-seed-negative", "seed must be a whole number from 0 to 2147483647", seed="-1"),
-    _form("form-seed-2-to-31", "seed must be a whole number from 0 to 2147483647", seed=str(2**31)),
-    _form("form-seed-past-2-to-53", "seed must be a whole number from 0 to 2147483647", seed="9007199254740993"),
-    _form("form-seed-exponent", "seed must be a whole number from 0 to 2147483647", seed="1e23"),
+    _form("form-seed-negative", SEED_BOX + " must be a whole number from 0 to 2147483647", seed="-1"),
+    _form("form-seed-2-to-31", SEED_BOX + " must be a whole number from 0 to 2147483647", seed=str(2**31)),
+    _form("form-seed-past-2-to-53", SEED_BOX + " must be a whole number from 0 to 2147483647", seed="9007199254740993"),
+    _form("form-seed-exponent", SEED_BOX + " must be a whole number from 0 to 2147483647", seed="1e23"),
 ]
 
 # The custom model pair on the live page; "{tmp}" is the test's temporary folder (an allowed model folder there).
@@ -181,7 +183,7 @@ BROWSER = [
     Bad("browser-calc-repeated-keys", "browser", {"url": "calculator?alpha=55&k=5&k=abc"}, "URL parameter k"),
     Bad("browser-unknown-page", "browser", {"url": "no-such-page?x=1"}, "Page not found"),
     Bad("browser-live-huge-prompt-typed", "browser", {"prompt": HUGE}, "the limit is 2000"),
-    Bad("browser-live-k-typed-beyond", "browser", {"k": "99"}, "k must be a whole number from 1 to 16"),
+    Bad("browser-live-k-typed-beyond", "browser", {"k": "99"}, K_BOX + " must be a whole number from 1 to 16"),
     Bad("browser-live-cancel-mid-run", "browser", {"action": "Cancel"}, "Cancelled"),
     Bad("browser-live-switch-page-mid-run", "browser", {"action": "Speedup calculator"}, "Cancelled"),
 ]

@@ -146,7 +146,8 @@ def test_bad_prompt_shows_a_message_and_keeps_the_text(prompt, needle):
 def test_out_of_range_k_shows_a_message():
     at = _set_form(open_page("live.py"), k=40)
     at.button(key="live_run").click().run()
-    assert not at.exception and any("k must be" in e.value for e in at.error)
+    label = at.text_input(key=state.widget_key(state.LIVE_K)).label  # the message names the box as the page shows it
+    assert not at.exception and any(f"“{label}” must be" in e.value for e in at.error)
 
 
 def test_unavailable_model_shows_a_message(tmp_path, monkeypatch):
@@ -285,7 +286,7 @@ def test_a_seed_beyond_the_range_is_refused_and_stays_as_typed():
     assert at.query_params["seed"] == "42"
     at.text_input(key=state.widget_key(state.LIVE_SEED)).set_value("9007199254740993")
     at.button(key="live_run").click().run()
-    assert any("seed must be a whole number from 0 to 2147483647" in e.value for e in at.error)
+    assert any("“Seed” must be a whole number from 0 to 2147483647" in e.value for e in at.error)
     assert at.session_state[state.LIVE_TRACE] is None
     assert at.text_input(key=state.widget_key(state.LIVE_SEED)).value == "9007199254740993"
     assert at.query_params["seed"] == "42"
@@ -334,7 +335,7 @@ def test_a_refused_temperature_is_not_written_to_the_url():
     assert not at.exception
     assert at.query_params["t"] == "0.7"
     at.button(key="live_run").click().run()
-    assert any("t must be a number from 0 to 2, not '2.0001'" in e.value for e in at.error)
+    assert any("“Temperature (0 = greedy)” must be a number from 0 to 2, not '2.0001'" in e.value for e in at.error)
     assert at.text_input(key=state.widget_key(state.LIVE_TEMPERATURE)).value == "2.0001"  # kept for the user
     assert at.query_params["t"] == "0.7"
 
@@ -349,7 +350,8 @@ def test_letters_typed_into_k_max_new_tokens_or_temperature_are_named_and_kept(b
     at.button(key="live_run").click().run()
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert any(f"{name} must be a" in e and "not 'abc'" in e for e in errors), errors
+    label = at.text_input(key=state.widget_key(box)).label  # issue 63: the box's own label, not the URL's name
+    assert any(f"“{label}” must be a" in e and "not 'abc'" in e for e in errors), errors
     assert at.text_input(key=state.widget_key(box)).value == "abc"
     assert dict(at.query_params).get(name) != "abc" and at.session_state[state.LIVE_TRACE] is None
 

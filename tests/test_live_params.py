@@ -39,7 +39,7 @@ def test_the_seed_box_text_becomes_a_seed_or_a_message(text, seed):
     if seed is None:
         assert value == text
         problems = lp.validate(lp.LiveSettings(seed=value))
-        assert problems == [f"seed must be a whole number from 0 to 2147483647, not {text!r}."]
+        assert problems == [f"“Seed” must be a whole number from 0 to 2147483647, not {text!r}."]
     else:
         assert value == seed and lp.validate(lp.LiveSettings(seed=value)) == []
 
@@ -68,9 +68,9 @@ def test_validation_messages():
     assert lp.validate(lp.LiveSettings()) == []
     assert "empty" in lp.validate(lp.LiveSettings(prompt=" \n\t "))[0]
     assert "2000" in lp.validate(lp.LiveSettings(prompt="x" * 2001))[0]
-    assert "k must be" in lp.validate(lp.LiveSettings(k=0))[0]
-    assert "t must be" in lp.validate(lp.LiveSettings(temperature=2.5))[0]
-    assert "n must be" in lp.validate(lp.LiveSettings(max_new_tokens=257))[0]
+    assert "“K: proposals per loop” must be" in lp.validate(lp.LiveSettings(k=0))[0]
+    assert "“Temperature (0 = greedy)” must be" in lp.validate(lp.LiveSettings(temperature=2.5))[0]
+    assert "“Max new tokens” must be" in lp.validate(lp.LiveSettings(max_new_tokens=257))[0]
     assert "needs a target id" in lp.validate(lp.LiveSettings(pair="custom", drafter="prompt_lookup"))[0]
     assert "needs a draft id" in lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="model"))[0]
     assert lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="early_exit")) == []
@@ -143,9 +143,8 @@ def test_text_typed_into_a_whole_number_box_is_named_in_the_message(field, text)
     """Issue 23 (8): letters typed into K or Max new tokens became 0, and the message then named 0."""
     value = lp.from_text(field, text)
     assert value == text
-    name = lp.NUMBERS[field].name
     assert lp.validate(lp.LiveSettings(**{field: value})) == [
-        f"{name} must be {lp.NUMBERS[field].describe()}, not {text!r}."]
+        f"“{lp.BOXES[field]}” must be {lp.NUMBERS[field].describe()}, not {text!r}."]
     assert lp.from_text(field, " 7 ") == 7
 
 
@@ -155,7 +154,7 @@ def test_text_typed_into_the_temperature_box_is_named_in_the_message(text):
     value = lp.from_text("temperature", text)
     assert value == text
     assert lp.validate(lp.LiveSettings(temperature=value)) == [
-        f"t must be {lp.NUMBERS['temperature'].describe()}, not {text!r}."]
+        f"“Temperature (0 = greedy)” must be {lp.NUMBERS['temperature'].describe()}, not {text!r}."]
 
 
 @pytest.mark.parametrize("text,value", [("0", 0.0), ("0.7", 0.7), (" 2 ", 2.0), ("1e-300", 1e-300), (".5", 0.5)])

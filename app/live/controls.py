@@ -78,12 +78,13 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         numbers = live_params.NUMBERS
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
         # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
-        a.text_input("K: proposals per loop", key=state.bound(state.LIVE_K), help=numbers["k"].describe())
-        b.text_input("Temperature (0 = greedy)", key=state.bound(state.LIVE_TEMPERATURE),
+        a.text_input(live_params.BOXES["k"], key=state.bound(state.LIVE_K), help=numbers["k"].describe())
+        b.text_input(live_params.BOXES["temperature"], key=state.bound(state.LIVE_TEMPERATURE),
                      help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
                           "samples almost always the top token")
-        a.text_input("Max new tokens", key=state.bound(state.LIVE_MAX_NEW), help=numbers["max_new_tokens"].describe())
-        b.text_input("Seed", key=state.bound(state.LIVE_SEED),
+        a.text_input(live_params.BOXES["max_new_tokens"], key=state.bound(state.LIVE_MAX_NEW),
+                     help=numbers["max_new_tokens"].describe())
+        b.text_input(live_params.BOXES["seed"], key=state.bound(state.LIVE_SEED),
                      help=f"{numbers['seed'].describe()}; it fixes the random draws in sampling mode")
     with left:
         st.text_area("Prompt", key=state.bound(state.LIVE_PROMPT), height=150,

@@ -47,7 +47,11 @@ BY_FIELD: dict[str, Param] = {p.field: p for p in PARAMS}
 NUMBERS: dict[str, Number] = {p.field: p.number for p in PARAMS if p.number is not None}  # field -> range and step
 
 
-TEXT_BOXES = ("k", "temperature", "max_new_tokens", "seed")
+BOXES: dict[str, str] = {"k": "K: proposals per loop", "temperature": "Temperature (0 = greedy)",
+                         "max_new_tokens": "Max new tokens", "seed": "Seed"}
+"""The label of each number's box on the page: the form shows it, and a refusal names it (the URL's notices name
+the URL's parameter instead)."""
+TEXT_BOXES = tuple(BOXES)
 """Numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
 and turns letters into 0 (issue 23), so the page would refuse a number the user never typed, or run a
 temperature of 0 that nobody typed."""
@@ -151,7 +155,7 @@ def problems(settings: LiveSettings) -> dict[str, str]:
     for field, number in NUMBERS.items():
         value = getattr(settings, field)
         if not number.accepts(value):
-            found[field] = f"{number.name} must be {number.describe()}, not {value!r}."
+            found[field] = f"“{BOXES[field]}” must be {number.describe()}, not {value!r}."
     if settings.drafter not in DRAFTERS:
         found["drafter"] = f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}."
     if settings.policy not in POLICIES:
