@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from app import state
-from specsim.core import defaults
+from specsim.core import defaults, published
+from specsim.core.defaults import DEFAULT_DRAFT
 from specsim.lesson import domains
-from tests.conftest import open_page
+from tests.conftest import ROOT, open_page
 from tests.live_traces import hand_trace, one_torch_thread
 
 _threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
@@ -248,3 +250,28 @@ def test_the_references_list_every_method_the_pages_cite():
     for arxiv_id in ("2403.10444", "2411.04975", "2502.05202"):
         assert f"https://arxiv.org/abs/{arxiv_id}" in text
     assert "written from" not in text
+
+
+def test_the_drafts_section_computes_its_shares_from_the_papers_figures():
+    """Issue 55, item 6: depth against parameters, and DistillSpec, every figure from published.py or draft.json."""
+    from app.practice import drafts
+
+    c = published.CHEN_2023
+    text = drafts.depth_text()
+    assert f"{c.draft_ms_per_token / c.target_ms_per_token:.1%} of its time per token" in text
+    assert f"{c.draft_params_b / c.target_params_b:.1%} of the target's parameters" in text
+    assert f"{c.draft_layers / c.target_layers:.0%} of its layers" in text
+    # the claim the section makes: time follows depth more than parameters
+    time_share = c.draft_ms_per_token / c.target_ms_per_token
+    assert abs(time_share - c.draft_layers / c.target_layers) < abs(time_share - c.draft_params_b / c.target_params_b)
+    config = json.loads((ROOT / DEFAULT_DRAFT / "draft.json").read_text())
+    distill = drafts.distill_text(config)
+    assert published.DISTILLSPEC.figure in distill and "on-policy" in distill and "α = 1 − TV(p, q)" in distill
+    assert f"{config['answer_tokens'] / 1e6:.0f} million tokens" in distill and f"{config['val_top1']:.0%}" in distill
+    assert f"{config['answer_tokens']:,} training tokens" in drafts.distill_provenance(config)  # the exact count
+
+
+def test_the_in_practice_page_shows_the_drafts_section():
+    at = open_page("in_practice.py")
+    assert not at.exception
+    assert "Choosing a draft: depth sets its cost, distillation its acceptance" in [h.value for h in at.subheader]
