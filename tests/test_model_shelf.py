@@ -51,6 +51,28 @@ def test_an_evicted_targets_drafts_go_with_it(monkeypatch):
     assert not [key for key in shelf._drafts if key[2] == id(target)]
 
 
+def test_a_draft_folder_loads_once_however_it_is_named(monkeypatch, tmp_path):
+    """Issue 62 (10): the hood's policies task named the default draft's folder without ``draft_local``, the live run
+    with it, and a worker held two copies of the same weights."""
+    _fake_loads(monkeypatch)
+    from specsim.core import draft_loader
+
+    loads = []
+    monkeypatch.setattr(draft_loader, "load_draft_model",
+                        lambda name, target, local=None: loads.append((name, local)) or {"draft": name})
+    folder = tmp_path / "drafts" / "d"
+    folder.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "drafts")
+    shelf = ModelShelf()
+    target = shelf.target_named("a/one")
+    for name, local in ((str(folder), True), (str(folder), None), (str(tmp_path / "link" / "d"), None),
+                        (str(folder) + "/", True)):
+        shelf.draft(name, local, target)
+    assert len(loads) == 1, loads
+    shelf.draft("owner/hub-draft", None, target)  # a hub id is not a folder: its own load
+    assert len(loads) == 2
+
+
 def test_the_page_loads_onto_the_shelf_the_run_takes_from():
     """The live page's path: app.loaders.load_pair puts the pair on the one shelf, run_request finds it there."""
     from app import loaders

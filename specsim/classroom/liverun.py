@@ -11,6 +11,7 @@ same way to stop between iterations (``should_stop``).
 from __future__ import annotations
 
 import copy
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from specsim import methods
-from specsim.core import models
+from specsim.core import models, paths
 from specsim.core.kpolicy import KPolicy
 from specsim.core.models import LoadedModel
 from specsim.core.trace import Iteration, Trace
@@ -145,6 +146,9 @@ class ModelShelf:
         """A fresh drafter around the draft model ``name`` loaded once for ``target``."""
         from specsim.core import draft_loader
 
+        where = paths.resolve(name) if local is not False else None
+        if where is not None and where.is_dir():  # a folder however it was named: one copy, not one per spelling
+            name, local = os.path.realpath(where), True
         key = (name, local, id(target))
         with self._lock:
             if key not in self._drafts:

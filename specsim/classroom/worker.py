@@ -44,6 +44,22 @@ def _when_redis_answers(call, patience_s: float = REDIS_PATIENCE_S, on_retry=Non
                     pass
 
 
+def give_back_memory() -> None:
+    """Collect the last job's garbage and hand the C heap's free pages back to the system (glibc's ``malloc_trim``):
+    a worker's size then stays near its models' after every job, instead of keeping the largest job's buffers."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name and "libc" in name:  # glibc; elsewhere (musl, macOS) there is nothing to call
+        try:
+            ctypes.CDLL(name).malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
+
+
 def patient_worker_class():
     """RQ's ``SimpleWorker``, made to wait out a Redis outage where a job ends.
 
@@ -58,6 +74,7 @@ def patient_worker_class():
             return _when_redis_answers(call, REDIS_OUTAGE_S)
 
         def handle_execution_ended(self, job, queue, heartbeat_ttl):
+            give_back_memory()  # the job's own buffers are garbage now: the next job starts from the same size
             return self._patiently(lambda: super(PatientWorker, self).handle_execution_ended(job, queue,
                                                                                               heartbeat_ttl))
 
