@@ -45,6 +45,8 @@ class LiveSettings:
     max_new_tokens: int | str = defaults.DEFAULT_MAX_NEW_TOKENS
     seed: int | str = defaults.SEED_MIN
     policy: str = "fixed"  # how K moves from loop to loop (specsim.core.kpolicy.LIVE_POLICIES)
+    top_k: int | str | None = None  # sampled runs: keep the k most likely tokens (None: every token)
+    top_p: float | str | None = None  # sampled runs: keep the smallest nucleus holding this mass (None: all of it)
 
 
 @dataclass(frozen=True)

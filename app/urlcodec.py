@@ -125,7 +125,7 @@ def read_number(number: Number, raw: str, default: float) -> Reading:
     """A numeric query value, rounded half-up to its step (with a note when that changed it)."""
     value = number.parse(raw)
     if value is None:
-        return refused(number.name, raw, number.describe(), number.format(default))
+        return refused(number.name, raw, number.describe(), "(off)" if default is None else number.format(default))
     rounded = number.rounded(raw)
     if abs(rounded - value) <= 1e-12:
         return Reading(rounded)

@@ -25,6 +25,7 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "temperature": (0.0, defaults.TEMPERATURE_MAX, "Temperature"),
     "seed": (defaults.SEED_MIN, defaults.SEED_MAX, "The seed"),
     "top_k": (1, defaults.TOP_K_MAX, "Top-k"),
+    "top_p": (defaults.TOP_P_MIN, 1.0, "Top-p"),  # a nucleus narrower than 1 % of the mass is greedy in all but name
 }
 
 
@@ -71,19 +72,12 @@ class RunRequest(BaseModel):
     invariant: bool | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k")
+    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k", "top_p")
     @classmethod
     def _in_range(cls, value, info):
         lo, hi, name = RANGES[info.field_name]
         if value is not None and not lo <= value <= hi:
             raise ValueError(f"{name} must be between {_number(lo)} and {_number(hi)}, not {_number(value)}.")
-        return value
-
-    @field_validator("top_p")
-    @classmethod
-    def _nucleus(cls, value):
-        if value is not None and not 0.0 < value <= 1.0:
-            raise ValueError(f"Top-p must be above 0 and at most 1, not {_number(value)}.")
         return value
 
     @field_validator("policy")

@@ -434,3 +434,39 @@ def _shown(at):
 
     shipped = recording.shipped_runs()[at.session_state[state.LIVE_RECORDING]]
     return shipped.spec, shipped.plain
+
+
+def test_a_sampled_run_with_top_k_and_top_p_is_cut_and_says_p_prime(monkeypatch):
+    """Issue 63, item 2: top-k and top-p were validated in the run request but no page offered them. The form's
+    boxes reach the engine; the trace, the link and the chips carry the cut, and the chips name p′ and q′."""
+    from app.live import tokens
+    from specsim.lesson import replay
+
+    at = _set_form(open_page("live.py", timeout=600), drafter="model", temperature=1.0, n=12)
+    at.text_input(key=state.widget_key(state.LIVE_TOP_K)).set_value("3")
+    at.text_input(key=state.widget_key(state.LIVE_TOP_P)).set_value("0.9")
+    at.button(key="live_run").click().run()
+    assert not at.exception, at.exception
+    spec = at.session_state[state.LIVE_TRACE]
+    assert spec is not None, [e.value for e in at.error]
+    assert (spec.settings.top_k, spec.settings.top_p, spec.settings.temperature) == (3, 0.9, 1.0)
+    assert dict(at.query_params)["top_k"] == "3" and dict(at.query_params)["top_p"] == "0.9"
+    for it in spec.iterations:  # every recorded p′ and q′ is cut: at most three tokens carry mass
+        for slot in it.slots:
+            assert sum(t.prob > 0 for t in slot.target_top) <= 3 and sum(t.prob > 0 for t in slot.draft_top) <= 3
+    titles = [tokens.chip_title(c) for c in replay.chips_at(spec, 0) if c.role in ("accepted", "rejected")]
+    assert titles and all("p′(x)" in t and "q′(x)" in t for t in titles), titles
+
+
+def test_a_refused_cut_names_its_box_and_blank_is_off():
+    at = _set_form(open_page("live.py"), temperature=0.8)
+    at.text_input(key=state.widget_key(state.LIVE_TOP_P)).set_value("1.5").run()
+    at.button(key="live_run").click().run()
+    label = at.text_input(key=state.widget_key(state.LIVE_TOP_P)).label
+    assert not at.exception and any(f"“{label}” must be a number from 0.01 to 1, not '1.5'" in e.value
+                                    for e in at.error), [e.value for e in at.error]
+    assert at.session_state[state.LIVE_TRACE] is None and "top_p" not in dict(at.query_params)
+    at.text_input(key=state.widget_key(state.LIVE_TOP_P)).set_value(" ").run()
+    at.button(key="live_run").click().run()
+    assert not at.exception and not at.error
+    assert at.session_state[state.LIVE_TRACE].settings.top_p is None

@@ -26,7 +26,7 @@ def test_a_request_out_of_range_cannot_be_built_and_says_why_in_the_pages_words(
         RunRequest(**fields)
     assert RunRequest.problems(prompt="  \n") == ["The prompt is empty."]
     assert RunRequest.problems(prompt="hi", temperature=2.5)[0].startswith("Temperature must be between 0 and 2")
-    assert RunRequest.problems(prompt="hi", top_p=0.0) == ["Top-p must be above 0 and at most 1, not 0."]
+    assert RunRequest.problems(prompt="hi", top_p=0.0) == ["Top-p must be between 0.01 and 1, not 0."]
     assert RunRequest.problems(prompt="hi", drafter="oracle")[0].startswith("Unknown drafter 'oracle'")
     assert RunRequest.problems(prompt="hi", k=4, top_k=40, top_p=0.9, temperature=0.7) == []
 

@@ -47,8 +47,9 @@ def _bars(top: list[TokenProb], highlight: dict[int, str], name: str) -> go.Bar:
     )
 
 
-def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
-    """The target's and the draft's most likely tokens at slot t+``position``, side by side.
+def alternatives_figure(it: Iteration, position: int, n: int = 8, cut: bool = False) -> go.Figure:
+    """The target's and the draft's most likely tokens at slot t+``position``, side by side (``cut``: a run with
+    top-k or top-p, whose p and q are the cut p′ and q′).
 
     ``position`` runs 1..K over the proposals; K+1 is where a bonus token lands after a full
     acceptance, a place the draft never proposed for.
@@ -58,8 +59,10 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     slot = it.slots[position - 1] if position <= it.k else None
     copied = slot is not None and slot.copied
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
-                        subplot_titles=("target p (verification pass)",
-                                        "copied from earlier text: q = 1" if copied else "draft q (proposal)"))
+                        subplot_titles=("target p′ (verification pass, after the cut)" if cut
+                                        else "target p (verification pass)",
+                                        "copied from earlier text: q = 1" if copied
+                                        else "draft q′ (proposal, after the cut)" if cut else "draft q (proposal)"))
     target_top = _ranked(slot.target_top if slot else it.extra_target_top, n, _target_choice(it, position))
     draft_top = _ranked(slot.draft_top, n, slot.token_id) if slot else []
     highlight = {}
@@ -84,8 +87,10 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8) -> go.Figure:
     return fig
 
 
-def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
-    """norm(max(0, p − q)) at the first rejected slot, next to the target's p for the same tokens."""
+def residual_figure(it: Iteration, n: int = 8, cut: bool = False) -> go.Figure:
+    """norm(max(0, p − q)) at the first rejected slot, next to the target's p for the same tokens (``cut``: p′ and
+    q′, after top-k or top-p)."""
+    p, q = ("p′", "q′") if cut else ("p", "q")
     if it.residual is None:
         raise ValueError("this iteration has no residual distribution (greedy mode, or nothing was rejected)")
     rejected = it.slots[it.n_accepted]
@@ -93,15 +98,15 @@ def residual_figure(it: Iteration, n: int = 8) -> go.Figure:
     target_p = {t.token_id: t.prob for t in rejected.target_top}
     labels = [visible(t.text) for t in top]
     fig = go.Figure()
-    fig.add_bar(x=labels, y=[t.prob for t in top], name="residual norm(max(0, p − q))",
+    fig.add_bar(x=labels, y=[t.prob for t in top], name=f"residual norm(max(0, {p} − {q}))",
                 marker_color=[EXTRA if t.token_id == it.extra.token_id else MUTED for t in top])
-    fig.add_bar(x=labels, y=[target_p.get(t.token_id) for t in top], name="target p", marker_color=TARGET,
+    fig.add_bar(x=labels, y=[target_p.get(t.token_id) for t in top], name=f"target {p}", marker_color=TARGET,
                 opacity=0.5)
     fig.update_layout(
         title=(f"Slot t+{rejected.position}: the +1 token {visible(it.extra.text)} was drawn from the leftover "
-               f"distribution norm(max(0, p − q))<br><sup>Its mass before normalising, {it.residual.mass:.3f}, is the "
-               "chance that a guess drawn from q is rejected, averaged over q before the draw; this guess's own "
-               f"chance was 1 − min(1, p/q) = {1 - rejected.accept_prob:.3f}</sup>"),
+               f"distribution norm(max(0, {p} − {q}))<br><sup>Its mass before normalising, {it.residual.mass:.3f}, is "
+               f"the chance that a guess drawn from {q} is rejected, averaged over {q} before the draw; this guess's "
+               f"own chance was 1 − min(1, {p}/{q}) = {1 - rejected.accept_prob:.3f}</sup>"),
         barmode="group", yaxis_title="probability", height=340, margin=dict(t=80, l=10, r=10, b=40),
         legend=dict(orientation="h", y=-0.25),
     )

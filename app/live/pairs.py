@@ -151,6 +151,7 @@ def request_for(settings: LiveSettings) -> RunRequest:
         draft_local=None if source_of_draft is None else source_of_draft.local,
         early_exit_layers=defaults.DEFAULT_EARLY_EXIT_LAYERS if where is None else 0,  # 0: half the target's
         k=settings.k, policy=settings.policy, temperature=settings.temperature, seed=settings.seed,
+        top_k=settings.top_k, top_p=settings.top_p,
         max_new_tokens=settings.max_new_tokens, extra={"typed": typed} if typed else {})
 
 

@@ -41,6 +41,8 @@ PARAMS: tuple[Param, ...] = (
           Number("n", *bounds("max_new_tokens"), 0, whole_only=True)),
     Param("seed", "seed", keys.LIVE_SEED, Number("seed", *bounds("seed"), 0, whole_only=True)),
     Param("policy", "policy", keys.LIVE_POLICY),
+    Param("top_k", "top_k", keys.LIVE_TOP_K, Number("top_k", *bounds("top_k"), 0, whole_only=True)),
+    Param("top_p", "top_p", keys.LIVE_TOP_P, Number("top_p", *bounds("top_p"), 2)),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 BY_FIELD: dict[str, Param] = {p.field: p for p in PARAMS}
@@ -48,7 +50,10 @@ NUMBERS: dict[str, Number] = {p.field: p.number for p in PARAMS if p.number is n
 
 
 BOXES: dict[str, str] = {"k": "K: proposals per loop", "temperature": "Temperature (0 = greedy)",
-                         "max_new_tokens": "Max new tokens", "seed": "Seed"}
+                         "max_new_tokens": "Max new tokens", "seed": "Seed", "top_k": "Top-k (blank = off)",
+                         "top_p": "Top-p (blank = off)"}
+OPTIONAL = ("top_k", "top_p")
+"""Numbers a learner may leave blank: the cut is then off (None)."""
 """The label of each number's box on the page: the form shows it, and a refusal names it (the URL's notices name
 the URL's parameter instead)."""
 TEXT_BOXES = tuple(BOXES)
@@ -63,6 +68,8 @@ def from_text(field: str, text: object) -> int | float | str:
     by :func:`validate`, which names it and the allowed range. The rule is :meth:`Number.parse`, the one a link's
     value meets, so "4.0" typed into K is 4, as ``k=4.0`` in a link is."""
     number = NUMBERS[field]
+    if field in OPTIONAL and (text is None or isinstance(text, str) and not text.strip()):
+        return None
     if not isinstance(text, bool) and (isinstance(text, int) or isinstance(text, float) and not number.whole_only):
         return text
     value = number.parse(str(text))  # the rule a link's value meets: "4.0" is the whole number 4 in both
@@ -121,7 +128,7 @@ def to_query(settings: LiveSettings, current: Mapping[str, str] | None = None) -
     for param in PARAMS:
         field, name = param.field, param.name
         value = getattr(settings, field)
-        if field in ("target", "draft") and settings.pair != "custom":
+        if field in ("target", "draft") and settings.pair != "custom" or value is None and field in OPTIONAL:
             continue
         if field in refused:
             if name in current and _reads_cleanly(field, current[name]):
@@ -154,6 +161,8 @@ def problems(settings: LiveSettings) -> dict[str, str]:
                            "Shorten it and press Run again.")
     for field, number in NUMBERS.items():
         value = getattr(settings, field)
+        if value is None and field in OPTIONAL:
+            continue
         if not number.accepts(value):
             found[field] = f"“{BOXES[field]}” must be {number.describe()}, not {value!r}."
     if settings.drafter not in DRAFTERS:

@@ -64,21 +64,22 @@ def _visible_html(text: str) -> str:
 
 def chip_title(chip: Chip) -> str:
     """The hover text of a chip: the probabilities behind its verdict."""
+    p, q = ("p′", "q′") if chip.cut else ("p", "q")  # after a top-k or top-p cut, the cut distributions
     lines = []
     if chip.note == "prefill":
         lines.append("chosen by the prefill: the target's pass over the whole prompt")
     if chip.position is not None:
         lines.append(f"slot t+{chip.position}")
     if chip.role == "extra":
-        how = {"correction": "the target's own choice (greedy)", "resample": "drawn from norm(max(0, p − q))",
+        how = {"correction": "the target's own choice (greedy)", "resample": f"drawn from norm(max(0, {p} − {q}))",
                "bonus": "bonus: every proposal was kept"}.get(chip.note, chip.note)
         lines.append(how)
     if chip.p is not None:
-        lines.append(f"p(x) = {chip.p:.4f} (target)")
+        lines.append(f"{p}(x) = {chip.p:.4f} (target{', after the top-k/top-p cut' if chip.cut else ''})")
     if chip.q is not None and chip.note == "copied":
-        lines.append("copied from earlier in the text, not drafted: q(x) = 1")
+        lines.append(f"copied from earlier in the text, not drafted: {q}(x) = 1")
     elif chip.q is not None:
-        lines.append(f"q(x) = {chip.q:.4f} (draft)")
+        lines.append(f"{q}(x) = {chip.q:.4f} (draft{', after the cut' if chip.cut else ''})")
     if chip.accept_prob is not None and chip.role != "extra" and chip.greedy:
         if chip.role == "unchecked":
             lines.append("never checked: an earlier slot was rejected")
@@ -86,10 +87,10 @@ def chip_title(chip: Chip) -> str:
             verdict = "kept" if chip.role == "accepted" else "rejected"
             lines.append(f"greedy: kept only if it is the target's top choice → {verdict}")
     elif chip.accept_prob is not None and chip.role != "extra":
-        lines.append(f"min(1, p/q) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
+        lines.append(f"min(1, {p}/{q}) = {min(1.0, chip.p / chip.q) if chip.q else 1.0:.4f}")
         if chip.draw is not None:
             verdict = "kept" if chip.draw < chip.accept_prob else "rejected"
-            lines.append(f"random draw u = {chip.draw:.4f} → {verdict} (kept when u < min(1, p/q))")
+            lines.append(f"random draw u = {chip.draw:.4f} → {verdict} (kept when u < min(1, {p}/{q}))")
         if chip.role == "unchecked":
             lines.append("never checked: an earlier slot was rejected")
     return "\n".join(lines)

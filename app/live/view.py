@@ -87,9 +87,10 @@ def iteration_view(spec: Trace, step: int) -> None:
     labels = {pos: _slot_label(spec, step, pos) for pos in positions}
     chosen = st.radio("Look closer at slot", positions, format_func=labels.get, horizontal=True,
                       key=state.LIVE_SLOT)
-    chart(figs.alternatives_figure(it, chosen), key=f"{state.LIVE_ALTERNATIVES_CHART}{step}_{chosen}")
+    cut = replay.is_cut(spec)
+    chart(figs.alternatives_figure(it, chosen, cut=cut), key=f"{state.LIVE_ALTERNATIVES_CHART}{step}_{chosen}")
     if it.residual is not None:
-        chart(figs.residual_figure(it), key=f"{state.LIVE_RESIDUAL_CHART}{step}")
+        chart(figs.residual_figure(it, cut=cut), key=f"{state.LIVE_RESIDUAL_CHART}{step}")
     elif not replay.is_greedy(spec) and it.n_accepted < it.k:
         st.caption("No residual summary was recorded for this rejection.")
 

@@ -50,6 +50,8 @@ TEMPERATURE_MAX = 2.0
 """The highest temperature the live page offers."""
 TOP_K_MAX = 1000
 """The most tokens top-k sampling may keep in a run request (transformers' default top_k is 50)."""
+TOP_P_MIN = 0.01
+"""The narrowest nucleus a run request takes: below 1 % of the mass, top-p is greedy in all but name."""
 
 # ---- what a trace records -----------------------------------------------------------------------
 TOP_N = 5

@@ -33,6 +33,7 @@ class Chip:
     note: str = ""  # how a +1 token was chosen: correction, resample or bonus; "copied" for a copied proposal
     draw: float | None = None  # sampling: the uniform number compared with accept_prob
     greedy: bool = False  # the run was greedy: a slot is kept iff it is the target's top choice
+    cut: bool = False  # a sampled run with top-k or top-p: p and q are the cut distributions p′ and q′
 
 
 def visible(text: str) -> str:
@@ -57,6 +58,11 @@ def prefilled_texts(trace: Trace) -> list[str]:
     return [] if trace.first is None else [trace.first.text]
 
 
+def is_cut(trace: Trace) -> bool:
+    """A sampled run with top-k or top-p: every p and q it recorded is a cut distribution, p′ or q′."""
+    return not is_greedy(trace) and (trace.settings.top_k is not None or trace.settings.top_p is not None)
+
+
 def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
     """The text before iteration ``index`` followed by that iteration's proposals, verdicts and +1 token."""
     if not 0 <= index < len(trace.iterations):
@@ -67,14 +73,15 @@ def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:
     for it in trace.iterations[:index]:
         chips += [Chip(text, "output", token_id=tid) for text, tid in zip(emitted_texts(it), it.emitted, strict=True)]
     it = trace.iterations[index]
+    cut = is_cut(trace)
     for s in it.slots:
         chips.append(Chip(s.text, s.status, token_id=s.token_id, position=s.position, p=s.p, q=s.q,
                           accept_prob=s.accept_prob, draw=s.draw, greedy=is_greedy(trace),
-                          note="copied" if s.copied else ""))
+                          note="copied" if s.copied else "", cut=cut))
     if len(it.emitted) > it.n_accepted:  # the +1 token made it into the output
         extra_at = it.n_accepted + 1
         chip = Chip(it.extra.text, "extra", token_id=it.extra.token_id, position=extra_at, p=it.extra.prob,
-                    note=it.extra_kind)
+                    note=it.extra_kind, cut=cut)
         # It lands on the first rejected slot (just after it on screen), or after the last proposal.
         insert_at = len(chips) - (it.k - it.n_accepted) + (1 if it.n_accepted < it.k else 0)
         chips.insert(insert_at, chip)

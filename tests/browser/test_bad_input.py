@@ -154,6 +154,6 @@ def test_letters_typed_into_a_number_box_are_named_and_kept(page, label, name):
     page.keyboard.press("ControlOrMeta+a")
     act(page, lambda: (page.keyboard.type("abc"), field.press("Tab")))
     run(page)
-    told(page, f"{name} must be a")
+    told(page, f"“{label}” must be a")  # the box the learner typed into, not the URL's name
     told(page, "not 'abc'")
     assert field.input_value() == "abc", "what was typed stays for the user to fix"
