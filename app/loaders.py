@@ -13,14 +13,13 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from app.live import pairs as live_pairs
-from specsim import methods
 from specsim.classroom.liverun import ModelShelf
 from specsim.core import defaults, models
 from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
 if TYPE_CHECKING:
-    from specsim.core.drafters import Drafter, ModelDrafter
+    from specsim.core.drafters import ModelDrafter
 
 Progress = Callable[[float, str], None]
 T = TypeVar("T")
@@ -89,10 +88,10 @@ def draft_model(name: str, target: LoadedModel, local: bool | None = None) -> Mo
         return _logged(lambda: shelf().draft(name.strip(), local, target))
 
 
-def load_pair(request: RunRequest) -> tuple[LoadedModel, Drafter]:
-    """(target, a fresh drafter) for a run request (:func:`app.live.pairs.request_for`), loading what is not on the
-    shelf yet, with progress bars. Errors name the models as the learner typed them, never the server's paths.
-    :func:`specsim.classroom.liverun.run_request` then finds both on :func:`shelf`."""
+def load_models(request: RunRequest) -> LoadedModel:
+    """Put a run request's models (:func:`app.live.pairs.request_for`) on the shelf, with progress bars, and return
+    its target; no drafter is built here: :func:`specsim.classroom.liverun.run_request` builds the run's one drafter
+    from :func:`shelf`. Errors name the models as the learner typed them, never the server's paths."""
     where, draft = live_pairs.sources_of(request)
     try:
         target = bundled_target() if where is None else model_by_id(where.name, where.local)
@@ -102,14 +101,14 @@ def load_pair(request: RunRequest) -> tuple[LoadedModel, Drafter]:
         if draft is None:
             raise ModelUnavailable(live_pairs.NO_DRAFT)
         try:
-            return target, draft_model(draft.name, target, draft.local)
+            with st.spinner(f"Loading the draft model {draft.typed or draft.name}…"):
+                _logged(lambda: shelf().load(request))
         except ModelUnavailable as error:
             raise ModelUnavailable(draft.hide_path(str(error))) from None
-    layers = request.early_exit_layers or max(1, len(target.model.model.layers) // 2)
-    return target, methods.build_drafter(request.drafter, target, early_exit_layers=layers)
+    return target
 
 
-__all__ = ["ModelUnavailable", "bundled_dtype_name", "bundled_target", "draft_model", "load_pair", "model_by_id",
+__all__ = ["ModelUnavailable", "bundled_dtype_name", "bundled_target", "draft_model", "load_models", "model_by_id",
            "shelf"]
 
 

@@ -321,7 +321,7 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
     from app.settings import LiveSettings
 
     settings = LiveSettings(pair="custom", target=" bundled ", drafter="prompt_lookup")
-    target, _ = loaders.load_pair(live_pairs.request_for(settings))
+    target = loaders.load_models(live_pairs.request_for(settings))
     assert target is loaders.bundled_target()
 
 

@@ -95,6 +95,6 @@ def test_a_url_is_refused_and_a_local_path_never_shows_the_servers_install_path(
     settings = LiveSettings(pair=live_pairs.CUSTOM, target="no-such-folder/inside-the-project",
                             drafter="prompt_lookup")
     with pytest.raises(ModelUnavailable) as told:
-        loaders.load_pair(live_pairs.request_for(settings))
+        loaders.load_models(live_pairs.request_for(settings))
     assert "no-such-folder/inside-the-project" in str(told.value)
     assert str(paths.REPO_ROOT) not in str(told.value)

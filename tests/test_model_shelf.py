@@ -73,15 +73,21 @@ def test_a_draft_folder_loads_once_however_it_is_named(monkeypatch, tmp_path):
     assert len(loads) == 2
 
 
-def test_the_page_loads_onto_the_shelf_the_run_takes_from():
-    """The live page's path: app.loaders.load_pair puts the pair on the one shelf, run_request finds it there."""
+def test_the_page_loads_onto_the_shelf_the_run_takes_from(monkeypatch):
+    """The live page's path: app.loaders.load_models puts the models on the one shelf, run_request finds them there and
+    builds the run's one drafter."""
     from app import loaders
     from app.live import pairs as live_pairs
     from app.settings import LiveSettings
 
     request = live_pairs.request_for(LiveSettings(prompt="Say hello.", max_new_tokens=4, k=2))
-    target, _ = loaders.load_pair(request)
+    built = []
+    real_copy = liverun.copy.copy
+    monkeypatch.setattr(liverun.copy, "copy", lambda x: built.append(x) or real_copy(x))
+    target = loaders.load_models(request)
+    assert built == [], "loading the models builds no drafter"
     before = list(loaders.shelf().loads)
     run = liverun.run_request(request, loaders.shelf())
     assert loaders.shelf().loads == before and run.spec.generated_ids
+    assert len(built) == 1, "the run builds its one drafter"
     assert loaders.shelf().target_named("bundled") is target

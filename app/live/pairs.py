@@ -1,7 +1,7 @@
 """Which models the live page runs: the bundled target (offline), hub presets, or custom ids.
 
 Turns the page's settings into model sources and drafter settings (no Streamlit);
-:func:`app.loaders.load_pair` loads them. An unknown pair raises
+:func:`app.loaders.load_models` loads them. An unknown pair raises
 :class:`~specsim.core.models.ModelUnavailable` with a message for the user.
 
 A custom id is typed by whoever uses the page, on a server: a hub id (``owner/name``) is loaded from the

@@ -109,7 +109,7 @@ def start(settings: LiveSettings) -> None:
         cache = live_cache.store()
         if cache is not None and not state.get(state.LIVE_FRESH_BOX) and _replay_cached(cache, request):
             return
-        loaders.load_pair(request)  # the models onto the shelf first, with their own progress bars
+        loaders.load_models(request)  # the models onto the shelf first, with their own progress bars
         generate(request, loaders.shelf())
         spec, plain = state.get(state.LIVE_TRACE), state.get(state.LIVE_PLAIN)
         if cache is not None and spec is not None and plain is not None and not state.get(state.LIVE_NOTICE):

@@ -144,6 +144,10 @@ class ModelShelf:
 
     def draft(self, name: str, local: bool | None, target: LoadedModel):
         """A fresh drafter around the draft model ``name`` loaded once for ``target``."""
+        return copy.copy(self._draft_model(name, local, target))
+
+    def _draft_model(self, name: str, local: bool | None, target: LoadedModel):
+        """The draft model ``name`` for ``target``, loaded the first time it is asked for (the shelf's own copy)."""
         from specsim.core import draft_loader
 
         where = paths.resolve(name) if local is not False else None
@@ -154,7 +158,15 @@ class ModelShelf:
             if key not in self._drafts:
                 self._drafts[key] = draft_loader.load_draft_model(name, target, local=local)
                 self.loads.append(name)
-            return copy.copy(self._drafts[key])
+            return self._drafts[key]
+
+    def load(self, request: RunRequest, progress: Loading | None = None) -> LoadedModel:
+        """Put the request's models on the shelf (its target, and its draft model's weights) without building a
+        drafter: the run that follows builds its one drafter with :meth:`pair`. The target, which stays loaded."""
+        target = self.target(request, progress)
+        if request.drafter == "model" and request.draft:
+            self._draft_model(request.draft, request.draft_local, target)
+        return target
 
     def pair(self, request: RunRequest, progress: Loading | None = None):
         """(target, a fresh drafter) for the request, loading what is not loaded yet (ModelUnavailable if not)."""
