@@ -195,3 +195,21 @@ def test_the_pages_top_k_and_top_p_cut_is_the_engines_warp():
         mine = u.warped(p, t, k, top)
         assert np.array_equal(mine > 0, engine > 0), (p, t, k, top)
         np.testing.assert_allclose(mine, engine, rtol=0, atol=1e-6)
+
+
+def test_the_page_and_the_engine_run_one_accepted_mass_and_one_residual(monkeypatch):
+    """Issue 63, item 6: the page that teaches the rule ran numpy copies of the engine's functions. Both now call
+    specsim.core.rules, with numpy arrays and with tensors; a copy in either would not reach these counters."""
+    from specsim.core import rules, sampling
+
+    calls = []
+    for name in ("accepted_mass", "residual"):
+        real = getattr(rules, name)
+        monkeypatch.setattr(rules, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    assert u.accepted_mass(p, q) == pytest.approx(0.7)
+    assert u.residual(p, q) == pytest.approx([1.0, 0.0, 0.0])
+    tp, tq = torch.tensor(p, dtype=torch.float32), torch.tensor(q, dtype=torch.float32)
+    assert float(sampling.accepted_mass(tp, tq)) == pytest.approx(0.7)
+    assert sampling.residual_distribution(tp, tq)[1] == pytest.approx(0.3)
+    assert calls == ["accepted_mass", "residual", "accepted_mass", "residual"]

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
+from specsim.core import rules
+
 
 @dataclass(frozen=True)
 class SamplingConfig:
@@ -108,11 +110,8 @@ def residual_distribution(p: torch.Tensor, q: torch.Tensor) -> tuple[torch.Tenso
     When p <= q everywhere (p == q up to rounding) the mass is 0 and a rejection had probability 0;
     we then return p itself rather than dividing 0 by 0. Any choice is correct on a null event.
     """
-    positive = torch.clamp(p - q, min=0.0)
-    mass = float(positive.sum())
-    if mass <= 1e-12:
-        return p, 0.0
-    return positive / mass, mass
+    leftover, mass = rules.residual(p, q)
+    return (p, 0.0) if leftover is None else (leftover, mass)
 
 
 def accepted_mass(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -122,7 +121,7 @@ def accepted_mass(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     β of one slot, and equals 1 - TV(p, q) (total variation: half the L1 distance) and 1 minus the residual's
     mass Σ max(0, p - q). Rows of a matrix give one value each.
     """
-    return torch.minimum(p, q).sum(dim=-1)
+    return rules.accepted_mass(p, q)
 
 
 def top_tokens(probs: torch.Tensor, n: int) -> list[tuple[int, float]]:

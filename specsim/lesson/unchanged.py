@@ -30,7 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-NO_RESIDUAL = 1e-12  # specsim.core.sampling.residual_distribution: below this mass a rejection never happens
+from specsim.core import rules
+
+NO_RESIDUAL = rules.NO_RESIDUAL  # below this mass a rejection never happens (the engine's own threshold)
 
 
 def normalise(weights: ArrayLike) -> np.ndarray:
@@ -54,7 +56,7 @@ def acceptance_chance(p: ArrayLike, q: ArrayLike) -> np.ndarray:
 def accepted_mass(p: ArrayLike, q: ArrayLike) -> float:
     """Σ min(p, q): the chance that a proposal x ~ q is kept (the engine's
     :func:`specsim.core.sampling.accepted_mass`)."""
-    return float(np.minimum(np.asarray(p, dtype=float), np.asarray(q, dtype=float)).sum())
+    return float(rules.accepted_mass(np.asarray(p, dtype=float), np.asarray(q, dtype=float)))
 
 
 def total_variation(p: ArrayLike, q: ArrayLike) -> float:
@@ -103,9 +105,7 @@ def overlap_by_temperature(p: ArrayLike, q: ArrayLike, temperatures: ArrayLike) 
 
 def residual(p: ArrayLike, q: ArrayLike) -> np.ndarray | None:
     """The engine's norm(max(0, p − q)), or None when p ≤ q everywhere (then a rejection never happens)."""
-    positive = np.clip(np.asarray(p, dtype=float) - np.asarray(q, dtype=float), 0.0, None)
-    mass = float(positive.sum())
-    return positive / mass if mass > NO_RESIDUAL else None
+    return rules.residual(np.asarray(p, dtype=float), np.asarray(q, dtype=float))[0]
 
 
 def output_distribution(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
