@@ -100,6 +100,15 @@ http {{
             proxy_buffering off;
             add_header X-Specsim-Replica $upstream_addr always;
         }}
+        # A download (st.download_button's file) lives in the memory of the replica that drew the page. After a
+        # replica restarts, the sticky hash sends the browser's requests back to it while the page's session is
+        # still on the replica that took it in meanwhile: a 404 there means "ask the other replicas".
+        location /media/ {{
+            proxy_pass http://specsim;
+            proxy_next_upstream error timeout http_404;
+            proxy_set_header Host $host;
+            add_header X-Specsim-Replica $upstream_addr always;
+        }}
     }}
 }}
 """

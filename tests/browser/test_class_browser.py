@@ -243,11 +243,15 @@ def test_a_page_whose_replica_is_killed_finds_its_run_on_the_other(browser, room
         page.wait_for_function(IDLE, timeout=180_000)
         page.wait_for_function("() => !document.querySelector(\"[data-testid='stProgress']\")", timeout=180_000)
         assert_no_exception(page)
-        trace = download_trace(page)
+        _restarted(room, name, 0)  # supervisord brings the killed replica back, and nginx, after its fail_timeout,
+        deadline = time.monotonic() + 60  # sends this browser's requests to it again while the page's session
+        while _replica_of(room.url, agent) != replica:  # stays on the other replica
+            assert time.monotonic() < deadline, "nginx did not take the restarted replica back"
+            time.sleep(0.5)
+        trace = download_trace(page)  # its file is on the other replica: nginx asks there after a 404
         assert prompt in trace.prompt and (trace.settings.k, trace.settings.seed) == (k, seed)
         body = page.inner_text("body")
         assert trace.n_generated == N_NEW and "Cancelled" not in body and REATTACHED in body
-        _restarted(room, name, 0)  # supervisord brings the killed replica back
     finally:
         conn.set(release, 1, ex=600)
         page.context.close()
