@@ -6,7 +6,8 @@ Read it in this order:
   decoding is its K = 0 case;
 - ``loop_parts``: what every step shares (the ``Step`` protocol, prefill, the budget, end-of-text);
 - ``acceptance``: steps 3-4 of an iteration, the longest agreeing prefix and the +1 token;
-- ``sampling``: min(1, p/q), norm(max(0, p - q)), temperature, top-k and top-p;
+- ``sampling``: min(1, p/q), norm(max(0, p - q)), temperature, top-k and top-p; ``rules``: its two sums
+  Σ min(p, q) and norm(max(0, p − q)), written once for numpy arrays and torch tensors (the pages call them too);
 - ``kpolicy``: how many tokens to draft each loop (a fixed K, transformers' schedule, a confidence stop);
 - ``drafters`` / ``trained_drafters`` / ``draft_loader``: the guessers (a draft model, prompt lookup, early exit),
   the shipped trained drafts (``draft_nets`` their architectures, ``draft_forward`` their fast forward pass), and
