@@ -8,6 +8,7 @@ run so every key exists with its default.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -102,14 +103,21 @@ def read_url_now(key: str) -> bool:
 
 
 @functools.cache
-def _pages_params() -> frozenset[str]:
-    """Every page's own query parameters, lower case."""
+def params_by_path() -> dict[str, tuple[str, ...]]:
+    """Each page's own query parameters (lower case), by the page's URL path; a page without settings owns none."""
     from app import urlcodec
     from app.calculator import params as calc_params
+    from app.layout import all_pages
     from app.live import params as live_params
 
-    every = {*calc_params.NAMES, *live_params.NAMES, urlcodec.KNOWLEDGE_PARAM, urlcodec.SEQUENCE_PARAM}
-    return frozenset(name.lower() for name in every)
+    owned = {"calculator.py": calc_params.NAMES, "live.py": live_params.NAMES,
+             "knowledge_quiz.py": (urlcodec.KNOWLEDGE_PARAM,), "sequence_quiz.py": (urlcodec.SEQUENCE_PARAM,)}
+    return {p.url_path: tuple(sorted(name.lower() for name in owned.get(p.script, ()))) for p in all_pages()}
+
+
+def _pages_params() -> frozenset[str]:
+    """Every page's own query parameters, lower case."""
+    return frozenset(name for names in params_by_path().values() for name in names)
 
 
 def write_query(names: Iterable[str], wanted: Mapping[str, str], defaults: Mapping[str, str] | None = None) -> None:
@@ -146,27 +154,54 @@ def write_query(names: Iterable[str], wanted: Mapping[str, str], defaults: Mappi
 # a switch to a page whose settings differ from its defaults, Back first undid the settings and only a second
 # Back left the page (issue 39, finding 8). In this app Back undoes a page switch: an address change that keeps
 # the path (settings written by the page or changed by the user) replaces the current entry instead.
+#
+# Streamlit writes a page's settings to the path the address bar shows at that moment, and it moves the bar to a
+# new page's path only once the browser has drawn the switch; on a busy machine the new page's settings can arrive
+# first, and they were written onto the page being left (/quiz?k=6&alpha=80&c=0.20), so Back landed there. An
+# address change that keeps the path but carries another page's parameters is such a write, and is dropped: the
+# address the switch then writes carries the same settings on the right path.
 _HISTORY_KEY = "specsim_history"
-_BACK_UNDOES_PAGE_SWITCHES = f"""<style>div:has(> .st-key-{_HISTORY_KEY}) {{ display: none; }}</style>
+_BACK_UNDOES_PAGE_SWITCHES = r"""<style>div:has(> .st-key-%(key)s) { display: none; }</style>
 <script>
-(() => {{
+(() => {
   if (window.__specsimHistory) return;
   window.__specsimHistory = true;
-  const push = window.history.pushState;
-  window.history.pushState = function (data, title, url) {{
-    try {{
-      if (url != null && new URL(url, window.location.href).pathname === window.location.pathname) {{
-        return window.history.replaceState(data, title, url);
-      }}
-    }} catch (error) {{ /* an address the browser cannot parse: leave it to pushState */ }}
+  const owned = %(owned)s;  // each page's own parameters, by its path
+  const every = new Set(Object.values(owned).flat());
+  const push = window.history.pushState, replace = window.history.replaceState;
+  const samePath = (url) => {
+    const to = new URL(url, window.location.href);
+    if (to.pathname !== window.location.pathname) return null;
+    const mine = new Set(owned[to.pathname.replace(/\/+$/, "").split("/").pop()] || []);
+    const theirs = (k) => every.has(k.toLowerCase()) && !mine.has(k.toLowerCase());
+    return {to, foreign: [...to.searchParams.keys()].some(theirs)};
+  };
+  window.history.pushState = function (data, title, url) {
+    try {
+      const same = url == null ? null : samePath(url);
+      if (same && same.foreign) return;  // another page's settings on this path: a write that lost the race
+      if (same) return replace.call(window.history, data, title, url);
+    } catch (error) { /* an address the browser cannot parse: leave it to pushState */ }
     return push.call(window.history, data, title, url);
-  }};
-}})();
+  };
+  window.history.replaceState = function (data, title, url) {
+    try {
+      const same = url == null ? null : samePath(url);
+      if (same && same.foreign) return;
+    } catch (error) { /* as above */ }
+    return replace.call(window.history, data, title, url);
+  };
+})();
 </script>"""
+
+
+def history_script() -> str:
+    """The history rule above, with each page's parameters filled in."""
+    return _BACK_UNDOES_PAGE_SWITCHES % {"key": _HISTORY_KEY, "owned": json.dumps(params_by_path())}
 
 
 def back_undoes_page_switches() -> None:
     """Install, once per browser tab, the history rule above (a script in the main page, in a hidden container
     that takes no room)."""
     with st.container(key=_HISTORY_KEY):
-        st.html(_BACK_UNDOES_PAGE_SWITCHES, unsafe_allow_javascript=True)
+        st.html(history_script(), unsafe_allow_javascript=True)

@@ -8,6 +8,7 @@ then jumping, and the timer rule itself is tested in test_live_widgets.py.
 import math
 import re
 import statistics
+import time
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,26 @@ def test_step_forward_back_and_play_to_the_end(ran):
     assert ran.session_state[state.LIVE_STEP] == 0 and ran.session_state[state.LIVE_PLAYING] is False
     # none of this ran the models again
     assert ran.session_state[state.LIVE_TRACE] is spec
+
+
+def test_back_pressed_while_playing_steps_back_from_the_step_its_button_was_drawn_with(ran):
+    """Under load a click can reach the server folded with a timer tick the browser sent after it: Streamlit keeps
+    the older request's button press and the newer one's widget values, so the hidden box already reported the next
+    step and Back stepped back to the iteration the learner had pressed it on (1 of 12 in a full test run). Here the
+    folded request is built by hand: the box says one step further on than the button that was pressed."""
+    n = len(ran.session_state[state.LIVE_TRACE].iterations)
+    assert n >= 3, "the run should take at least three iterations"
+    seen = n // 2
+    ran.session_state[state.LIVE_STEP] = seen
+    ran.session_state[state.LIVE_PLAYING] = True
+    ran.session_state[state.LIVE_LAST_TICK] = time.monotonic() + 3600  # no tick advances during this test
+    ran.run()
+    assert ran.session_state[state.LIVE_STEP] == seen
+    pressed = ran.button(key=f"{state.LIVE_BACK_BUTTON}_{seen}")
+    ran.text_input(key=state.LIVE_STEP_SEEN).set_value(str(seen + 1))  # the later tick's report, folded in
+    pressed.click().run()
+    assert not ran.exception, ran.exception
+    assert ran.session_state[state.LIVE_STEP] == seen - 1 and ran.session_state[state.LIVE_PLAYING] is False
 
 
 @pytest.mark.parametrize("prompt,needle", [("   \n ", "empty"), ("x" * 2001, "2000")])

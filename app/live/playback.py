@@ -22,6 +22,13 @@ with the full rerun that stops the timer, and Back went back two. Every redraw n
 hidden text box (:data:`~app.keys.LIVE_STEP_SEEN`); the browser reports the box's value with every request,
 so a button's callback reads the step the learner saw when they pressed it, and a second delivery of the
 same press lands on the same iteration.
+
+Why ◀ Back and Forward ▶ get a new key on every tick while playing: the box was not enough under load (1 of 12 in a
+full test run). Streamlit folds requests that reach a busy server into one, keeping a button's press from the older
+and every other widget's value from the newer. A tick the browser sent after the click, carrying the next step in
+the box, joined the click, and Back stepped back from one iteration further on: the iteration the learner had seen
+stayed on screen. A button drawn with the step it belongs to says which step it was pressed on, whatever it is
+folded with; Streamlit still calls the callback of a button the last redraw replaced.
 """
 
 from __future__ import annotations
@@ -144,9 +151,13 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None,
     cols = st.columns(4)
     cols[0].button("|◀ Restart", key=state.LIVE_RESTART_BUTTON, on_click=_go, args=(n, 0), width="stretch",
                    disabled=step == 0)
-    cols[1].button("◀ Back", key=state.LIVE_BACK_BUTTON, on_click=_shift, args=(n, -1), width="stretch",
-                   disabled=step == 0)
-    cols[2].button("Forward ▶", key=state.LIVE_FORWARD_BUTTON, on_click=_shift, args=(n, 1), width="stretch",
+    if interval is None:  # paused: no tick can race a click, and a key that stays keeps the keyboard's focus
+        back, forward, shift = state.LIVE_BACK_BUTTON, state.LIVE_FORWARD_BUTTON, (_shift, (n, -1), (n, 1))
+    else:  # playing: each redraw's buttons are new widgets that carry the step they were drawn with
+        back, forward = f"{state.LIVE_BACK_BUTTON}_{step}", f"{state.LIVE_FORWARD_BUTTON}_{step}"
+        shift = (_go, (n, step - 1), (n, step + 1))
+    cols[1].button("◀ Back", key=back, on_click=shift[0], args=shift[1], width="stretch", disabled=step == 0)
+    cols[2].button("Forward ▶", key=forward, on_click=shift[0], args=shift[2], width="stretch",
                    disabled=step >= n - 1)
     cols[3].button("End ▶|", key=state.LIVE_END_BUTTON, on_click=_go, args=(n, n - 1), width="stretch",
                    disabled=step >= n - 1)
