@@ -6,6 +6,7 @@ neither measures nor reads a profile of its own: the runs, and so the best K the
 
 from __future__ import annotations
 
+from app import classqueue
 from specsim.core.defaults import DEFAULT_K
 from specsim.measure import machine
 
@@ -16,9 +17,7 @@ NO_CLASS_PROFILE = (f"K = {DEFAULT_K} is the lesson's example: the class's worke
 
 
 def _class_url() -> str | None:
-    from app.live import classmode  # here: classmode imports the live page's views
-
-    return classmode.queue_url()
+    return classqueue.queue_url()
 
 
 def cached() -> machine.Profile | None:

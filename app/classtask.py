@@ -9,14 +9,13 @@ goes on, so the page's own "cancelled" mark explains it on the next run, as in-p
 
 from __future__ import annotations
 
-import os
 import time
 
 import streamlit as st
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
-from app.live import classmode
+from app import classqueue
 from specsim.classroom import jobs, tasks
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
@@ -27,15 +26,15 @@ except ImportError:  # pragma: no cover - older layouts
 
 def active() -> bool:
     """Whether this app serves a class (SPECSIM_QUEUE_URL set): measurements then run on the class's workers."""
-    return classmode.queue_url() is not None
+    return classqueue.queue_url() is not None
 
 
 def run_task(kind: str, params: dict):
     """Submit a task of ``kind`` and wait for it with a progress bar; its value, or None after a message."""
-    url, token = classmode.queue_url(), classmode.session_token()
+    url, token = classqueue.queue_url(), classqueue.session_token()
     try:
-        job_id = tasks.submit(url, kind, params, token, queue=os.environ.get(classmode.QUEUE_NAME_ENV) or jobs.QUEUE,
-                              max_queued=classmode.queue_limit())
+        job_id = tasks.submit(url, kind, params, token, queue=classqueue.queue_name(),
+                              max_queued=classqueue.queue_limit())
     except jobs.JobError as error:
         st.error(str(error))
         return None
@@ -72,10 +71,10 @@ def _follow(url: str, job_id: str, token: str, bar):
                 away = None
             except (OSError, RedisError):  # Redis restarting: wait for it a while (it comes back with the queue)
                 away = away or time.monotonic()
-                if time.monotonic() - away > classmode.OUTAGE_S:
+                if time.monotonic() - away > classqueue.OUTAGE_S:
                     raise
-                bar.progress(0.0, text=classmode.QUEUE_AWAY)
-            time.sleep(classmode.POLL_S)
+                bar.progress(0.0, text=classqueue.QUEUE_AWAY)
+            time.sleep(classqueue.POLL_S)
     except ScriptControlException:  # a click: leave the queue (or stop the task), then let the stop go on
         jobs.cancel(url, job_id, token)
         raise

@@ -285,10 +285,11 @@ DEFAULTS.update({PREDICTIONS: dict, SHOW_ANSWERS: lambda: os.environ.get("SPECSI
 SEQ_SHOW_BUTTON = "quiz_seq_show"  # "Show the answer" after a check that is not right yet
 
 
-# ---- the live page's top-k and top-p boxes (text: blank is off) ----------------------------------------
+# ---- the live page's top-k, top-p and min-p boxes (text: blank is off) ---------------------------------
 LIVE_TOP_K = "live_top_k"
 LIVE_TOP_P = "live_top_p"
-DEFAULTS.update({LIVE_TOP_K: "", LIVE_TOP_P: ""})
+LIVE_MIN_P = "live_min_p"
+DEFAULTS.update({LIVE_TOP_K: "", LIVE_TOP_P: "", LIVE_MIN_P: ""})
 
 # ---- class mode: a run kept by the browser ------------------------------------------------------------
 LIVE_REATTACHED = "live_reattached"  # this session has looked for the browser's run in the class queue

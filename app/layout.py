@@ -28,17 +28,17 @@ PAGES: dict[str, list[PageSpec]] = {
     "Learn": [
         PageSpec("home.py", "The idea", icon=":material/lightbulb:", url_path="home", default=True),
         PageSpec("calculator.py", "Speedup calculator", icon=":material/calculate:", url_path="calculator"),
-        PageSpec("verify_free.py", "Is verification free here?", icon=":material/speed:", url_path="verify"),
-        PageSpec("why_unchanged.py", "Why the output is unchanged", icon=":material/balance:", url_path="unchanged"),
+        PageSpec("verify.py", "Is verification free here?", icon=":material/speed:", url_path="verify"),
+        PageSpec("unchanged.py", "Why the output is unchanged", icon=":material/balance:", url_path="unchanged"),
         PageSpec("live.py", "Live decoding", icon=":material/play_circle:", url_path="live"),
-        PageSpec("under_the_hood.py", "Under the hood", icon=":material/build:", url_path="hood"),
+        PageSpec("hood.py", "Under the hood", icon=":material/build:", url_path="hood"),
         PageSpec("variants.py", "Variants", icon=":material/account_tree:", url_path="variants"),
         PageSpec("serving.py", "Serving many requests", icon=":material/dns:", url_path="serving"),
-        PageSpec("in_practice.py", "In practice", icon=":material/public:", url_path="practice"),
+        PageSpec("practice.py", "In practice", icon=":material/public:", url_path="practice"),
     ],
     "Test yourself": [
-        PageSpec("sequence_quiz.py", "Order one round", icon=":material/swap_vert:", url_path="sequence"),
-        PageSpec("knowledge_quiz.py", "Knowledge check", icon=":material/quiz:", url_path="quiz"),
+        PageSpec("sequence.py", "Order one round", icon=":material/swap_vert:", url_path="sequence"),
+        PageSpec("quiz.py", "Knowledge check", icon=":material/quiz:", url_path="quiz"),
         PageSpec("interview.py", "Interview questions", icon=":material/record_voice_over:", url_path="interview"),
     ],
 }

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, TypeVar
 import streamlit as st
 from streamlit.logger import get_logger
 
+from app import classqueue
 from app.live import pairs as live_pairs
-from specsim.classroom.liverun import ModelShelf
 from specsim.core import defaults, models
 from specsim.core.models import LoadedModel, ModelUnavailable
+from specsim.liverun import ModelShelf
 from specsim.request import RunRequest
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ _LOG = get_logger(__name__)
 
 @st.cache_resource(show_spinner=False)
 def shelf() -> ModelShelf:
-    """The process's one shelf of models (:class:`specsim.classroom.liverun.ModelShelf`, the class workers' kind),
+    """The process's one shelf of models (:class:`specsim.liverun.ModelShelf`, the class workers' kind),
     shared by every session. Loading happens in its calls, outside this cached function: Streamlit records the
     elements a cached function draws and replays them in other sessions, which must not happen to a progress bar."""
     return ModelShelf()
@@ -65,9 +66,7 @@ def bundled_target() -> LoadedModel:
 def bundled_dtype_name() -> str:
     """The dtype :func:`bundled_target` loads the target in on this machine (the loader's default), e.g. "bfloat16";
     in a class, where the workers load it and this replica never loads torch, "the class workers' dtype"."""
-    from app.live import classmode  # here: classmode imports the live page's views
-
-    if classmode.queue_url() is not None:
+    if classqueue.queue_url() is not None:
         return "in the class workers' dtype"
     return str(models.parse_dtype(None, models.default_device())).removeprefix("torch.")
 
@@ -90,7 +89,7 @@ def draft_model(name: str, target: LoadedModel, local: bool | None = None) -> Mo
 
 def load_models(request: RunRequest) -> LoadedModel:
     """Put a run request's models (:func:`app.live.pairs.request_for`) on the shelf, with progress bars, and return
-    its target; no drafter is built here: :func:`specsim.classroom.liverun.run_request` builds the run's one drafter
+    its target; no drafter is built here: :func:`specsim.liverun.run_request` builds the run's one drafter
     from :func:`shelf`. Errors name the models as the learner typed them, never the server's paths."""
     where, draft = live_pairs.sources_of(request)
     try:

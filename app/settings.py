@@ -47,6 +47,7 @@ class LiveSettings:
     policy: str = "fixed"  # how K moves from loop to loop (specsim.core.kpolicy.LIVE_POLICIES)
     top_k: int | str | None = None  # sampled runs: keep the k most likely tokens (None: every token)
     top_p: float | str | None = None  # sampled runs: keep the smallest nucleus holding this mass (None: all of it)
+    min_p: float | str | None = None  # sampled runs: keep tokens at least this share of the top one's p (None: all)
 
 
 @dataclass(frozen=True)

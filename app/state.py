@@ -111,7 +111,7 @@ def params_by_path() -> dict[str, tuple[str, ...]]:
     from app.live import params as live_params
 
     owned = {"calculator.py": calc_params.NAMES, "live.py": live_params.NAMES,
-             "knowledge_quiz.py": (urlcodec.KNOWLEDGE_PARAM,), "sequence_quiz.py": (urlcodec.SEQUENCE_PARAM,)}
+             "quiz.py": (urlcodec.KNOWLEDGE_PARAM,), "sequence.py": (urlcodec.SEQUENCE_PARAM,)}
     return {p.url_path: tuple(sorted(name.lower() for name in owned.get(p.script, ()))) for p in all_pages()}
 
 

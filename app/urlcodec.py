@@ -59,14 +59,6 @@ class Number:
             text = text[:-1]
         return text
 
-    def accepts(self, value: object) -> bool:
-        """Whether a value (from a form, not a URL) is of the right kind and in range."""
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            return False
-        if self.whole_only and not isinstance(value, int):
-            return False
-        return self.lo <= value <= self.hi
-
     def parse(self, raw: str) -> float | None:
         """The value of ``raw`` before rounding, or None when it is not acceptable."""
         text = raw.strip()

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from app import class_profile as app_profile
-from app import frame, glossary, recording, state
-from app.live import be_the_draft, classmode, playback, why_speed
+from app import classqueue, frame, glossary, recording, state
+from app.live import be_the_draft, playback, why_speed
 from app.live import cache as live_cache
 from app.live import pairs as live_pairs
 from app.live import run as live_run
@@ -36,7 +36,7 @@ live_run.wait_for_previous_run()  # a click during a run stops it; let it hand o
 
 run_col, fresh_col = st.columns([1, 3], vertical_alignment="center")
 pressed = run_col.button("Run", type="primary", key=state.LIVE_RUN_BUTTON)
-if live_cache.store() is not None and classmode.queue_url() is None:
+if live_cache.store() is not None and classqueue.queue_url() is None:
     fresh_col.checkbox("Run fresh", key=state.LIVE_FRESH_BOX,
                        help="Settings that already ran on this machine replay that run from its run cache at once; "
                             "tick this to run the models again.")

@@ -3,10 +3,11 @@ from the roofline model (a model, not a measurement)."""
 
 import streamlit as st
 
-from app import frame, state
+from app import batching, frame, state
 from app.charts import chart
-from app.passcost import batching, moe, serving
-from app.passcost import figures as figs
+from app.serving import figures as figs
+from app.serving import moe
+from app.serving import view as serving
 from app.settings import CalcSettings
 from specsim.core import defaults
 from specsim.lesson import roofline

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specsim.core import defaults
+from specsim.core.kpolicy import KPolicy
 from specsim.core.models import LoadedModel
 from specsim.core.paths import resolve
 from specsim.core.published import (
@@ -136,21 +137,22 @@ def _run_plain(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
 def _run_draft_model(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
     from specsim.core.engine import speculative_generate
     drafter, params, training = classic_draft(target)
-    trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
+    trace = speculative_generate(target, drafter, prompt_ids, KPolicy(defaults.DEFAULT_K), max_new_tokens)
     return trace, params, training, drafter.name
 
 
 def _run_eagle(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
     from specsim.core.engine import speculative_generate
     drafter, params, training = shipped_draft(defaults.EAGLE_DRAFT, target)
-    trace = speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens)
+    trace = speculative_generate(target, drafter, prompt_ids, KPolicy(defaults.DEFAULT_K), max_new_tokens)
     return trace, params, training, drafter.name
 
 
 def _run_prompt_lookup(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
     from specsim.core.draft_loader import prompt_lookup_drafter
     from specsim.core.engine import speculative_generate
-    trace = speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, defaults.DEFAULT_K, max_new_tokens)
+    trace = speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, KPolicy(defaults.DEFAULT_K),
+                                 max_new_tokens)
     return trace, 0, "none", None
 
 
@@ -164,7 +166,8 @@ def _run_medusa(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
     from specsim.core.engine import speculative_generate
     from specsim.variants.medusa import MedusaDrafter
     heads = _heads(medusa_heads)
-    trace = speculative_generate(target, MedusaDrafter(heads, target.model), prompt_ids, heads.n_heads, max_new_tokens)
+    trace = speculative_generate(target, MedusaDrafter(heads, target.model), prompt_ids, KPolicy(heads.n_heads),
+                                 max_new_tokens)
     return trace, heads.extra_parameters(), training_cost(heads), None  # plain data only: it travels to a replica
 
 
@@ -179,7 +182,8 @@ def _run_early_exit(target, prompt_ids, max_new_tokens, medusa_heads) -> Variant
     from specsim.core.drafters import EarlyExitDrafter
     from specsim.core.engine import speculative_generate
     drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
-    return speculative_generate(target, drafter, prompt_ids, defaults.DEFAULT_K, max_new_tokens), 0, "none", None
+    trace = speculative_generate(target, drafter, prompt_ids, KPolicy(defaults.DEFAULT_K), max_new_tokens)
+    return trace, 0, "none", None
 
 
 METHODS: tuple[Method, ...] = (

@@ -1,16 +1,18 @@
 """One run request: everything that decides a live run, validated once, as plain data another process can run.
 
 A page builds a :class:`RunRequest` from what the learner set; the in-process run and a class worker both hand it
-to :func:`specsim.classroom.liverun.run_request`. Every range is checked here, once, with the sentence a page shows
+to :func:`specsim.liverun.run_request`. Every range is checked here, once, with the sentence a page shows
 (:meth:`RunRequest.problems`); the pages' number boxes and the command lines read their bounds from
 :data:`RANGES`. The K policy and the sampling settings ride inside it (:attr:`RunRequest.kpolicy`,
 :attr:`RunRequest.sampling`), and it travels as JSON (:meth:`RunRequest.to_dict`, :meth:`RunRequest.from_dict`).
 
-Adding a setting (say top-k) is a field here with its range, its use in the engine, and the page that offers it.
+Adding a setting (as top-k and top-p were) is a field here with its range, its use in the engine, and the live page's
+box that offers it (README, "Where to change what").
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -19,6 +21,8 @@ from specsim.core import defaults
 from specsim.core.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 
 #: field -> (lowest, highest, how a sentence names it): the one place a run's ranges are written.
+#: tests/test_request.py fails on a second copy (a comparison with one of these bounds, or a range sentence, written
+#: anywhere else).
 RANGES: dict[str, tuple[float, float, str]] = {
     "k": (defaults.K_MIN, defaults.K_MAX, "K"),
     "max_new_tokens": (1, defaults.MAX_NEW_TOKENS_LIMIT, "New tokens"),
@@ -26,7 +30,32 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "seed": (defaults.SEED_MIN, defaults.SEED_MAX, "The seed"),
     "top_k": (1, defaults.TOP_K_MAX, "Top-k"),
     "top_p": (defaults.TOP_P_MIN, 1.0, "Top-p"),  # a nucleus narrower than 1 % of the mass is greedy in all but name
+    "min_p": (0.0, 1.0, "Min-p"),  # 0 keeps every token, 1 only those as likely as the top one
 }
+
+
+WHOLE = frozenset({"k", "max_new_tokens", "seed", "top_k"})
+"""The fields that take whole numbers only."""
+
+
+def describe(field: str) -> str:
+    """What ``field`` takes, as a sentence says it: "a whole number from 1 to 16", "a number from 0 to 2"."""
+    lo, hi, _ = RANGES[field]
+    if field in WHOLE:
+        return f"a whole number from {int(lo)} to {int(hi)}"
+    return f"a number from {lo:g} to {hi:g}"
+
+
+def range_problem(field: str, value: object, label: str | None = None) -> str | None:
+    """The sentence that refuses ``value`` for ``field``, naming it as ``label`` (the box the learner typed into,
+    the command's flag; by default the field's own name), or None when the value is a number of the right kind in
+    range. The one range sentence in specsim: the pages, the command lines and the request itself all say this."""
+    lo, hi, name = RANGES[field]
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and (field not in WHOLE or isinstance(value, int) or float(value).is_integer()) and lo <= value <= hi:
+        return None  # (a NaN fails lo <= value)
+    shown = value if number else str(value)
+    return f"{label or name} must be {describe(field)}, not {shown!r}."
 
 
 def _drafter_kinds() -> tuple[str, ...]:
@@ -65,6 +94,7 @@ class RunRequest(BaseModel):
     temperature: float = 0.0
     top_p: float | None = None
     top_k: int | None = None  # None: every token; else the k most likely, after the temperature, before top-p
+    min_p: float | None = None  # None: every token; else those at least min_p times the top one's p, after top-p
     seed: int = defaults.SEED_MIN
     max_new_tokens: int = defaults.DEFAULT_MAX_NEW_TOKENS
     device: str | None = None
@@ -72,12 +102,12 @@ class RunRequest(BaseModel):
     invariant: bool | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k", "top_p")
+    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k", "top_p", "min_p")
     @classmethod
     def _in_range(cls, value, info):
-        lo, hi, name = RANGES[info.field_name]
-        if value is not None and not lo <= value <= hi:
-            raise ValueError(f"{name} must be between {_number(lo)} and {_number(hi)}, not {_number(value)}.")
+        problem = None if value is None else range_problem(info.field_name, value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("policy")
@@ -102,18 +132,26 @@ class RunRequest(BaseModel):
 
     # ---- building one -----------------------------------------------------------------------------------------
     @classmethod
-    def problems(cls, **fields) -> list[str]:
-        """What is wrong with a request of ``fields``, one sentence each; empty when it may run."""
+    def problems(cls, labels: Mapping[str, str] | None = None, **fields) -> list[str]:
+        """What is wrong with a request of ``fields``, one sentence each; empty when it may run. ``labels`` names a
+        field as its caller offers it (the page's box, the command's flag)."""
+        labels = labels or {}
         try:
             cls(**fields)
         except ValidationError as error:
-            return [_sentence(e) for e in error.errors()]
+            found = []
+            for e in error.errors():
+                field = e["loc"][0] if e["loc"] else None
+                # a number of the wrong kind or out of range: the range sentence, naming the field as the caller does
+                sentence = range_problem(field, fields[field], labels.get(field)) if field in RANGES else None
+                found.append(sentence or _sentence(e))
+            return list(dict.fromkeys(found))  # once each (pydantic reports an optional field once per type)
         return []
 
     @classmethod
-    def checked(cls, **fields) -> RunRequest:
+    def checked(cls, labels: Mapping[str, str] | None = None, **fields) -> RunRequest:
         """The request, or :class:`BadRequest` whose message is :meth:`problems`' sentences."""
-        problems = cls.problems(**fields)
+        problems = cls.problems(labels, **fields)
         if problems:
             raise BadRequest(" ".join(problems))
         return cls(**fields)
@@ -133,7 +171,7 @@ class RunRequest(BaseModel):
         """How tokens are chosen (:class:`specsim.core.sampling.SamplingConfig`)."""
         from specsim.core.sampling import SamplingConfig  # here: it imports torch, which a class replica never loads
 
-        return SamplingConfig(self.temperature, self.top_p, self.top_k)
+        return SamplingConfig(self.temperature, self.top_p, self.top_k, self.min_p)
 
     def resolved(self) -> RunRequest:
         """The same request with device, dtype and decode path made explicit (the running machine's defaults)."""
@@ -154,10 +192,6 @@ class RunRequest(BaseModel):
         return cls.model_validate(data)
 
 
-def _number(x: float) -> str:
-    return str(x) if isinstance(x, int) else f"{x:g}"
-
-
 def _sentence(error: dict) -> str:
     """A pydantic error as the page says it: our own sentences as they are, pydantic's prefixed with the field."""
     if error["type"] == "value_error":
@@ -172,4 +206,4 @@ def bounds(field: str) -> tuple[float, float]:
     return lo, hi
 
 
-__all__ = ["RANGES", "BadRequest", "RunRequest", "bounds"]
+__all__ = ["RANGES", "WHOLE", "BadRequest", "RunRequest", "bounds", "describe", "range_problem"]

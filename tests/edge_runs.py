@@ -1,4 +1,4 @@
-"""Edge runs made by the engine (issue 51): real traces, recorded by :func:`specsim.classroom.liverun.run_live`
+"""Edge runs made by the engine (issue 51): real traces, recorded by :func:`specsim.liverun.run_live`
 exactly as
 the live page records a run, on tiny random models built in a moment.
 
@@ -16,13 +16,13 @@ from functools import cache
 
 import torch
 
-from specsim.classroom.liverun import run_live
 from specsim.core.drafters import ModelDrafter, PromptLookupDrafter, Proposal
 from specsim.core.kpolicy import CONFIDENCE_STOP, KPolicy
 from specsim.core.models import LoadedModel
 from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from specsim.core.trace import Trace
+from specsim.liverun import run_live
 
 VOCAB = 48
 TARGET_SEED, DRAFT_SEED = 1, 2
@@ -114,8 +114,8 @@ def run(name: str) -> tuple[Trace, Trace | None]:
     torch.set_num_threads(1)
     try:
         target = _target(case.eos_first)
-        ran = run_live(target, _drafter(case, target), list(PROMPT), case.k, case.max_new_tokens, case.temperature,
-                       seed=0, policy=_policy(case))
+        ran = run_live(target, _drafter(case, target), list(PROMPT), _policy(case), case.max_new_tokens,
+                       SamplingConfig(case.temperature), seed=0)
     finally:
         torch.set_num_threads(before)
     return ran.spec, ran.plain

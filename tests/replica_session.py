@@ -28,8 +28,8 @@ def open_page(script: None = None, timeout: float = 300):
 
     return AppTest.from_file(MAIN, default_timeout=timeout).run()
 
-PAGES = ("home.py", "calculator.py", "live.py", "under_the_hood.py", "why_unchanged.py", "verify_free.py",
-         "variants.py", "in_practice.py", "interview.py", "knowledge_quiz.py", "sequence_quiz.py")
+PAGES = ("home.py", "calculator.py", "live.py", "hood.py", "unchanged.py", "verify.py",
+         "variants.py", "practice.py", "interview.py", "quiz.py", "sequence.py")
 
 
 FIRST_HEAVY_IMPORT: list[str] = []  # where this process first imported torch or transformers: the failure's reason
@@ -87,7 +87,7 @@ def main() -> dict:
     spec = at.session_state[state.LIVE_TRACE]
     out["live"] = None if spec is None else {"tokens": spec.n_generated, "drafter": spec.settings.drafter}
 
-    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    at.switch_page(str(ROOT / "pages" / "verify.py")).run()
     at.button(key=state.VERIFY_BUTTON).click().run(timeout=300)
     out["problems"] += _problems(at, "verify")
     curve = at.session_state[state.VERIFY_CURVE]
@@ -106,10 +106,10 @@ def main() -> dict:
         t in data.comparison.texts for data in results.values()
         for s in data.comparison.by_key("lookahead").details.steps for t in s.window_before + s.window_after)
 
-    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    at.switch_page(str(ROOT / "pages" / "hood.py")).run()
     at.button(key=state.HOOD_POLICIES_BUTTON).click().run(timeout=300)
     out["problems"] += _problems(at, state.HOOD_POLICIES_BUTTON)
-    at.switch_page(str(ROOT / "pages" / "in_practice.py")).run()  # "Turn it on" and its snippet run live there
+    at.switch_page(str(ROOT / "pages" / "practice.py")).run()  # "Turn it on" and its snippet run live there
     at.button(key=state.HOOD_SNIPPET_BUTTON).click().run(timeout=300)
     out["problems"] += _problems(at, state.HOOD_SNIPPET_BUTTON)
     from specsim.measure import hf_assisted as hf
@@ -119,12 +119,12 @@ def main() -> dict:
         hf.OURS_LOOKUP, hf.OURS_PLAIN) is None, "expected": sorted({hf.HF_LOOKUP, hf.HF_PLAIN, hf.OURS_LOOKUP,
                                                                      hf.OURS_PLAIN})}
 
-    at.switch_page(str(ROOT / "pages" / "in_practice.py")).run()
+    at.switch_page(str(ROOT / "pages" / "practice.py")).run()
     at.button(key=state.DOMAIN_BUTTON).click().run(timeout=300)
     out["problems"] += _problems(at, "domains")
     out["domains"] = [r.checked for r in at.session_state[state.DOMAIN_RESULTS] or []]
 
-    at.switch_page(str(ROOT / "pages" / "why_unchanged.py")).run()
+    at.switch_page(str(ROOT / "pages" / "unchanged.py")).run()
     at.button(key=state.PQ_BLOCK_BUTTON).click().run(timeout=300)
     out["problems"] += _problems(at, "whole-block check")
     check = at.session_state[state.PQ_BLOCK_CHECK]

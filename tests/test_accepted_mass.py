@@ -15,7 +15,8 @@ import torch
 import specsim.core.acceptance as verify_rule
 from specsim.core.drafters import ModelDrafter
 from specsim.core.engine import speculative_generate
-from specsim.core.sampling import acceptance_probability, accepted_mass, residual_distribution
+from specsim.core.kpolicy import KPolicy
+from specsim.core.sampling import SamplingConfig, acceptance_probability, accepted_mass, residual_distribution
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from specsim.lesson.overlap import (
     accepted_mass_at_temperature,
@@ -63,7 +64,8 @@ def pair():
 def test_each_slot_records_the_overlap_of_the_two_models(pair):
     """The recorded value of slots 1 and 2 against Σ min(p, q) computed here from each model's own logits."""
     target, draft = pair
-    trace = speculative_generate(target, ModelDrafter(draft), PROMPT, 2, 6, temperature=0.7, top_p=0.9, seed=2)
+    trace = speculative_generate(target, ModelDrafter(draft), PROMPT, KPolicy(2), 6,
+                                 sampling=SamplingConfig(0.7, top_p=0.9), seed=2)
     first = trace.iterations[0]
     x1 = first.slots[0].token_id
     start = [*PROMPT, trace.first.token_id]  # the prompt and the token its prefill drew
@@ -71,7 +73,7 @@ def test_each_slot_records_the_overlap_of_the_two_models(pair):
         expected = accepted_mass_at_temperature(next_token_logits(target.model, context),
                                                 next_token_logits(draft, context), 0.7, top_p=0.9)
         assert slot.accepted_mass == pytest.approx(expected, abs=1e-5)
-    greedy = speculative_generate(target, ModelDrafter(draft), PROMPT, 2, 6)
+    greedy = speculative_generate(target, ModelDrafter(draft), PROMPT, KPolicy(2), 6)
     assert greedy.mean_accepted_mass is None and all(s.accepted_mass is None for it in greedy.iterations
                                                      for s in it.slots)
 
@@ -81,8 +83,8 @@ def test_a_draft_with_a_reduced_vocabulary(pair):
     target, _ = pair
     mapping = torch.tensor([11, 0, 5, 3, 9, 2, 7, 1])
     draft = tiny_llama(VOCAB, seed=3, logit_scale=3.0, head_size=len(mapping))
-    trace = speculative_generate(target, ModelDrafter(draft, vocab_map=mapping), PROMPT, 1, 3, temperature=1.3,
-                                 seed=0)
+    trace = speculative_generate(target, ModelDrafter(draft, vocab_map=mapping), PROMPT, KPolicy(1), 3,
+                                 sampling=SamplingConfig(1.3), seed=0)
     start = [*PROMPT, trace.first.token_id]  # the prompt and the token its prefill drew
     expected = accepted_mass_at_temperature(next_token_logits(target.model, start), next_token_logits(draft, start),
                                             1.3, vocab_map=mapping)
@@ -96,7 +98,7 @@ def first_slot_outcomes(target, draft, n: int) -> tuple[int, list[float]]:
     drafter = ModelDrafter(draft)
     for seed in range(n):
         seen = []
-        trace = speculative_generate(target, drafter, PROMPT, 1, 3, temperature=1.0, seed=seed,
+        trace = speculative_generate(target, drafter, PROMPT, KPolicy(1), 3, sampling=SamplingConfig(1.0), seed=seed,
                                      on_iteration=seen.append, should_stop=lambda seen=seen: bool(seen))
         slot = trace.iterations[0].slots[0]
         kept += slot.status == "accepted"
@@ -133,7 +135,8 @@ def test_the_runs_mean_accepted_mass_is_what_alpha_measures(pair):
     kept = 0
     masses: list[float] = []
     for seed in range(120):
-        trace = speculative_generate(target, ModelDrafter(draft), PROMPT, 3, 8, temperature=1.0, seed=seed)
+        trace = speculative_generate(target, ModelDrafter(draft), PROMPT, KPolicy(3), 8, sampling=SamplingConfig(1.0),
+                                     seed=seed)
         kept += trace.n_accepted
         masses += [s.accepted_mass for it in trace.iterations for s in it.slots if s.status != "unchecked"]
         assert trace.mean_accepted_mass == pytest.approx(

@@ -74,7 +74,7 @@ def test_llma_and_prompt_lookup_are_told_apart_with_their_own_figures():
 
 
 def test_in_practice_says_a_token_outside_the_drafts_vocabulary_can_also_be_copied():
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "only ever arrives" not in text
@@ -197,12 +197,12 @@ def test_one_gpu_ridge_point_everywhere():
     assert VerifySettings().gpu_ridge == roofline.GPU_RIDGE
     gpu = [r for name, r in v_curve.MODELS.items() if "GPU" in name]
     assert gpu == [float(roofline.GPU_RIDGE)]
-    page = (ROOT / "pages" / "verify_free.py").read_text(encoding="utf-8")
+    page = (ROOT / "pages" / "verify.py").read_text(encoding="utf-8")
     assert "a few hundred" not in page
 
 
 def test_verify_page_explains_prefill_the_kv_cache_and_the_ridge_before_measuring():
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "**KV cache**" in text and "**Prefill**" in text

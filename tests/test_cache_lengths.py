@@ -16,6 +16,8 @@ import torch
 
 from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
+from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from specsim.core.trace import CacheLengths, Trace
 from specsim.lesson import recorded
@@ -68,14 +70,15 @@ class Watch:
         return callback
 
 
-def watched_run(target, drafter, k: int, n_new: int, prompt=PROMPT, **kwargs) -> tuple[Trace, Watch]:
+def watched_run(target, drafter, k: int, n_new: int, prompt=PROMPT, temperature: float = 0.0, seed: int = 0,
+                **policy) -> tuple[Trace, Watch]:
     watch = Watch()
     models = {id(m): m for m in (target.model, getattr(drafter, "model", None)) if m is not None}.values()
     for model in models:
         watch.wrap(model, drafter)
     try:
-        trace = speculative_generate(target, drafter, prompt, k, n_new, on_iteration=watch.on_iteration(drafter),
-                                     **kwargs)
+        trace = speculative_generate(target, drafter, prompt, KPolicy(k, **policy), n_new,
+                                     SamplingConfig(temperature), seed, on_iteration=watch.on_iteration(drafter))
     finally:
         for model in models:
             del model.forward  # back to the class's forward

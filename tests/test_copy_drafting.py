@@ -13,6 +13,7 @@ from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT
 from specsim.core.draft_loader import COPY_NOTE, load_draft_model
 from specsim.core.drafters import PromptLookupDrafter, propose_by_passes
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
 from specsim.core.models import format_prompt
 from specsim.core.sampling import SamplingConfig
 from specsim.core.trace import Trace
@@ -89,7 +90,7 @@ def test_the_shipped_draft_copies_and_says_so(copying_drafter, default_target):
 
 def test_copying_keeps_the_output_and_the_trace_shows_the_copies(copying_drafter, default_target):
     ids = format_prompt(default_target.tokenizer, QUOTING)
-    spec = speculative_generate(default_target, copying_drafter, ids, 4, 24)
+    spec = speculative_generate(default_target, copying_drafter, ids, KPolicy(4), 24)
     assert spec.generated_ids == plain_generate(default_target, ids, 24).generated_ids
     copied = [(i, s) for i, it in enumerate(spec.iterations) for s in it.slots if s.copied]
     assert copied, "an answer that quotes its prompt should copy at least once"
@@ -133,7 +134,7 @@ def test_the_draft_reads_copied_tokens_like_its_own(copying_drafter, default_tar
 def test_a_recorded_trace_without_the_field_loads_as_not_copied(default_target):
     ids = format_prompt(default_target.tokenizer, "Say hi.")
     plain = load_draft_model(str(ROOT / DEFAULT_DRAFT), default_target, copy=False)
-    trace = speculative_generate(default_target, plain, ids, 2, 4)
+    trace = speculative_generate(default_target, plain, ids, KPolicy(2), 4)
     text = trace.to_json().replace(', "copied": false', "")
     assert '"copied"' not in text
     assert all(not s.copied for it in Trace.from_json(text).iterations for s in it.slots)

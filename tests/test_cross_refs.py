@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from app.passcost import batching
-from app.passcost import figures as passcost_figures
+from app import batching
 from app.practice import when
+from app.verify import figures as passcost_figures
 from tests.conftest import open_page
 from tests.page_text import page_text
 
@@ -42,22 +42,22 @@ def test_the_two_pages_do_not_carry_the_same_datasheet_paragraph():
 @pytest.fixture(scope="module")
 def texts() -> dict[str, str]:
     return {script: page_text(open_page(script)) for script in (
-        "home.py", "calculator.py", "verify_free.py", "why_unchanged.py", "under_the_hood.py", "variants.py",
-        "serving.py", "in_practice.py")}
+        "home.py", "calculator.py", "verify.py", "unchanged.py", "hood.py", "variants.py",
+        "serving.py", "practice.py")}
 
 
 def test_cross_references_name_the_page_that_has_it(texts):
-    hood, practice, variants = texts["under_the_hood.py"], texts["in_practice.py"], texts["variants.py"]
+    hood, practice, variants = texts["hood.py"], texts["practice.py"], texts["variants.py"]
     assert "*Serving many requests* shows both regimes with a context slider" in hood
     assert "Is verification free here?* shows both regimes" not in hood
     assert "as *Why the output is unchanged* shows under *In floating point*" in practice
     assert "as *Under the hood* shows" not in practice
     assert "are on *In practice* (*Turn it on*)" in variants and "are on *Under the hood*" not in variants
-    assert "Turn it on" in practice and "In floating point" in texts["why_unchanged.py"]
+    assert "Turn it on" in practice and "In floating point" in texts["unchanged.py"]
     assert "context slider" in texts["serving.py"] and "mixture-of-experts" in texts["serving.py"]
-    assert "mixture of experts (below)" not in texts["verify_free.py"]
+    assert "mixture of experts (below)" not in texts["verify.py"]
     assert "R = FLOP/s ÷ bytes/s" in texts["serving.py"]
-    assert "R = FLOP/s ÷ bytes/s" not in texts["verify_free.py"]
+    assert "R = FLOP/s ÷ bytes/s" not in texts["verify.py"]
 
 
 LESSON_VOICE = re.compile(r"the lesson's|the lesson (names|puts|this app follows|uses)|words the lesson",
@@ -68,7 +68,7 @@ def test_no_page_speaks_of_a_lesson_the_learner_never_sees(texts):
     for script, text in texts.items():
         assert not LESSON_VOICE.search(text), (script, LESSON_VOICE.search(text))
     assert "Four words these pages use" in texts["home.py"]
-    assert "third fact of *Speculative decoding: the idea*" in texts["verify_free.py"]
+    assert "third fact of *Speculative decoding: the idea*" in texts["verify.py"]
 
 
 def test_the_free_line_is_the_calculators_assumption():

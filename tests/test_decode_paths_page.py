@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from app.passcost.paths import paths_figure, paths_text
+from app.verify.paths import paths_figure, paths_text
 from specsim.core.paths import DECODE_PATHS_MEASURED
 from specsim.measure import pathbench
 from tests.conftest import open_page
@@ -52,7 +52,7 @@ def test_the_sentence_follows_the_numbers_when_the_speedup_holds():
 
 
 def test_the_page_shows_the_section_from_the_measurement():
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     assert not at.exception and not at.error
     # fine print for a learner: in an expander, after the model and the GPU measurement
     assert "How this app's own decode path changes v and c" in [e.label for e in at.main.expander]

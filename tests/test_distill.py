@@ -11,6 +11,7 @@ import torch
 
 from specsim.core.defaults import CORPUS_DIR
 from specsim.core.draft_nets import choose_vocab, load_draft
+from specsim.core.kpolicy import KPolicy
 from specsim.distill import evaluate as E
 from specsim.distill import training_prompts as P
 from specsim.measure import analytics
@@ -148,7 +149,7 @@ def test_default_pair_is_greedy_identical_to_plain_decoding(bundled_target):
     for text, k in zip([h["prompt"] for h in P.load_heldout()[::20]], (2, 5, 3), strict=True):  # a K per prompt
         ids = format_prompt(bundled_target.tokenizer, text)
         reference = plain_generate(bundled_target, ids, 20).generated_ids
-        trace = speculative_generate(bundled_target, drafter, ids, k, 20)
+        trace = speculative_generate(bundled_target, drafter, ids, KPolicy(k), 20)
         assert trace.generated_ids == reference
 
 
@@ -165,7 +166,7 @@ def test_classic_draft_is_greedy_identical_to_plain_decoding(bundled_target):
     for text in [h["prompt"] for h in P.load_heldout()[5:7]]:
         ids = format_prompt(bundled_target.tokenizer, text)
         reference = plain_generate(bundled_target, ids, 16).generated_ids
-        trace = speculative_generate(bundled_target, drafter, ids, 4, 16)
+        trace = speculative_generate(bundled_target, drafter, ids, KPolicy(4), 16)
         assert trace.generated_ids == reference
         kept += trace.n_accepted
     assert kept > 0  # the draft is the trained one, not a draft whose every proposal is rejected
@@ -189,7 +190,7 @@ def test_eagle_drafter_takes_the_prompt_features_from_the_prefill(folder, bundle
     assert torch.allclose(handed.feats, own.feats, atol=1e-4)
     reference = plain_generate(bundled_target, ids, 16).generated_ids
     for k in (1, 4):
-        assert speculative_generate(bundled_target, handed, ids, k, 16).generated_ids == reference
+        assert speculative_generate(bundled_target, handed, ids, KPolicy(k), 16).generated_ids == reference
 
 
 # --- the recipe end to end -----------------------------------------------------------------------
@@ -228,7 +229,7 @@ def test_eagle_drafter_runs_with_a_bfloat16_target(folder):
     assert drafter.draft.embed.weight.dtype == torch.bfloat16
     ids = format_prompt(target.tokenizer, P.load_heldout()[7]["prompt"])
     reference = plain_generate(target, ids, 12).generated_ids
-    assert speculative_generate(target, drafter, ids, 3, 12).generated_ids == reference
+    assert speculative_generate(target, drafter, ids, KPolicy(3), 12).generated_ids == reference
 
 
 # --- the token corpus (issue 15) -----------------------------------------------------------------
@@ -518,7 +519,7 @@ def test_fused_draft_is_greedy_identical_and_gets_the_layers_it_asks_for(tmp_pat
     assert handed.feats.shape == own.feats.shape == (len(ids) - 1, 3 * bundled_target.model.config.hidden_size)
     assert torch.allclose(handed.feats, own.feats, atol=1e-4)
     reference = plain_generate(bundled_target, ids, 12).generated_ids
-    trace = speculative_generate(bundled_target, drafter, ids, 3, 12)
+    trace = speculative_generate(bundled_target, drafter, ids, KPolicy(3), 12)
     assert trace.generated_ids == reference
     # after the run the drafter holds the fused features of the whole context but its last token, as a
     # teacher-forced pass gives them: the engine handed over the layers the draft asked for

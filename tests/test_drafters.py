@@ -13,6 +13,7 @@ from specsim.core.drafters import (
     common_prefix,
     truncated_model,
 )
+from specsim.core.kpolicy import KPolicy
 from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama
 
@@ -172,6 +173,6 @@ def test_the_built_prompt_lookup_drafter_skips_the_template_and_keeps_greedy_out
     drafter = build_drafter("prompt_lookup", default_target)
     drafter.start(ids, len(tokenizer))
     assert not special & set(drafter.propose(ids, 4, GREEDY, None).tokens)
-    spec = speculative_generate(default_target, drafter, ids, 4, 12)
+    spec = speculative_generate(default_target, drafter, ids, KPolicy(4), 12)
     assert not special & {s.token_id for it in spec.iterations for s in it.slots}
     assert spec.generated_ids == plain_generate(default_target, ids, 12).generated_ids

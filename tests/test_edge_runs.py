@@ -87,7 +87,7 @@ def test_every_page_replays_the_edge_run_and_prints_the_traces_numbers(name):
         assert link is not None
 
     # ---- under the hood: the page prefers the learner's own run ----
-    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    at.switch_page(str(ROOT / "pages" / "hood.py")).run()
     assert not at.exception, at.exception
     assert at.radio(key=state.widget_key(state.HOOD_RUN)).value == state.HOOD_LIVE
     hood_text = _texts(at)
@@ -118,7 +118,7 @@ def test_every_page_replays_the_edge_run_and_prints_the_traces_numbers(name):
         calc = open_page("calculator.py", query=query)
         assert not calc.exception, calc.exception
         assert not calc.warning, [w.value for w in calc.warning]  # the link's every value is in range
-    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    at.switch_page(str(ROOT / "pages" / "verify.py")).run()
     assert not at.exception, at.exception
 
 

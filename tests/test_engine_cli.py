@@ -14,8 +14,14 @@ from tests.live_traces import plain_steps
 
 @pytest.fixture
 def cli(monkeypatch, bundled_target):
-    """specsim.measure.cli with the session's bundled target instead of a fresh load."""
-    monkeypatch.setattr(cli_module, "load_model", lambda *a, **k: bundled_target)
+    """specsim.measure.cli with the session's bundled target on its shelf instead of a fresh load."""
+    from specsim.liverun import ModelShelf
+
+    class Shelf(ModelShelf):
+        def target(self, request, progress=None):
+            return bundled_target
+
+    monkeypatch.setattr(cli_module, "ModelShelf", Shelf)
     return cli_module
 
 

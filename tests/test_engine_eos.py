@@ -12,6 +12,7 @@ import pytest
 
 from specsim.core.drafters import Proposal
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
 from specsim.core.tiny import tiny_loaded
 from specsim.lesson import replay
 
@@ -43,7 +44,7 @@ def run():
     assert first != second  # else the prefill's token would already end the text
     other = (third + 1) % VOCAB
     target = tiny_loaded(VOCAB, SEED, eos_token_id=second)  # same weights, and its second token ends the text
-    return (first, second), speculative_generate(target, Scripted([second, third, other]), PROMPT, 3, 10)
+    return (first, second), speculative_generate(target, Scripted([second, third, other]), PROMPT, KPolicy(3), 10)
 
 
 def test_the_text_ends_at_the_accepted_end_of_text(run):

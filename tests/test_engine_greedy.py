@@ -8,8 +8,10 @@ import torch
 
 from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
 from specsim.core.models import format_prompt
 from specsim.core.prompt_sets import builtin_prompts
+from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama
 from specsim.measure.hf_assisted import hf_assisted_generate, hf_generate
 
@@ -62,13 +64,13 @@ def test_greedy_identity(default_target, prompts_and_references, kind):
     shift = KINDS.index(kind)
     for i, k in enumerate(KS):
         ids, reference = prompts_and_references[(i + shift) % len(prompts_and_references)]
-        trace = speculative_generate(default_target, drafter, ids, k, N_NEW)
+        trace = speculative_generate(default_target, drafter, ids, KPolicy(k), N_NEW)
         assert trace.generated_ids == reference, (kind, k, default_target.tokenizer.decode(ids))
 
 
 def test_self_draft_accepts_everything(default_target, prompts_and_references):
     ids, reference = prompts_and_references[0]
-    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 4, N_NEW)
+    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, KPolicy(4), N_NEW)
     assert trace.acceptance_rate == 1.0
     assert [it.extra_kind for it in trace.iterations][:-1] == ["bonus"] * (len(trace.iterations) - 1)
     assert trace.generated_ids == reference
@@ -77,7 +79,7 @@ def test_self_draft_accepts_everything(default_target, prompts_and_references):
 def test_trace_records_every_iteration(default_target, prompts_and_references):
     ids, reference = prompts_and_references[1]
     seen = []
-    trace = speculative_generate(default_target, EarlyExitDrafter(default_target.model, 3), ids, 3, N_NEW,
+    trace = speculative_generate(default_target, EarlyExitDrafter(default_target.model, 3), ids, KPolicy(3), N_NEW,
                                  on_iteration=seen.append)
     assert tuple(seen) == trace.iterations
     emitted = [trace.first.token_id] + [t for it in trace.iterations for t in it.emitted]
@@ -96,17 +98,17 @@ def test_trace_records_every_iteration(default_target, prompts_and_references):
 
 def test_k_larger_than_budget(default_target, prompts_and_references):
     ids, reference = prompts_and_references[2]
-    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 3)
+    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, KPolicy(8), 3)
     assert trace.generated_ids == reference[:3] and trace.stop_reason == "max_new_tokens"
     assert sum(it.k for it in trace.iterations) <= 1  # never drafts tokens it cannot use (the prefill wrote one)
-    one = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 1)
+    one = speculative_generate(default_target, make_drafter("self", default_target), ids, KPolicy(8), 1)
     assert one.generated_ids == reference[:1] and one.iterations == () and one.stop_reason == "max_new_tokens"
 
 
 def test_eos_ends_the_run(default_target):
     ids = format_prompt(default_target.tokenizer, "Answer with one word: is water wet?")
     plain = plain_generate(default_target, ids, 40)
-    spec = speculative_generate(default_target, make_drafter("self", default_target), ids, 8, 40)
+    spec = speculative_generate(default_target, make_drafter("self", default_target), ids, KPolicy(8), 40)
     assert plain.stop_reason == spec.stop_reason == "eos"
     assert spec.generated_ids == plain.generated_ids and spec.generated_ids[-1] == default_target.tokenizer.eos_token_id
 
@@ -115,8 +117,8 @@ def test_cancel(default_target, prompts_and_references):
     """A cancel is read between iterations; the prefill's token was written before the first."""
     ids, reference = prompts_and_references[0]
     calls = []
-    trace = speculative_generate(default_target, PromptLookupDrafter(), ids, 4, N_NEW,
-                                 should_stop=lambda: len(calls) >= 2, on_iteration=calls.append)
+    trace = speculative_generate(default_target, PromptLookupDrafter(), ids, KPolicy(4), N_NEW,
+                                 on_iteration=calls.append, should_stop=lambda: len(calls) >= 2)
     assert trace.stop_reason == "cancelled" and len(trace.iterations) == 2
     plain = plain_generate(default_target, ids, N_NEW, should_stop=lambda: True)
     assert plain.stop_reason == "cancelled" and plain.generated_ids == reference[:1] and plain.iterations == ()
@@ -124,14 +126,15 @@ def test_cancel(default_target, prompts_and_references):
 
 def test_temperature_zero_has_no_nan(default_target, prompts_and_references):
     ids, reference = prompts_and_references[3]
-    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, 4, 8, temperature=0.0)
+    trace = speculative_generate(default_target, make_drafter("self", default_target), ids, KPolicy(4), 8,
+                                 sampling=SamplingConfig(0.0))
     numbers = [v for it in trace.iterations for s in it.slots for v in (s.p, s.q, s.accept_prob)]
     assert numbers and all(v == v for v in numbers) and trace.generated_ids == reference[:8]
 
 
-@pytest.mark.parametrize("bad", [dict(k=0), dict(max_new_tokens=0), dict(prompt_ids=[])])
+@pytest.mark.parametrize("bad", [dict(policy=KPolicy(0)), dict(max_new_tokens=0), dict(prompt_ids=[])])
 def test_bad_arguments(default_target, bad):
-    args = dict(prompt_ids=[1, 2, 3], k=2, max_new_tokens=4) | bad
+    args = dict(prompt_ids=[1, 2, 3], policy=KPolicy(2), max_new_tokens=4) | bad
     with pytest.raises(ValueError):
         speculative_generate(default_target, PromptLookupDrafter(), **args)
 
@@ -166,6 +169,6 @@ def test_agrees_with_transformers_assisted_generation(bundled_target, prompts_an
     drafter = make_drafter(kind, bundled_target)
     assistant = getattr(drafter, "model", None)
     for ids, _ in prompts_and_references[2:4]:
-        ours = speculative_generate(bundled_target, drafter, ids, 4, N_NEW).generated_ids
+        ours = speculative_generate(bundled_target, drafter, ids, KPolicy(4), N_NEW).generated_ids
         theirs, _ = hf_assisted_generate(bundled_target, ids, 4, N_NEW, assistant)
         assert list(ours) == theirs

@@ -17,6 +17,7 @@ import torch
 import specsim.core.acceptance as verify_rule
 import specsim.core.engine as engine
 from specsim.core.drafters import ModelDrafter, PromptLookupDrafter, Proposal
+from specsim.core.kpolicy import KPolicy
 from specsim.core.sampling import SamplingConfig, residual_distribution
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from tests.stats import chi_square_z
@@ -115,7 +116,8 @@ def exact_distributions(target, temperature: float) -> tuple[dict, dict, dict]:
 
 def run_many(target, drafter, n: int, k: int, temperature: float) -> list[tuple[int, ...]]:
     return [
-        engine.speculative_generate(target, drafter, PROMPT, k, 3, temperature=temperature, seed=s).generated_ids
+        engine.speculative_generate(target, drafter, PROMPT, KPolicy(k), 3, sampling=SamplingConfig(temperature),
+                                    seed=s).generated_ids
         for s in range(n)
     ]
 
@@ -156,8 +158,8 @@ def test_whole_run_check_catches_a_wrong_rule(tiny_pair, monkeypatch, wrong):
 def test_sampling_with_top_p_and_equal_models_has_no_nan(tiny_pair):
     """p == q (the draft is the target): every proposal is kept, the residual is never 0/0."""
     target, _ = tiny_pair
-    trace = engine.speculative_generate(target, ModelDrafter(target.model), PROMPT, 4, 12, temperature=0.8,
-                                        top_p=0.9, seed=3)
+    trace = engine.speculative_generate(target, ModelDrafter(target.model), PROMPT, KPolicy(4), 12,
+                                        sampling=SamplingConfig(0.8, top_p=0.9), seed=3)
     assert len(trace.generated_ids) == 12
     assert trace.acceptance_rate == 1.0
     values = [v for it in trace.iterations for s in it.slots for v in (s.p, s.q, s.accept_prob)]
@@ -212,3 +214,34 @@ def test_the_warp_is_transformers_temperature_then_top_k_then_top_p():
         ours = warp(logits, SamplingConfig(t, p, k))
         assert torch.equal(ours > 0, theirs > 0), (t, k, p)  # the same tokens survive
         assert torch.allclose(ours, theirs, atol=1e-6)
+
+
+def test_min_p_is_transformers_min_p_warper_after_top_p():
+    """Issue 63, item 2: min-p, in transformers' order (temperature, top-k, top-p, then MinPLogitsWarper, as
+    ``GenerationMixin._get_logits_processor`` lists them), from the same cut the pages and the engine share."""
+    import torch
+    from transformers.generation.logits_process import (
+        MinPLogitsWarper,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    from specsim.core.sampling import SamplingConfig, warp
+    from specsim.lesson.unchanged import warped
+
+    generator = torch.Generator().manual_seed(1)
+    for trial in range(60):
+        logits = torch.randn(1, 40, generator=generator) * (1 + trial % 4)
+        t, k, p = (0.5, 1.0, 1.3)[trial % 3], (3, 12, 40)[trial % 3], (0.8, 0.95, 1.0)[trial % 3]
+        m = (0.02, 0.1, 0.3, 0.7, 1.0)[trial % 5]
+        scores = logits.clone()
+        for processor in (TemperatureLogitsWarper(t), TopKLogitsWarper(k), TopPLogitsWarper(p), MinPLogitsWarper(m)):
+            scores = processor(None, scores)
+        theirs = torch.softmax(scores, dim=-1)
+        ours = warp(logits, SamplingConfig(t, p, k, m))
+        assert torch.equal(ours > 0, theirs > 0), (t, k, p, m)  # the same tokens survive
+        assert torch.allclose(ours, theirs, atol=1e-6)
+        assert int((warp(logits, SamplingConfig(t, p, k)) > 0).sum()) >= int((ours > 0).sum())  # it cuts, or not
+        page = warped(torch.softmax(logits[0].double(), -1).numpy(), t, k, p, m)  # the pages' numpy arrays
+        assert (page > 0).tolist() == (ours[0] > 0).tolist() and abs(page - ours[0].numpy()).max() < 1e-5

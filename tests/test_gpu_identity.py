@@ -28,13 +28,13 @@ def test_the_rows_are_read_from_the_bench_table_and_the_sentence_counts_them():
 
 
 def test_why_unchanged_says_identity_on_a_gpu_is_observed_not_guaranteed():
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     assert not at.exception
     assert any("On a GPU, identity is observed, not guaranteed" in m.value for m in at.markdown)
 
 
 def test_the_gpu_pass_table_is_read_from_the_bench_and_its_v_divides_by_the_one_token_pass():
-    from app.passcost import gpu
+    from app.verify import gpu
 
     text = (gpu_identity.RAW / "bench.txt").read_text(encoding="utf-8")
     passes = gpu_identity.parse_passes(text)
@@ -47,7 +47,7 @@ def test_the_gpu_pass_table_is_read_from_the_bench_and_its_v_divides_by_the_one_
 
 
 def test_the_gpu_section_says_the_small_model_is_launch_bound_with_computed_figures():
-    from app.passcost import gpu
+    from app.verify import gpu
     from specsim.lesson import roofline
 
     assert roofline.SMOLLM2_135M.params / 1e6 == pytest.approx(134.5, abs=0.1)  # its model card's 135M
@@ -56,14 +56,14 @@ def test_the_gpu_section_says_the_small_model_is_launch_bound_with_computed_figu
     read_ms = roofline.SMOLLM2_135M.weight_bytes / 4.8e12 * 1e3
     assert f"takes {read_ms:.2f} ms, {read_ms / data['passes']['bfloat16']['ms'][0]:.1%} of the pass" in text
     assert "launch-bound" in text
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     assert not at.exception and any("A measurement on a GPU." in m.value for m in at.markdown)
 
 
 def test_the_cpu_beating_the_gpu_is_put_down_to_launches_that_cuda_graphs_remove():
     """A review: "this app's CPU path beats the GPU" read as GPUs being slower for small models. The sentence now
     names the CPU it was timed on and says the GPU run was eager PyTorch, without the CUDA graphs serving stacks use."""
-    from app.passcost import gpu
+    from app.verify import gpu
     from specsim.core.paths import DECODE_PATHS_MEASURED
     from specsim.measure import pathbench
 

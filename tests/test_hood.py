@@ -114,7 +114,7 @@ def test_compute_per_token_is_positions_per_pass_over_tokens_per_loop():
 
 def _page():
     at = open_page(None)
-    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    at.switch_page(str(ROOT / "pages" / "hood.py")).run()
     assert not at.exception, at.exception
     return at
 
@@ -148,7 +148,7 @@ def test_the_page_prefers_the_learners_own_live_run():
     at = open_page(None)
     at.session_state[state.LIVE_TRACE] = spec
     at.session_state[state.LIVE_PLAIN] = RUNS["win_run"].plain
-    at.switch_page(str(ROOT / "pages" / "under_the_hood.py")).run()
+    at.switch_page(str(ROOT / "pages" / "hood.py")).run()
     assert not at.exception
     assert at.radio(key=state.widget_key(state.HOOD_RUN)).value == state.HOOD_LIVE
 

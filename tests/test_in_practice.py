@@ -36,7 +36,7 @@ def test_vocab_coverage_of_the_default_draft(tmp_path):
 
 
 def test_page_opens_with_references_and_the_tokenizer_section():
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception and not at.error
     text = " ".join(m.value for m in at.markdown)
     for needle in ("arXiv:2302.01318", "arXiv:2211.17192", "vLLM", "llama.cpp", "TensorRT-LLM", "token ids"):
@@ -54,7 +54,7 @@ def test_the_line_count_is_the_step_plus_the_loop_driver_not_the_wrapper():
         return len(inspect.getsource(obj).splitlines())
 
     rule, step, driver = lines(acceptance.verify), lines(engine.SpeculativeStep), lines(engine.decode_loop)
-    text = " ".join(m.value for m in open_page("in_practice.py").markdown)
+    text = " ".join(m.value for m in open_page("practice.py").markdown)
     assert f"loop is {rule + step + driver} lines" in text
     assert f"`verify` in `specsim/core/acceptance.py` ({rule} lines" in text
     assert f"`SpeculativeStep` ({step} lines" in text and f"`specsim/core/engine.py`, the loop every decoder shares, " \
@@ -67,7 +67,7 @@ def test_one_click_measures_every_domain(monkeypatch):
     short = {"code": ["Write a Python function that adds two numbers."], "prose": ["Describe the sea at dawn."],
              "echo": [domains.ECHO_PROMPTS[0]]}
     monkeypatch.setattr(domains, "domain_prompts", lambda per_domain=2: short)
-    at = open_page("in_practice.py", timeout=600)
+    at = open_page("practice.py", timeout=600)
     at.button(key=state.DOMAIN_BUTTON).click().run()
     assert not at.exception and not at.error
     results = at.session_state[state.DOMAIN_RESULTS]
@@ -107,7 +107,7 @@ def test_the_algorithm_as_code_is_the_rule_that_runs_beside_the_papers():
     assert 30 <= len(source.splitlines()) <= 45  # what a student reads in one go
     for _paper, code, _note in algorithm.CORRESPONDENCE:
         assert code in source, code
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception
     assert any(c.value == source for c in at.code) and any("Uniform(0, 1)" in c.value for c in at.code)
     assert any(f"{len(source.splitlines())} lines from line {first}" in m.value for m in at.markdown)
@@ -134,7 +134,7 @@ def test_the_domain_ranking_shows_its_counts_and_an_interval_and_says_which_it_c
         assert shown in counts and shown not in text
     assert "2 prompts of up to 24 tokens" in text
     assert "do not separate code from prose" in text and "echo from code" not in text
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     at.session_state[state.DOMAIN_RESULTS] = results
     at.run()
     assert not at.exception
@@ -146,7 +146,7 @@ def test_the_domain_ranking_shows_its_counts_and_an_interval_and_says_which_it_c
 def test_in_practice_gives_its_claims_their_conditions():
     """Issue 60: depth over parameters only where per-layer fixed costs dominate; DistillSpec's best divergence
     depends on task and decoding; different tokenizers can be paired losslessly, at a cost."""
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     text = " ".join(m.value for m in at.markdown)
     assert "Where each layer's fixed costs dominate" in text and "pays instead for the bytes of weights" in text
     assert "the best divergence changed with the task and the decoding, and TVD was not always it" in text
@@ -163,7 +163,7 @@ def test_in_practice_says_when_to_use_it_and_when_not_with_the_page_that_shows_e
     assert {c.page for c in when.CONDITIONS} <= titles
     for topic in ("Batch size", "Context length", "Kind of text", "Temperature", "The draft", "Memory"):
         assert any(c.what == topic for c in when.CONDITIONS)
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception
     assert "When to use it, and when not" in [h.value for h in at.subheader]
     assert any(m.value == when.table_markdown() for m in at.markdown)
@@ -191,7 +191,7 @@ def test_the_transformers_snippet_runs_for_real_and_the_page_says_why_tokens_dif
     from app.practice.turn_on import snippet_prompts
     from specsim.measure import hf_assisted as hf
 
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     prompts = snippet_prompts()
     index = next(i for i, (label, _, _) in enumerate(prompts) if label.startswith("held-out, list"))
     at.selectbox(key=state.widget_key(state.HOOD_SNIPPET_PROMPT)).set_value(index).run()
@@ -223,7 +223,7 @@ def test_the_snippets_pair_each_head_with_the_target_it_was_trained_for():
     eagle3 = next(s for s in serving.SNIPPETS if (s.tool, s.method) == ("vLLM", "EAGLE-3"))
     assert 'LLM(model="meta-llama/Llama-3.1-8B-Instruct"' in eagle3.code
     assert "Llama-3.1-8B-Instruct-speculator.eagle3" in eagle3.code
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     text = " ".join(m.value for m in at.markdown)
     assert "Replace the model names with a pair that shares a tokenizer" not in text
     assert "an EAGLE, Medusa or MTP head only with one trained for exactly that target" in text
@@ -272,6 +272,6 @@ def test_the_drafts_section_computes_its_shares_from_the_papers_figures():
 
 
 def test_the_in_practice_page_shows_the_drafts_section():
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception
     assert "Choosing a draft: depth sets its cost, distillation its acceptance" in [h.value for h in at.subheader]

@@ -12,9 +12,9 @@ import uuid
 import pytest
 
 from specsim.classroom import jobs
-from specsim.classroom.liverun import SPECULATIVE, run_live
 from specsim.core.draft_loader import prompt_lookup_drafter
 from specsim.core.models import load_model
+from specsim.liverun import SPECULATIVE, run_live
 from specsim.request import RunRequest
 from tests.conftest import start_worker, stop_process
 from tests.local_models import save_tiny_model
@@ -85,8 +85,8 @@ def test_a_queued_run_writes_what_running_it_here_writes(redis_url, served, mode
     assert done.state == "finished", done.message
     got = jobs.result(redis_url, job_id, token)
     target = load_model(str(models_dir[0]), device="cpu", dtype="float32", invariant=False, local=True)
-    here = run_live(target, prompt_lookup_drafter(target), list(request.prompt_ids), request.k,
-                    request.max_new_tokens, 0.0, 0)
+    here = run_live(target, prompt_lookup_drafter(target), list(request.prompt_ids), request.kpolicy,
+                    request.max_new_tokens, request.sampling, request.seed)
     assert not got.cached and got.run.stopped_in is None
     assert got.run.spec.generated_ids == here.spec.generated_ids
     assert got.run.plain.generated_ids == here.plain.generated_ids

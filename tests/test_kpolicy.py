@@ -16,6 +16,7 @@ from specsim.core.kpolicy import KPolicy
 from specsim.core.loop_parts import eos_token_ids
 from specsim.core.models import format_prompt
 from specsim.core.prompt_sets import builtin_prompts
+from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from specsim.core.trace import Trace
 
@@ -37,7 +38,8 @@ def test_the_rules():
     assert heuristic.next_k(5, 2, 2) == 7  # a draft cut short (budget, confidence) and fully kept still grows K
     # issue 51: from K = 16 the schedule drafted 18; K never leaves the range the pages and the invariant path cover
     assert heuristic.next_k(15, 15, 15) == K_MAX and heuristic.next_k(K_MAX, K_MAX, K_MAX) == K_MAX
-    for bad in (dict(k=-1), dict(k=2, schedule="cosine"), dict(k=2, stop_below=1.5), dict(k=K_MAX + 1)):
+    # what has no meaning (K's range, 1 to K_MAX, is the run request's: specsim.request.RANGES)
+    for bad in (dict(k=-1), dict(k=2, schedule="cosine"), dict(k=2, stop_below=1.5)):
         with pytest.raises(ValueError):
             KPolicy(**bad)
 
@@ -85,8 +87,8 @@ def test_tiny_greedy_identity_and_the_rule(tiny_target, policy):
     for prompt in TINY_PROMPTS:
         reference = plain_generate(tiny_target, prompt, N_NEW).generated_ids
         for name, drafter in tiny_drafters(tiny_target).items():
-            trace = speculative_generate(tiny_target, drafter, prompt, k, N_NEW, schedule=schedule,
-                                         stop_below=stop_below)
+            trace = speculative_generate(tiny_target, drafter, prompt,
+                                         KPolicy(k, schedule=schedule, stop_below=stop_below), N_NEW)
             assert trace.generated_ids == reference, (name, prompt)
             follows_its_policy(trace, drafts_all=name != "prompt_lookup")
 
@@ -94,29 +96,33 @@ def test_tiny_greedy_identity_and_the_rule(tiny_target, policy):
 def test_the_rules_do_something(tiny_target):
     """Not vacuous: the heuristic raises and lowers K, and the confidence stop ends drafts early."""
     drafters = tiny_drafters(tiny_target)
-    grows = speculative_generate(tiny_target, drafters["self"], TINY_PROMPTS[0], 1, N_NEW, schedule="heuristic")
+    grows = speculative_generate(tiny_target, drafters["self"], TINY_PROMPTS[0], KPolicy(1, schedule="heuristic"),
+                                 N_NEW)
     assert [it.k_planned for it in grows.iterations][:4] == [1, 3, 5, 7]
-    mixed = speculative_generate(tiny_target, drafters["early_exit"], TINY_PROMPTS[0], 3, N_NEW, schedule="heuristic")
+    mixed = speculative_generate(tiny_target, drafters["early_exit"], TINY_PROMPTS[0],
+                                 KPolicy(3, schedule="heuristic"), N_NEW)
     steps = {b.k_planned - a.k_planned for a, b in zip(mixed.iterations, mixed.iterations[1:], strict=False)}
     assert {2, -1} <= steps
-    stopped = speculative_generate(tiny_target, drafters["early_exit"], TINY_PROMPTS[0], 4, N_NEW, stop_below=0.5)
+    stopped = speculative_generate(tiny_target, drafters["early_exit"], TINY_PROMPTS[0], KPolicy(4, stop_below=0.5),
+                                   N_NEW)
     assert any(0 < it.k < 4 for it in stopped.iterations[:-1])
     assert stopped.settings.k_schedule == "fixed" and stopped.settings.stop_below == 0.5
 
 
 def test_the_rule_check_catches_a_wrong_schedule(tiny_target, monkeypatch):
     monkeypatch.setattr(kpolicy.KPolicy, "next_k", lambda self, k, proposed, kept: k + 1 if kept == proposed else k)
-    trace = speculative_generate(tiny_target, EarlyExitDrafter(tiny_target.model, 1), TINY_PROMPTS[0], 3, N_NEW,
-                                 schedule="heuristic")
+    trace = speculative_generate(tiny_target, EarlyExitDrafter(tiny_target.model, 1), TINY_PROMPTS[0],
+                                 KPolicy(3, schedule="heuristic"), N_NEW)
     with pytest.raises(AssertionError):
         follows_its_policy(trace)
 
 
 def test_fixed_is_the_default(tiny_target):
     drafter = EarlyExitDrafter(tiny_target.model, 1)
-    default = speculative_generate(tiny_target, drafter, TINY_PROMPTS[0], 3, N_NEW, temperature=0.9, seed=5)
-    fixed = speculative_generate(tiny_target, drafter, TINY_PROMPTS[0], 3, N_NEW, temperature=0.9, seed=5,
-                                 schedule="fixed", stop_below=0.0)
+    default = speculative_generate(tiny_target, drafter, TINY_PROMPTS[0], KPolicy(3), N_NEW,
+                                   sampling=SamplingConfig(0.9), seed=5)
+    fixed = speculative_generate(tiny_target, drafter, TINY_PROMPTS[0], KPolicy(3, schedule="fixed", stop_below=0.0),
+                                 N_NEW, sampling=SamplingConfig(0.9), seed=5)
     def strip(trace: Trace) -> list:
         return [(it.emitted, [(s.token_id, s.q, s.p, s.draw) for s in it.slots]) for it in trace.iterations]
 
@@ -136,8 +142,8 @@ def test_bundled_greedy_identity(default_target):
     for i, (k, schedule, stop_below) in enumerate(POLICIES[1:]):
         for j, drafter in enumerate(drafters):
             n = (i + j) % len(prompts)
-            trace = speculative_generate(default_target, drafter, prompts[n], k, BUNDLED_NEW, schedule=schedule,
-                                         stop_below=stop_below)
+            trace = speculative_generate(default_target, drafter, prompts[n],
+                                         KPolicy(k, schedule=schedule, stop_below=stop_below), BUNDLED_NEW)
             assert trace.generated_ids == references[n], (drafter.name, k, schedule, stop_below)
             follows_its_policy(trace, drafts_all=j == 0)
 
@@ -180,8 +186,9 @@ def test_the_same_drafts_as_transformers(bundled_target, monkeypatch, schedule, 
         pytest.skip("with scikit-learn installed transformers retunes the confidence threshold during the run")
     ids = format_prompt(bundled_target.tokenizer, builtin_prompts(5)[4])
     drafter = EarlyExitDrafter(bundled_target.model, 26)
-    ours = speculative_generate(bundled_target, drafter, ids, 2, BUNDLED_NEW,
-                                schedule="heuristic" if schedule == "heuristic" else "fixed", stop_below=stop_below)
+    ours = speculative_generate(bundled_target, drafter, ids,
+                                KPolicy(2, "heuristic" if schedule == "heuristic" else "fixed", stop_below),
+                                BUNDLED_NEW)
     tokens, theirs = transformers_drafts(bundled_target, drafter.model, [*ids, ours.first.token_id], 2,
                                          BUNDLED_NEW - 1, schedule, stop_below, monkeypatch)
     assert list(ours.generated_ids[1:]) == tokens

@@ -179,6 +179,7 @@ LAYERS = {
     "specsim.request": 2,
     "specsim.measure": 3,
     "specsim.bench": 3,
+    "specsim.liverun": 3,
     "specsim.lesson": 4,
     "specsim.distill": 4,
     "specsim.classroom": 5,
@@ -226,3 +227,20 @@ def test_the_layer_check_catches_an_upward_and_a_sideways_import():
         "specsim.core.engine (specsim.core) imports specsim.classroom.jobs (specsim.classroom)",
         "specsim.lesson.hood (specsim.lesson) imports specsim.distill.train (specsim.distill)",
     ]
+
+
+# Issue 63, item 4: a page went by three or four names (*Is verification free here?* had the script verify_free, the
+# URL /verify and the package passcost). Now a page's script, its URL and its package share one name; the three quiz
+# pages share one package, the quiz's.
+SHARED_PACKAGES = {"sequence": "quiz", "interview": "quiz"}
+
+
+def test_a_page_has_one_name_for_its_script_its_url_and_its_package():
+    from app.layout import all_pages
+
+    for page in all_pages():
+        assert Path(page.script).stem == page.url_path, (page.script, page.url_path)
+        package = APP / SHARED_PACKAGES.get(page.url_path, page.url_path)
+        assert (package / "__init__.py").is_file(), (page.title, package)
+    assert {p.name for p in APP.iterdir() if (p / "__init__.py").is_file()} <= {
+        p.url_path for p in all_pages()} | set(SHARED_PACKAGES.values())  # no package named for no page

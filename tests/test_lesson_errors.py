@@ -144,7 +144,7 @@ def test_variant_guide_moves_the_claim_with_the_default(form):
 def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(current):
     import math
 
-    from app.passcost.figures import batch_figure
+    from app.serving.figures import batch_figure
     from specsim.lesson import roofline
 
     batches = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -360,7 +360,7 @@ def test_acceptance_by_position_can_rise_or_fall_and_the_hood_shows_the_measured
     prose = recorded.load(next(r.path for r in recorded.RECIPES if r.name == "prose_run")).spec
     rates = hood.position_model(prose).by_position
     assert any(b < a for a, b in zip(rates, rates[1:], strict=False) if not (math.isnan(a) or math.isnan(b)))
-    at = open_page("under_the_hood.py")
+    at = open_page("hood.py")
     at.radio(key=state.widget_key(state.HOOD_RUN)).set_value("prose_run").run()
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)

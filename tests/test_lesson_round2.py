@@ -24,7 +24,7 @@ def _interview() -> dict:
 
 @pytest.fixture(scope="module")
 def hood_page():
-    at = open_page("under_the_hood.py")
+    at = open_page("hood.py")
     assert not at.exception
     return at
 
@@ -123,7 +123,7 @@ def test_every_snippet_names_the_release_it_was_checked_against():
 
     from specsim.lesson import serving
 
-    text = _markdown(open_page("in_practice.py"))  # "Turn it on" moved from Under the hood to In practice
+    text = _markdown(open_page("practice.py"))  # "Turn it on" moved from Under the hood to In practice
     assert "Each snippet was checked against the tool's documentation;" not in text
     for s in serving.SNIPPETS:
         assert s.release.startswith(s.tool), (s.tool, s.release)
@@ -247,7 +247,7 @@ def test_under_the_hood_opens_on_the_prose_recording():
     from app import state
     from specsim.lesson import hood
 
-    at = open_page("under_the_hood.py")
+    at = open_page("hood.py")
     assert not at.exception
     assert hood.OPENING_RECORDING == "prose_run"
     assert at.radio(key=state.widget_key(state.HOOD_RUN)).value == "prose_run"
@@ -299,7 +299,7 @@ def test_why_unchanged_shows_the_measured_curve_beside_the_toy_and_corrects_the_
     from app import state
     from specsim.lesson import unchanged
 
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     assert not at.exception
     text = _markdown(at)
     assert "High T flattens both, and the overlap rises" not in text

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from app import state
+from app import classqueue, state
 from app.live import classmode
 from app.urlcodec import number_text
 from specsim.classroom import jobs
@@ -35,8 +35,8 @@ def worker(redis_url, tmp_path_factory):
 
 @pytest.fixture
 def class_mode(monkeypatch, redis_url, worker):
-    monkeypatch.setenv(classmode.QUEUE_ENV, redis_url)
-    monkeypatch.setenv(classmode.QUEUE_NAME_ENV, worker)
+    monkeypatch.setenv(classqueue.QUEUE_ENV, redis_url)
+    monkeypatch.setenv(classqueue.QUEUE_NAME_ENV, worker)
     return redis_url
 
 
@@ -75,7 +75,7 @@ def test_a_queued_run_is_replayed_and_writes_plain_decodings_tokens(class_mode):
 
 
 def test_an_unreachable_queue_is_a_message_and_the_settings_stay(monkeypatch):
-    monkeypatch.setenv(classmode.QUEUE_ENV, "redis://127.0.0.1:1/0")
+    monkeypatch.setenv(classqueue.QUEUE_ENV, "redis://127.0.0.1:1/0")
     at = _run()
     assert any("cannot be reached" in e.value for e in at.error), [e.value for e in at.error]
     assert at.session_state[state.LIVE_TRACE] is None
@@ -83,7 +83,7 @@ def test_an_unreachable_queue_is_a_message_and_the_settings_stay(monkeypatch):
 
 
 def test_a_full_queue_says_when_to_try_again(class_mode, monkeypatch):
-    monkeypatch.setenv(classmode.QUEUE_LIMIT_ENV, "0")  # no run may wait: the real queue refuses at once
+    monkeypatch.setenv(classqueue.QUEUE_LIMIT_ENV, "0")  # no run may wait: the real queue refuses at once
     at = _run(seed=2)
     assert any("The class queue is full" in e.value and "try again in ~" in e.value for e in at.error), \
         [e.value for e in at.error]
@@ -123,8 +123,8 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
 
         killer = threading.Thread(target=kill_once_running_then_replace, daemon=True)
         killer.start()
-        monkeypatch.setenv(classmode.QUEUE_ENV, redis_url)
-        monkeypatch.setenv(classmode.QUEUE_NAME_ENV, queue)
+        monkeypatch.setenv(classqueue.QUEUE_ENV, redis_url)
+        monkeypatch.setenv(classqueue.QUEUE_NAME_ENV, queue)
         try:
             at = open_page("live.py", timeout=300)
             at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(PROMPT)
@@ -147,7 +147,7 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
 
 def test_the_cancel_notice_says_where_the_run_stopped_in_process_or_on_a_worker():
     from app.live import view as live_view
-    from specsim.classroom.liverun import SPECULATIVE, LiveRun
+    from specsim.liverun import SPECULATIVE, LiveRun
     from specsim.measure.timing import PLAIN
 
     target = load_bundled_target()
@@ -168,7 +168,7 @@ def test_the_waiting_message_never_says_number_none_and_the_bar_keeps_its_place_
     """Issue 52: "Waiting: number None in the queue" for a moment, and the bar fell back to "loading the models"
     and 0 whenever a poll found no new iteration."""
     from app.live.classmode import running_where
-    from specsim.classroom.liverun import SPECULATIVE, Progress
+    from specsim.liverun import SPECULATIVE, Progress
 
     picked = jobs.waiting_status(None, 2, 10.0)
     assert "None" not in picked.message and picked.state == "queued"
@@ -260,8 +260,8 @@ def test_redis_dying_under_a_waiting_run_is_a_message_and_run_works_again_after_
 
     killer = threading.Thread(target=kill_once_queued_and_restart_empty, daemon=True)
     killer.start()
-    monkeypatch.setenv(classmode.QUEUE_ENV, url)
-    monkeypatch.setenv(classmode.QUEUE_NAME_ENV, queue)
+    monkeypatch.setenv(classqueue.QUEUE_ENV, url)
+    monkeypatch.setenv(classqueue.QUEUE_NAME_ENV, queue)
     try:
         at = open_page("live.py", timeout=300)
         at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(PROMPT)
@@ -298,7 +298,7 @@ def test_a_replica_in_class_mode_loads_no_torch_on_any_page_and_stays_under_200_
 
     from tests.conftest import ROOT
 
-    env = {**os.environ, classmode.QUEUE_ENV: class_mode, classmode.QUEUE_NAME_ENV: worker}
+    env = {**os.environ, classqueue.QUEUE_ENV: class_mode, classqueue.QUEUE_NAME_ENV: worker}
     done = subprocess.run([sys.executable, str(ROOT / "tests" / "replica_session.py")], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -7,6 +7,8 @@ from app.live import run as live_run
 from app.live.tokens import chips_html
 from specsim.core.drafters import EarlyExitDrafter, PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
+from specsim.core.sampling import SamplingConfig
 from specsim.core.trace import Trace
 from specsim.lesson import replay
 from tests.live_traces import one_torch_thread
@@ -23,7 +25,7 @@ def _ids(target) -> list[int]:
 @pytest.fixture(scope="module")
 def greedy_runs(bundled_target):
     ids = _ids(bundled_target)
-    spec = speculative_generate(bundled_target, EarlyExitDrafter(bundled_target.model, 15), ids, 3, 6)
+    spec = speculative_generate(bundled_target, EarlyExitDrafter(bundled_target.model, 15), ids, KPolicy(3), 6)
     plain = plain_generate(bundled_target, ids, spec.n_generated)
     return spec, plain
 
@@ -31,7 +33,8 @@ def greedy_runs(bundled_target):
 @pytest.fixture(scope="module")
 def sampled(bundled_target):
     ids = _ids(bundled_target)
-    return speculative_generate(bundled_target, PromptLookupDrafter(), ids, 4, 10, temperature=0.9, seed=3)
+    return speculative_generate(bundled_target, PromptLookupDrafter(), ids, KPolicy(4), 10,
+                                sampling=SamplingConfig(0.9), seed=3)
 
 
 def _check_replay(trace: Trace) -> None:
@@ -100,7 +103,7 @@ class _FakeBar:
 def test_an_interruption_stops_the_engine_after_the_current_iteration(bundled_target, monkeypatch):
     monkeypatch.setattr(live_run, "UPDATE_EVERY_S", 0.0)
     hook = live_run._Interruptible(_FakeBar(fail_at=2), lambda: (0.5, "working"))
-    trace = speculative_generate(bundled_target, PromptLookupDrafter(), _ids(bundled_target), 2, 40,
+    trace = speculative_generate(bundled_target, PromptLookupDrafter(), _ids(bundled_target), KPolicy(2), 40,
                                  on_iteration=hook.update, should_stop=hook.should_stop)
     assert hook.interruption is not None
     assert trace.stop_reason == "cancelled" and len(trace.iterations) == 2

@@ -73,7 +73,7 @@ def test_another_seed_or_run_fresh_runs_the_models_again(page):
 
 def test_a_failed_run_is_not_kept(page, monkeypatch):
     at, folder = page
-    monkeypatch.setattr("specsim.classroom.liverun.run_live",
+    monkeypatch.setattr("specsim.liverun.run_live",
                         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
     at.button(key=state.LIVE_RUN_BUTTON).click().run()
     assert any("The run failed" in e.value for e in at.error)

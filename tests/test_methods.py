@@ -8,6 +8,8 @@ from specsim import methods
 from specsim.core import published
 from specsim.core.drafters import NoDrafter, PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
+from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_loaded
 from specsim.measure import bench, cli
 from specsim.measure import compare_variants as cmp
@@ -21,7 +23,7 @@ def tiny():
 
 
 def test_plain_decoding_is_the_loop_with_a_drafter_that_proposes_nothing(tiny, one_torch_thread):
-    trace = plain_generate(tiny, PROMPT, 9, temperature=0.9, seed=7)
+    trace = plain_generate(tiny, PROMPT, 9, sampling=SamplingConfig(0.9), seed=7)
     assert trace.mode == "plain" and trace.settings.k == 0 and trace.settings.drafter == NoDrafter.kind
     assert trace.n_generated == 9 and trace.n_decoded == 8  # the prefill drew the first token
     assert trace.target_passes == trace.n_decoded == len(trace.pass_times)  # then one pass per token
@@ -29,7 +31,7 @@ def test_plain_decoding_is_the_loop_with_a_drafter_that_proposes_nothing(tiny, o
                for it in trace.iterations)
     assert trace.tokens_per_pass == 1.0 and trace.n_checked == 0
     # the speculative entry point with the same drafter makes the same draws, so the same tokens
-    same = speculative_generate(tiny, NoDrafter(), PROMPT, 3, 9, temperature=0.9, seed=7)
+    same = speculative_generate(tiny, NoDrafter(), PROMPT, KPolicy(3), 9, sampling=SamplingConfig(0.9), seed=7)
     assert same.generated_ids == trace.generated_ids
     assert [it.extra.prob for it in same.iterations] == [it.extra.prob for it in trace.iterations]
 
@@ -46,7 +48,7 @@ def test_plain_greedy_decoding_is_the_argmax_of_a_full_forward_pass(tiny, one_to
 
 def test_k_zero_is_refused_for_a_real_drafter(tiny):
     with pytest.raises(ValueError, match="k must be at least 1"):
-        speculative_generate(tiny, PromptLookupDrafter(), PROMPT, 0, 4)
+        speculative_generate(tiny, PromptLookupDrafter(), PROMPT, KPolicy(0), 4)
 
 
 def test_every_entry_point_offers_the_registered_drafters():
@@ -54,7 +56,7 @@ def test_every_entry_point_offers_the_registered_drafters():
     with pytest.raises(SystemExit):
         cli.parse_args(["--prompt", "x", "--drafter", "medusa"])  # registered as a variant, not as a drafter kind
     for kind in methods.DRAFTER_KINDS:
-        assert cli.parse_args(["--prompt", "x", "--drafter", kind]).drafter == kind
+        assert cli.parse_args(["--prompt", "x", "--drafter", kind])[0].drafter == kind
         assert bench.parse_args(["--drafters", kind]).drafters == [kind]
     from app.live.params import DRAFTERS
 

@@ -3,10 +3,10 @@ loaded once per way it runs, at most MAX_TARGETS stay, and an evicted target's d
 
 from __future__ import annotations
 
-from specsim.classroom import liverun
-from specsim.classroom.liverun import ModelShelf
+from specsim import liverun
 from specsim.core import models
 from specsim.core.models import LoadedModel
+from specsim.liverun import ModelShelf
 
 
 def _fake_loads(monkeypatch) -> list[str]:

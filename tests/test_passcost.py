@@ -50,7 +50,8 @@ def test_a_measurement_of_the_bundled_target_reads_as_a_curve(bundled_target):
 
 
 def test_figures_plot_the_curve_and_the_model():
-    from app.passcost.figures import batch_figure, verify_curve_figure
+    from app.serving.figures import batch_figure
+    from app.verify.figures import verify_curve_figure
 
     curve = gpu_like()
     fig = verify_curve_figure(curve.ns, curve.v, curve.flat_until(), curve.ridge())
@@ -116,7 +117,7 @@ def test_the_verify_page_names_no_ridge_for_a_curve_without_a_corner():
     for curve, named in ((steady, False), (gpu_like(), True)):
         at = open_page(None)
         at.session_state[state.VERIFY_CURVE] = curve
-        at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+        at.switch_page(str(ROOT / "pages" / "verify.py")).run()
         slope = next(m.value for m in at.markdown if m.value.startswith("**Slope:**"))
         assert ("Fitted to this curve, R = " in slope) is named
         assert ("has no such corner" in slope) is not named

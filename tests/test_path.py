@@ -26,8 +26,8 @@ def test_every_lesson_page_has_objectives_and_a_take_away_and_nothing_else_does(
 def test_the_path_measures_v_before_a_real_run_is_explained_by_it():
     """The calculator assumes v; Is verification free here? justifies it; Live decoding then blames results on it."""
     order = [p.script for p in LESSON]
-    assert order.index("calculator.py") < order.index("verify_free.py") < order.index("live.py")
-    assert order.index("why_unchanged.py") < order.index("live.py")  # a sampled run's resample is understood
+    assert order.index("calculator.py") < order.index("verify.py") < order.index("live.py")
+    assert order.index("unchanged.py") < order.index("live.py")  # a sampled run's resample is understood
     assert order[0] == "home.py"
 
 

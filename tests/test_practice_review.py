@@ -21,7 +21,7 @@ CITED = {  # the methods the pages name, and where each was published (ids check
 
 @pytest.fixture(scope="module")
 def page():
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception and not at.error
     return at
 

@@ -88,7 +88,7 @@ def test_the_switch_shows_answers_without_guessing():
 
 # ---- why the output is unchanged -------------------------------------------------------------------
 def test_the_overlap_shows_after_a_guess_of_it():
-    at = open_page("why_unchanged.py", answers=False)
+    at = open_page("unchanged.py", answers=False)
     assert not at.exception
     assert not at.metric  # Σ min(p, q) is not on screen yet
     mass = unchanged.accepted_mass(np.array(pq.TARGET_P), unchanged.normalise(UnchangedSettings().weights))

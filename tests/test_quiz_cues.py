@@ -42,7 +42,7 @@ from specsim.lesson import quiz
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURE = ROOT / "tests" / "lesson_text"
-QUIZ_SOURCES = {"knowledge_quiz.py", "sequence_quiz.py", "interview.py"}
+QUIZ_SOURCES = {"quiz.py", "sequence.py", "interview.py"}
 MAX_CUED = 3
 DRAWS = range(8)  # the attempts' seeds each transfer question is audited at
 

@@ -80,7 +80,7 @@ def _answer(at, name: str, text: str, token: str | None = None):
 
 
 def test_a_wrong_answer_gets_a_hint_and_a_right_one_the_worked_solution():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     assert not at.exception
     ex = _exercises(at)
     p = ex.prefix
@@ -96,7 +96,7 @@ def test_a_wrong_answer_gets_a_hint_and_a_right_one_the_worked_solution():
 
 
 def test_the_residual_and_the_k_choice_are_checked_on_the_page():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     ex = _exercises(at)
     for token, value in zip(exercises.TOKENS, ex.residual.excess, strict=True):  # not rescaled yet
         at.text_input(key=view.input_key(view.RESIDUAL, token)).input(f"{value:.2f}").run()
@@ -115,7 +115,7 @@ def test_the_residual_and_the_k_choice_are_checked_on_the_page():
 
 
 def test_text_in_a_number_box_gives_a_clear_message_not_a_traceback():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     at = _answer(at, view.PREFIX, "about two")
     assert not at.exception
     assert [e.value for e in at.error] == [exercises.read_number("about two")[1]]
@@ -125,7 +125,7 @@ def test_text_in_a_number_box_gives_a_clear_message_not_a_traceback():
 
 
 def test_the_numbers_survive_a_rerun_and_change_only_with_new_numbers():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     seed = at.session_state[state.EX_SEED]
     at = _answer(at, view.PREFIX, "0.1")
     assert at.session_state[state.EX_SEED] == seed and at.warning

@@ -82,7 +82,7 @@ ANSWER_HEADING = "#### The order of this round"
 
 def test_tap_mode_has_a_slot_per_card_so_the_board_does_not_count_the_steps():
     """The human form audit: five slots for five steps told the learner how many cards to place."""
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     attempt, cards = at.session_state[state.SEQ_ATTEMPT], _cards(at)
     assert SEQ.scenario(attempt.scenario).setting in at.info[0].value  # the case is stated
     assert len(_slots(at)) == cards == len(SEQ.pieces) > len(_order(at))
@@ -93,7 +93,7 @@ def test_tap_mode_has_a_slot_per_card_so_the_board_does_not_count_the_steps():
 
 
 def test_tap_mode_correct_order_is_marked_right_and_explained_with_the_strangers_left_out():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     attempt, order, cards = at.session_state[state.SEQ_ATTEMPT], _order(at), _cards(at)
     _tap_place(at, order[:2])
     assert _placed(at) == f"**2 of {cards} cards placed**" and not at.button(key=state.SEQ_CHECK_BUTTON).disabled
@@ -115,7 +115,7 @@ def test_tap_mode_correct_order_is_marked_right_and_explained_with_the_strangers
 def test_a_wrong_order_marks_each_placed_card_and_keeps_the_answer_until_asked():
     """A check says which placements are right, not where the others go, nor which cards are left out; the order
     shows when the learner asks for it."""
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     order = list(_order(at))
     stranger = _extra(at)[0]
     placed = [order[1], order[0], order[2], stranger]  # two steps swapped, a card of another case, two steps missing
@@ -145,7 +145,7 @@ def test_a_wrong_order_marks_each_placed_card_and_keeps_the_answer_until_asked()
 
 
 def test_a_right_start_with_a_step_missing_is_not_solved_and_says_so():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     at = _tap_place(at, _order(at)[:-1])
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
     assert all(m.startswith("✅") for m in _marks(at)) and at.error
@@ -154,7 +154,7 @@ def test_a_right_start_with_a_step_missing_is_not_solved_and_says_so():
 
 
 def test_tapping_a_placed_piece_sends_it_back_to_the_tray():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     first = _order(at)[0]
     at = _tap_place(at, [first])
     assert state.SEQ_TRAY_BUTTON + first not in [b.key for b in at.button]
@@ -165,7 +165,7 @@ def test_tapping_a_placed_piece_sends_it_back_to_the_tray():
 
 
 def test_reset_empties_the_slots_and_draws_a_new_round():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     at = _tap_place(at, _order(at)[:3])
     before = at.session_state[state.SEQ_ATTEMPT]
     at.button(key=state.SEQ_RESET_BUTTON).click().run()
@@ -187,7 +187,7 @@ def _drag(at, answer, tray=()):
 
 
 def _drag_page():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     return at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
 
 
@@ -236,10 +236,10 @@ def test_a_malformed_drag_value_gives_a_warning_not_a_traceback():
 
 
 def test_sequence_progress_survives_a_page_switch():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     at = _tap_place(at, _order(at)[:2])
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
-    at = _switch_away_and_back(at, "sequence_quiz.py")
+    at = _switch_away_and_back(at, "sequence.py")
     assert not at.exception
     assert _placed(at) == f"**2 of {_cards(at)} cards placed**"
     assert at.radio(key=state.SEQ_MODE_WIDGET).value == "Drag"
@@ -254,7 +254,7 @@ def _current(at):
 
 
 def test_answering_all_twenty_right_scores_twenty():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     for n in range(1, 21):
         attempt, q = _current(at)
         assert at.subheader[0].value == f"Question {n} of 20"
@@ -274,7 +274,7 @@ def test_answering_all_twenty_right_scores_twenty():
 
 
 def test_a_wrong_answer_shows_the_right_one_and_keeps_the_explanation_for_the_review():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     _, q = _current(at)
     wrong = (q.answer + 1) % len(q.options)
     at.button(key=f"{state.KQ_OPTION_BUTTON}{wrong}").click().run()
@@ -286,14 +286,14 @@ def test_a_wrong_answer_shows_the_right_one_and_keeps_the_explanation_for_the_re
 
 
 def test_knowledge_progress_survives_a_page_switch():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     for _ in range(3):
         _, q = _current(at)
         at.button(key=f"{state.KQ_OPTION_BUTTON}{q.answer}").click().run()
         at.button(key=state.KQ_NEXT_BUTTON).click().run()
     _, q = _current(at)
     at.button(key=f"{state.KQ_OPTION_BUTTON}{(q.answer + 1) % len(q.options)}").click().run()
-    at = _switch_away_and_back(at, "knowledge_quiz.py")
+    at = _switch_away_and_back(at, "quiz.py")
     assert not at.exception
     assert at.subheader[0].value == "Question 4 of 20"
     assert "**Score: 3**" in _markdown(at)
@@ -301,7 +301,7 @@ def test_knowledge_progress_survives_a_page_switch():
 
 
 def test_retake_starts_over_with_a_new_shuffle():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     for _ in range(20):
         _, q = _current(at)
         at.button(key=f"{state.KQ_OPTION_BUTTON}{(q.answer + 1) % len(q.options)}").click().run()
@@ -323,7 +323,7 @@ def test_retake_starts_over_with_a_new_shuffle():
 
 
 def test_a_right_answer_names_nothing_to_revisit_and_a_transfer_question_shows_the_attempts_numbers():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     for _ in range(20):
         attempt, q = _current(at)
         if q.transfer is not None:
@@ -344,8 +344,8 @@ def fresh_cache():
 
 
 @pytest.mark.parametrize(("page", "attr", "broken"), [
-    ("knowledge_quiz.py", "KNOWLEDGE_FILE", {"questions": [{"id": "only-one"}]}),
-    ("sequence_quiz.py", "SEQUENCE_FILE", {"prompt": "?", "pieces": []}),
+    ("quiz.py", "KNOWLEDGE_FILE", {"questions": [{"id": "only-one"}]}),
+    ("sequence.py", "SEQUENCE_FILE", {"prompt": "?", "pieces": []}),
 ])
 def test_a_malformed_quiz_file_gives_an_error_message_not_a_traceback(page, attr, broken, tmp_path, monkeypatch,
                                                                       fresh_cache):
@@ -361,7 +361,7 @@ def test_a_malformed_quiz_file_gives_an_error_message_not_a_traceback(page, attr
 
 
 def test_knowledge_progress_survives_a_reload():
-    at = open_page("knowledge_quiz.py")
+    at = open_page("quiz.py")
     for step in range(2):
         _, q = _current(at)
         pick = q.answer if step == 0 else (q.answer + 1) % len(q.options)
@@ -369,7 +369,7 @@ def test_knowledge_progress_survives_a_reload():
         if step == 0:
             at.button(key=state.KQ_NEXT_BUTTON).click().run()
     before = at.session_state[state.KQ_ATTEMPT]
-    reloaded = open_page("knowledge_quiz.py", query={"kq": at.query_params["kq"]})  # a new session
+    reloaded = open_page("quiz.py", query={"kq": at.query_params["kq"]})  # a new session
     assert not reloaded.exception and not reloaded.warning
     assert reloaded.session_state[state.KQ_ATTEMPT] == before
     assert reloaded.subheader[0].value == "Question 2 of 20" and "**Score: 1**" in _markdown(reloaded)
@@ -377,31 +377,31 @@ def test_knowledge_progress_survives_a_reload():
 
 
 def test_sequence_progress_survives_a_reload():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     at = _tap_place(at, _order(at)[:2])
     before = at.session_state[state.SEQ_ATTEMPT]
-    reloaded = open_page("sequence_quiz.py", query={"order": at.query_params["order"]})
+    reloaded = open_page("sequence.py", query={"order": at.query_params["order"]})
     assert not reloaded.exception and not reloaded.warning
     assert reloaded.session_state[state.SEQ_ATTEMPT] == before
     assert _placed(reloaded) == f"**2 of {_cards(reloaded)} cards placed**"
 
 
 def test_a_checked_attempt_with_the_answer_shown_survives_a_reload():
-    at = open_page("sequence_quiz.py")
+    at = open_page("sequence.py")
     at = _tap_place(at, list(reversed(_order(at)))[:2])
     at.button(key=state.SEQ_CHECK_BUTTON).click().run()
     at.button(key=state.SEQ_SHOW_BUTTON).click().run()
-    reloaded = open_page("sequence_quiz.py", query={"order": at.query_params["order"]})
+    reloaded = open_page("sequence.py", query={"order": at.query_params["order"]})
     assert not reloaded.exception and not reloaded.warning
     assert reloaded.session_state[state.SEQ_ATTEMPT] == at.session_state[state.SEQ_ATTEMPT]
     assert reloaded.error and ANSWER_HEADING in _markdown(reloaded)
 
 
-@pytest.mark.parametrize("page,param,value", [("knowledge_quiz.py", "kq", "12.3.abc"),
-                                              ("knowledge_quiz.py", "kq", "1.0." + "9" * 20),
-                                              ("sequence_quiz.py", "order", "0.00000.-----.0"),
-                                              ("sequence_quiz.py", "order", "43210.-2-4-.0"),  # an old link
-                                              ("sequence_quiz.py", "order", "<script>")])
+@pytest.mark.parametrize("page,param,value", [("quiz.py", "kq", "12.3.abc"),
+                                              ("quiz.py", "kq", "1.0." + "9" * 20),
+                                              ("sequence.py", "order", "0.00000.-----.0"),
+                                              ("sequence.py", "order", "43210.-2-4-.0"),  # an old link
+                                              ("sequence.py", "order", "<script>")])
 def test_a_bad_saved_progress_starts_a_new_attempt_with_a_note(page, param, value):
     at = open_page(page, query={param: value})
     assert not at.exception
@@ -444,7 +444,7 @@ def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
 
     link, gapped = _link("sampling-refusal", {2: 1, 4: 3})
     c = SEQ.scenario("sampling-refusal").order
-    at = open_page("sequence_quiz.py", query={"order": link})
+    at = open_page("sequence.py", query={"order": link})
     assert gapped == (None, c[2], None, c[4]) + (None,) * (len(gapped) - 4)
     assert at.session_state[state.SEQ_ATTEMPT].slots == gapped
     at.radio(key=state.SEQ_MODE_WIDGET).set_value("Drag").run()
@@ -464,7 +464,7 @@ def test_a_link_with_gaps_keeps_them_in_drag_mode_and_says_what_a_drag_does():
 def test_a_wrong_case_progress_parameter_is_read():
     """Issue 23 (a)."""
     link, gapped = _link("greedy-refusal", {2: 1, 4: 3})
-    at = open_page("sequence_quiz.py", query={"Order": link})
+    at = open_page("sequence.py", query={"Order": link})
     assert not at.exception and not at.warning
     assert at.session_state[state.SEQ_ATTEMPT].slots == gapped
     assert at.query_params == {"order": link}
@@ -507,5 +507,5 @@ def test_every_question_names_a_lesson_page_and_a_heading_on_it(q):
 
 
 def test_the_heading_check_can_fail():
-    assert '"The proof in three lines"' in _page_sources("why_unchanged.py")
+    assert '"The proof in three lines"' in _page_sources("unchanged.py")
     assert '"The proof in three lines"' not in _page_sources("calculator.py")

@@ -49,25 +49,25 @@ def test_domain_results_survive_their_json(tmp_path):
 
 def test_verify_shows_the_recorded_curve_before_the_button_and_the_prompt_without_one(monkeypatch, tmp_path):
     recorded = passcost.load_recorded(paths.VERIFY_CURVE_RECORDED)
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     assert not at.exception
     assert any(f"recorded on {recorded.machine}" in i.value for i in at.info)
     slope = [m.value for m in at.markdown if m.value.startswith("**Slope:**")]
     assert len(slope) == 1 and f"{recorded.curve.slope():.3f} of a one-token pass" in slope[0]
     monkeypatch.setattr(paths, "VERIFY_CURVE_RECORDED", tmp_path / "none.json")
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     assert any("Press the button" in i.value for i in at.info)
     assert not any(m.value.startswith("**Slope:**") for m in at.markdown)
 
 
 def test_in_practice_shows_the_recorded_domains_before_the_button(monkeypatch, tmp_path):
     mine = domains.load_recorded(paths.DOMAINS_RECORDED)
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert not at.exception
     assert any(f"recorded on {mine.machine}" in i.value for i in at.info)
     assert any(domains.ranking_sentence(mine.results, mine.max_new_tokens) in m.value for m in at.markdown)
     monkeypatch.setattr(paths, "DOMAINS_RECORDED", tmp_path / "none.json")
-    at = open_page("in_practice.py")
+    at = open_page("practice.py")
     assert any(i.value.startswith("Press the button") for i in at.info)
 
 

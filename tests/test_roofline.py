@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from app.passcost import moe as moe_view
-from app.passcost import serving
+from app.serving import moe as moe_view
+from app.serving import view as serving
 from specsim.core import defaults, published
 from specsim.lesson import moe, roofline
 from specsim.lesson import serving as stacks
@@ -215,7 +215,7 @@ def test_the_drafts_cache_is_a_quarter_of_the_targets_for_llama_32_1b_beside_31_
 
 
 def test_no_batch_is_memory_bound_when_k_plus_1_passes_r():
-    from app.passcost.batching import gemm_bound_clause
+    from app.batching import gemm_bound_clause
 
     assert gemm_bound_clause(16, 16) == "no batch size: one sequence's K + 1 = 17 tokens already pass R = 16"
     assert gemm_bound_clause(4, 256) == "B ≤ 51"
@@ -254,7 +254,7 @@ def test_magicdec_is_cited_by_its_own_authors_not_as_chen_2023():
 
 
 def test_magicdec_is_named_once_wherever_it_is_cited(serving_page):
-    hood = open_page("under_the_hood.py")
+    hood = open_page("hood.py")
     from specsim.lesson import interview
 
     answers = " ".join(q.answer for q in interview.load())
@@ -265,7 +265,7 @@ def test_magicdec_is_named_once_wherever_it_is_cited(serving_page):
 
 
 def test_the_hood_gives_the_long_context_v_from_the_summed_model():
-    text = _markdown(open_page("under_the_hood.py"))
+    text = _markdown(open_page("hood.py"))
     assert "That counts only the weights." in text
     k = 4
     assert (f"v = {roofline.kv_verify_cost(64, k, defaults.GPU_RIDGE, defaults.BATCH_CONTEXT):.2f} at B = 64 and "

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from specsim.classroom.liverun import run_live
 from specsim.classroom.runcache import CachedRun, DiskStore, RedisStore, run_key
 from specsim.core.draft_loader import prompt_lookup_drafter
+from specsim.core.kpolicy import KPolicy
 from specsim.core.tiny import tiny_loaded
+from specsim.liverun import run_live
 from specsim.request import RunRequest
 
 
@@ -20,7 +21,7 @@ from specsim.request import RunRequest
 def entry(one_torch_thread_module) -> CachedRun:
     """A real (tiny) run: its traces, recorded now."""
     target = tiny_loaded(32, seed=3)
-    run = run_live(target, prompt_lookup_drafter(target), [5, 6, 7, 5, 6], 3, 4, 0.0, 0)
+    run = run_live(target, prompt_lookup_drafter(target), [5, 6, 7, 5, 6], KPolicy(3), 4)
     return CachedRun(run.spec, run.plain, time.time(), "test machine")
 
 

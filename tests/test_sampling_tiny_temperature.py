@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
 from specsim.core.sampling import SamplingConfig, warp
 from specsim.core.tiny import tiny_loaded
 from tests.test_engine_greedy import make_drafter
@@ -38,5 +39,6 @@ def test_sampling_at_a_tiny_temperature_writes_the_greedy_text(kind, one_torch_t
     greedy = plain_generate(target, prompt, 12).generated_ids
     drafter = make_drafter(kind, target)
     for t in (1e-40, 1e-300):
-        assert plain_generate(target, prompt, 12, temperature=t, seed=4).generated_ids == greedy
-        assert speculative_generate(target, drafter, prompt, 3, 12, temperature=t, seed=4).generated_ids == greedy
+        assert plain_generate(target, prompt, 12, sampling=SamplingConfig(t), seed=4).generated_ids == greedy
+        spec = speculative_generate(target, drafter, prompt, KPolicy(3), 12, sampling=SamplingConfig(t), seed=4)
+        assert spec.generated_ids == greedy

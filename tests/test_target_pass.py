@@ -11,6 +11,7 @@ import torch
 
 from specsim.core import target_pass
 from specsim.core.defaults import DEFAULT_DRAFT, MAX_INVARIANT_QUERIES
+from specsim.core.kpolicy import KPolicy
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def test_plain_and_speculative_decoding_write_the_previous_paths_tokens(target):
         finally:
             target_pass.ENABLED = True
         assert plain_generate(target, ids, 32).generated_ids == before
-        assert speculative_generate(target, drafter, ids, 4, 32).generated_ids == before
+        assert speculative_generate(target, drafter, ids, KPolicy(4), 32).generated_ids == before
 
 
 def test_a_call_it_does_not_cover_keeps_transformers_forward(target):

@@ -71,7 +71,7 @@ def test_trees_stop_paying_as_the_batch_grows():
 
 
 def test_the_hood_prices_a_tree_from_the_runs_own_ranks():
-    at = open_page("under_the_hood.py")
+    at = open_page("hood.py")
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     hits = te.rank_hits([recording.shipped_runs()["prose_run"].spec])

@@ -17,7 +17,7 @@ GUESS_FIRST = "Make your guess above to see this"
 
 def test_no_text_shows_the_kept_mass_before_the_guess_and_both_show_after():
     mass = unchanged.accepted_mass(np.array(pq.TARGET_P), unchanged.normalise(UnchangedSettings().weights))
-    at = open_page("why_unchanged.py", answers=False)
+    at = open_page("unchanged.py", answers=False)
     assert not at.exception
     before = page_text(at)
     assert f"{mass:.3f}" not in before and f"{mass:.2f}" not in before
@@ -40,6 +40,6 @@ def test_the_cut_sentence_hides_an_uncut_alpha_until_the_guess():
 
 
 def test_the_temperature_measurement_says_it_is_a_teacher_forced_proxy():
-    text = page_text(open_page("why_unchanged.py"))
+    text = page_text(open_page("unchanged.py"))
     assert "It is a proxy: at every T it scores the same text, the target's greedy answers" in text
     assert "teacher-forced), not text sampled at that T" in text

@@ -13,6 +13,7 @@ import torch
 from transformers import DynamicCache
 
 from specsim.core.engine import plain_generate, speculative_generate
+from specsim.core.kpolicy import KPolicy
 from specsim.core.tiny import tiny_loaded
 from specsim.variants.lookahead import NgramPool, jacobi_iterations, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
@@ -146,7 +147,7 @@ def test_medusa_chain_and_tree_equal_greedy(tiny, n_heads, seed):
     heads = random_heads(tiny.model.config.hidden_size, n_heads, seed)
     for prompt in prompts(20 + seed, 3):
         greedy = greedy_reference(tiny.model, prompt, 18)
-        chain = speculative_generate(tiny, MedusaDrafter(heads, tiny.model), prompt, n_heads, 18)
+        chain = speculative_generate(tiny, MedusaDrafter(heads, tiny.model), prompt, KPolicy(n_heads), 18)
         tree = medusa_tree_generate(tiny, heads, prompt, 18)
         assert list(chain.generated_ids) == greedy
         assert list(tree.trace.generated_ids) == greedy

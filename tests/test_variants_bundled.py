@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from specsim import methods
+from specsim.core.kpolicy import KPolicy
 from specsim.core.models import format_prompt
 from specsim.measure import compare_variants as cmp
 from specsim.variants.lookahead import jacobi_demo
@@ -84,5 +85,5 @@ def test_tiny_training_budget_trains_heads_that_keep_greedy_output(bundled_targe
     loaded = MedusaHeads.load(tmp_path / "tiny.pt")
     assert loaded.n_heads == BUDGETS["tiny"].n_heads and loaded.meta["data"] == "generated"
     ids = format_prompt(bundled_target.tokenizer, PROMPTS[2])
-    chain = speculative_generate(bundled_target, MedusaDrafter(loaded, bundled_target.model), ids, 3, 12)
+    chain = speculative_generate(bundled_target, MedusaDrafter(loaded, bundled_target.model), ids, KPolicy(3), 12)
     assert chain.generated_ids == plain_generate(bundled_target, ids, 12).generated_ids

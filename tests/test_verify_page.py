@@ -11,7 +11,7 @@ CURVE = VerifyCurve(ns=(1, 2, 3, 4, 6, 8), seconds=(0.010, 0.0102, 0.0104, 0.013
 
 
 def test_page_opens_before_any_measurement():
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     assert not at.exception and not at.error
     assert any("Press the button" in i.value for i in at.info)
     assert "When many requests share a pass" in [h.value for h in at.subheader]  # the model is on its own page
@@ -20,7 +20,7 @@ def test_page_opens_before_any_measurement():
 def _with_curve():
     at = open_page(None)
     at.session_state[state.VERIFY_CURVE] = CURVE
-    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    at.switch_page(str(ROOT / "pages" / "verify.py")).run()
     assert not at.exception
     return at
 
@@ -47,7 +47,7 @@ def test_calculator_offers_the_measured_v():
 
 
 def test_measure_button_runs_the_real_measurement():
-    at = open_page("verify_free.py", timeout=600)
+    at = open_page("verify.py", timeout=600)
     at.button(key=state.VERIFY_BUTTON).click().run()
     assert not at.exception and not at.error
     curve = at.session_state[state.VERIFY_CURVE]
@@ -65,10 +65,10 @@ def test_leaving_mid_measurement_and_coming_back_says_it_was_cancelled(monkeypat
         raise StopException()  # what Streamlit raises in the script thread when the user leaves mid-run
 
     monkeypatch.setattr(loaders, "bundled_target", interrupted)
-    at = open_page("verify_free.py")
+    at = open_page("verify.py")
     at.button(key=state.VERIFY_BUTTON).click().run()
     at.switch_page(str(ROOT / "pages" / "calculator.py")).run()
-    at.switch_page(str(ROOT / "pages" / "verify_free.py")).run()
+    at.switch_page(str(ROOT / "pages" / "verify.py")).run()
     assert not at.exception
     assert any(w.value.startswith("Cancelled: the last measurement of v(n)") for w in at.warning)
     at.run()  # said once: the next visit starts clean

@@ -21,7 +21,7 @@ def _expected(weights) -> str:
 
 
 def test_page_opens_with_the_default_draft():
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     assert not at.exception and not at.error
     weights = state.DEFAULTS[state.PQ_WEIGHTS]
     assert _metrics(at)["chance a guess is kept, Σ min(p, q)"] == _expected(weights)
@@ -30,7 +30,7 @@ def test_page_opens_with_the_default_draft():
 
 
 def test_presets_and_sliders_change_q():
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     at.button(key="pq_preset_draft agrees (q = p)").click().run()
     assert _metrics(at)["chance a guess is kept, Σ min(p, q)"] == "1.000"
     assert _metrics(at)["chance of a rejection, 1 − Σ min(p, q)"] == "0.000"
@@ -44,7 +44,7 @@ def test_presets_and_sliders_change_q():
 
 
 def test_a_draft_that_proposes_nothing_is_refused_with_a_message():
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     for i in range(len(pq.LABELS)):
         at.slider(key=state.pq_slider_key(i)).set_value(0)
     at.run()
@@ -53,7 +53,7 @@ def test_a_draft_that_proposes_nothing_is_refused_with_a_message():
 
 
 def test_sampled_check_uses_the_seed():
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     first = next(m.value for m in at.markdown if "χ²" in m.value)
     box = at.text_input(key=state.widget_key(state.PQ_SEED_TEXT))
     box.set_value("5").run()
@@ -73,7 +73,7 @@ def test_sampled_check_uses_the_seed():
 
 
 def test_the_overlap_is_tied_to_total_variation_and_temperature():
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     at.button(key="pq_preset_draft too sure of one token").click().run()
     q = unchanged.normalise(at.session_state[state.PQ_WEIGHTS])
     tv = unchanged.total_variation(pq.TARGET_P, q)
@@ -92,7 +92,7 @@ def test_the_whole_block_check_runs_the_engine_and_reports_its_chi_square():
     from app.unchanged.block import RUNS
     from specsim.lesson import blockcheck
 
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     assert at.session_state[state.PQ_BLOCK_CHECK] is None
     at.button(key=state.PQ_BLOCK_BUTTON).click().run(timeout=300)
     assert not at.exception
@@ -115,7 +115,7 @@ def test_top_k_and_top_p_cut_both_alike_and_the_page_says_what_comes_out():
     from specsim.lesson import unchanged
     from tests.conftest import open_page
 
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     assert not at.exception
     assert any("the target must be cut, the draft may be" in h.value for h in at.subheader)
     p = np.array(pq.TARGET_P)
@@ -137,7 +137,7 @@ def test_only_the_target_must_be_cut_and_the_drafts_cut_is_a_choice_with_a_compu
     """Issue 60, item 3: the proof holds for any q, so only p must be cut; cutting q too only moves α."""
     from app.unchanged import warp
 
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     text = " ".join(m.value for m in at.markdown)
     assert "Cutting only one side would break the rule" not in text
     assert "Only the target must be cut" in text and "is a choice, not part of the rule" in text
@@ -169,7 +169,7 @@ def test_block_verification_is_named_beside_the_token_wise_rule_with_its_claim_a
     assert "follows the target just as exactly" in text and "never lower than token-wise verification's" in text
     assert f"{pub.BLOCK_VERIFICATION_TOKENS.figure} more tokens per loop" in text
     assert f"{pub.BLOCK_VERIFICATION_SPEEDUP.figure} faster" in text
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     assert not at.exception
     assert text in [m.value for m in at.markdown]
 
@@ -178,7 +178,7 @@ def test_the_measured_temperature_curve_says_it_was_read_on_greedy_answers():
     """Issue 60: α against temperature was measured at the positions of the target's greedy answers, the same text at
     every T; the sentence and the chart both say so."""
     m = unchanged.measured_overlap()
-    at = open_page("why_unchanged.py")
+    at = open_page("unchanged.py")
     sentence = next(x.value for x in at.markdown if "Measured on this app's own pair" in x.value)
     assert "the target's greedy answers" in sentence and "not text sampled at that T" in sentence
     measured = " ".join(x.value for e in at.expander if e.label == "How this was measured" for x in e.markdown)

@@ -85,7 +85,7 @@ def controls() -> CalcSettings:
             st.button(f"Use v({int(k) + 1}) = {measured:.2f}, measured on this machine",
                       key=state.CALC_USE_MEASURED_V_BUTTON, on_click=_use_v, args=(measured,))
         elif curve is None:
-            st.page_link(script_path("verify_free.py"), label="Measure v on this machine",
+            st.page_link(script_path("verify.py"), label="Measure v on this machine",
                          icon=":material/speed:")
         # no min or max on the box: the browser would keep an out-of-range value on screen, unused and unexplained
         v = st.number_input("v: one verification pass over K + 1 tokens, in one-token target passes",

@@ -1,1 +1,1 @@
-"""The Under-the-hood page (pages/under_the_hood.py): the mechanics of one iteration, drawn from a real run."""
+"""The Under-the-hood page (pages/hood.py): the mechanics of one iteration, drawn from a real run."""

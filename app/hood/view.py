@@ -154,7 +154,7 @@ def overlap_section(trace: Trace) -> None:
             f"(measured α): **{trace.acceptance_rate:.3f}**. The first is what the rule promises on average, the "
             f"second what the random draws gave ({exact} of the slots carry the full-distribution sum).")
     chart(figs.overlap_figure(overlaps, trace.acceptance_rate), key=state.HOOD_OVERLAP_CHART)
-    st.page_link(script_path("why_unchanged.py"), label="Set p and q yourself: Why the output is unchanged",
+    st.page_link(script_path("unchanged.py"), label="Set p and q yourself: Why the output is unchanged",
                  icon=":material/balance:")
 
 
@@ -198,7 +198,7 @@ def long_context_sentence(k: int) -> str:
 
 def _memory_clause(model: roofline.Transformer, context: int, batches: tuple[int, ...]) -> str:
     """Which of ``batches`` fit one 80 GB GPU with their cache: a batch that does not is spread over several."""
-    from app.passcost.serving import GPU_MEMORY_GB
+    from specsim.lesson.roofline import GPU_MEMORY_GB
 
     weights = model.weight_bytes / 1e9
     over = [b for b in batches if roofline.kv_cache_gb(b, context, model) + weights > GPU_MEMORY_GB]

@@ -18,9 +18,7 @@ last started through a cookie (:func:`remember`, :func:`reattach`).
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
 import time
 from datetime import datetime
 
@@ -29,36 +27,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from app import state
+from app.classqueue import OUTAGE_S, POLL_S, QUEUE_AWAY, queue_limit, queue_name, session_token
 from app.live import view as live_view
 from specsim.classroom import jobs
-from specsim.classroom.liverun import SPECULATIVE
+from specsim.liverun import SPECULATIVE
 from specsim.request import RunRequest
 
-QUEUE_ENV = "SPECSIM_QUEUE_URL"
-QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.classroom.jobs.QUEUE)
-QUEUE_LIMIT_ENV = "SPECSIM_QUEUE_LIMIT"  # how many runs may wait (default specsim.classroom.jobs.MAX_QUEUED)
-POLL_S = 0.25  # how often the page asks the queue where the job is
 STOP_WAIT_S = 60.0  # how long a cancelled running job may take to stop at the end of its iteration
-
-
-def queue_url() -> str | None:
-    """The class queue's Redis URL, or None: runs stay in this process."""
-    return os.environ.get(QUEUE_ENV, "").strip() or None
-
-
-def queue_limit() -> int:
-    """How many runs may wait in the class queue before Run says it is full."""
-    text = os.environ.get(QUEUE_LIMIT_ENV, "").strip()
-    return int(text) if text.isdigit() else jobs.MAX_QUEUED
-
-
-def session_token() -> str:
-    """This session's secret: its jobs are bound to it, so no other learner can read or cancel them."""
-    token = state.get(state.LIVE_SESSION_TOKEN)
-    if not token:
-        token = secrets.token_urlsafe(24)
-        state.put(state.LIVE_SESSION_TOKEN, token)
-    return token
 
 
 # The browser keeps its latest class run in a cookie (job id and session token), so a page whose server session is
@@ -109,7 +84,7 @@ def run(box, request: RunRequest, url: str, interruptible) -> None:
     cancel."""
     token = session_token()
     try:
-        job_id = jobs.submit(url, request, token, queue=os.environ.get(QUEUE_NAME_ENV) or jobs.QUEUE,
+        job_id = jobs.submit(url, request, token, queue=queue_name(),
                              max_queued=queue_limit())
     except jobs.JobError as error:  # the queue is full
         box.notice = ("error", str(error))
@@ -146,8 +121,6 @@ def reattach(box, url: str, job_id: str, token: str, interruptible) -> bool:
     return True
 
 
-OUTAGE_S = 20.0  # how long a page waits for the class queue to answer again (a restarting Redis) before giving up
-QUEUE_AWAY = "The class queue is not answering (it may be restarting); waiting for it to come back…"
 LOST_QUEUE = ("The class queue at {url} stopped answering while your run was on it ({error}); a restarted queue "
               "forgets the runs it held. Your settings and earlier runs are kept; press Run to try again once it is "
               "back.")

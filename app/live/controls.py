@@ -86,13 +86,16 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
                      help=numbers["max_new_tokens"].describe())
         b.text_input(live_params.BOXES["seed"], key=state.bound(state.LIVE_SEED),
                      help=f"{numbers['seed'].describe()}; it fixes the random draws in sampling mode")
-        # the cuts transformers applies after the temperature, in its order: top-k, then top-p
+        # the cuts transformers applies after the temperature, in its order: top-k, top-p, then min-p
         a.text_input(live_params.BOXES["top_k"], key=state.bound(state.LIVE_TOP_K),
                      help=f"{numbers['top_k'].describe()}: a sampled run keeps only the k most likely tokens of p "
                           "and of q before drawing and checking (p′ and q′); greedy runs ignore it")
         b.text_input(live_params.BOXES["top_p"], key=state.bound(state.LIVE_TOP_P),
                      help=f"{numbers['top_p'].describe()}: a sampled run keeps the fewest most likely tokens whose "
                           "probabilities add up to this, after top-k; greedy runs ignore it")
+        a.text_input(live_params.BOXES["min_p"], key=state.bound(state.LIVE_MIN_P),
+                     help=f"{numbers['min_p'].describe()}: a sampled run keeps the tokens at least this share as "
+                          "likely as the top one, after top-p; greedy runs ignore it")
     with left:
         st.text_area("Prompt", key=state.bound(state.LIVE_PROMPT), height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.live import params as live_params
 from app.settings import LiveSettings
 from specsim.core import defaults, models, paths
 from specsim.core.models import LoadedModel, ModelUnavailable
@@ -135,7 +136,7 @@ NO_DRAFT = ("No draft model is given for this pair (none is installed in assets/
 
 def request_for(settings: LiveSettings) -> RunRequest:
     """The run the settings describe, built once per Run: this process runs it, or a class worker does
-    (:func:`specsim.classroom.liverun.run_request` either way). The prompt goes as text (the process that loads the
+    (:func:`specsim.liverun.run_request` either way). The prompt goes as text (the process that loads the
     target
     encodes it); the names the learner typed ride in ``extra``, so a loading error shows them, never the server's
     paths. ModelUnavailable for a custom path the server may not open, BadRequest out of range."""
@@ -145,13 +146,13 @@ def request_for(settings: LiveSettings) -> RunRequest:
         raise ModelUnavailable(NO_DRAFT)
     typed = {side: s.typed for side, s in (("target", where), ("draft", source_of_draft)) if s is not None and s.typed}
     return RunRequest.checked(
-        prompt=settings.prompt, target=defaults.DEFAULT_TARGET if where is None else where.name,
+        live_params.LABELS, prompt=settings.prompt, target=defaults.DEFAULT_TARGET if where is None else where.name,
         target_local=None if where is None else where.local, drafter=settings.drafter,
         draft="" if source_of_draft is None else source_of_draft.name,
         draft_local=None if source_of_draft is None else source_of_draft.local,
         early_exit_layers=defaults.DEFAULT_EARLY_EXIT_LAYERS if where is None else 0,  # 0: half the target's
         k=settings.k, policy=settings.policy, temperature=settings.temperature, seed=settings.seed,
-        top_k=settings.top_k, top_p=settings.top_p,
+        top_k=settings.top_k, top_p=settings.top_p, min_p=settings.min_p,
         max_new_tokens=settings.max_new_tokens, extra={"typed": typed} if typed else {})
 
 

@@ -18,7 +18,7 @@ from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import Number, Param, Reading, half_up, last, number_text, read_number, refused
 from specsim import methods
 from specsim.core import kpolicy
-from specsim.request import bounds
+from specsim.request import bounds, range_problem
 
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
@@ -43,6 +43,7 @@ PARAMS: tuple[Param, ...] = (
     Param("policy", "policy", keys.LIVE_POLICY),
     Param("top_k", "top_k", keys.LIVE_TOP_K, Number("top_k", *bounds("top_k"), 0, whole_only=True)),
     Param("top_p", "top_p", keys.LIVE_TOP_P, Number("top_p", *bounds("top_p"), 2)),
+    Param("min_p", "min_p", keys.LIVE_MIN_P, Number("min_p", *bounds("min_p"), 2)),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 BY_FIELD: dict[str, Param] = {p.field: p for p in PARAMS}
@@ -51,11 +52,13 @@ NUMBERS: dict[str, Number] = {p.field: p.number for p in PARAMS if p.number is n
 
 BOXES: dict[str, str] = {"k": "K: proposals per loop", "temperature": "Temperature (0 = greedy)",
                          "max_new_tokens": "Max new tokens", "seed": "Seed", "top_k": "Top-k (blank = off)",
-                         "top_p": "Top-p (blank = off)"}
-OPTIONAL = ("top_k", "top_p")
-"""Numbers a learner may leave blank: the cut is then off (None)."""
+                         "top_p": "Top-p (blank = off)", "min_p": "Min-p (blank = off)"}
 """The label of each number's box on the page: the form shows it, and a refusal names it (the URL's notices name
 the URL's parameter instead)."""
+LABELS: dict[str, str] = {field: f"“{box}”" for field, box in BOXES.items()}
+"""How a refusal names each number: its box's label, quoted (specsim.request.range_problem's ``label``)."""
+OPTIONAL = ("top_k", "top_p", "min_p")
+"""Numbers a learner may leave blank: the cut is then off (None)."""
 TEXT_BOXES = tuple(BOXES)
 """Numbers typed into text boxes, not number boxes: a browser number box drops digits past 2**53 (issue 12)
 and turns letters into 0 (issue 23), so the page would refuse a number the user never typed, or run a
@@ -159,12 +162,13 @@ def problems(settings: LiveSettings) -> dict[str, str]:
     elif len(settings.prompt) > MAX_PROMPT_CHARS:
         found["prompt"] = (f"The prompt has {len(settings.prompt)} characters; the limit is {MAX_PROMPT_CHARS}. "
                            "Shorten it and press Run again.")
-    for field, number in NUMBERS.items():
+    for field in NUMBERS:
         value = getattr(settings, field)
         if value is None and field in OPTIONAL:
             continue
-        if not number.accepts(value):
-            found[field] = f"“{BOXES[field]}” must be {number.describe()}, not {value!r}."
+        problem = range_problem(field, value, LABELS[field])  # the run request's sentence, naming the box
+        if problem:
+            found[field] = problem
     if settings.drafter not in DRAFTERS:
         found["drafter"] = f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}."
     if settings.policy not in POLICIES:

@@ -27,8 +27,11 @@ Why ◀ Back and Forward ▶ get a new key on every tick while playing: the box 
 full test run). Streamlit folds requests that reach a busy server into one, keeping a button's press from the older
 and every other widget's value from the newer. A tick the browser sent after the click, carrying the next step in
 the box, joined the click, and Back stepped back from one iteration further on: the iteration the learner had seen
-stayed on screen. A button drawn with the step it belongs to says which step it was pressed on, whatever it is
-folded with; Streamlit still calls the callback of a button the last redraw replaced.
+stayed on screen. A button drawn with its step says which step it was pressed on, whatever it is folded with
+(Streamlit still calls the callback of a button the last redraw replaced). Neither alone is enough: a redraw
+reaches the browser element by element, buttons first, so for a moment the buttons already belong to the next
+step while the header still shows this one. While playing the step only grows, so each piece of evidence is the
+step on screen or later, and a button steps from the earlier of its own step and the box's.
 """
 
 from __future__ import annotations
@@ -83,10 +86,12 @@ def on_screen(n: int) -> int:
         return clamp(state.get(state.LIVE_STEP), n)
 
 
-def _shift(n: int, delta: int) -> None:
-    """Step relative to the iteration the learner saw when they pressed the button (see the module docstring)."""
+def _shift(n: int, delta: int, drawn: int | None = None) -> None:
+    """Step relative to the iteration the learner saw when they pressed the button (see the module docstring). While
+    playing, ``drawn`` is the step the pressed button was drawn with; the step steps from the earlier of the two."""
     _pause()
-    state.put(state.LIVE_STEP, clamp(on_screen(n) + delta, n))
+    seen = on_screen(n) if drawn is None else min(drawn, on_screen(n))
+    state.put(state.LIVE_STEP, clamp(seen + delta, n))
 
 
 def slider_key(step: int) -> str:
@@ -155,7 +160,7 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None,
         back, forward, shift = state.LIVE_BACK_BUTTON, state.LIVE_FORWARD_BUTTON, (_shift, (n, -1), (n, 1))
     else:  # playing: each redraw's buttons are new widgets that carry the step they were drawn with
         back, forward = f"{state.LIVE_BACK_BUTTON}_{step}", f"{state.LIVE_FORWARD_BUTTON}_{step}"
-        shift = (_go, (n, step - 1), (n, step + 1))
+        shift = (_shift, (n, -1, step), (n, 1, step))
     cols[1].button("◀ Back", key=back, on_click=shift[0], args=shift[1], width="stretch", disabled=step == 0)
     cols[2].button("Forward ▶", key=forward, on_click=shift[0], args=shift[2], width="stretch",
                    disabled=step >= n - 1)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app import loaders, state
+from app import classqueue, loaders, state
 from app.classtask import ScriptControlException
 from app.live import cache as live_cache
 from app.live import classmode, playback
@@ -24,10 +24,10 @@ from app.live import pairs as live_pairs
 from app.live import params as live_params
 from app.live import view as live_view
 from app.settings import LiveSettings
-from specsim.classroom import liverun
-from specsim.classroom.liverun import SPECULATIVE
+from specsim import liverun
 from specsim.core.models import ModelUnavailable
 from specsim.core.trace import Trace
+from specsim.liverun import SPECULATIVE
 from specsim.request import RunRequest
 
 UPDATE_EVERY_S = 0.2  # progress updates sit inside the timed loop: keep them rare and the same for both runs
@@ -102,7 +102,7 @@ def start(settings: LiveSettings) -> None:
         return
     try:
         request = live_pairs.request_for(settings)  # the one request: run here or on a class worker
-        url = classmode.queue_url()
+        url = classqueue.queue_url()
         if url is not None:  # class mode: a worker runs it (app.live.classmode)
             _queued(request, url)
             return
@@ -176,7 +176,7 @@ def reattach_class_run(pressed_run: bool) -> None:
     """Class mode, once per session: a page whose server session is new (its replica was killed, or a reload) shows
     the run its browser last started, following it while it runs (issue 62 (6)). The browser keeps the run's id and
     token (:func:`app.live.classmode.remember`); nothing happens when this session already has a run."""
-    url = classmode.queue_url()
+    url = classqueue.queue_url()
     if url is None or pressed_run or state.get(state.LIVE_REATTACHED):
         return
     state.put(state.LIVE_REATTACHED, True)
@@ -245,7 +245,7 @@ def generate(request: RunRequest, shelf) -> None:
 
 
 def _generate(box: RunBox, request: RunRequest, shelf) -> None:
-    """The run itself is :func:`specsim.classroom.liverun.run_request`, as on a class-queue worker; this adds the
+    """The run itself is :func:`specsim.liverun.run_request`, as on a class-queue worker; this adds the
     progress bar
     and the Cancel button."""
     holder = st.empty()

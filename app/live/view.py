@@ -12,9 +12,9 @@ from app.charts import chart
 from app.live import figures as figs
 from app.live.params import calculator_link, number_text
 from app.live.tokens import md_plain, render_chips
-from specsim.classroom.liverun import SPECULATIVE, LiveRun
 from specsim.core.trace import Trace
 from specsim.lesson import replay
+from specsim.liverun import SPECULATIVE, LiveRun
 from specsim.measure import fairtime
 
 

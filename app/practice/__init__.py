@@ -1,1 +1,1 @@
-"""The in-practice page (pages/in_practice.py)."""
+"""The in-practice page (pages/practice.py)."""

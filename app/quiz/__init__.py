@@ -1,1 +1,1 @@
-"""The two quiz pages (pages/knowledge_quiz.py, pages/sequence_quiz.py) and their URL."""
+"""The two quiz pages (pages/quiz.py, pages/sequence.py) and their URL."""

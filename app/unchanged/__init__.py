@@ -1,1 +1,1 @@
-"""The why-the-output-is-unchanged page (pages/why_unchanged.py)."""
+"""The why-the-output-is-unchanged page (pages/unchanged.py)."""

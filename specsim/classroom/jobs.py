@@ -53,10 +53,10 @@ from rq.job import Job
 from rq.job import JobStatus as RQStatus
 from rq.results import Result
 
-from specsim.classroom.liverun import LiveRun, ModelShelf, Progress, run_request
 from specsim.classroom.runcache import CachedRun, RedisStore, run_key
 from specsim.core.cpu import machine_id
 from specsim.core.trace import Iteration, Trace
+from specsim.liverun import LiveRun, ModelShelf, Progress, run_request
 from specsim.request import RunRequest
 
 QUEUE = "specsim-live"

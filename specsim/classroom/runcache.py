@@ -58,6 +58,8 @@ def run_key(request: RunRequest, machine: str, resolve: bool = True) -> str:
         "top_p": r.top_p, "top_k": r.top_k, "seed": r.seed, "max_new_tokens": r.max_new_tokens, "device": r.device,
         "dtype": r.dtype, "invariant": r.invariant, "machine": machine,
     }
+    if r.min_p is not None:  # a later setting: keys of runs without it stay as they were
+        decides["min_p"] = r.min_p
     return hashlib.sha256(json.dumps(decides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -31,7 +31,7 @@ from specsim.core.acceptance import verify
 from specsim.core.clock import now
 from specsim.core.defaults import TOP_N
 from specsim.core.drafters import Drafter, NoDrafter, crop_cache, draft_cache_length, hidden_request, target_features
-from specsim.core.kpolicy import KPolicy, Schedule
+from specsim.core.kpolicy import KPolicy
 from specsim.core.loop_parts import (
     PLAIN,
     Checked,
@@ -49,7 +49,8 @@ from specsim.core.sampling import SamplingConfig, top_tokens, warp
 from specsim.core.trace import CacheLengths, Iteration, Settings, Trace
 from specsim.core.trace_build import TokenNamer, build_iteration
 
-__all__ = ["SpeculativeStep", "decode_loop", "speculative_generate", "plain_generate", "eos_token_ids", "prefill"]
+__all__ = ["GREEDY", "SpeculativeStep", "decode_loop", "speculative_generate", "plain_generate", "eos_token_ids",
+           "prefill"]
 
 
 class SpeculativeStep:
@@ -142,32 +143,34 @@ def decode_loop(
                         first_token)
 
 
+GREEDY = SamplingConfig()
+"""Greedy decoding: the target's top token every time (the default of both entry points)."""
+
+
 def speculative_generate(
-    target: LoadedModel, drafter: Drafter, prompt_ids: list[int], k: int, max_new_tokens: int,
-    temperature: float = 0.0, top_p: float | None = None, seed: int = 0,
+    target: LoadedModel, drafter: Drafter, prompt_ids: list[int], policy: KPolicy, max_new_tokens: int,
+    sampling: SamplingConfig = GREEDY, seed: int = 0,
     on_iteration: Callable[[Iteration], None] | None = None, should_stop: Callable[[], bool] | None = None,
-    schedule: Schedule = "fixed", stop_below: float = 0.0, top_k: int | None = None,
 ) -> Trace:
     """Generate with speculative decoding; the output has the target's distribution (greedy: its tokens).
 
-    K is ``k`` in every iteration unless ``schedule="heuristic"`` adapts it or ``stop_below`` > 0 ends a
-    draft at an unsure guess (:class:`~specsim.core.kpolicy.KPolicy`).
+    ``policy`` says how many guesses each iteration drafts: ``KPolicy(4)`` is four every time; a heuristic
+    schedule adapts K, and a confidence stop ends a draft at an unsure guess (:class:`~specsim.core.kpolicy.KPolicy`).
+    ``sampling`` and ``seed`` say how tokens are chosen. The run request (:class:`specsim.request.RunRequest`)
+    carries all three: ``request.kpolicy``, ``request.sampling`` and ``request.seed``.
     """
-    sampling = SamplingConfig(temperature, top_p, top_k)
     generator = torch.Generator(device=target.device).manual_seed(seed)
-    policy = KPolicy(k, schedule, stop_below)
     step = SpeculativeStep(target, drafter, policy, sampling, generator)
-    settings = run_settings(target, k, max_new_tokens, sampling, seed, drafter.kind, drafter.name, policy)
+    settings = run_settings(target, policy.k, max_new_tokens, sampling, seed, drafter.kind, drafter.name, policy)
     return decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)
 
 
 def plain_generate(
-    target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, temperature: float = 0.0,
-    top_p: float | None = None, seed: int = 0, on_iteration: Callable[[Iteration], None] | None = None,
-    should_stop: Callable[[], bool] | None = None, top_k: int | None = None,
+    target: LoadedModel, prompt_ids: list[int], max_new_tokens: int, sampling: SamplingConfig = GREEDY,
+    seed: int = 0, on_iteration: Callable[[Iteration], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Trace:
     """The baseline: the same loop with a drafter that proposes nothing, so one target pass per new token."""
-    sampling = SamplingConfig(temperature, top_p, top_k)
     generator = torch.Generator(device=target.device).manual_seed(seed)
     step = SpeculativeStep(target, NoDrafter(), KPolicy(0), sampling, generator)
     settings = run_settings(target, 0, max_new_tokens, sampling, seed, NoDrafter.kind, NoDrafter.name)

@@ -53,8 +53,6 @@ class KPolicy:
             raise ValueError(f"k must be at least 0, got {self.k}")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
-        if self.k > self.k_max:
-            raise ValueError(f"k must be at most {self.k_max}, got {self.k}")
         if not 0.0 <= self.stop_below <= 1.0:
             raise ValueError(f"stop_below must be in [0, 1], got {self.stop_below}")
 

@@ -134,7 +134,7 @@ def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: Sam
     policy = policy or KPolicy(k)
     return Settings(
         k=k, max_new_tokens=max_new_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
-        top_k=sampling.top_k, seed=seed,
+        top_k=sampling.top_k, min_p=sampling.min_p, seed=seed,
         drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
         device=str(target.device), invariant=target.invariant, k_schedule=policy.schedule,
         stop_below=policy.stop_below,

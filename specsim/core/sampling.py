@@ -25,11 +25,12 @@ from specsim.core import rules
 class SamplingConfig:
     """How tokens are chosen. ``temperature == 0`` means greedy (argmax), with no division by zero. ``top_k`` keeps
     the k most likely tokens (ties at the k-th kept too, as transformers does), ``top_p`` the smallest set whose
-    mass reaches p; None keeps every token."""
+    mass reaches p, ``min_p`` the tokens at least min_p times as likely as the top one; None keeps every token."""
 
     temperature: float = 0.0
     top_p: float | None = None
     top_k: int | None = None
+    min_p: float | None = None
 
     @property
     def greedy(self) -> bool:
@@ -42,10 +43,13 @@ class SamplingConfig:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.top_k is not None and self.top_k < 1:
             raise ValueError(f"top_k must be at least 1, got {self.top_k}")
+        if self.min_p is not None and not 0.0 <= self.min_p <= 1.0:
+            raise ValueError(f"min_p is a share of the top token's probability, in [0, 1]; got {self.min_p}")
 
 
 def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
-    """The distribution a sampler draws from: softmax(logits / T), cut to the top-k tokens, then to the top-p nucleus.
+    """The distribution a sampler draws from: softmax(logits / T), cut to the top-k tokens, to the top-p nucleus, then
+    to min-p (:func:`specsim.core.rules.cut`).
 
     Greedy configs get plain softmax(logits): the probabilities shown to the user, never sampled.
     Works on the last dimension, in float32.
@@ -53,32 +57,7 @@ def warp(logits: torch.Tensor, config: SamplingConfig) -> torch.Tensor:
     logits = logits.float()
     if config.greedy:
         return torch.softmax(logits, dim=-1)
-    probs = _tempered_softmax(logits, config.temperature)
-    if config.top_k is not None and config.top_k < probs.shape[-1]:
-        kth = torch.topk(probs, config.top_k, dim=-1).values[..., -1:]  # the k-th largest; ties with it stay
-        probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
-        probs = probs / probs.sum(dim=-1, keepdim=True)
-    if config.top_p is not None and config.top_p < 1.0:
-        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
-        # Keep a token while the mass *before* it is below top_p, so the top token always survives.
-        mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
-        sorted_probs = torch.where(mass_before < config.top_p, sorted_probs, torch.zeros_like(sorted_probs))
-        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
-        probs = probs / probs.sum(dim=-1, keepdim=True)
-    return probs
-
-
-def _tempered_softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """softmax(logits / T) for any T > 0, however small.
-
-    In float32, logits / 1e-40 overflow to inf and softmax returns nan. Subtracting the largest
-    logit first (the same distribution) leaves values <= 0, and dividing those by T in float64 gives
-    finite numbers or -inf, never nan: as T shrinks, the distribution tends to the argmax (split
-    evenly between tied maxima), which is the true limit. Above about T = 1e-3 float32 and this
-    agree to rounding; the result is returned in float32 like every other distribution here.
-    """
-    shifted = logits.double() - logits.double().amax(dim=-1, keepdim=True)
-    return torch.softmax(shifted / temperature, dim=-1).float()
+    return rules.cut(rules.tempered(logits, config.temperature), config.top_k, config.top_p, config.min_p)
 
 
 def sample(probs: torch.Tensor, generator: torch.Generator | None) -> int:

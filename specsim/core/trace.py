@@ -137,6 +137,7 @@ class Settings:
     temperature: float = 0.0
     top_p: float | None = None
     top_k: int | None = None
+    min_p: float | None = None
     seed: int = 0
     drafter: str = ""  # drafter kind, e.g. "model", "prompt_lookup", "early_exit"
     target: str = ""  # model names, for display and for reproducing the run

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from specsim.core.kpolicy import KPolicy
 from specsim.core.paths import DRAFTS
 from specsim.core.prompt_sets import heldout_items
 from specsim.core.trace import pooled_acceptance_rate, pooled_tokens_per_pass
@@ -47,8 +48,8 @@ def run(args: Namespace, budget: dict, root: Path) -> dict:
     ks = [int(k) for k in args.ks.split(",")]
     held = heldout_items()[:: max(1, len(heldout_items()) // budget["speed_prompts"])][: budget["speed_prompts"]]
     n_new = budget["speed_len"]
-    rows = [(name, k, Contender(f"{name} K={k}", lambda ids, n, d=drafter, k=k: speculative_generate(target, d, ids,
-                                                                                                   k, n)))
+    rows = [(name, k, Contender(f"{name} K={k}",
+                                lambda ids, n, d=drafter, k=k: speculative_generate(target, d, ids, KPolicy(k), n)))
             for name, drafter in cands.items() for k in ks]
     prompts = [format_prompt(target.tokenizer, item["prompt"]) for item in held]
     with torch.inference_mode():

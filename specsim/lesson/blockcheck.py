@@ -19,6 +19,7 @@ from itertools import product
 
 import numpy as np
 
+from specsim.core.kpolicy import KPolicy
 from specsim.lesson.unchanged import ChiSquare, chi_square
 
 VOCAB, K = 6, 3
@@ -89,8 +90,9 @@ def first_two_tokens(target, draft, runs: int, on_run: Callable[[int], None] | N
     drafter = ModelDrafter(draft)
     for seed in range(runs):
         seen = []
-        trace = speculative_generate(target, drafter, list(PROMPT), K, K + 2, temperature=sampling.temperature,
-                                     top_p=sampling.top_p, top_k=sampling.top_k, seed=seed, on_iteration=seen.append,
+        trace = speculative_generate(target, drafter, list(PROMPT), KPolicy(K), K + 2,
+                                     sampling=sampling,
+                                     seed=seed, on_iteration=seen.append,
                                      should_stop=lambda seen=seen: sum(len(it.emitted) for it in seen) >= 2)
         pairs[tuple(trace.generated_ids[1:3])] += 1
         blocks[trace.iterations[0].n_accepted] += 1

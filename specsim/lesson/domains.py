@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from specsim.core.kpolicy import KPolicy
 from specsim.core.prompt_sets import heldout_items
 from specsim.core.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_pass
 from specsim.measure.proportion import wilson_interval
@@ -140,7 +141,7 @@ def measure_domains(target, drafter, k: int, max_new_tokens: int, prompts: Mappi
         for text in texts:
             if progress is not None:
                 progress(done / total, f"{domain}: {text[:50]}…")
-            traces.append(speculative_generate(target, drafter, format_prompt(target.tokenizer, text), k,
+            traces.append(speculative_generate(target, drafter, format_prompt(target.tokenizer, text), KPolicy(k),
                                                max_new_tokens))
             done += 1
         results.append(pool(domain, traces))

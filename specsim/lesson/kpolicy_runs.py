@@ -46,7 +46,8 @@ def compare_policies(target, new_drafter, prompt_ids: list[int], max_new_tokens:
     for i, (name, policy) in enumerate(policies.items(), start=1):
         if on_run is not None:
             on_run(i, name)
-        trace = speculative_generate(target, new_drafter(), prompt_ids, policy.k, max_new_tokens,
-                                     schedule=policy.schedule, stop_below=policy.stop_below)
+        trace = speculative_generate(target, new_drafter(), prompt_ids,
+                                     policy,
+                                     max_new_tokens)
         runs.append(PolicyRun(name, policy, trace, trace.generated_ids == plain.generated_ids))
     return plain, runs

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from specsim.core.cpu import machine_name
 from specsim.core.defaults import DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
+from specsim.core.kpolicy import KPolicy
 from specsim.core.paths import RECORDINGS
 from specsim.core.prompt_sets import EXAMPLES
 from specsim.core.trace import Trace
@@ -111,7 +112,7 @@ def record(recipe: Recipe, dtype: str = "auto", threads: int = 1, attempts: int 
     target = load_bundled_target(device="cpu", dtype=dtype)
     drafter = build_drafter(recipe.drafter, target, recipe.draft)
     ids = format_prompt(target.tokenizer, recipe.prompt)
-    contender = Contender(recipe.name, lambda p, n: speculative_generate(target, drafter, p, recipe.k, n))
+    contender = Contender(recipe.name, lambda p, n: speculative_generate(target, drafter, p, KPolicy(recipe.k), n))
     reasons = []
     for attempt in range(attempts):
         timed = time_decoders([ids], [contender], lambda p, n: plain_generate(target, p, n), recipe.max_new_tokens,

@@ -59,8 +59,9 @@ def prefilled_texts(trace: Trace) -> list[str]:
 
 
 def is_cut(trace: Trace) -> bool:
-    """A sampled run with top-k or top-p: every p and q it recorded is a cut distribution, p′ or q′."""
-    return not is_greedy(trace) and (trace.settings.top_k is not None or trace.settings.top_p is not None)
+    """A sampled run with top-k, top-p or min-p: every p and q it recorded is a cut distribution, p′ or q′."""
+    s = trace.settings
+    return not is_greedy(trace) and (s.top_k is not None or s.top_p is not None or bool(s.min_p))
 
 
 def chips_at(trace: Trace, index: int, prompt: bool = True) -> list[Chip]:

@@ -50,6 +50,7 @@ A100 = Accelerator("A100 SXM (80 GB)", 312.0, 2.04)
 H100 = Accelerator("H100 SXM", 989.0, 3.35)
 H200 = Accelerator("H200 SXM", 989.0, 4.8)  # the H100's chip with faster, larger memory (HBM3e)
 # GPU_RIDGE (from specsim.core.defaults) lies between A100.ridge_tokens and H100.ridge_tokens.
+GPU_MEMORY_GB = 80  # one A100 or H100 (80 GB): where a batch's KV cache stops fitting beside the weights
 
 
 def batched_verify_cost(batch: int, k: int, ridge: float) -> float:

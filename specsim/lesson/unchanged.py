@@ -12,14 +12,13 @@ because Σ max(0, p − q) = 1 − Σ min(p, q) (both sides are the mass where p
 decoding is the limit T → 0: p and q become one-hot, min(1, p/q) is 1 when the two argmaxes agree
 and 0 otherwise, and the residual is the target's argmax.
 
-Numpy over a handful of tokens for the page's pictures, the same arithmetic as the engine's torch functions
-(:func:`specsim.core.sampling.acceptance_probability`, :func:`~specsim.core.sampling.residual_distribution`,
-:func:`~specsim.core.sampling.accepted_mass`, :func:`specsim.lesson.overlap.accepted_mass_by_temperature`), line for
-line:
-``tests/test_unchanged.py`` holds each one equal to the engine's on random distributions, so the page's chi-square
-check tests the rule that runs. Numpy, not torch, because a class's app replicas never load torch (issue 52): this
-page's sliders answer in the replica, and only the whole-block check (:mod:`specsim.lesson.blockcheck`) runs the engine,
-on a worker in class mode.
+Numpy over a handful of tokens for the page's pictures. The sums and the warp are the engine's own functions
+(:mod:`specsim.core.rules`: Σ min(p, q), the residual, the temperature and the top-k / top-p cuts), called with numpy
+arrays here and torch tensors in the engine, so the page's chi-square check tests the rule that runs;
+``tests/test_unchanged.py`` also holds this module equal to the engine's torch functions on random distributions.
+Numpy, not torch, because a class's app replicas never load torch (issue 52): this page's sliders answer in the
+replica, and only the whole-block check (:mod:`specsim.lesson.blockcheck`) runs the engine, on a worker in class
+mode.
 """
 
 from __future__ import annotations
@@ -65,32 +64,19 @@ def total_variation(p: ArrayLike, q: ArrayLike) -> float:
 
 
 def tempered(probs: ArrayLike, temperature: float) -> np.ndarray:
-    """A distribution at temperature T > 0 from its T = 1 probabilities: softmax(log p / T), the largest log-probability
-    subtracted first (the engine's :func:`specsim.core.sampling.warp`). A token with probability 0 keeps probability
-    0."""
+    """A distribution at temperature T > 0 from its T = 1 probabilities: softmax(log p / T), by the engine's own
+    :func:`specsim.core.rules.tempered`. A token with probability 0 keeps probability 0."""
     with np.errstate(divide="ignore"):
-        logits = np.log(np.asarray(probs, dtype=float))
-    shifted = np.exp((logits - logits.max()) / temperature)
-    return shifted / shifted.sum()
+        return rules.tempered(np.log(np.asarray(probs, dtype=float)), temperature)
 
 
 def warped(probs: ArrayLike, temperature: float = 1.0, top_k: int | None = None,
-           top_p: float | None = None) -> np.ndarray:
+           top_p: float | None = None, min_p: float | None = None) -> np.ndarray:
     """The distribution a sampler draws from, from the T = 1 probabilities: :func:`tempered`, then the ``top_k`` most
-    likely tokens (ties at the k-th kept too), then the smallest set of them whose mass reaches ``top_p``,
-    renormalised: the engine's :func:`specsim.core.sampling.warp`, in its order (transformers' order)."""
-    out = tempered(probs, temperature)
-    if top_k is not None and top_k < len(out):
-        out = np.where(out >= np.sort(out)[::-1][top_k - 1], out, 0.0)
-        out = out / out.sum()
-    if top_p is not None and top_p < 1.0:
-        order = np.argsort(-out, kind="stable")
-        before = np.cumsum(out[order]) - out[order]  # the mass ahead of each token, most likely first
-        keep = np.zeros_like(out, dtype=bool)
-        keep[order] = before < top_p
-        out = np.where(keep, out, 0.0)
-        out = out / out.sum()
-    return out
+    likely tokens (ties at the k-th kept too), then the smallest set of them whose mass reaches ``top_p``, then those
+    at least ``min_p`` times as likely as the top one, each renormalised: the engine's own cuts
+    (:func:`specsim.core.rules.cut`), in its order (transformers' order)."""
+    return rules.cut(tempered(probs, temperature), top_k, top_p, min_p)
 
 
 def overlap_by_temperature(p: ArrayLike, q: ArrayLike, temperatures: ArrayLike) -> np.ndarray:

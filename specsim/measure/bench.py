@@ -47,7 +47,7 @@ from specsim.measure.hf_assisted import hf_assisted_trace
 from specsim.measure.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
 from specsim.measure.timing import Contender, time_decoders
 from specsim.methods import DRAFTER_KINDS, build_drafter
-from specsim.request import bounds
+from specsim.request import range_problem
 
 OURS, HF = "specsim", "transformers"  # the two contenders of a row
 COLUMNS = ("drafter", "K", "plain tok/s", "spec tok/s", "alpha", "tok/loop", "speedup", "cost model", "fair",
@@ -72,8 +72,7 @@ def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens:
     # transformers' assisted generation needs a full-vocabulary HF model; the distilled drafts speak a
     # reduced vocabulary (q = 0 outside it), so for them the HF columns stay empty.
     with_hf = with_hf and policy == KPolicy(k) and (assistant is None or hasattr(assistant, "generation_config"))
-    contenders = [Contender(OURS, lambda ids, n: speculative_generate(
-        target, drafter, ids, policy.k, n, schedule=policy.schedule, stop_below=policy.stop_below))]
+    contenders = [Contender(OURS, lambda ids, n: speculative_generate(target, drafter, ids, policy, n))]
     if with_hf:
         contenders.append(Contender(HF, lambda ids, n: hf_assisted_trace(target, ids, k, n, assistant)))
     timed = time_decoders(prompts, contenders, lambda ids, n: plain_generate(target, ids, n), max_new_tokens,
@@ -166,9 +165,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="also run each trained standalone draft through its transformers Llama module "
                              "(rows 'NAME stock'), next to the written-out forward pass the app uses")
     args = parser.parse_args(argv)
-    k_min, k_max = bounds("k")  # specsim.request: the one place the range is written
-    if any(not k_min <= k <= k_max for k in args.k):
-        parser.error(f"every --k must be between {k_min} and {k_max}")
+    for k in args.k:  # the run request's range and sentence (specsim.request), naming the flag
+        if problem := range_problem("k", k, "--k"):
+            parser.error(problem)
     if not 1 <= args.prompts <= len(builtin_prompts()):
         parser.error(f"--prompts must be between 1 and {len(builtin_prompts())}")
     if args.heldout < 0:

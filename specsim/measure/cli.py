@@ -9,22 +9,17 @@ terminal, brackets otherwise), followed by the run's statistics and a plain-deco
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
-from specsim.core.defaults import (
-    DEFAULT_DRAFTER,
-    DEFAULT_K,
-    DEFAULT_MAX_NEW_TOKENS,
-)
-from specsim.core.engine import plain_generate, speculative_generate
-from specsim.core.models import ModelUnavailable, TokenizerMismatch, format_prompt, load_model
+from specsim.core.defaults import DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
+from specsim.core.engine import plain_generate
+from specsim.core.models import ModelUnavailable, TokenizerMismatch, format_prompt
 from specsim.core.trace import Trace
+from specsim.liverun import ModelShelf, run_request
 from specsim.measure import flags
 from specsim.measure.costmodel import cost_model
-from specsim.measure.timing import Contender, time_decoders
-from specsim.methods import DRAFTER_KINDS, build_drafter
-from specsim.request import bounds
+from specsim.methods import DRAFTER_KINDS
+from specsim.request import BadRequest, RunRequest, describe
 
 GREEN, RED, BLUE, DIM, RESET = "\033[32m", "\033[9;31m", "\033[1;34m", "\033[2m", "\033[0m"
 
@@ -73,66 +68,66 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
 
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+FLAGS = {"k": "-k", "max_new_tokens": "--max-new-tokens", "temperature": "--temperature", "seed": "--seed",
+         "top_k": "--top-k", "top_p": "--top-p", "min_p": "--min-p"}
+"""How a refusal names each of the run request's numbers: by the flag that set it."""
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, RunRequest]:
+    """The flags, and the run request they make (the request checks every range and names the flag at fault)."""
     parser = argparse.ArgumentParser(prog="python -m specsim.measure.cli", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
-    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K,
-                        help="draft tokens per loop ({}-{})".format(*bounds("k")))
+    parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help=f"draft tokens per loop: {describe('k')}")
     parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
     flags.add_models(parser)
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
     parser.add_argument("--top-p", type=float, default=None)
     parser.add_argument("--top-k", type=int, default=None, help="sample from the k most likely tokens only")
+    parser.add_argument("--min-p", type=float, default=None,
+                        help="sample from the tokens at least this share as likely as the top one only")
     parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     parser.add_argument("--seed", type=int, default=0)
     flags.add_machine(parser)
     args = parser.parse_args(argv)
-    (k_min, k_max), (seed_min, seed_max), (top_k_min, top_k_max) = bounds("k"), bounds("seed"), bounds("top_k")
-    problems = [
-        (not k_min <= args.k <= k_max, f"-k must be between {k_min} and {k_max}, got {args.k}"),
-        (args.max_new_tokens < 1, f"--max-new-tokens must be at least 1, got {args.max_new_tokens}"),
-        (args.temperature < 0, f"--temperature must be >= 0, got {args.temperature}"),
-        (args.top_p is not None and not 0 < args.top_p <= 1, f"--top-p must be in (0, 1], got {args.top_p}"),
-        (not args.prompt.strip(), "--prompt is empty"),
-        (not math.isfinite(args.temperature), f"--temperature must be a finite number, got {args.temperature}"),
-        (not seed_min <= args.seed <= seed_max, f"--seed must be between {seed_min} and {seed_max}, got {args.seed}"),
-        (args.top_k is not None and not top_k_min <= args.top_k <= top_k_max,
-         f"--top-k must be between {top_k_min} and {top_k_max}, got {args.top_k}"),
-        (args.drafter == "model" and not args.draft, "--drafter model needs --draft PATH_OR_ID"),
-    ]
-    for bad, message in problems:
-        if bad:
-            parser.error(message)
-    return args
+    if args.drafter == "model" and not args.draft:
+        parser.error("--drafter model needs --draft PATH_OR_ID")
+    try:
+        request = RunRequest.checked(
+            FLAGS, prompt=args.prompt, target=args.target, drafter=args.drafter, draft=args.draft or "",
+            early_exit_layers=args.early_exit_layers, k=args.k, temperature=args.temperature, top_p=args.top_p,
+            top_k=args.top_k, min_p=args.min_p, seed=args.seed, max_new_tokens=args.max_new_tokens, device=args.device,
+            dtype=None if args.dtype == "auto" else args.dtype)
+    except BadRequest as error:
+        parser.error(str(error))
+    return args, request
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args, request = parse_args(argv)
     flags.apply_threads(args.threads)
+    shelf = ModelShelf()
     try:
-        target = load_model(args.target, device=args.device, dtype=args.dtype)
-        drafter = build_drafter(args.drafter, target, args.draft, args.early_exit_layers)
+        target = shelf.load(request)
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
         print(f"python -m specsim.measure.cli: error: {error}", file=sys.stderr)
         return 2
     print(f"dtype: {target.dtype_reason}", file=sys.stderr)
-    ids = format_prompt(target.tokenizer, args.prompt)
+    ids = format_prompt(target.tokenizer, request.prompt)
     context = getattr(target.model.config, "max_position_embeddings", None)
-    if context and len(ids) + args.max_new_tokens > context:
+    if context and len(ids) + request.max_new_tokens > context:
         print(f"python -m specsim.measure.cli: error: the prompt is {len(ids)} tokens and --max-new-tokens is "
-              f"{args.max_new_tokens}; together they exceed the target's context of {context} tokens",
+              f"{request.max_new_tokens}; together they exceed the target's context of {context} tokens",
               file=sys.stderr)
         return 2
-    sampling = dict(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, seed=args.seed)
-    contender = Contender("speculative", lambda p, n: speculative_generate(target, drafter, p, args.k, n, **sampling))
-    timed = time_decoders([ids], [contender], lambda p, n: plain_generate(target, p, n, **sampling),
-                          args.max_new_tokens, matched_plain=True)
-    spec = timed.runs["speculative"][0]
-    if timed.plains["speculative"]:
-        plain = timed.plains["speculative"][0]
-    else:  # the speculative run wrote nothing (end of text at once): a plain run to show beside it
-        plain = plain_generate(target, ids, args.max_new_tokens, **sampling)
+    try:
+        run = run_request(request.changed(prompt_ids=tuple(ids)), shelf)  # the live page's run, timed as it is
+    except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
+        print(f"python -m specsim.measure.cli: error: {error}", file=sys.stderr)
+        return 2
+    spec = run.spec
+    # the speculative run wrote nothing (end of text at once): a plain run to show beside it
+    plain = run.plain or plain_generate(target, ids, request.max_new_tokens, request.sampling, request.seed)
     colour = sys.stdout.isatty()
     print(marked_text(spec, colour))
     print()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specsim.core.clock import now
+from specsim.core.kpolicy import KPolicy
 from specsim.core.models import LoadedModel
 from specsim.core.trace import Settings, Trace
 
@@ -98,7 +99,7 @@ def snippet_check(target: LoadedModel, prompt_ids: list[int], k: int, max_new_to
     tokens = {
         HF_LOOKUP: tuple(hf_assisted_generate(target, prompt_ids, k, max_new_tokens)[0]),
         HF_PLAIN: tuple(hf_generate(target, prompt_ids, max_new_tokens)[0]),
-        OURS_LOOKUP: speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, k,
+        OURS_LOOKUP: speculative_generate(target, prompt_lookup_drafter(target), prompt_ids, KPolicy(k),
                                           max_new_tokens).generated_ids,
         OURS_PLAIN: plain_generate(target, prompt_ids, max_new_tokens).generated_ids,
     }

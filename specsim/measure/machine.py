@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX
+from specsim.core.kpolicy import KPolicy
 from specsim.measure import analytics, flags
 
 PROFILE_VERSION = 2  # 2: K chosen from real runs, v(n) timed to ±5 % and fitted monotone
@@ -219,7 +220,7 @@ def run_costs(target, drafter, k: int = DEFAULT_K, n_new: int = 24, prompt: str 
     from specsim.measure.timing import Contender, time_decoders
 
     ids = format_prompt(target.tokenizer, prompt)
-    spec = Contender("spec", lambda p, n: speculative_generate(target, drafter, p, k, n))
+    spec = Contender("spec", lambda p, n: speculative_generate(target, drafter, p, KPolicy(k), n))
     timed = time_decoders([ids], [spec], lambda p, n: plain_generate(target, p, n), n_new, matched_plain=True,
                           warmup_tokens=4)
     return timed.costs("spec")
@@ -312,7 +313,7 @@ def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFI
     from specsim.measure.timing import PLAIN, Contender, time_decoders
 
     encoded = [format_prompt(target.tokenizer, p) for p in prompts]
-    contenders = [Contender(f"K={k}", lambda ids, n, k=k: speculative_generate(target, drafter, ids, k, n))
+    contenders = [Contender(f"K={k}", lambda ids, n, k=k: speculative_generate(target, drafter, ids, KPolicy(k), n))
                   for k in ks]
     start = now(target.device)
 

@@ -25,6 +25,7 @@ import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from specsim.core.kpolicy import KPolicy
 from specsim.core.trace import Trace, pooled_acceptance_rate
 from specsim.measure.costmodel import cost_model
 from specsim.measure.fairtime import fair_speedup
@@ -102,7 +103,7 @@ def compare_paths(target, drafter, prompts: Sequence[Sequence[int]], k: int, max
     def spec_on(path: str):
         def decode(ids: Sequence[int], n: int) -> Trace:
             with on_path(path):
-                return speculative_generate(target, drafter, ids, k, n)
+                return speculative_generate(target, drafter, ids, KPolicy(k), n)
         return decode
 
     contenders = [Contender("one call plain", plain_on("one call")), Contender("previous spec", spec_on("previous")),

@@ -3,12 +3,12 @@
 
 import streamlit as st
 
-from app import frame, state
+from app import batching, frame, state
 from app.charts import chart
 from app.live.params import calculator_link
-from app.passcost import batching, gpu, measure, paths
-from app.passcost import figures as figs
 from app.settings import CalcSettings
+from app.verify import figures as figs
+from app.verify import gpu, measure, paths
 from specsim.core.paths import DECODE_PATHS_MEASURED, VERIFY_CURVE_RECORDED
 from specsim.lesson import gpu_identity
 from specsim.measure import passcost, pathbench
@@ -17,7 +17,7 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 st.title("Is verification free here?")
-frame.opening("verify_free.py")
+frame.opening("verify.py")
 st.markdown(
     "The third fact of *Speculative decoding: the idea*: at small batch, for a model large enough to keep the "
     "memory bus busy, generating a token is limited by memory, not arithmetic. Each pass streams every weight of "
@@ -122,4 +122,4 @@ if measured_paths is not None:
     with st.expander("How this app's own decode path changes v and c"):
         chart(paths.paths_figure(measured_paths), key=state.VERIFY_PATHS_CHART)
         st.markdown(paths.paths_text(measured_paths))
-frame.closing("verify_free.py")
+frame.closing("verify.py")

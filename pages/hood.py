@@ -6,7 +6,7 @@ from app import frame, state
 from app.hood import trees, view
 
 st.title("Under the hood")
-frame.opening("under_the_hood.py")
+frame.opening("hood.py")
 st.caption("What happens inside one iteration, read off a real run: the recordings the live page opens on, or your "
            "own run from the live page. Nothing here runs a model.")
 
@@ -25,4 +25,4 @@ elif trace is not None:
 view.trees_section()
 if trace is not None and trace.iterations:
     trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
-frame.closing("under_the_hood.py")
+frame.closing("hood.py")

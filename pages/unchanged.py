@@ -15,7 +15,7 @@ from specsim.lesson import gpu_identity, unchanged
 SEED = Number("seed", defaults.SEED_MIN, defaults.SEED_MAX, 0, whole_only=True)
 
 st.title("Why the output is unchanged")
-frame.opening("why_unchanged.py")
+frame.opening("unchanged.py")
 st.markdown(
     "When the models sample rather than take the top token, the target cannot simply say yes or no: its own "
     "next token is random too. The rule of Leviathan et al. (2023) and Chen et al. (2023) is: the draft samples "
@@ -193,4 +193,4 @@ st.markdown(
     f"p-value {test.p_value:.3f}, so the counts are {verdict}. For contrast, {n_draws:,} of the draft's own "
     f"samples, with no check, give χ² = {raw.statistic:.1f} (p-value "
     f"{'below 10⁻¹²' if raw.p_value < 1e-12 else f'{raw.p_value:.3g}'}) against p.")
-frame.closing("why_unchanged.py")
+frame.closing("unchanged.py")

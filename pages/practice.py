@@ -15,7 +15,7 @@ from specsim.lesson import domains
 MAX_NEW = domains.TOKENS_PER_PROMPT
 
 st.title("In practice")
-frame.opening("in_practice.py")
+frame.opening("practice.py")
 
 st.subheader("When to use it, and when not")
 st.markdown("Every page so far found a condition under which speculation pays, and one under which it does not. "
@@ -105,4 +105,4 @@ algorithm.section()
 st.subheader("References")
 st.markdown(references.markdown())
 turn_on.section()
-frame.closing("in_practice.py")
+frame.closing("practice.py")

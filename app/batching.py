@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from app.passcost import serving
 from app.settings import CalcSettings
 from specsim.core import published
 from specsim.lesson import roofline
@@ -81,8 +80,8 @@ def batching_sentence(calc: CalcSettings, batch: int, gpu_r: int, context: int) 
                  f"{plain.attention / plain.total:.0%} of a plain step here{dilutes}; the batch's cache is "
                  f"{gb:,.1f} GB beside {roofline.LLAMA_31_8B.weight_bytes / 1e9:.1f} "
                  "GB of weights")
-        text += (f", more than one {serving.GPU_MEMORY_GB} GB GPU holds)"
-                 if gb + roofline.LLAMA_31_8B.weight_bytes / 1e9 > serving.GPU_MEMORY_GB else ")")
+        text += (f", more than one {roofline.GPU_MEMORY_GB} GB GPU holds)"
+                 if gb + roofline.LLAMA_31_8B.weight_bytes / 1e9 > roofline.GPU_MEMORY_GB else ")")
     text += (f"; against {free:.2f}× with free verification. The model keeps c as given, and so flatters both: the "
              "draft's own passes also grow with the batch, and at long context with its own cache, which is why "
              "MagicDec drafts with a small fixed-size cache.")

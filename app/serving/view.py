@@ -12,7 +12,7 @@ from specsim.lesson import roofline
 from specsim.lesson import serving as stacks
 from specsim.measure import analytics
 
-GPU_MEMORY_GB = 80  # one A100 or H100 (80 GB): where a batch's KV cache stops fitting beside the weights
+GPU_MEMORY_GB = roofline.GPU_MEMORY_GB
 
 
 def load_rows(alpha: float, draft_cost: float, ridge: int, context: int,

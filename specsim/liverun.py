@@ -2,10 +2,10 @@
 speedup in specsim is (:func:`specsim.measure.timing.time_decoders`, each run paired with a plain run of the same
 length).
 
-The live page calls :func:`run_live` inside its own process; a class-queue worker (:mod:`specsim.classroom.worker`)
-calls
-it for a :class:`RunRequest` taken off the queue. Both get the same traces, the same progress reports and the
-same way to stop between iterations (``should_stop``).
+Every learner's run goes through :func:`run_request`: the live page calls it inside its own process, a class-queue
+worker (:mod:`specsim.classroom.worker`) for a :class:`RunRequest` taken off the queue, and the command line
+(:mod:`specsim.measure.cli`) for the request its flags make. All get the same traces, the same progress reports and
+the same way to stop between iterations (``should_stop``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from specsim import methods
 from specsim.core import models, paths
@@ -25,6 +25,9 @@ from specsim.core.models import LoadedModel
 from specsim.core.trace import Iteration, Trace
 from specsim.measure.timing import PLAIN, Contender, time_decoders
 from specsim.request import RunRequest
+
+if TYPE_CHECKING:  # torch stays out of a class replica, which imports this module for its records
+    from specsim.core.sampling import SamplingConfig
 
 Loading = Callable[[float, str], None]
 """How far a model load is: (fraction done, what it is doing), for a page's progress bar."""
@@ -53,8 +56,8 @@ class LiveRun:
     stopped_in: str | None = None
 
 
-def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_new_tokens: int, temperature: float,
-             seed: int, policy: KPolicy | None = None, top_p: float | None = None, top_k: int | None = None,
+def run_live(target: LoadedModel, drafter, prompt_ids: list[int], policy: KPolicy, max_new_tokens: int,
+             sampling: SamplingConfig | None = None, seed: int = 0,
              on_progress: Callable[[Progress], None] | None = None,
              should_stop: Callable[[], bool] | None = None) -> LiveRun:
     """Warm up, then the speculative run and its plain baseline over as many tokens as it wrote.
@@ -63,8 +66,8 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
     the timed loop, so it must be cheap. ``should_stop`` is asked between iterations; a True ends the run there,
     keeping the speculative trace recorded so far.
     """
-    from specsim.core.engine import plain_generate, speculative_generate
-    policy = policy or KPolicy(k)
+    from specsim.core.engine import GREEDY, plain_generate, speculative_generate
+    sampling = sampling or GREEDY
     phase: list[str | None] = [None]  # None during the untimed warm-up, then SPECULATIVE or PLAIN
     done, goal = [0], [max_new_tokens]
     stopped: list[str | None] = [None]
@@ -84,12 +87,10 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], k: int, max_ne
         return stopped[0] is not None
 
     spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
-        target, drafter, ids, k, n, temperature=temperature, top_p=top_p, top_k=top_k, seed=seed,
-        on_iteration=on_iteration, should_stop=stop, schedule=policy.schedule, stop_below=policy.stop_below))
+        target, drafter, ids, policy, n, sampling, seed, on_iteration=on_iteration, should_stop=stop))
 
     def plain(ids, n: int) -> Trace:
-        return plain_generate(target, ids, n, temperature=temperature, top_p=top_p, top_k=top_k, seed=seed,
-                              on_iteration=on_iteration, should_stop=stop)
+        return plain_generate(target, ids, n, sampling, seed, on_iteration=on_iteration, should_stop=stop)
 
     timed = time_decoders([prompt_ids], [spec], plain, max_new_tokens, matched_plain=True, on_run=on_run,
                           should_stop=stop)
@@ -192,9 +193,8 @@ def run_request(request: RunRequest, shelf: Shelf, on_progress: Callable[[Progre
     and on a class worker alike."""
     target, drafter = shelf.pair(request)
     prompt_ids = list(request.prompt_ids) or models.format_prompt(target.tokenizer, request.prompt)
-    return run_live(target, drafter, prompt_ids, request.k, request.max_new_tokens, request.temperature,
-                    request.seed, request.kpolicy, top_p=request.top_p, top_k=request.top_k,
-                    on_progress=on_progress, should_stop=should_stop)
+    return run_live(target, drafter, prompt_ids, request.kpolicy, request.max_new_tokens, request.sampling,
+                    request.seed, on_progress=on_progress, should_stop=should_stop)
 
 
 __all__ = ["LiveRun", "ModelShelf", "PLAIN", "Progress", "SPECULATIVE", "Shelf", "run_live", "run_request"]

@@ -1,1 +1,0 @@
-"""The is-verification-free page (pages/verify_free.py)."""

@@ -1,0 +1,1 @@
+"""The is-verification-free page (pages/verify.py)."""
