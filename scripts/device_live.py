@@ -1,5 +1,5 @@
 """The live page's run, headless, through the code the page and the class workers call
-(:func:`specsim.classroom.liverun.run_request`), on whatever device this machine picks (CUDA where present).
+(:func:`specsim.liverun.run_request`), on whatever device this machine picks (CUDA where present).
 
 For each drafter it prints what the page would show: the device, dtype and decode path, the measured α, tokens
 per loop, the fair speedup and the cost model's, whether the speculative tokens equal plain decoding's, and the
@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from specsim.classroom.liverun import ModelShelf, run_request  # noqa: E402
 from specsim.core import defaults, models
 from specsim.core.prompt_sets import builtin_prompts  # noqa: E402
 from specsim.lesson import replay  # noqa: E402
+from specsim.liverun import ModelShelf, run_request  # noqa: E402
 from specsim.measure import fairtime
 from specsim.request import RunRequest  # noqa: E402
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from specsim.core import defaults, models  # noqa: E402
 from specsim.core.draft_loader import load_draft_model  # noqa: E402
 from specsim.core.engine import plain_generate, speculative_generate  # noqa: E402
+from specsim.core.kpolicy import KPolicy  # noqa: E402
 from specsim.core.prompt_sets import builtin_prompts  # noqa: E402
 
 
@@ -29,11 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     target = models.load_bundled_target(dtype=args.dtype)
     drafter = load_draft_model(defaults.DEFAULT_DRAFT, target)
     ids = models.format_prompt(target.tokenizer, builtin_prompts()[0])
-    speculative_generate(target, drafter, ids, args.k, 16)  # warm-up
+    speculative_generate(target, drafter, ids, KPolicy(args.k), 16)  # warm-up
     plain = plain_generate(target, ids, args.tokens)
     profiler = cProfile.Profile()
     profiler.enable()
-    spec = speculative_generate(target, drafter, ids, args.k, args.tokens)
+    spec = speculative_generate(target, drafter, ids, KPolicy(args.k), args.tokens)
     profiler.disable()
     draft_s = sum(it.draft_time_s for it in spec.iterations)
     verify_s = sum(it.verify_time_s for it in spec.iterations)
