@@ -20,13 +20,22 @@ $(BIN)/python:
 # install) did the same for 15,700 files, of which a test process imports about 3,700; the first import now costs
 # about 5 s more, once.
 unexport PYTHONDONTWRITEBYTECODE
+# Every pin file constrains every install, so a package one file pins directly and another pulls in (tokenizers,
+# tqdm and markdown-it-py reach the runtime through transformers and streamlit) installs at the same version in both.
+PINS := -c constraints.txt -c requirements.txt -c requirements-class.txt -c requirements-train.txt \
+        -c requirements-dev.txt
 $(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt | $(BIN)/python
-	$(BIN)/pip install -q --no-compile -r requirements.txt -c constraints.txt
+	$(BIN)/pip install -q --no-compile -r requirements.txt $(PINS)
 	$(BIN)/pip install -q --no-compile --no-deps -r requirements-nodeps.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements-train.txt constraints.txt $(VENV)/.runtime
-	$(BIN)/pip install -q --no-compile -r requirements-dev.txt -r requirements-train.txt -c constraints.txt
+$(VENV)/.class: requirements-class.txt $(VENV)/.runtime
+	$(BIN)/pip install -q --no-compile -r requirements-class.txt $(PINS)
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements-train.txt requirements-class.txt constraints.txt $(VENV)/.runtime
+	$(BIN)/pip install -q --no-compile -r requirements-dev.txt -r requirements-train.txt -r requirements-class.txt \
+		$(PINS)
 	touch $@
 
 # The first run on a machine measures it once (decode path, v(n), the default draft's best K; cached).
@@ -40,7 +49,7 @@ run: $(VENV)/.runtime
 WORKERS  ?= 2
 REPLICAS ?= 2
 PUBLIC   ?=  # PUBLIC=1: listen on every interface, so learners on other machines can open it
-class: $(VENV)/.runtime
+class: $(VENV)/.class
 	@scripts/system_packages.sh class
 	$(BIN)/python scripts/classroom.py --workers $(WORKERS) --replicas $(REPLICAS) --port $(PORT) $(if $(PUBLIC),--public)
 

