@@ -161,3 +161,15 @@ def test_the_package_map_lists_every_module_and_only_modules_that_exist():
         modules |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
         assert listed - modules == set(), (package, "listed but missing")
         assert modules - listed == set(), (package, "a module the map does not list")
+
+
+def test_every_setting_read_from_the_environment_is_in_the_readmes_table():
+    """The environment's settings were read in several files and listed nowhere (issue 63)."""
+    read = set()
+    for folder in ("specsim", "app", "pages"):
+        for path in (ROOT / folder).rglob("*.py"):
+            read |= set(re.findall(r"SPECSIM_[A-Z_]+", path.read_text(encoding="utf-8")))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Settings from the environment", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `(SPECSIM_[A-Z_]+)` \|", table, re.MULTILINE))
+    assert read == listed, (sorted(read - listed), sorted(listed - read))
