@@ -28,26 +28,36 @@ from app.settings import CalcSettings
 
 st.title("Speedup calculator")
 frame.opening("calculator.py")
-st.caption(
-    "Four numbers decide what speculative decoding buys you: how many tokens the draft proposes per loop (K), "
-    "how often the target agrees with a proposal (α; the formulas take every guess to be kept independently with "
-    "the same chance, which Under the hood checks on a real run), how much a draft pass costs next to a target "
-    "pass (c), and how much the target's check of K + 1 tokens costs next to a plain one-token pass (v; taken as "
-    "1 here, and measured on the next page). "
-    "The address bar keeps your settings, so a link reproduces this view."
-)
+st.markdown(
+    "Four numbers decide what speculative decoding buys you:\n\n"
+    "- **K**, how many tokens the draft proposes per loop;\n"
+    "- **α**, the chance that the target accepts a proposal (under greedy decoding, that the proposal is the "
+    "target's own top token; under sampling, the average of min(1, p/q)). The formulas take every guess to be kept "
+    "independently with the same chance, which *Under the hood* checks on a real run;\n"
+    "- **c**, what one draft pass costs next to one target pass;\n"
+    "- **v**, what the target's check of K + 1 tokens costs next to a plain one-token pass: 1 unless you set it "
+    "under *Calibrate with measured costs* (or a link does), and measured on the next page.")
+st.caption("The address bar keeps your settings, so a link reproduces this view.")
 
 
 def one_loop(s: CalcSettings, n: CalcNumbers) -> None:
     chart(figs.iteration_figure(s.k, n.prefix), key=state.CALC_ITERATION_CHART)
-    st.caption(
-        f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. "
-        f"On average {fmt(n.prefix)} are kept, drawn here as {figs.expected_kept_slots(n.prefix, s.k)}. "
-        "The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
-        "so a loop always yields j + 1 tokens and never zero. The pass scored the grey guesses after it too, but "
-        "those scores are discarded: each grey guess continues a rejected one, text that will not be written. "
-        "When every guess is kept, the +1 lands after the last."
-    )
+    drawn = figs.expected_kept_slots(n.prefix, s.k)
+    writes = ("The draft writes one guess; the target checks it in a single pass. " if s.k == 1 else
+              f"The draft writes its {s.k} guesses one after another; the target checks them all in a single pass. ")
+    text = writes + f"On average {fmt(n.prefix)} are kept, drawn here as {drawn}. "
+    if drawn == s.k:  # nothing refused in the drawing: say what the +1 does here and what a refusal would cost
+        text += ("Here every guess is kept, and the same target pass adds its own next token after the last (purple "
+                 "+1), so a loop yields j + 1 tokens. A refused guess (✗) would be no loss either: the +1 takes its "
+                 "place, so a loop never yields zero.")
+    else:
+        text += ("The first ✗ is not a loss: the same target pass already says which token belongs there (purple +1), "
+                 "so a loop always yields j + 1 tokens and never zero. ")
+        if drawn < s.k - 1:
+            text += ("The pass scored the grey guesses after it too, but those scores are discarded: each grey guess "
+                     "continues a rejected one, text that will not be written. ")
+        text += "When every guess is kept, the +1 lands after the last."
+    st.caption(text)
     chart(figs.prefix_distribution_figure(s.alpha, s.k), key=state.CALC_PREFIX_CHART)
     st.caption(backsolve.distribution_sentence(s.alpha, s.k))
 

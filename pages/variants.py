@@ -16,9 +16,10 @@ st.markdown(
     "separates the variants. Four are classic: a second small model, text copied from the input, the target "
     "guessing ahead of itself, and extra heads bolted onto the target. Two more are described here: a draft head "
     "that reads the target's own features (EAGLE), and the target's first layers alone (early exit). "
-    "Below, all six run on the bundled target (SmolLM2-135M-Instruct, "
+    "Below, all six run on the bundled target (SmolLM2-135M-Instruct, "  # Medusa twice: as a chain and as a tree
     f"{loaders.bundled_dtype_name()}, greedy) on the same prompt, each timed against plain "
-    "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model.")
+    "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model (Medusa's "
+    "heads run twice, as a chain and as a tree, so the table has seven rows).")
 
 variant_guide.guide()
 

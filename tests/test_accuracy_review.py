@@ -114,7 +114,8 @@ def test_calculator_loop_caption_says_the_grey_scores_are_discarded():
     at = open_page("calculator.py")
     text = " ".join(c.value for c in at.caption)
     assert "never checked" not in text and "scores are discarded" in text
-    assert "Four numbers decide" in text and "Three numbers decide" not in text
+    intro = " ".join(m.value for m in at.markdown)
+    assert "Four numbers decide" in intro and "Three numbers decide" not in intro
 
 
 # ---- the variants page ------------------------------------------------------------------------------------------

@@ -331,3 +331,16 @@ def test_a_drafter_that_guesses_all_k_in_one_pass_is_priced_by_one_pass_not_k():
     assert single[3] == pytest.approx(once)
     assert single == sorted(single)  # one α for every slot and one v: a longer one-pass draft is never worse
     assert all(s >= ch for s, ch in zip(single, chained, strict=True)) is (0.2 <= c)
+
+
+@pytest.mark.parametrize("k,alpha,refused", [(1, "85", False), (1, "20", True), (4, "70", True), (2, "99", False)])
+def test_the_loop_caption_describes_the_loop_it_draws(k, alpha, refused):
+    """A learner's review of the link from Variants (K = 1, α = 85 %): the caption said "writes its 1 guesses", "all 1
+    with chance 85%", and spoke of a first ✗ and of grey guesses that the drawing did not have."""
+    at = open_page("calculator.py", query={"k": str(k), "alpha": alpha})
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "its 1 guesses" not in captions and "all 1 with" not in captions
+    assert ("The first ✗ is not a loss" in captions) == refused
+    assert ("Here every guess is kept" in captions) == (not refused)
+    assert "grey" not in captions or (k > 1 and refused)

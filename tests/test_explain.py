@@ -32,7 +32,7 @@ def test_each_factor_can_decide():
     assert budget(alpha=0.23, c=0.05, v=1.2).decider() == "acceptance"
     assert budget(alpha=0.9, k=3, c=0.05, v=3.0).decider() == "verification"
     assert budget(alpha=0.9, k=3, c=1.0, v=1.0).decider() == "drafting"
-    assert "kept only 23%" in decider_sentence(budget(alpha=0.23, c=0.05, v=1.2))
+    assert "only 23% were kept" in decider_sentence(budget(alpha=0.23, c=0.05, v=1.2))
     assert "checking up to 4 tokens" in decider_sentence(budget(alpha=0.9, k=3, c=0.05, v=3.0))
     assert "3.0 draft passes" in decider_sentence(budget(alpha=0.9, k=3, c=1.0, v=1.0))
 
@@ -93,14 +93,14 @@ def test_a_win_names_what_won_it_and_a_loss_what_held_it_back():
     won, _ = why_speed.budget(run.spec, run.plain)
     assert won.speedup > 1 and won.decider() == "verification"
     text = decider_sentence(won)
-    assert text.startswith(f"What won it: the draft's guesses were kept {won.alpha:.0%} of the time (α)")
+    assert text.startswith(f"What won it: of the guesses the target judged, {won.alpha:.0%} were kept (α")
     assert f"τ = {won.tokens_per_loop:.2f} tokens" in text and f"{won.loop_cost:.2f} target passes" in text
     assert f"What held it back most: checking up to {won.k_max + 1} tokens" in text
     lost = budget(alpha=0.23, c=0.05, v=1.2)
     assert lost.speedup < 1
-    assert decider_sentence(lost).startswith("What held it back most: the draft's guesses were kept only 23%")
+    assert decider_sentence(lost).startswith("What held it back most: of the guesses the target judged, only 23%")
     assert "What won it" not in decider_sentence(lost)
     # a win held back most by its rejections says so without contradicting what won it
     mixed = budget(alpha=0.6, k=4, c=0.02, v=1.0)
     assert mixed.speedup > 1 and mixed.decider() == "acceptance"
-    assert "the other 40% of the guesses were rejected" in decider_sentence(mixed)
+    assert "the other 40% of the judged guesses were refused" in decider_sentence(mixed)

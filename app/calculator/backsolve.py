@@ -16,6 +16,10 @@ def distribution_sentence(alpha: float, k: int) -> str:
     """What the bars of P(j = i) say, with the two ends computed."""
     probs = analytics.prefix_distribution(alpha, k)
     mean = float(analytics.expected_accepted_prefix(alpha, k))
+    if k == 1:
+        return (f"A loop keeps j = 0 or 1 of its one guess: none with chance {probs[0]:.0%} (the guess is wrong), "
+                f"one with chance {probs[1]:.0%} (α). The mean, E[j] = {mean:.2f}, is the loop drawn above; a single "
+                "loop is rarely average.")
     return (f"A loop keeps j of its {k} guesses: none with chance {probs[0]:.0%} (the first guess is wrong), all "
             f"{k} with chance {probs[k]:.0%} (α^{k}). The mean, E[j] = {mean:.2f}, is the loop drawn above; a "
             "single loop is rarely average.")

@@ -69,7 +69,7 @@ def controls() -> CalcSettings:
     k = left.slider(k_label, k_.lo, k_.hi, step=1, key=state.bound(state.CALC_K))
     alpha_pct = mid.slider(alpha_label, alpha_.lo, alpha_.hi, step=1, format="%d%%",
                            key=state.bound(state.CALC_ALPHA_PCT))
-    c = right.slider(c_label, c_.lo, c_.hi, step=0.001, format="%.3f×",
+    c = right.slider(c_label, c_.lo, c_.hi, step=0.001, format="%g×",
                      key=state.bound(state.CALC_DRAFT_COST))
     with st.expander("Calibrate with measured costs"):
         st.markdown(

@@ -18,7 +18,7 @@ from app.settings import CalcSettings
 from specsim.core.paths import CALC_INSTANT_JS
 
 KEY = "calc_instant_numbers"
-LABELS = ("expected accepted prefix, E[j]", "tokens per loop, E[j] + 1", "cost per loop, in target passes",
+LABELS = ("guesses kept per loop, E[j]", "tokens per loop, E[j] + 1", "cost per loop, in target passes",
           "speedup vs plain decoding")
 
 

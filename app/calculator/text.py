@@ -53,7 +53,7 @@ def loop_sentence(s: CalcSettings) -> str:
     """One loop's bill and yield in a sentence, e.g. for K=4, α=70 %, c=0.13: 1.52 passes, 2.77 tokens, 1.82×."""
     n = CalcNumbers.of(s)
     drafts = f"{s.k} draft pass" + ("" if s.k == 1 else "es")
-    verify = "one target pass"
+    verify = f"one target pass (taking a pass over {s.k + 1} tokens to cost what a one-token pass does, v = 1)"
     if s.verify_cost != 1.0:
         verify = f"one target pass over {s.k + 1} tokens at {fmt(s.verify_cost)}×"
     if fmt(n.speedup) == fmt(1.0):
@@ -65,8 +65,8 @@ def loop_sentence(s: CalcSettings) -> str:
     return (
         f"Every loop pays for {drafts} at {fmt_c(s.draft_cost)}× the target's cost plus {verify}, "
         f"{fmt(n.cost)} target passes altogether, and gets back {fmt(n.tokens)} tokens on average. "
-        f"Decoding without a draft pays a full target pass per token, {verdict}, "
-        "and the text that comes out is still the target's own."
+        f"Decoding without a draft pays a full target pass per token, {verdict}. The acceptance rule keeps the "
+        "output the target's own (*Why the output is unchanged* shows how)."
     )
 
 

@@ -74,28 +74,36 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
                      key=state.bound(state.LIVE_POLICY),
                      help="How many guesses each loop drafts: K every time, or adapted from loop to loop (the "
                           "output is the same under every policy; only the number of guesses changes)")
-        a, b = st.columns(2)
         numbers = live_params.NUMBERS
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
-        # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy
+        # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy. One row at a
+        # time, so the boxes read in order
+        a, b = st.columns(2)
         a.text_input(live_params.BOXES["k"], key=state.bound(state.LIVE_K), help=numbers["k"].describe())
         b.text_input(live_params.BOXES["temperature"], key=state.bound(state.LIVE_TEMPERATURE),
                      help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
                           "samples almost always the top token")
+        a, b = st.columns(2)
         a.text_input(live_params.BOXES["max_new_tokens"], key=state.bound(state.LIVE_MAX_NEW),
                      help=numbers["max_new_tokens"].describe())
         b.text_input(live_params.BOXES["seed"], key=state.bound(state.LIVE_SEED),
                      help=f"{numbers['seed'].describe()}; it fixes the random draws in sampling mode")
         # the cuts transformers applies after the temperature, in its order: top-k, top-p, then min-p
+        st.caption("Sampled runs only (temperature above 0): cut both p and q before each check, left to right. The "
+                   "acceptance rule then compares the cut p′ and q′, so the output has exactly the distribution of "
+                   "plain sampling with the same cuts (the same distribution, not the same text for a seed). Greedy "
+                   "runs ignore the cuts.")
+        a, b = st.columns(2)
         a.text_input(live_params.BOXES["top_k"], key=state.bound(state.LIVE_TOP_K),
-                     help=f"{numbers['top_k'].describe()}: a sampled run keeps only the k most likely tokens of p "
-                          "and of q before drawing and checking (p′ and q′); greedy runs ignore it")
+                     help=f"{numbers['top_k'].describe()}: keep only the k most likely tokens of p and of q before "
+                          "drawing and checking (p′ and q′)")
         b.text_input(live_params.BOXES["top_p"], key=state.bound(state.LIVE_TOP_P),
-                     help=f"{numbers['top_p'].describe()}: a sampled run keeps the fewest most likely tokens whose "
-                          "probabilities add up to this, after top-k; greedy runs ignore it")
+                     help=f"{numbers['top_p'].describe()}: then keep the fewest most likely tokens whose "
+                          "probabilities add up to this")
+        a, _ = st.columns(2)
         a.text_input(live_params.BOXES["min_p"], key=state.bound(state.LIVE_MIN_P),
-                     help=f"{numbers['min_p'].describe()}: a sampled run keeps the tokens at least this share as "
-                          "likely as the top one, after top-p; greedy runs ignore it")
+                     help=f"{numbers['min_p'].describe()}: then keep the tokens at least this share as likely as "
+                          "the top one")
     with left:
         st.text_area("Prompt", key=state.bound(state.LIVE_PROMPT), height=150,
                      help=f"at most {live_params.MAX_PROMPT_CHARS} characters")

@@ -158,7 +158,8 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
     }
     st.table(table)
     st.markdown(
-        f"One average loop proposed {m.k:.2f} tokens and yielded τ = {m.tokens_per_loop:.2f}, for K·c + v + o = "
+        f"One average loop proposed {m.k:.2f} guesses (at most K = {m.k_max}; fewer where the token budget ran out "
+        f"or the drafter stopped early) and yielded τ = {m.tokens_per_loop:.2f}, for drafting + v + o = "
         f"{m.drafting:.3f} + {m.verify_cost:.3f} + {m.other_cost:.3f} = {m.loop_cost:.3f} target passes: the cost "
         f"model predicts {m.tokens_per_loop:.2f} ÷ {m.loop_cost:.3f} = {fmt_x(m.speedup)}, and the wall clock "
         f"measured {fmt_x(m.wall_clock_speedup)}. Times are medians over the recorded passes.")

@@ -31,15 +31,17 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
                        "described next.")
     eagle_alpha, standalone_alpha = (machine.heldout_alpha(d, copy=False)
                                      for d in (EAGLE_DRAFT, defaults.CLASSIC_DRAFT))
-    eagle = ("Instead of a separate small language model, a single transformer layer drafts from inside the target. "
+    eagle = ("Instead of a separate small language model, a single transformer layer drafts on top of the target. "
              "For every position the target's last layer computes a vector, its *hidden features*; the *output "
              "head*, the target's final linear layer, turns that vector into a score for every token of the "
              "vocabulary. The EAGLE layer reads the latest features together with the next token's embedding, "
              "predicts the *next* position's features, and lets the target's own output head turn them into a "
              "guess (Li et al., 2024). The bet is that features are more regular than tokens, so one layer goes "
-             "far; the paper measures it on targets of 7B parameters and more. On this app's 135M target the bet "
-             f"does not pay: the shipped one-layer head keeps {eagle_alpha:.0%} of its guesses on held-out prompts, "
-             f"against {standalone_alpha:.0%} for the two-layer standalone draft (each without copying).")
+             "far; the paper measures it on targets of 7B parameters and more. On this app's 135M target the "
+             f"features do not guess better: the shipped one-layer head keeps {eagle_alpha:.0%} of its guesses on "
+             f"held-out prompts, against {standalone_alpha:.0%} for the two-layer standalone draft (each without "
+             "copying text). In speed the two come out close in the runs at the foot of this page, which use other "
+             "prompts, and where the draft model also copies text that repeats.")
     if live_form == "eagle":
         eagle += " The live page's default draft is built this way."
     entries = (  # (form, heading, explanation, figure builder)

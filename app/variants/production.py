@@ -43,48 +43,65 @@ def rows() -> list[dict[str, str]]:
     ]
 
 
+def _calculator(k: int, alpha: float, c: float, v: float) -> str:
+    return "/calculator?" + urlencode(calc_params.to_query(
+        CalcSettings(k=k, alpha_pct=round(alpha * 100), draft_cost=round(c, 3), verify_cost=round(v, 2)), every=True))
+
+
 def mtp_text() -> str:
-    """What MTP's acceptance means in this app's formulas, and why the calculator cannot confirm DeepSeek's figure:
-    an MoE target (v = 1 fails at small batch), c by bytes read, and a figure with no stated batch, which the MoE model
-    comes nearest only at large batch."""
+    """MTP in this app's formulas, in three steps: what it drafts and τ; what a loop costs at batch size 1 and at a
+    large batch (c by weights read, v of a mixture of experts); and what the reported 1.8× implies, with a calculator
+    link for each batch size."""
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
-    by_layers = 1 / pub.DEEPSEEK_V3_LAYERS
-    by_bytes = pub.DEEPSEEK_MTP_COST_BY_BYTES
-    s_low, s_high = analytics.speedup(low, 1, by_bytes, 1.0), analytics.speedup(high, 1, by_bytes, 1.0)
-    calculator = "/calculator?" + urlencode(calc_params.to_query(
-        CalcSettings(k=1, alpha_pct=round(low * 100), draft_cost=round(by_bytes, 3), verify_cost=1.0), every=True))
     big = 256
-    v_big, v_one = moe.DEEPSEEK_V3.verify_cost(big, 1, GPU_RIDGE), moe.DEEPSEEK_V3.verify_cost(1, 1, GPU_RIDGE)
-    return (f"**MTP in this app's terms.** DeepSeek-V3 drafts one token (K = 1), kept {low:.0%}–{high:.0%} of the "
-            f"time, so a pass writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Its MTP module predicts from "
-            "the model's last hidden state *and* the embedding of the next token, through one more transformer "
-            f"block, and then runs the shared output head: by weights read per token it costs about "
-            f"({pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B:g} − {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
-            f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {by_bytes:.3f} of the model's {pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B "
-            f"active parameters, not 1/{pub.DEEPSEEK_V3_LAYERS} = {by_layers:.3f}. With v = 1 the calculator would "
-            f"give {s_low:.2f}–{s_high:.2f}× ([open it at α = {low:.0%}]({calculator})), "
-            "but v = 1 does not hold here: DeepSeek-V3 is a mixture of experts, and "
-            "at small batch the K + 1 tokens of a verification pass can route to more experts than one token does, "
-            f"so the pass reads more weights. The report gives no batch size for its {pub.DEEPSEEK_MTP_SPEEDUP.figure} "
-            f"(tokens per second). Read backwards, {pub.DEEPSEEK_MTP_SPEEDUP.figure} at τ = {tau_low:.2f}–"
-            f"{tau_high:.2f} means a loop cost {tau_low / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
-            f"{tau_high / pub.DEEPSEEK_MTP_SPEEDUP.high:.2f} plain steps, draft included. " + _mtp_batch_clause(
-                tau_low, tau_high, by_bytes, v_big, v_one, big))
+    c_one, c_big = round(pub.DEEPSEEK_MTP_COST_BY_BYTES, 3), round(pub.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3)
+    v_one, v_big = (round(moe.DEEPSEEK_V3.verify_cost(b, 1, GPU_RIDGE), 2) for b in (1, big))
+    what = (f"**MTP in this app's terms.** DeepSeek-V3 trains one *multi-token prediction* (MTP) module that drafts "
+            f"one token per pass (K = 1); its report says the drafted token is kept {low:.0%}–{high:.0%} of the time, "
+            f"so a loop writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. The module reads the model's last "
+            "hidden state *and* the embedding of the next token, runs one more transformer block, then the model's own "
+            "output head. K stays 1: one module drafts one token, so the calculator's best-K suggestion does not "
+            "apply to it.")
+    cost = (f"**What a loop costs.** A decoding step's time is set by the weights it reads. DeepSeek-V3 is a "
+            "mixture of experts: each token runs a few of many expert layers, so what a step reads depends on the "
+            f"batch. One token reads {pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}B "
+            f"weights of the module (the output head included; the embedding is a one-row lookup) against "
+            f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of the model, so at batch size B = 1 c ≈ {c_one:.3f} (counting "
+            f"layers instead, one block beside {pub.DEEPSEEK_V3_LAYERS}, would say {1 / pub.DEEPSEEK_V3_LAYERS:.3f}, "
+            "but bytes, not layers, set the time). There the check is not free either: its two tokens can route to "
+            f"more experts than one token does, and this app's model of DeepSeek-V3 (*Serving many requests*) puts "
+            f"v at {v_one:.2f}. A batch of B = {big} sequences routes to nearly every expert in every step, module "
+            f"and model alike, so c ≈ ({pub.DEEPSEEK_MTP_UNIQUE_PARAMS_B:g} + {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) "
+            f"/ {pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g} ≈ {c_big:.3f} and v ≈ {v_big:.2f}.")
+    return what + "\n\n" + cost + "\n\n" + _mtp_batch_clause(tau_low, tau_high, (c_one, v_one), (c_big, v_big), big)
 
 
-def _mtp_batch_clause(tau_low: float, tau_high: float, c: float, v_big: float, v_one: float, big: int) -> str:
-    """Where the mixture-of-experts model's loop cost, c + v at K = 1, comes nearest what DeepSeek's figure implies."""
-    implied_high = tau_high / pub.DEEPSEEK_MTP_SPEEDUP.high
-    loop_big, loop_one = c + v_big, c + v_one
-    nearest = (f"the mixture-of-experts model on *Serving many requests* comes nearest at large batch, where every "
-               f"expert is read each step anyway: c + v = {c:.3f} + {v_big:.2f} = {loop_big:.2f} at B = {big}, "
-               f"against {c:.3f} + {v_one:.2f} = {loop_one:.2f} at B = 1")
-    if loop_big <= implied_high:
-        return f"That fits {nearest}; it does not fit a small batch."
-    return (f"No batch in this app's model fits that: {nearest}, which gives {tau_low / loop_big:.2f}–"
-            f"{tau_high / loop_big:.2f}×. So the figure implies a draft cheaper than its bytes, or a batch and "
-            "hardware where the check is nearly free, and it does not fit a small batch at all.")
+def _mtp_batch_clause(tau_low: float, tau_high: float, one: tuple[float, float], many: tuple[float, float],
+                      big: int) -> str:
+    """The loop's cost c + v at K = 1 and its speedup at batch size 1 and at a large batch, each with a calculator
+    link, against what DeepSeek's figure (given to one decimal) covers."""
+    reported, low, high = pub.DEEPSEEK_MTP_SPEEDUP.high, tau_low - 1, tau_high - 1
+
+    def at(c: float, v: float, where: str) -> str:
+        loop = c + v
+        return (f"{where}, c + v = {c:.3f} + {v:.2f} = {loop:.2f} plain steps, so {tau_low / loop:.2f}–"
+                f"{tau_high / loop:.2f}× ([open the calculator there]({_calculator(1, low, c, v)}))")
+
+    text = (f"**What the reported {pub.DEEPSEEK_MTP_SPEEDUP.figure} implies.** The report gives no batch size for "
+            f"its {pub.DEEPSEEK_MTP_SPEEDUP.figure} (tokens per second), and a figure given to one decimal covers "
+            f"{reported - 0.05:.2f}–{reported + 0.05:.2f}×. " + at(*one, "At B = 1") + "; " + at(*many, f"at B = {big}")
+            + ". ")
+    edge = reported - 0.05
+    fits_one, fits_big = (tau_low / (c + v) >= edge for c, v in (one, many))
+    if fits_one:
+        return text + "Both batch sizes fit it."
+    if fits_big:
+        return text + "So the figure fits a large batch, and not a small one."
+    if tau_high / sum(many) >= edge:
+        return text + (f"So the figure fits a large batch, at the top of the acceptance range (α = {high:.0%}), and "
+                       "not a small one.")
+    return text + "Neither fits: the figure needs a cheaper check than this model of DeepSeek-V3 gives."
 
 
 def sglang_text() -> str:
@@ -93,7 +110,8 @@ def sglang_text() -> str:
     return (f"SGLang's documentation measures the step from EAGLE-2 to EAGLE-3 on one H100 serving "
             f"LLaMA-3.1-8B-Instruct on MT-Bench: {plain:.2f} tokens/s without speculation, {rates['EAGLE-2']:.2f} "
             f"with EAGLE-2 ({rates['EAGLE-2'] / plain:.2f}×) and {rates['EAGLE-3']:.2f} with EAGLE-3 "
-            f"({rates['EAGLE-3'] / plain:.2f}×).")
+            f"({rates['EAGLE-3'] / plain:.2f}×). Those are throughputs, and the documentation gives no batch size for "
+            "them.")
 
 
 def section() -> None:
@@ -112,5 +130,5 @@ def section() -> None:
         "hood*, in \"Trees, and which variants stay lossless\", derives both rules).")
     st.markdown(mtp_text())
     st.markdown(sglang_text())
-    st.caption("Snippets that switch EAGLE-3 (vLLM and SGLang) and MTP (vLLM) on, each checked against a named release "
+    st.caption("Snippets that switch EAGLE-3 (vLLM and SGLang) and MTP (vLLM) on, each for a named release "
                "of the tool's documentation, are on *In practice* (*Turn it on*), beside the other methods'.")

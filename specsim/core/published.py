@@ -138,7 +138,18 @@ DEEPSEEK_V3_EMBEDDING_PARAMS_B = 0.9
 DEEPSEEK_MTP_COST_BY_BYTES = ((DEEPSEEK_MTP_ACTIVE_PARAMS_B - DEEPSEEK_V3_EMBEDDING_PARAMS_B)
                               / DEEPSEEK_V3_ACTIVE_PARAMS_B)
 """The MTP module's c by weights read per token: its activated parameters less the embedding (a one-row lookup, not
-read in full), the shared output head included, over the main model's activated parameters."""
+read in full), the shared output head included, over the main model's activated parameters (the file's newer
+version gives the 1.5B directly: "Activation parameters: 1.5B (including 0.9B for the output Head)"). What one
+token reads: c at batch size 1."""
+DEEPSEEK_V3_TOTAL_PARAMS_B = 671
+"""The same file: the main model's parameters in all, every expert included."""
+DEEPSEEK_MTP_UNIQUE_PARAMS_B = 11.5
+"""The same file: the MTP module's unique parameters (most of them its experts), excluding the shared 0.9B embedding
+and 0.9B output head."""
+DEEPSEEK_MTP_COST_ALL_EXPERTS = ((DEEPSEEK_MTP_UNIQUE_PARAMS_B + DEEPSEEK_V3_EMBEDDING_PARAMS_B)
+                                 / (DEEPSEEK_V3_TOTAL_PARAMS_B - DEEPSEEK_V3_EMBEDDING_PARAMS_B))
+"""The MTP module's c when a step's batch routes to every expert (a large batch): the module's weights and the shared
+output head, over the main model's weights less its embedding (a lookup either way)."""
 SUFFIX_SPEEDUP = PublishedSpeedup("SuffixDecoding: Oliaro, Jia, Campos and Qiao, NeurIPS 2025", 5.3, 5.3,
                                   "AgenticSQL, a multi-agent SQL workflow", "up to")
 """SuffixDecoding's abstract (arXiv 2411.04975, latest version; the project page says the same): "speedups of up to

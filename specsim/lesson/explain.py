@@ -18,7 +18,8 @@ def decider_sentence(b: CostModel) -> str:
     held = _largest_loss(b, won=b.speedup >= 1)
     if b.speedup < 1:
         return f"What held it back most: {held}."
-    return (f"What won it: the draft's guesses were kept {b.alpha:.0%} of the time (α), so a loop yielded "
+    return (f"What won it: of the guesses the target judged, {b.alpha:.0%} were kept (α; a refusal ends the loop, "
+            "so the guesses after it are never judged), so a loop yielded "
             f"τ = {b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1} for the price of {b.loop_cost:.2f} "
             f"target passes. What held it back most: {held}.")
 
@@ -41,8 +42,9 @@ def _largest_loss(b: CostModel, won: bool) -> str:
         return (f"the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} target passes, "
                 f"{b.draft_cost:.2f} per guess")
     if won:
-        return f"the other {1 - b.alpha:.0%} of the guesses were rejected, each ending its loop early"
-    return (f"the draft's guesses were kept only {b.alpha:.0%} of the time, so a loop yielded "
+        return (f"the other {1 - b.alpha:.0%} of the judged guesses were refused, each ending its loop early and "
+                "leaving the guesses after it unchecked")
+    return (f"of the guesses the target judged, only {b.alpha:.0%} were kept (α), so a loop yielded "
             f"{b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1}")
 
 
