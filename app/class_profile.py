@@ -1,6 +1,6 @@
 """The machine profile the pages show (:mod:`specsim.measure.machine`): this machine's, or in a class the one the
 class's
-workers published (:func:`specsim.classroom.jobs.publish_profile`). A class replica runs no model and never loads
+workers published (:func:`specsim.classroom.records.publish_profile`). A class replica runs no model and never loads
 torch, so it
 neither measures nor reads a profile of its own: the runs, and so the best K they start from, are the workers'."""
 
@@ -25,9 +25,9 @@ def cached() -> machine.Profile | None:
     url = _class_url()
     if url is None:
         return machine.cached()
-    from specsim.classroom import jobs
+    from specsim.classroom import records
 
-    raw = jobs.class_profile(url)
+    raw = records.class_profile(url)
     try:
         return None if raw is None else machine.Profile.from_json(raw)
     except (ValueError, KeyError, TypeError):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import secrets
 
-from specsim.classroom import jobs
+from specsim.classroom import jobs, records
 
 QUEUE_ENV = "SPECSIM_QUEUE_URL"
-QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.classroom.jobs.QUEUE)
+QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.classroom.records.QUEUE)
 QUEUE_LIMIT_ENV = "SPECSIM_QUEUE_LIMIT"  # how many runs may wait (default specsim.classroom.jobs.MAX_QUEUED)
 POLL_S = 0.25  # how often a page asks the queue where its job is
 OUTAGE_S = 20.0  # how long a page waits for the class queue to answer again (a restarting Redis) before giving up
@@ -27,7 +27,7 @@ def queue_url() -> str | None:
 
 def queue_name() -> str:
     """The queue's name on that server: the class's workers serve it."""
-    return os.environ.get(QUEUE_NAME_ENV) or jobs.QUEUE
+    return os.environ.get(QUEUE_NAME_ENV) or records.QUEUE
 
 
 def queue_limit() -> int:

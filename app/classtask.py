@@ -16,7 +16,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from app import classqueue
-from specsim.classroom import jobs, tasks
+from specsim.classroom import jobs, records, tasks
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
     from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
@@ -35,7 +35,7 @@ def run_task(kind: str, params: dict):
     try:
         job_id = tasks.submit(url, kind, params, token, queue=classqueue.queue_name(),
                               max_queued=classqueue.queue_limit())
-    except jobs.JobError as error:
+    except records.JobError as error:
         st.error(str(error))
         return None
     except (OSError, RedisConnectionError) as error:
@@ -47,7 +47,7 @@ def run_task(kind: str, params: dict):
     bar = st.progress(0.0, text="Sent to the class queue…")
     try:
         return _follow(url, job_id, token, bar)
-    except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away, or came back empty after a restart
+    except (OSError, RedisError, records.NotYourJob) as error:  # Redis went away, or came back empty after a restart
         bar.empty()
         st.error(f"The class queue at {url} stopped answering while this measurement was on it ({error}); a restarted "
                  "queue forgets what it held. Press the button to try again once it is back.")

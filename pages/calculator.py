@@ -35,8 +35,8 @@ st.markdown(
     "target's own top token; under sampling, the average of min(1, p/q)). The formulas take every guess to be kept "
     "independently with the same chance, which *Under the hood* checks on a real run;\n"
     "- **c**, what one draft pass costs next to one target pass;\n"
-    "- **v**, what the target's check of K + 1 tokens costs next to a plain one-token pass: 1 unless you set it "
-    "under *Calibrate with measured costs* (or a link does), and measured on the next page.")
+    "- **v**, what the target's check of K + 1 tokens costs next to a plain one-token pass: 1 unless you calibrate it "
+    "with measured costs below (or a link sets it), and measured on the next page.")
 st.caption("The address bar keeps your settings, so a link reproduces this view.")
 
 

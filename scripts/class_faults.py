@@ -70,7 +70,7 @@ from rq import Queue, Worker  # noqa: E402
 from rq.registry import StartedJobRegistry  # noqa: E402
 
 from app.live.classmode import FOUND_AGAIN, REATTACHED, RETRIED_NOTE  # noqa: E402 - what the page says
-from specsim.classroom import jobs  # noqa: E402
+from specsim.classroom import records  # noqa: E402
 
 
 def _load(name: str):
@@ -280,8 +280,8 @@ class JobWatch(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             try:
-                conn = jobs.connect(self.room.redis_url)
-                queue = Queue(jobs.QUEUE, connection=conn)
+                conn = records.connect(self.room.redis_url)
+                queue = Queue(records.QUEUE, connection=conn)
                 for job_id in StartedJobRegistry(queue=queue).get_job_ids():
                     job = queue.fetch_job(job_id)
                     if job is not None and getattr(job, "worker_name", None):
@@ -476,7 +476,7 @@ class Injector(threading.Thread):
 def _registered(room, pid: int) -> bool:
     """The worker with this process id has registered with the queue (its RQ name ends with the pid)."""
     try:
-        return any(w.name.endswith(f"-{pid}") for w in Worker.all(connection=jobs.connect(room.redis_url)))
+        return any(w.name.endswith(f"-{pid}") for w in Worker.all(connection=records.connect(room.redis_url)))
     except Exception:  # noqa: BLE001 - Redis down for a moment
         return False
 

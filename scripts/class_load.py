@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from specsim.classroom import jobs  # noqa: E402
+from specsim.classroom import jobs, records  # noqa: E402
 from specsim.request import RunRequest  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
@@ -102,7 +102,7 @@ def play(learner: Learner, redis_url: str, start: float, timeout_s: float) -> No
         theirs = (asked.prompt in spec.prompt and spec.settings.seed == asked.seed and spec.settings.k == asked.k
                   and spec.settings.max_new_tokens == asked.max_new_tokens)
         learner.outcome = "ok" if theirs else "mixed up"
-    except jobs.JobError as error:
+    except records.JobError as error:
         learner.message = str(error)
 
 

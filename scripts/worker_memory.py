@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from specsim.classroom import jobs, tasks  # noqa: E402
+from specsim.classroom import jobs, records, tasks  # noqa: E402
 from specsim.core import defaults  # noqa: E402
 from specsim.request import RunRequest  # noqa: E402
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                                "--preload", "bundled"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         time.sleep(1.0)
-        conn = jobs.connect(url)
+        conn = records.connect(url)
         deadline = time.monotonic() + 300
         while not conn.smembers("rq:workers") and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -104,7 +104,7 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], policy: KPolic
 
 
 class ModelShelf:
-    """The one shelf of loaded models in a process: a class worker's (:data:`specsim.classroom.jobs.SHELF`) and the
+    """The one shelf of loaded models in a process: a class worker's (:data:`specsim.classroom.running.SHELF`) and the
     pages' (:func:`app.loaders.shelf`, which passes progress bars). Targets are keyed by where they come from and how
     they run (the resolved request); at most :attr:`MAX_TARGETS` stay, the least recently used leaving first with
     its drafts. A draft model is loaded once per target; every pair hands out a fresh drafter (its KV cache is per

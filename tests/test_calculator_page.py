@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from app.calculator.text import heatmap_sentence
+from app.settings import CalcSettings
 from specsim.measure import analytics
 from tests.conftest import ROOT, open_page, open_tab
 
@@ -344,3 +346,31 @@ def test_the_loop_caption_describes_the_loop_it_draws(k, alpha, refused):
     assert ("The first ✗ is not a loss" in captions) == refused
     assert ("Here every guess is kept" in captions) == (not refused)
     assert "grey" not in captions or (k > 1 and refused)
+
+
+@pytest.mark.parametrize("c,v,expect", [(0.0, 1.0, "stays white"), (0.13, 1.0, "red"), (0.0, 1.4, "red")])
+def test_heatmap_sentence_follows_the_costs(c, v, expect):
+    text = heatmap_sentence(CalcSettings(k=4, alpha_pct=70, draft_cost=c, verify_cost=v))
+    assert expect in text
+    if c == 0.0 and v == 1.0:
+        assert "slower" not in text
+
+
+def test_no_setting_of_the_calculator_can_make_a_useless_draft_faster_than_plain():
+    """v below 1 (a pass over K + 1 tokens cheaper than a one-token pass) is refused: at α = 0 the best the
+    calculator can show is 1×."""
+    from app.calculator import params as calc_params
+    from specsim.measure import analytics
+
+    v_param = calc_params.BY_NAME["v"].number
+    assert v_param.lo >= 1.0
+    assert analytics.speedup(0.0, 1, 0.0, v_param.lo) <= 1.0
+    assert calc_params.parse_query({"v": "0.5"}).settings.verify_cost >= 1.0
+
+
+def test_the_calibrate_box_points_to_the_page_that_measures_v():
+    """An early review: the box said v costs "a little more"; it says where v is measured instead."""
+    at = open_page("calculator.py")
+    text = " ".join(e.value for e in [*at.markdown, *at.caption])
+    assert "a little more" not in text and "Is verification free here?" in text
+    assert "surviv" not in text.lower()  # "survive" once meant two different things here and in the quiz

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from specsim.classroom import jobs
+from specsim.classroom import jobs, records
 from specsim.core.draft_loader import prompt_lookup_drafter
 from specsim.core.models import load_model
 from specsim.liverun import SPECULATIVE, run_live
@@ -94,7 +94,7 @@ def test_a_queued_run_writes_what_running_it_here_writes(redis_url, served, mode
     # issue 52, item 4: the record is the RQ job's meta and the traces its stored result, no parallel hash or key
     from rq.job import Job
 
-    conn = jobs.connect(redis_url)
+    conn = records.connect(redis_url)
     job = Job.fetch(job_id, connection=conn)
     assert job.meta["queue"] == served.queue and job.meta["token"] != token and "began" in job.meta
     assert job.return_value()["spec"]["generated_ids"] == list(got.run.spec.generated_ids)
@@ -119,8 +119,8 @@ def test_the_same_request_again_comes_from_the_cache_and_another_seed_does_not(r
     again = jobs.submit(redis_url, request, token, queue=served.queue)
     now = jobs.status(redis_url, again, token)
     assert now.state == "finished" and now.cached  # answered at once
-    answer = Job.fetch(again, connection=jobs.connect(redis_url))  # an RQ job that carries the record and the result
-    assert answer.started_at is None and again not in Queue(served.queue, connection=jobs.connect(redis_url)).job_ids
+    answer = Job.fetch(again, connection=records.connect(redis_url))  # an RQ job that carries the record and the result
+    assert answer.started_at is None and again not in Queue(served.queue, connection=records.connect(redis_url)).job_ids
     a, b = jobs.result(redis_url, first, token), jobs.result(redis_url, again, token)
     assert b.cached and b.run.spec == a.run.spec and b.run.plain == a.run.plain
     assert (b.recorded_at, b.machine) == (a.recorded_at, a.machine)
@@ -137,9 +137,9 @@ def test_another_session_can_neither_read_nor_cancel_a_job(redis_url, models_dir
     assert len(job_id) >= 20 and job_id != jobs.submit(redis_url, _request(models_dir[0], "fox and dog"), mine,
                                                        queue=queue)
     for call in (jobs.status, jobs.iterations, jobs.result, jobs.cancel):
-        with pytest.raises(jobs.NotYourJob) as refused:
+        with pytest.raises(records.NotYourJob) as refused:
             call(redis_url, job_id, theirs)
-        with pytest.raises(jobs.NotYourJob) as unknown:
+        with pytest.raises(records.NotYourJob) as unknown:
             call(redis_url, job_id[:-2] + "xx", mine)
         assert str(refused.value) == str(unknown.value)  # nothing tells another session the job exists
     assert jobs.status(redis_url, job_id, mine).state == "queued"
@@ -156,7 +156,7 @@ def test_cancelling_a_waiting_job_takes_it_off_the_queue(redis_url, models_dir):
     assert "no worker" in jobs.status(redis_url, first, token).message  # a wait nobody serves says so
     assert jobs.cancel(redis_url, first, token) == "cancelled"
     assert jobs.status(redis_url, first, token).state == "cancelled"
-    assert Queue(queue, connection=jobs.connect(redis_url)).job_ids == [second]
+    assert Queue(queue, connection=records.connect(redis_url)).job_ids == [second]
     assert jobs.status(redis_url, second, token).place == 1
     assert jobs.result(redis_url, first, token) is None
 
@@ -193,7 +193,7 @@ def test_cancelling_a_running_job_stops_it_and_keeps_what_it_recorded(redis_url,
     run = jobs.result(redis_url, job_id, token).run
     assert run.stopped_in is not None and run.plain is None
     assert 0 < run.spec.n_generated < request.max_new_tokens and run.spec.stop_reason == "cancelled"
-    assert jobs.cached_run(jobs.connect(redis_url), request) is None  # a cancelled run is not the class's to reuse
+    assert jobs.cached_run(records.connect(redis_url), request) is None  # a cancelled run is not the class's to reuse
 
 
 def _kill(served) -> float:
@@ -210,9 +210,9 @@ def test_a_worker_killed_mid_job_puts_the_run_back_and_another_worker_finishes_i
     job_id = jobs.submit(redis_url, request, token, queue=served.queue)
     assert _running_with_iterations(redis_url, job_id, token).state == "running"
     killed = _kill(served)
-    back = _wait(redis_url, job_id, token, until=("queued", "failed", "finished"), timeout=jobs.ALIVE_TTL_S + 5)
+    back = _wait(redis_url, job_id, token, until=("queued", "failed", "finished"), timeout=records.ALIVE_TTL_S + 5)
     assert back.state == "queued" and back.message.startswith(jobs.RETRIED) and back.attempt == 2, back
-    assert time.monotonic() - killed <= jobs.ALIVE_TTL_S + 1.5
+    assert time.monotonic() - killed <= records.ALIVE_TTL_S + 1.5
     assert jobs.iterations(redis_url, job_id, token) == []  # the dead run's progress is not the new run's
     served.queue  # noqa: B018 - the property starts a new worker, as the class's supervisor does
     done = _wait(redis_url, job_id, token, timeout=WAIT_S + 60)
@@ -227,13 +227,13 @@ def test_a_run_whose_worker_dies_twice_fails_with_a_message(redis_url, served, m
                          queue=served.queue)
     assert _running_with_iterations(redis_url, job_id, token).state == "running"
     _kill(served)
-    assert _wait(redis_url, job_id, token, until=("queued",), timeout=jobs.ALIVE_TTL_S + 5).attempt == 2
+    assert _wait(redis_url, job_id, token, until=("queued",), timeout=records.ALIVE_TTL_S + 5).attempt == 2
     served.queue  # noqa: B018 - a new worker takes the retried run
     assert _running_with_iterations(redis_url, job_id, token).state == "running"
     killed = _kill(served)
-    done = _wait(redis_url, job_id, token, timeout=jobs.ALIVE_TTL_S + 5)
+    done = _wait(redis_url, job_id, token, timeout=records.ALIVE_TTL_S + 5)
     assert done.state == "failed" and done.message == jobs.DEAD_AGAIN
-    assert time.monotonic() - killed <= jobs.ALIVE_TTL_S + 1.5
+    assert time.monotonic() - killed <= records.ALIVE_TTL_S + 1.5
     assert jobs.status(redis_url, job_id, token).state == "failed"  # and it stays failed
 
 
@@ -244,7 +244,7 @@ def test_an_identical_request_in_flight_follows_it_and_leaving_keeps_it_for_the_
     from rq import Queue
 
     queue = f"unserved-{uuid.uuid4().hex[:8]}"
-    waiting = Queue(queue, connection=jobs.connect(redis_url))
+    waiting = Queue(queue, connection=records.connect(redis_url))
     a, b, c = (uuid.uuid4().hex for _ in range(3))
     request = _request(models_dir[0], "one fish two fish")
     first = jobs.submit(redis_url, request, a, queue=queue)
@@ -254,7 +254,7 @@ def test_an_identical_request_in_flight_follows_it_and_leaving_keeps_it_for_the_
     now = jobs.status(redis_url, second, b)
     assert now.state == "queued" and now.shared and now.message.startswith("Sharing a run another learner started")
     assert not jobs.status(redis_url, first, a).shared
-    with pytest.raises(jobs.NotYourJob):
+    with pytest.raises(records.NotYourJob):
         jobs.status(redis_url, second, a)  # a ticket is still its own session's
     assert jobs.cancel(redis_url, first, a) == "left"  # the one who started it leaves: the others keep it
     assert jobs.status(redis_url, first, a).state == "cancelled" and waiting.job_ids == [first]
@@ -316,12 +316,12 @@ def test_a_worker_that_starts_while_redis_is_down_waits_for_it_and_registers(tmp
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()
         server, _ = start_redis(shutil.which("redis-server"), tmp_path, port)
         try:
-            conn = jobs.connect(url)
+            conn = records.connect(url)
             deadline = time.monotonic() + 60
             while Worker.count(connection=conn) == 0 and time.monotonic() < deadline and worker.poll() is None:
                 time.sleep(0.2)
             assert worker.poll() is None and Worker.count(connection=conn) == 1, (tmp_path / "worker.log").read_text()
-            assert conn.smembers(jobs.MACHINES)  # and it said which machine it runs on
+            assert conn.smembers(records.MACHINES)  # and it said which machine it runs on
         finally:
             stop_process(worker)
             stop_process(server, 10)

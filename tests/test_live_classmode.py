@@ -14,7 +14,7 @@ import pytest
 from app import classqueue, state
 from app.live import classmode
 from app.urlcodec import number_text
-from specsim.classroom import jobs
+from specsim.classroom import jobs, records
 from specsim.core.engine import plain_generate
 from specsim.core.models import format_prompt, load_bundled_target
 from tests.conftest import ROOT, open_page, start_worker, stop_process
@@ -92,7 +92,7 @@ def test_a_full_queue_says_when_to_try_again(class_mode, monkeypatch):
 
 def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the_next_worker(
         monkeypatch, redis_url, tmp_path):
-    """Issue 52: the worker dies while it runs the learner's job. Within jobs.ALIVE_TTL_S the run is back at the
+    """Issue 52: the worker dies while it runs the learner's job. Within records.ALIVE_TTL_S the run is back at the
     front of the queue (the page's bar says so); the next worker (as the class's supervisor starts one) runs it, and
     the page shows that run with a note saying what happened. The settings stay throughout."""
     import signal
@@ -102,7 +102,7 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
     from rq.registry import StartedJobRegistry
 
     queue = f"test-doomed-{uuid.uuid4().hex[:8]}"
-    conn = jobs.connect(redis_url)
+    conn = records.connect(redis_url)
     with (tmp_path / "worker.log").open("w") as log:
         processes = [start_worker(redis_url, queue, log, preload=("bundled",))]
         killed_at: list[float] = []
@@ -138,7 +138,7 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
                 process.kill()
                 process.wait()
     assert not at.exception, at.exception
-    assert killed_at and retried_at and retried_at[0] - killed_at[0] <= jobs.ALIVE_TTL_S + 2.0
+    assert killed_at and retried_at and retried_at[0] - killed_at[0] <= records.ALIVE_TTL_S + 2.0
     assert any(classmode.RETRIED_NOTE in i.value for i in at.info), [i.value for i in at.info]
     spec = at.session_state[state.LIVE_TRACE]
     assert spec is not None and spec.n_generated >= 1 and at.session_state[state.LIVE_PLAIN] is not None
@@ -199,16 +199,16 @@ def _wait(url, job_id, token, timeout_s=120):
 
 
 def test_a_class_task_is_the_sessions_own_and_a_waiting_one_can_be_cancelled(redis_url):
-    from specsim.classroom import tasks
+    from specsim.classroom import records, tasks
 
     queue = f"unserved-{uuid.uuid4().hex[:8]}"  # no worker: the task waits
     mine, theirs = uuid.uuid4().hex, uuid.uuid4().hex
-    with pytest.raises(jobs.JobError, match="Unknown task"):
+    with pytest.raises(records.JobError, match="Unknown task"):
         tasks.submit(redis_url, "format_disk", {}, mine, queue=queue)
     job_id = tasks.submit(redis_url, "verify_curve", {"ns": [1, 2]}, mine, queue=queue)
     assert jobs.status(redis_url, job_id, mine).place == 1
     for call in (tasks.progress, tasks.result, jobs.status, jobs.cancel):
-        with pytest.raises(jobs.NotYourJob):
+        with pytest.raises(records.NotYourJob):
             call(redis_url, job_id, theirs)
     assert jobs.cancel(redis_url, job_id, mine) == "cancelled"
     assert _wait(redis_url, job_id, mine).state == "cancelled" and tasks.result(redis_url, job_id, mine) is None
@@ -249,7 +249,7 @@ def test_redis_dying_under_a_waiting_run_is_a_message_and_run_works_again_after_
     restarted = []
 
     def kill_once_queued_and_restart_empty() -> None:
-        conn = jobs.connect(url)
+        conn = records.connect(url)
         deadline = time.monotonic() + 120
         while not Queue(queue, connection=conn).count and time.monotonic() < deadline:
             time.sleep(0.05)

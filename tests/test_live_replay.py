@@ -2,6 +2,8 @@
 
 import pytest
 
+from app.live import tokens
+from app.live.figures import residual_figure
 from specsim.core.trace import Trace
 from specsim.lesson import replay
 from tests.live_traces import VOCAB, hand_plain, hand_trace
@@ -135,3 +137,38 @@ def test_the_prefills_token_comes_before_every_iteration():
     assert trace.tokens_per_s == old.tokens_per_s
     assert replay.after_prefill(trace) and not replay.after_prefill(old)
     assert Trace.from_json(trace.to_json()) == trace
+
+
+# ---- the words of a replay: chip titles, narration, the residual chart (an early review) ------------------------
+
+
+def test_greedy_hover_never_shows_the_sampling_ratio():
+    # hand_trace slot t+3 of iteration 0: p = 0.1, q = 0.5, rejected; a p > q rejection would read "= 1.0000"
+    chips = replay.chips_at(hand_trace(greedy=True), 0)
+    for chip in chips:
+        if chip.role in ("accepted", "rejected"):
+            title = tokens.chip_title(chip)
+            assert "min(1, p/q)" not in title
+            assert ("→ kept" in title) == (chip.role == "accepted")
+            assert ("→ rejected" in title) == (chip.role == "rejected")
+
+
+def test_sampling_hover_keeps_the_ratio():
+    chips = replay.chips_at(hand_trace(greedy=False), 0)
+    rejected = next(c for c in chips if c.role == "rejected")
+    assert "min(1, p/q) = 0.2000" in tokens.chip_title(rejected) and not rejected.greedy
+
+
+def test_narration_names_the_normalised_residual():
+    spec = hand_trace(greedy=False)
+    text = replay.narrate(spec, 0)
+    assert "norm(max(0, p − q))" in text and "sum to 1" in text
+
+
+def test_residual_title_separates_average_and_this_guess():
+    it = hand_trace(greedy=False).iterations[0]
+    title = residual_figure(it).layout.title.text
+    assert "is the chance of rejection" not in title
+    assert f"{it.residual.mass:.3f}" in title and "averaged over q" in title
+    own = 1 - it.slots[it.n_accepted].accept_prob
+    assert f"1 − min(1, p/q) = {own:.3f}" in title

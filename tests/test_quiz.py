@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from specsim.core.paths import ASSETS
 from specsim.lesson import quiz, transfer
 from specsim.measure import analytics
 
@@ -535,3 +536,24 @@ def test_writing_the_token_and_updating_the_caches_count_in_either_order():
         wrong = list(sc.order)
         wrong[0], wrong[1] = wrong[1], wrong[0]  # drafting after the target's pass is still wrong
         assert not new_round(seq, 0, sc.id).arrange(wrong).solved(seq.accepted_orders)
+
+
+def _by_id() -> dict:
+    return {q["id"]: q for q in json.loads((ASSETS / "quiz" / "knowledge.json").read_text("utf-8"))["questions"]}
+
+
+def _all_text(q) -> str:
+    return " ".join([q["prompt"], q["explanation"], *q["options"]])
+
+
+def test_quiz_wording():
+    q = _by_id()
+    assert "batch" not in _all_text(q["one-pass"])
+    assert "the last kept token included" in q["one-pass"]["options"][q["one-pass"]["answer"]]
+    # the tokenizer question says why the ids must line up, without "ideally"
+    assert "ideally" not in _all_text(q["tokenizer"]) and "token id" in q["tokenizer"]["explanation"]
+
+
+def test_survive_is_not_used_for_two_different_things():
+    quiz_text = json.dumps(json.loads((ASSETS / "quiz" / "knowledge.json").read_text("utf-8")), ensure_ascii=False)
+    assert not re.search(r"surviv", quiz_text, re.IGNORECASE)

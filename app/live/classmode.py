@@ -29,7 +29,7 @@ from redis.exceptions import RedisError
 from app import state
 from app.classqueue import OUTAGE_S, POLL_S, QUEUE_AWAY, queue_limit, queue_name, session_token
 from app.live import view as live_view
-from specsim.classroom import jobs
+from specsim.classroom import jobs, records
 from specsim.liverun import SPECULATIVE
 from specsim.request import RunRequest
 
@@ -39,7 +39,7 @@ STOP_WAIT_S = 60.0  # how long a cancelled running job may take to stop at the e
 # The browser keeps its latest class run in a cookie (job id and session token), so a page whose server session is
 # new finds the run again: after its replica was killed and nginx sent it to another, or after a reload. Set by a
 # script on the page (st.html), read from the websocket's handshake (st.context.cookies); it lasts as long as the
-# job's records (jobs.KEEP_S) and never leaves this site (SameSite=Strict).
+# job's records (records.KEEP_S) and never leaves this site (SameSite=Strict).
 COOKIE = "specsim_run"
 
 
@@ -48,7 +48,7 @@ def remember(job_id: str, token: str) -> None:
     value = f"{job_id}.{token}"
     if not re.fullmatch(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", value):  # the queue's own ids: nothing a script could run
         return
-    st.html(f'<script>document.cookie = "{COOKIE}={value}; path=/; max-age={jobs.KEEP_S}; SameSite=Strict";'
+    st.html(f'<script>document.cookie = "{COOKIE}={value}; path=/; max-age={records.KEEP_S}; SameSite=Strict";'
             "</script>", unsafe_allow_javascript=True)
 
 
@@ -86,7 +86,7 @@ def run(box, request: RunRequest, url: str, interruptible) -> None:
     try:
         job_id = jobs.submit(url, request, token, queue=queue_name(),
                              max_queued=queue_limit())
-    except jobs.JobError as error:  # the queue is full
+    except records.JobError as error:  # the queue is full
         box.notice = ("error", str(error))
         return
     except (OSError, RedisConnectionError) as error:  # no server at that address
@@ -106,7 +106,7 @@ def reattach(box, url: str, job_id: str, token: str, interruptible) -> bool:
     has finished; False (nothing done) when it was cancelled, failed, expired or is not this token's."""
     try:
         status = jobs.status(url, job_id, token)
-    except (OSError, RedisError, jobs.NotYourJob):
+    except (OSError, RedisError, records.NotYourJob):
         return False
     if status.state in ("queued", "running"):
         follow(box, url, job_id, token, interruptible, REATTACHED + "following it again…", lead=FOUND_AGAIN)
@@ -206,7 +206,7 @@ def follow(box, url: str, job_id: str, token: str, interruptible, first_text: st
         st.button("Cancel", key=state.LIVE_CANCEL_BUTTON)
     try:
         _follow(box, url, job_id, token, bar, interruptible, lead)
-    except (OSError, RedisError, jobs.NotYourJob) as error:  # Redis went away while the run was on it, or came
+    except (OSError, RedisError, records.NotYourJob) as error:  # Redis went away while the run was on it, or came
         # back empty after a restart (its jobs are gone)
         box.notice = ("error", LOST_QUEUE.format(url=url, error=error))
     holder.empty()

@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from rq import Queue, get_current_job
 
-from specsim.classroom import jobs
+from specsim.classroom import jobs, records, running
 from specsim.request import RunRequest
 
 KINDS = ("verify_curve", "variants", "policies", "snippet", "domains", "blockcheck")
@@ -50,7 +50,7 @@ class Cancelled(RuntimeError):
 
 
 def _target():
-    return jobs.SHELF.target(RunRequest(prompt="."))  # the bundled target, loaded once per worker
+    return running.SHELF.target(RunRequest(prompt="."))  # the bundled target, loaded once per worker
 
 
 def verify_curve(params: dict, progress: Callable[[float, str], None]):
@@ -108,7 +108,7 @@ def policies(params: dict, progress: Callable[[float, str], None]):
     target = _target()
     ids = format_prompt(target.tokenizer, params["prompt"])
     steps = 1 + len(kpolicy_runs.POLICIES)
-    return kpolicy_runs.compare_policies(target, lambda: jobs.SHELF.pair(request)[1], ids, int(params["max_new"]),
+    return kpolicy_runs.compare_policies(target, lambda: running.SHELF.pair(request)[1], ids, int(params["max_new"]),
                                      on_run=lambda i, name: progress(i / steps, f"Run {i + 1} of {steps}: {name}"))
 
 
@@ -130,7 +130,7 @@ def domains(params: dict, progress: Callable[[float, str], None]):
     from specsim.lesson import domains as by_domain
 
     progress(0.0, "Loading the bundled target and the default draft on a class worker")
-    target, drafter = jobs.SHELF.pair(RunRequest(prompt=".", draft=defaults.DEFAULT_DRAFT))
+    target, drafter = running.SHELF.pair(RunRequest(prompt=".", draft=defaults.DEFAULT_DRAFT))
     return by_domain.measure_domains(target, drafter, int(params["k"]), int(params["max_new"]),
                                      by_domain.domain_prompts(), progress=progress)
 
@@ -152,8 +152,8 @@ def run_task(job_id: str, kind: str, params: dict):
     """A worker's side of a task: its progress (with the job's heartbeat) and its value, which RQ stores as the
     job's result; or its cancellation."""
     conn = get_current_job().connection
-    jobs.began(conn, job_id)
-    heart = jobs.Heartbeat(conn, job_id)
+    records.began(conn, job_id)
+    heart = running.Heartbeat(conn, job_id)
 
     def progress(fraction: float, text: str) -> None:
         if heart.cancelled.is_set():
@@ -165,34 +165,34 @@ def run_task(job_id: str, kind: str, params: dict):
     try:
         value = RUNNERS[kind](params, progress)
     except Cancelled:
-        jobs.ended(conn, job_id, "cancelled", CANCELLED)
+        records.ended(conn, job_id, "cancelled", CANCELLED)
         return None
     except Exception as error:
-        jobs.ended(conn, job_id, "failed", f"The measurement failed: {type(error).__name__}: {error}")
+        records.ended(conn, job_id, "failed", f"The measurement failed: {type(error).__name__}: {error}")
         raise
     finally:
         heart.stop()  # its last beat keeps the job alive while RQ stores the value
-    jobs.ended(conn, job_id)
+    records.ended(conn, job_id)
     return value
 
 
 # ---- the page's side ------------------------------------------------------------------------------------------
 
 
-def submit(redis_url: str, kind: str, params: dict, session_token: str, queue: str = jobs.QUEUE,
+def submit(redis_url: str, kind: str, params: dict, session_token: str, queue: str = records.QUEUE,
            max_queued: int = jobs.MAX_QUEUED) -> str:
     """Queue a task of ``kind`` for the session ``session_token``; its job id. JobError for an unknown kind,
     QueueFull past ``max_queued`` waiting jobs."""
     if kind not in KINDS:
-        raise jobs.JobError(f"Unknown task {kind!r}; choose one of {', '.join(KINDS)}.")
-    conn = jobs.connect(redis_url)
+        raise records.JobError(f"Unknown task {kind!r}; choose one of {', '.join(KINDS)}.")
+    conn = records.connect(redis_url)
     jobs.check_room(conn, Queue(queue, connection=conn), max_queued)
-    return jobs.new_job(conn, queue, run_task, (kind, json.loads(json.dumps(params))), session_token, kind=kind)
+    return records.new_job(conn, queue, run_task, (kind, json.loads(json.dumps(params))), session_token, kind=kind)
 
 
 def progress(redis_url: str, job_id: str, session_token: str) -> tuple[float, str] | None:
     """The running task's last report (fraction done, what it is doing), or None before its first."""
-    meta = jobs.record(redis_url, job_id, session_token)
+    meta = records.record(redis_url, job_id, session_token)
     if "progress" not in meta:
         return None
     fraction, text = json.loads(meta["progress"])
@@ -202,7 +202,7 @@ def progress(redis_url: str, job_id: str, session_token: str) -> tuple[float, st
 def result(redis_url: str, job_id: str, session_token: str):
     """The finished task's value (RQ's stored result); None while it has not finished (or after a failure or a
     cancel)."""
-    return jobs.returned_value(redis_url, job_id, session_token)
+    return records.returned_value(redis_url, job_id, session_token)
 
 
 __all__ = ["KINDS", "Cancelled", "blockcheck", "domains", "policies", "progress", "result", "run_task", "snippet",

@@ -103,9 +103,9 @@ def _profile_json() -> str | None:
 
 
 def _publish_profile(conn) -> None:
-    from specsim.classroom import jobs
+    from specsim.classroom import records
 
-    jobs.publish_profile(conn, _profile_json())
+    records.publish_profile(conn, _profile_json())
 
 
 def _stay_registered(worker, machine: str) -> None:
@@ -113,7 +113,7 @@ def _stay_registered(worker, machine: str) -> None:
     is retried by redis-py), but the registration that Worker.count and the pages' estimates read is gone."""
     from rq.worker_registration import REDIS_WORKER_KEYS
 
-    from specsim.classroom import jobs
+    from specsim.classroom import records
 
     while True:
         time.sleep(REGISTERED_CHECK_S)
@@ -125,7 +125,7 @@ def _stay_registered(worker, machine: str) -> None:
                 # RQ's own heartbeat may already have written a bare key back, which register_birth would refuse
                 worker.connection.delete(worker.key)
                 worker.register_birth()
-                worker.connection.sadd(jobs.MACHINES, machine)
+                worker.connection.sadd(records.MACHINES, machine)
                 _publish_profile(worker.connection)
         except Exception:  # noqa: BLE001 - Redis still down: the next check tries again
             continue
@@ -134,7 +134,7 @@ def _stay_registered(worker, machine: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specsim.classroom.worker", description=__doc__.split("\n\n")[0])
     parser.add_argument("--redis", required=True, help="the Redis URL the app submits to, e.g. redis://localhost:6379/0")
-    parser.add_argument("--queue", default=None, help="the queue to serve (default: specsim.classroom.jobs.QUEUE)")
+    parser.add_argument("--queue", default=None, help="the queue to serve (default: specsim.classroom.records.QUEUE)")
     parser.add_argument("--preload", nargs="*", default=[], metavar="TARGET",
                         help="targets to load before the first job ('bundled', a hub id or a folder)")
     parser.add_argument("--threads", type=flags.positive_int, default=None,
@@ -146,23 +146,23 @@ def main(argv: list[str] | None = None) -> int:
 
     from rq import Queue
 
-    from specsim.classroom import jobs
+    from specsim.classroom import records, running
     from specsim.core.cpu import machine_id
     from specsim.core.models import default_device
     from specsim.request import RunRequest
 
     flags.apply_threads(args.threads)
-    conn = jobs.connect(args.redis)
+    conn = records.connect(args.redis)
     _when_redis_answers(conn.ping)  # a wrong URL fails here, with redis' own message, after REDIS_PATIENCE_S
     for target in args.preload:
-        jobs.SHELF.target(RunRequest(prompt=".", target=target))  # a target to load, not a run
+        running.SHELF.target(RunRequest(prompt=".", target=target))  # a target to load, not a run
     machine, profile = machine_id(default_device()), _profile_json()
-    _when_redis_answers(lambda: (conn.sadd(jobs.MACHINES, machine), jobs.publish_profile(conn, profile)))
+    _when_redis_answers(lambda: (conn.sadd(records.MACHINES, machine), records.publish_profile(conn, profile)))
 
     # The process id makes the name unique: a worker restarted after a kill -9 must not meet its predecessor's
     # registration, which stays in Redis until it expires (RQ then refuses the name).
     name = f"{args.name or 'specsim-' + os.uname().nodename}-{os.getpid()}"
-    worker = patient_worker_class()([Queue(args.queue or jobs.QUEUE, connection=conn)], connection=conn, name=name)
+    worker = patient_worker_class()([Queue(args.queue or records.QUEUE, connection=conn)], connection=conn, name=name)
     threading.Thread(target=_stay_registered, args=(worker, machine), daemon=True).start()
     # RQ registers the worker as work() starts; a failed start leaves a half-written registration to clear first
     _when_redis_answers(lambda: worker.work(burst=args.burst, logging_level="WARNING"),

@@ -19,7 +19,7 @@ import pytest
 from rq import Queue
 from rq.registry import StartedJobRegistry
 
-from specsim.classroom import jobs
+from specsim.classroom import jobs, records
 from specsim.request import RunRequest
 from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
 from tests.class_hold import hold
@@ -99,9 +99,9 @@ def test_four_learners_press_run_at_once_and_each_gets_their_own_run(browser, ro
             page.get_by_role("button", name="Run", exact=True).wait_for()
         # both workers busy first (a real job that holds a worker until released), so the four runs are sure to
         # wait in the queue whatever the machine's load
-        conn = jobs.connect(room.redis_url)
+        conn = records.connect(room.redis_url)
         release = f"specsim:test:release:{time.monotonic_ns()}"
-        queue = Queue(jobs.QUEUE, connection=conn)
+        queue = Queue(records.QUEUE, connection=conn)
         held = [queue.enqueue(hold, release, job_timeout=300) for _ in range(2)]
         registry = StartedJobRegistry(queue=queue)
         deadline = time.monotonic() + 120
@@ -228,14 +228,14 @@ def test_a_page_whose_replica_is_killed_finds_its_run_on_the_other(browser, room
     replica = _replica_of(room.url, agent)
     name = f"replica-{[r.removeprefix('http://') for r in room.replicas].index(replica)}"
     page = new_page(browser, room.url, user_agent=agent)
-    conn = jobs.connect(room.redis_url)
+    conn = records.connect(room.redis_url)
     release = f"specsim:test:release:{time.monotonic_ns()}"
     try:
         prompt, k, seed = "north south east west north south east west", 2, 41
         goto(page, f"live?drafter=prompt_lookup&k={k}&n={N_NEW}&t=0&seed={seed}&prompt={quote(prompt)}",
              timeout=120_000)
         page.get_by_role("button", name="Run", exact=True).wait_for()
-        queue = Queue(jobs.QUEUE, connection=conn)
+        queue = Queue(records.QUEUE, connection=conn)
         held = [queue.enqueue(hold, release, job_timeout=300) for _ in range(2)]  # the run waits while the page dies
         registry = StartedJobRegistry(queue=queue)
         deadline = time.monotonic() + 120
