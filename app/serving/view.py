@@ -12,8 +12,6 @@ from specsim.lesson import roofline
 from specsim.lesson import serving as stacks
 from specsim.measure import analytics
 
-GPU_MEMORY_GB = roofline.GPU_MEMORY_GB
-
 
 def load_rows(alpha: float, draft_cost: float, ridge: int, context: int,
               batches: Sequence[int]) -> list[tuple[int, int, float]]:
@@ -54,10 +52,10 @@ def load_text(rows: Sequence[tuple[int, int, float]], alpha: float, draft_cost: 
         text += (f" Up to B = {rows[-1][0]} some K still pays here: the cache reads keep the step waiting on memory "
                  "(move the context slider down to see speculation switch off).")
     weights_gb = roofline.LLAMA_31_8B.weight_bytes / 1e9
-    full = next((b for b, _, _ in rows if roofline.kv_cache_gb(b, context) + weights_gb > GPU_MEMORY_GB), None)
+    full = next((b for b, _, _ in rows if roofline.kv_cache_gb(b, context) + weights_gb > roofline.GPU_MEMORY_GB), None)
     if full is not None:
-        text += (f" From B = {full} the batch's cache and the weights no longer fit one {GPU_MEMORY_GB} GB GPU: "
-                 "larger batches at this context need several GPUs.")
+        text += (f" From B = {full} the batch's cache and the weights no longer fit one {roofline.GPU_MEMORY_GB} GB "
+                 "GPU: larger batches at this context need several GPUs.")
     return text
 
 
