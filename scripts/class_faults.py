@@ -358,7 +358,7 @@ class Injector(threading.Thread):
 
     def _serving(self) -> bool:
         if self.fault == "public" and self.remote_job is not None:  # its run started again on the class's worker
-            name = self.watch.on.get(f"{self.remote_job}-retry") or ""  # jobs._retry's id for the run again
+            name = self.watch.on.get(f"{self.remote_job}-retry") or ""  # jobstate.retry's id for the run again
             return bool(name) and not name.startswith("fault-remote") and _recovered(self.room, 1)
         return _recovered(self.room, self.workers)
 

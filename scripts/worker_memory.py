@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from rq import Worker  # noqa: E402
+
 from specsim.classroom import jobs, records, tasks  # noqa: E402
 from specsim.core import defaults  # noqa: E402
 from specsim.request import RunRequest  # noqa: E402
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(1.0)
         conn = records.connect(url)
         deadline = time.monotonic() + 300
-        while not conn.smembers("rq:workers") and time.monotonic() < deadline:
+        while not Worker.count(connection=conn) and time.monotonic() < deadline:
             time.sleep(0.5)
         time.sleep(2.0)
         print(f"worker env: {' '.join(args.env) or '(default)'}")

@@ -244,3 +244,24 @@ def test_a_page_has_one_name_for_its_script_its_url_and_its_package():
         assert (package / "__init__.py").is_file(), (page.title, package)
     assert {p.name for p in APP.iterdir() if (p / "__init__.py").is_file()} <= {
         p.url_path for p in all_pages()} | set(SHARED_PACKAGES.values())  # no package named for no page
+
+
+def rq_internals(source: str) -> list[str]:
+    """What a file uses of RQ's storage layout rather than its API: an import of ``rq.worker_registration`` (the
+    registry's key names), or a string that spells one of RQ's Redis keys (``rq:…``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "rq.worker_registration":
+            found.append(f"from rq.worker_registration import {', '.join(a.name for a in node.names)}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("rq:"):
+            found.append(repr(node.value))
+    return found
+
+
+def test_the_class_uses_rqs_api_and_none_of_its_redis_keys():
+    offenders = [f"{path.relative_to(ROOT)}: {use}" for folder in ("specsim", "app", "scripts")
+                 for path in (ROOT / folder).rglob("*.py") for use in rq_internals(path.read_text())]
+    assert offenders == []
+    # the check sees the worker's old registration test and the memory script's old wait
+    assert rq_internals("from rq.worker_registration import REDIS_WORKER_KEYS\n") != []
+    assert rq_internals("while not conn.smembers('rq:workers'): pass\n") != []

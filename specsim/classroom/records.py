@@ -120,10 +120,11 @@ def owned_record(conn, job_id: str, session_token: str) -> dict[str, str]:
     return meta
 
 
-def new_job(conn, queue: str, func, args: tuple, session_token: str, **meta) -> str:
-    """Give a job a record bound to ``session_token`` (its digest, the queue, ``meta``), queue ``func(job_id,
-    *args)`` on RQ under the same id, and return the id. :func:`status` and :func:`cancel` then follow it."""
-    job_id = secrets.token_urlsafe(18)
+def new_job(conn, queue: str, func, args: tuple, session_token: str, job_id: str | None = None, **meta) -> str:
+    """Give a job a record bound to ``session_token`` (its digest, the queue, the time, ``meta``), queue
+    ``func(job_id, *args)`` on RQ under the same id (``job_id``, or a new unguessable one), and return the id; the
+    page then follows it (:func:`specsim.classroom.jobstate.status`)."""
+    job_id = job_id or secrets.token_urlsafe(18)
     record = {"token": digest(session_token), "queue": queue, "submitted": time.time(), **meta}
     conn.sadd(key(job_id, "tickets"), job_id)
     conn.expire(key(job_id, "tickets"), KEEP_S)

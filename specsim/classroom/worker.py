@@ -111,14 +111,12 @@ def _publish_profile(conn) -> None:
 def _stay_registered(worker, machine: str) -> None:
     """Register again after Redis came back empty from a restart. RQ reconnects on its own (a blocked wait for a job
     is retried by redis-py), but the registration that Worker.count and the pages' estimates read is gone."""
-    from rq.worker_registration import REDIS_WORKER_KEYS
-
     from specsim.classroom import records
 
     while True:
         time.sleep(REGISTERED_CHECK_S)
         try:
-            registered = worker.connection.sismember(REDIS_WORKER_KEYS, worker.key)
+            registered = worker.key in worker.all_keys(connection=worker.connection)
             if worker.birth_date is not None and not registered:
                 worker.log.warning("Worker %s: Redis lost this worker's registration (a restart?); registering again",
                                    worker.name)
