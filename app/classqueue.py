@@ -7,14 +7,13 @@ send their measurements; both read these settings here, and none reaches into an
 
 from __future__ import annotations
 
-import os
 import secrets
 
-from specsim.classroom import jobs, records
+from specsim.core import environment
 
-QUEUE_ENV = "SPECSIM_QUEUE_URL"
-QUEUE_NAME_ENV = "SPECSIM_QUEUE_NAME"  # the queue's name on that server (default specsim.classroom.records.QUEUE)
-QUEUE_LIMIT_ENV = "SPECSIM_QUEUE_LIMIT"  # how many runs may wait (default specsim.classroom.jobs.MAX_QUEUED)
+QUEUE_ENV = environment.env_name("queue_url")
+QUEUE_NAME_ENV = environment.env_name("queue_name")  # the queue's name on that server (default records.QUEUE)
+QUEUE_LIMIT_ENV = environment.env_name("queue_limit")  # how many runs may wait (default jobs.MAX_QUEUED)
 POLL_S = 0.25  # how often a page asks the queue where its job is
 OUTAGE_S = 20.0  # how long a page waits for the class queue to answer again (a restarting Redis) before giving up
 QUEUE_AWAY = "The class queue is not answering (it may be restarting); waiting for it to come back…"
@@ -22,18 +21,22 @@ QUEUE_AWAY = "The class queue is not answering (it may be restarting); waiting f
 
 def queue_url() -> str | None:
     """The class queue's Redis URL, or None: runs stay in this process."""
-    return os.environ.get(QUEUE_ENV, "").strip() or None
+    return environment.current().queue_url
 
 
 def queue_name() -> str:
     """The queue's name on that server: the class's workers serve it."""
-    return os.environ.get(QUEUE_NAME_ENV) or records.QUEUE
+    from specsim.classroom import records  # here: a single learner's install has no RQ
+
+    return environment.current().queue_name or records.QUEUE
 
 
 def queue_limit() -> int:
     """How many runs may wait in the class queue before Run says it is full."""
-    text = os.environ.get(QUEUE_LIMIT_ENV, "").strip()
-    return int(text) if text.isdigit() else jobs.MAX_QUEUED
+    from specsim.classroom import jobs
+
+    limit = environment.current().queue_limit
+    return jobs.MAX_QUEUED if limit is None else limit
 
 
 def session_token() -> str:

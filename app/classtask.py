@@ -12,11 +12,8 @@ from __future__ import annotations
 import time
 
 import streamlit as st
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from app import classqueue
-from specsim.classroom import jobs, records, tasks
 
 try:  # the exceptions Streamlit raises in the script thread to stop or rerun it
     from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException
@@ -31,6 +28,11 @@ def active() -> bool:
 
 def run_task(kind: str, params: dict):
     """Submit a task of ``kind`` and wait for it with a progress bar; its value, or None after a message."""
+    from redis.exceptions import ConnectionError as RedisConnectionError  # a class's install only (requirements-class)
+    from redis.exceptions import RedisError
+
+    from specsim.classroom import records, tasks
+
     url, token = classqueue.queue_url(), classqueue.session_token()
     try:
         job_id = tasks.submit(url, kind, params, token, queue=classqueue.queue_name(),
@@ -56,6 +58,10 @@ def run_task(kind: str, params: dict):
 
 def _follow(url: str, job_id: str, token: str, bar):
     """Poll the task until it ends; its value, or None after a message."""
+    from redis.exceptions import RedisError
+
+    from specsim.classroom import jobs, tasks
+
     away = None
     try:
         while True:

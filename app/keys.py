@@ -8,12 +8,11 @@ their defaults are defined once, as dataclasses in :mod:`app.settings`; the defa
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from app.settings import CalcSettings, LiveSettings, UnchangedSettings, VariantsSettings, VerifySettings
 from app.urlcodec import number_text
-from specsim.core import published
+from specsim.core import environment, published
 
 _CALC, _LIVE, _UNCHANGED = CalcSettings(), LiveSettings(), UnchangedSettings()
 _VERIFY, _VARIANTS = VerifySettings(), VariantsSettings()
@@ -279,7 +278,7 @@ SHOW_ANSWERS = "show_answers"  # True: answers show without a guess first (the s
 PREDICT_FORM = "predict_form_"  # + question id: the form a guess is typed into
 PREDICT_BOX = "predict_box_"  # + question id + "_" + field name
 # SPECSIM_SHOW_ANSWERS=1 starts every session with the switch on (a lecturer's demo; the browser tests)
-DEFAULTS.update({PREDICTIONS: dict, SHOW_ANSWERS: lambda: os.environ.get("SPECSIM_SHOW_ANSWERS") == "1"})
+DEFAULTS.update({PREDICTIONS: dict, SHOW_ANSWERS: lambda: environment.current().show_answers})
 
 # ---- order one round: seeing the answer -------------------------------------------------------------
 SEQ_SHOW_BUTTON = "quiz_seq_show"  # "Show the answer" after a check that is not right yet

@@ -12,11 +12,18 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from app import a11y, frame, preload, state  # noqa: E402
+from specsim.core import environment  # noqa: E402
 
 preload.modules()  # before any figure: plotly must never see pandas half imported by another session
 from app.layout import PAGES  # noqa: E402
 
 st.set_page_config(page_title="specsim: speculative decoding", page_icon=":material/bolt:", layout="wide")
+try:
+    environment.current()  # every page reads these settings: a value that does not parse is told here, once
+except environment.SettingsError as error:
+    st.error(f"specsim cannot start with this environment. {error} Correct or unset the variable, then start the "
+             "app again (the README's \"Settings from the environment\" lists them).")
+    st.stop()
 state.init()
 state.back_undoes_page_switches()
 a11y.install()

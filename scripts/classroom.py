@@ -49,6 +49,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from specsim.core import environment  # noqa: E402
+
 READY_S = 120.0  # a replica or a worker on a busy 2-core machine
 START_S = {"redis": 1, "worker": 5, "replica": 3, "nginx": 1}  # up this long to count as started (else back-off)
 RETRIES = 10  # starts in a row that may fail before supervisord gives a part up (FATAL, in its log)
@@ -300,7 +305,7 @@ def programs(workers: int, replicas: int, redis_port: int | None, redis_url: str
         out.append(Program(f"replica-{i}", [
             sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"], {"SPECSIM_QUEUE_URL": redis_url, **env}))
+            "--server.fileWatcherType", "none"], {environment.env_name("queue_url"): redis_url, **env}))
     out.append(Program("nginx", [shutil.which("nginx") or "/usr/sbin/nginx", "-c", str(nginx), "-p", str(folder),
                                  "-g", "daemon off;"], {}))
     return out
@@ -317,7 +322,7 @@ def classroom(workers: int = 2, replicas: int = 2, port: int | None = None, redi
     folder = Path(tempfile.mkdtemp(prefix="specsim-class-"))
     env = {k: str(v) for k, v in (env or {}).items()}
     if queue:
-        env["SPECSIM_QUEUE_NAME"] = queue
+        env[environment.env_name("queue_name")] = queue
     redis_port = None
     if redis_url is None:
         redis_port = free_port()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from specsim.core.published import CHEN_2023
-from tests.conftest import open_page
+from tests.conftest import ROOT, open_page
 
 
 def test_home_teaches_the_loop_and_the_key_insight():
@@ -73,3 +73,19 @@ def test_the_home_page_does_not_link_the_ordering_quiz_under_the_list_that_answe
     assert not at.exception
     links = [e.proto.page for e in at.get("page_link")]
     assert "sequence" not in links and not any(e.proto.label.startswith("Try it") for e in at.get("page_link"))
+
+
+def test_a_setting_that_does_not_parse_is_named_on_the_page_not_raised(monkeypatch):
+    """Every SPECSIM_* variable is read by one class (issue 63); a value it cannot read stops the app with a message
+    that names the variable, instead of a traceback from whichever page read it first."""
+    from streamlit.testing.v1 import AppTest
+
+    from specsim.core.environment import env_name
+
+    monkeypatch.setenv(env_name("queue_limit"), "many")
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1 and "SPECSIM_QUEUE_LIMIT" in at.error[0].value and "'many'" in at.error[0].value
+    monkeypatch.setenv(env_name("queue_limit"), "3")
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
+    assert not at.exception and not at.error

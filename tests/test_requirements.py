@@ -1,6 +1,7 @@
 """The pins say why they are there and sit in the right file (issue 41, dependencies).
 
 - requirements.txt: what the app and the library import (plus what they need without importing it, said so);
+- requirements-class.txt: what only class mode imports (the queue's clients) or runs (supervisord);
 - requirements-train.txt: what only training imports;
 - requirements-dev.txt: test tools;
 - constraints.txt: pins of packages pulled in by others, imported nowhere in specsim.
@@ -64,15 +65,19 @@ def _is_training(path: Path) -> bool:
 
 
 def test_every_pin_says_why_and_every_import_is_pinned_in_its_file():
-    runtime, train, dev, constraints = (_pins(n) for n in ("requirements.txt", "requirements-train.txt",
-                                                           "requirements-dev.txt", "constraints.txt"))
+    runtime, train, dev, constraints, class_ = (_pins(n) for n in ("requirements.txt", "requirements-train.txt",
+                                                                   "requirements-dev.txt", "constraints.txt",
+                                                                   "requirements-class.txt"))
     app_files = [p for p in _files("specsim", "app", "pages") if not _is_training(p)]
     used_at_runtime = _third_party_imports(app_files)
     used_in_training = _third_party_imports([p for p in _files("specsim") if _is_training(p)])
     used_in_tests = _third_party_imports(_files("tests"))
-    assert used_at_runtime - set(runtime) == set(), "imported by the app or library, not in requirements.txt"
+    # class mode's imports (rq, redis) are the class file's: tests/test_layers.py shows a single learner needs none
+    assert used_at_runtime - set(runtime) - set(class_) == set(), "imported by the app or library, pinned nowhere"
+    assert {"rq", "redis"} <= set(class_) and not {"rq", "redis"} & set(runtime)
     assert used_in_training - set(runtime) - set(train) == set(), "imported by training, pinned nowhere"
-    assert used_in_tests - set(runtime) - set(train) - set(dev) == set(), "imported by tests, pinned nowhere"
+    pinned = set(runtime) | set(train) | set(dev) | set(class_)
+    assert used_in_tests - pinned == set(), "imported by tests, pinned nowhere"
     # A runtime pin is imported by the app or the library, or says why it is needed anyway.
     for name, why in runtime.items():
         assert name in used_at_runtime or "not imported" in why, f"requirements.txt pins {name}, which nothing imports"
@@ -80,7 +85,7 @@ def test_every_pin_says_why_and_every_import_is_pinned_in_its_file():
     assert not set(train) & set(runtime)
     everything_imported = used_at_runtime | used_in_training | used_in_tests
     assert not set(constraints) & everything_imported, "a constraints pin is imported: make it a direct pin"
-    assert not set(constraints) & (set(runtime) | set(train) | set(dev))
+    assert not set(constraints) & (set(runtime) | set(train) | set(dev) | set(class_))
 
 
 def test_make_installs_with_the_constraints():

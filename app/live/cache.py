@@ -11,22 +11,22 @@ turns it on where it tests it. Class mode uses the class's shared cache instead 
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime
 
 from specsim.classroom.runcache import CachedRun, DiskStore, run_key
+from specsim.core import environment
 from specsim.core.cpu import machine_id
 from specsim.core.trace import Trace
 from specsim.request import RunRequest
 
-CACHE_ENV = "SPECSIM_RUN_CACHE"
+CACHE_ENV = environment.env_name("run_cache")
 OFF = ("off", "0", "no", "false", "none")
 
 
 def store() -> DiskStore | None:
     """The run cache this process uses, or None when ``SPECSIM_RUN_CACHE`` turns it off."""
-    value = os.environ.get(CACHE_ENV, "").strip()
+    value = environment.current().run_cache
     if value.lower() in OFF:
         return None
     return DiskStore(value or None)

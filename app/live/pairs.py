@@ -19,13 +19,13 @@ from pathlib import Path
 
 from app.live import params as live_params
 from app.settings import LiveSettings
-from specsim.core import defaults, models, paths
+from specsim.core import defaults, environment, models, paths
 from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
 BUNDLED = "bundled"
 CUSTOM = "custom"
-MODEL_DIRS_ENV = "SPECSIM_MODEL_DIRS"
+MODEL_DIRS_ENV = environment.env_name("model_dirs")
 """More folders custom models may be loaded from, separated by ``os.pathsep``."""
 NOT_ALLOWED = ("The {side} must be a Hugging Face hub id (owner/name) or a folder inside the folders this server "
                "loads models from: the project folder, the specsim cache, the Hugging Face cache, or a folder listed "
@@ -58,7 +58,7 @@ def allowed_roots() -> list[Path]:
     from huggingface_hub import constants
 
     roots = [paths.REPO_ROOT, paths.cache_dir(), Path(constants.HF_HUB_CACHE)]
-    roots += [Path(p) for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]
+    roots += list(environment.current().model_dirs)
     return [Path(os.path.realpath(root)) for root in roots]
 
 

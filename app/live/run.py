@@ -19,9 +19,9 @@ import streamlit as st
 from app import classqueue, loaders, state
 from app.classtask import ScriptControlException
 from app.live import cache as live_cache
-from app.live import classmode, playback
 from app.live import pairs as live_pairs
 from app.live import params as live_params
+from app.live import playback
 from app.live import view as live_view
 from app.settings import LiveSettings
 from specsim import liverun
@@ -134,6 +134,8 @@ def _replay_cached(cache, request: RunRequest) -> bool:
 
 def _queued(request: RunRequest, url: str) -> None:
     """Class mode's Run: the job's traces land in a RunBox as a run made here does; a click cancels the job."""
+    from app.live import classmode  # a class only: it needs RQ and redis (requirements-class.txt)
+
     box = RunBox()
     state.put(state.LIVE_RUN, box)
     try:
@@ -157,6 +159,8 @@ def resume_class_run(pressed_run: bool) -> None:
     url, job_id, token = box.detached
     box.detached = None
     box.running = True
+    from app.live import classmode  # a class only: it needs RQ and redis (requirements-class.txt)
+
     try:
         if pressed_run or state.stored(state.LIVE_CANCEL_BUTTON):
             classmode.cancel(box, url, job_id, token)
@@ -180,6 +184,8 @@ def reattach_class_run(pressed_run: bool) -> None:
     if url is None or pressed_run or state.get(state.LIVE_REATTACHED):
         return
     state.put(state.LIVE_REATTACHED, True)
+    from app.live import classmode  # a class only: it needs RQ and redis (requirements-class.txt)
+
     kept = classmode.recall()
     if kept is None or state.get(state.LIVE_RUN) is not None or state.get(state.LIVE_TRACE) is not None:
         return
@@ -208,6 +214,8 @@ def leave_class_run() -> None:
         return
     url, job_id, token = box.detached
     box.detached = None
+    from app.live import classmode  # a class only: it needs RQ and redis (requirements-class.txt)
+
     try:
         classmode.cancel(box, url, job_id, token)
     except Exception:  # noqa: BLE001 - the queue is away: the job ends with its learner gone, nothing to show

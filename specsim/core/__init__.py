@@ -18,5 +18,6 @@ Read it in this order:
 - ``tiny``: small random-weight models built in a moment, for checks and tests;
 - ``clock`` / ``cpu``: the one timer, and the machine (its ``/proc/cpuinfo``, its one identity);
 - ``defaults`` / ``paths`` / ``published`` / ``prompt_sets`` / ``errors``: shared constants and limits, where
-  files live, the papers' figures as data, the built-in prompts, one line per error.
+  files live, the papers' figures as data, the built-in prompts, one line per error;
+- ``environment``: every ``SPECSIM_*`` setting, read by one class.
 """

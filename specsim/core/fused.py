@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import platform
 import sysconfig
 import threading
@@ -41,6 +40,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import torch
+
+from specsim.core import environment
 
 LOG = logging.getLogger("specsim")
 
@@ -156,7 +157,7 @@ def kernel():
         return _STATE["kernel"]
     with _LOCK:
         if "kernel" not in _STATE:
-            if os.environ.get("SPECSIM_NO_FUSED") == "1":
+            if environment.current().no_fused:
                 _STATE["kernel"], _STATE["why"] = None, "switched off (SPECSIM_NO_FUSED=1)"
             else:
                 try:

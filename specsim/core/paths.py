@@ -5,7 +5,6 @@ The one module that knows the layout of ``assets/``; everything else asks it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -44,5 +43,7 @@ def resolve(path: str | Path) -> Path:
 
 
 def cache_dir() -> Path:
-    """Where converted weights live: ``$SPECSIM_CACHE`` or ``~/.cache/specsim``."""
-    return Path(os.environ.get("SPECSIM_CACHE", Path.home() / ".cache" / "specsim"))
+    """Where converted weights live: ``$SPECSIM_CACHE`` or ``~/.cache/specsim`` (:mod:`specsim.core.environment`)."""
+    from specsim.core import environment
+
+    return environment.current().cache

@@ -31,14 +31,12 @@ switches it off, so the benchmark can time the two paths against each other (``p
 
 from __future__ import annotations
 
-import os
-
 import torch
 
-from specsim.core import fused
+from specsim.core import environment, fused
 from specsim.core.defaults import MAX_INVARIANT_QUERIES
 
-ENABLED = os.environ.get("SPECSIM_NO_TARGET_PASS") != "1"
+ENABLED = not environment.current().no_target_pass
 """False where ``SPECSIM_NO_TARGET_PASS=1``: every pass takes transformers' forward (the previous path)."""
 
 PER_LAYER = ("input_layernorm", "self_attn.q_proj + k_proj + v_proj", "self_attn.o_proj", "post_attention_layernorm",

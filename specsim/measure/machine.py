@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import random
 import statistics
 import sys
@@ -36,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from specsim.core import environment
 from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DEFAULT_K, K_MAX
 from specsim.core.kpolicy import KPolicy
 from specsim.measure import analytics, flags
@@ -157,7 +157,7 @@ def profile_key(threads: int | None = None, device: str | None = None) -> str:
     from specsim.core.fused import extension_name
     from specsim.core.models import default_device
 
-    passes = "transformers passes" if os.environ.get("SPECSIM_NO_TARGET_PASS") == "1" else "one-call passes"
+    passes = "transformers passes" if environment.current().no_target_pass else "one-call passes"
     return (f"{machine_id(device or default_device(), threads)} | profile {PROFILE_VERSION} | "
             f"transformers {transformers.__version__} | {extension_name()} | {passes} | draft {draft_identity()}")
 
