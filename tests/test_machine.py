@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from specsim.core import defaults
-from specsim.measure import analytics, machine
+from specsim.measure import analytics, machine, profile_timing
 
 
 def _profile(**changes) -> machine.Profile:
@@ -106,12 +106,12 @@ def test_median_interval_is_distribution_free_and_narrows_with_more_samples():
     rng = random.Random(1)
     few = [1 + rng.gauss(0, 0.1) for _ in range(9)]
     many = few + [1 + rng.gauss(0, 0.1) for _ in range(200)]
-    med, spread = machine.median_interval(few)
-    assert med == pytest.approx(sorted(few)[4]) and spread > machine.median_interval(many)[1]
-    assert machine.median_interval([1.0, 2.0])[1] == float("inf")  # too few to say
+    med, spread = profile_timing.median_interval(few)
+    assert med == pytest.approx(sorted(few)[4]) and spread > profile_timing.median_interval(many)[1]
+    assert profile_timing.median_interval([1.0, 2.0])[1] == float("inf")  # too few to say
     # exact: 11 equal samples have no spread; one wild sample moves the median interval little
-    assert machine.median_interval([2.0] * 11) == (2.0, 0.0)
-    assert machine.median_interval([2.0] * 10 + [100.0])[1] == 0.0
+    assert profile_timing.median_interval([2.0] * 11) == (2.0, 0.0)
+    assert profile_timing.median_interval([2.0] * 10 + [100.0])[1] == 0.0
 
 
 def test_v_is_fitted_monotone_and_never_below_one():
@@ -138,11 +138,11 @@ def test_the_k_comes_from_real_runs_through_the_cost_model():
     spec, plain = hand_trace(), hand_plain()
     runs = {spec.settings.k: [spec]}
     v = {n: 1.0 + 0.1 * (n - 1) for n in range(1, 18)}
-    predicted = machine.predicted_speedups(runs, [plain], v)
+    predicted = profile_timing.predicted_speedups(runs, [plain], v)
     k = spec.settings.k
     assert predicted[k] == pytest.approx(replace(cost_model([spec], [plain]), verify_cost=v[k + 1]).speedup)
     assert analytics.best_k({1: 1.2, 2: 1.3, 3: 1.3, 4: 1.1}) == 2  # a tie goes to the smaller K
-    c, spread = machine.draft_cost_interval(runs, [plain])
+    c, spread = profile_timing.draft_cost_interval(runs, [plain])
     assert c == pytest.approx(cost_model([spec], [plain]).draft_cost)
 
 
@@ -162,8 +162,8 @@ def test_the_profile_prompts_are_held_out_and_not_the_benchs_check():
     from specsim.measure.bench import heldout_prompts
 
     check = {item["prompt"] for item in heldout_prompts(8)}
-    mine = machine.profile_prompts()
-    assert len(mine) == machine.PROFILE_PROMPTS and not check & set(mine)
+    mine = profile_timing.profile_prompts()
+    assert len(mine) == profile_timing.PROFILE_PROMPTS and not check & set(mine)
 
 
 def test_v_timing_stops_when_every_interval_is_within_the_goal(monkeypatch):
@@ -179,8 +179,8 @@ def test_v_timing_stops_when_every_interval_is_within_the_goal(monkeypatch):
     class Target:
         device = "cpu"
 
-    timing = machine.time_v(Target(), (1, 2, 3, 4, 6), log=lambda _: None)
-    assert timing.rounds == machine.V_MIN_ROUNDS and not timing.noisy
+    timing = profile_timing.time_v(Target(), (1, 2, 3, 4, 6), log=lambda _: None)
+    assert timing.rounds == profile_timing.V_MIN_ROUNDS and not timing.noisy
     assert timing.v == {1: 1.0, 2: 1.0, 3: 1.5, 4: 2.0, 6: 3.0}
 
 
@@ -200,7 +200,7 @@ def test_v_timing_says_it_is_noisy_at_the_time_cap(monkeypatch):
     class Target:
         device = "cpu"
 
-    timing = machine.time_v(Target(), (1, 2, 3), log=lambda _: None, cap_s=0.0)
+    timing = profile_timing.time_v(Target(), (1, 2, 3), log=lambda _: None, cap_s=0.0)
     assert timing.noisy and "rounds" in timing.noisy
 
 
@@ -221,9 +221,9 @@ def test_position_rates_stop_where_too_few_checks_reached():
     from tests.live_traces import hand_trace
 
     spec = hand_trace()
-    assert machine.position_rates({spec.settings.k: [spec]}) == []  # a hand trace is far below 20 checks a slot
+    assert profile_timing.position_rates({spec.settings.k: [spec]}) == []  # a hand trace is far below 20 checks a slot
     many = {spec.settings.k: [spec] * 30}
-    rates = machine.position_rates(many)
+    rates = profile_timing.position_rates(many)
     from specsim.core.trace import acceptance_given_reached
 
     full = acceptance_given_reached([spec] * 30, spec.settings.k)

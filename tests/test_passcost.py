@@ -73,10 +73,10 @@ def test_a_measured_curve_carries_its_monotone_fit_so_a_class_replica_never_fits
 
 
 def test_the_page_and_the_profile_time_v_with_one_loop_and_one_estimator(monkeypatch):
-    """Issue 53, item 3: measure_pass_costs (the verify page, a class worker) and machine.time_v (the profile) take
-    their rounds from time_pass_rounds and read v(n) with v_from_rounds: the median over rounds of each round's
+    """Issue 53, item 3: measure_pass_costs (the verify page, a class worker) and profile_timing.time_v (the profile)
+    take their rounds from time_pass_rounds and read v(n) with v_from_rounds: the median over rounds of each round's
     ratio, which a burst of load in one round moves less than the ratio of the medians."""
-    from specsim.measure import machine
+    from specsim.measure import profile_timing
 
     loads = [1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 3.0, 1.0]  # every other round slowed down by a burst, all sizes alike
 
@@ -94,7 +94,7 @@ def test_the_page_and_the_profile_time_v_with_one_loop_and_one_estimator(monkeyp
     expected = passcost.v_from_rounds([{n: 0.01 * max(1.0, n / 2) for n in (1, 2, 4, 6)}])
     assert {n: costs.v(n) for n in (1, 2, 4, 6)} == expected == {1: 1.0, 2: 1.0, 4: 2.0, 6: 3.0}
     assert VerifyCurve.of(costs).v == tuple(expected.values())
-    profile = machine.time_v(Target(), (1, 2, 4, 6), log=lambda _: None)
+    profile = profile_timing.time_v(Target(), (1, 2, 4, 6), log=lambda _: None)
     assert profile.raw == expected
 
 

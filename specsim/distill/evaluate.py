@@ -15,7 +15,7 @@ chains follow from one teacher-forced pass. The EAGLE-style draft continues from
 features, so every chain is really run, from a copy of its KV cache cut at the chain's start.
 
 The draft's cost is not timed here: it is the app's one cost model of a short real run through the engine
-(:func:`specsim.measure.machine.run_costs`), so the c written beside α is the c the live page and the bench show.
+(:func:`specsim.measure.profile_timing.run_costs`), so the c written beside α is the c the live page and the bench show.
 """
 
 from __future__ import annotations
@@ -172,9 +172,9 @@ def fit_alpha(mean_accepted: float, k: int) -> float:
 
 def draft_costs(folder: Path, target, n_new: int = 24) -> dict:
     """The draft's costs as the app measures them: the cost model of a short real run through the engine
-    (:func:`specsim.measure.machine.run_costs`), c, v and o in plain one-token target passes (medians)."""
+    (:func:`specsim.measure.profile_timing.run_costs`), c, v and o in plain one-token target passes (medians)."""
     from specsim.core.trained_drafters import make_drafter
-    from specsim.measure.machine import run_costs
+    from specsim.measure.profile_timing import run_costs
 
     m = run_costs(target, make_drafter(folder, target.model, dtype=target.dtype, device=target.device), n_new=n_new)
     return {"draft_cost": m.draft_cost, "verify_cost": m.verify_cost, "other_cost": m.other_cost,

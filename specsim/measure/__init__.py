@@ -5,8 +5,9 @@ lesson or the classroom.
 - ``analytics``: the closed forms (expected accepted prefix, tokens per loop, τ, the speedup, the one best K);
 - ``proportion``: how far a measured share can be trusted (a Wilson interval on k of n);
 - ``timing`` / ``fairtime`` / ``costmodel``: the one timing driver, fair speedups, the one cost model;
-- ``passcost`` / ``machine`` / ``pathbench``: v(n) measured, this machine's profile (decode path, v(n), best K),
-  and the target's two decode-pass paths timed against each other (``python -m specsim.bench --passes``);
+- ``passcost`` / ``machine`` / ``profile_timing`` / ``pathbench``: v(n) measured, this machine's profile (decode
+  path, v(n), best K) and the runs it is measured from, and the target's two decode-pass paths timed against each
+  other (``python -m specsim.bench --passes``);
 - ``hf_assisted``: transformers' assisted generation, as a reference and a yardstick;
 - ``compare_variants``: every variant timed on one prompt against plain greedy decoding;
 - ``bench`` / ``cli`` / ``flags``: ``python -m specsim.bench``, ``python -m specsim.measure.cli``, and the flags

@@ -9,7 +9,7 @@ Timing on a shared machine (docs/timing.md): one timing loop, :func:`time_pass_r
 then rounds in which every n runs once, in a new random order each round, so a burst of load hits them alike),
 and one estimator, :func:`v_from_rounds` (each round's passes divided by the same round's one-token pass, the
 median over rounds). The verify page (:func:`measure_pass_costs`) and the machine profile
-(:func:`specsim.measure.machine.time_v`) both use them.
+(:func:`specsim.measure.profile_timing.time_v`) both use them.
 
 :class:`VerifyCurve` is how the "Is verification free here?" page reads a measurement: the flat part,
 the slope, a roofline fit. The batch-size caveat is a *model* (a roofline), not a measurement: a pass
