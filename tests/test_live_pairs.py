@@ -12,7 +12,7 @@ import pytest
 
 from app.live import pairs as live_pairs
 from app.settings import LiveSettings
-from specsim.core import defaults, models, paths
+from specsim.core import defaults, model_checks, models, paths
 from specsim.core.models import ModelUnavailable
 
 OUTSIDE = ["/etc/passwd", "/etc", "/etc/", "/no/such/folder", "/etc/../etc/passwd", "../../../../etc", "~/.ssh",
@@ -49,8 +49,8 @@ def test_hub_ids_stay_hub_ids_and_are_never_read_from_the_disk(monkeypatch, tmp_
     for name in ("HuggingFaceTB/SmolLM2-360M-Instruct", "Qwen/Qwen2.5-0.5B-Instruct", "etc/ssl", "gpt2"):
         source = live_pairs.target(LiveSettings(pair="custom", target=f" {name} "))
         assert source == live_pairs.Source(name, local=False)
-    assert models.is_hub_id("owner/name") and not models.is_hub_id("/owner/name")
-    assert not any(models.is_hub_id(n) for n in ("a/b/c", "../x", "a/..", "-a/b", "a--b/c", "a/b.", ""))
+    assert model_checks.is_hub_id("owner/name") and not model_checks.is_hub_id("/owner/name")
+    assert not any(model_checks.is_hub_id(n) for n in ("a/b/c", "../x", "a/..", "-a/b", "a--b/c", "a/b.", ""))
 
 
 def test_folders_under_the_allowed_roots_load_by_their_real_path(monkeypatch, tmp_path):

@@ -8,16 +8,8 @@ import pytest
 import torch
 from transformers import LlamaConfig
 
-from specsim.core.models import (
-    PRESET_PAIRS,
-    ModelUnavailable,
-    TokenizerMismatch,
-    check_fits,
-    estimate_model_bytes,
-    format_prompt,
-    load_model,
-    shared_vocab_size,
-)
+from specsim.core.model_checks import TokenizerMismatch, check_fits, estimate_model_bytes, shared_vocab_size
+from specsim.core.models import PRESET_PAIRS, ModelUnavailable, format_prompt, load_model
 from specsim.core.tiny import tiny_llama
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from app.live import params as live_params
 from app.settings import LiveSettings
-from specsim.core import defaults, environment, models, paths
+from specsim.core import defaults, environment, model_checks, models, paths
 from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
@@ -71,7 +71,7 @@ def source(name: str, side: str) -> Source:
     path = Path(os.path.expanduser(name) if name == "~" or name.startswith("~/") else name)
     real = Path(os.path.realpath(paths.resolve(path)))  # relative to the project, links resolved, .. gone
     inside = any(real.is_relative_to(root) for root in allowed_roots())
-    if models.is_hub_id(name):  # a local folder only when an allowed one has that name
+    if model_checks.is_hub_id(name):  # a local folder only when an allowed one has that name
         return Source(str(real), local=True, typed=name) if inside and real.is_dir() else Source(name, local=False)
     if inside:
         return Source(str(real), local=True, typed=name)

@@ -13,8 +13,9 @@ Read it in this order:
   the shipped trained drafts (``draft_nets`` their architectures, ``draft_forward`` their fast forward pass), and
   loading what a drafter needs for a loaded target;
 - ``trace`` / ``trace_build``: the record of one run that every consumer replays;
-- ``models`` / ``invariant`` / ``fused`` (``kernels/``) / ``target_pass``: real models, the position-invariant
-  decode path and its C++ kernels, and the target's decode pass as one C++ call (bitwise the same);
+- ``models`` / ``model_checks`` / ``invariant`` / ``fused`` (``kernels/``) / ``target_pass``: real models and the
+  checks around loading one (hub id, memory, shared tokenizer), the position-invariant decode path and its C++
+  kernels, and the target's decode pass as one C++ call (bitwise the same);
 - ``tiny``: small random-weight models built in a moment, for checks and tests;
 - ``clock`` / ``cpu``: the one timer, and the machine (its ``/proc/cpuinfo``, its one identity);
 - ``defaults`` / ``paths`` / ``published`` / ``prompt_sets`` / ``errors``: shared constants and limits, where

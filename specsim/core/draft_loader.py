@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from specsim.core.defaults import COPY_NGRAM
 from specsim.core.errors import brief_error
-from specsim.core.models import LoadedModel, ModelUnavailable, load_model, shared_vocab_size
+from specsim.core.model_checks import shared_vocab_size
+from specsim.core.models import LoadedModel, ModelUnavailable, load_model
 
 if TYPE_CHECKING:
 

@@ -13,7 +13,8 @@ import sys
 
 from specsim.core.defaults import DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
 from specsim.core.engine import plain_generate
-from specsim.core.models import ModelUnavailable, TokenizerMismatch, format_prompt
+from specsim.core.model_checks import TokenizerMismatch
+from specsim.core.models import ModelUnavailable, format_prompt
 from specsim.core.trace import Trace
 from specsim.liverun import ModelShelf, run_request
 from specsim.measure import flags
