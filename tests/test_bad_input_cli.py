@@ -79,3 +79,16 @@ def test_a_tiny_temperature_runs_with_every_drafter(folders, capsys, drafter, t)
     assert run_main(argv) == 0
     out = capsys.readouterr()
     assert "Traceback" not in out.err and "acceptance rate" in out.out
+
+
+@pytest.mark.parametrize("value", ["0", "x", "300"])
+def test_the_variants_comparison_checks_its_flags_with_the_requests_sentence(value, capsys):
+    """Issue 63, item 1: the variants comparison builds a RunRequest from its flags, so a bad --max-new-tokens gets
+    the range sentence every other entry gives (once, before any model loads), naming the flag."""
+    from specsim.measure import compare_variants
+    from specsim.request import range_problem
+
+    with pytest.raises(SystemExit) as stop:
+        compare_variants.main(["--max-new-tokens", value, "--prompt", "hi"])
+    assert stop.value.code == 2
+    assert range_problem("max_new_tokens", value, "--max-new-tokens") in capsys.readouterr().err

@@ -31,6 +31,7 @@ from specsim.core.trace import Trace, pooled_acceptance_rate, pooled_tokens_per_
 from specsim.measure import fairtime, flags
 from specsim.measure.timing import PLAIN, Contender, time_decoders
 from specsim.methods import LABELS, VARIANTS, VariantRun
+from specsim.request import BadRequest, RunRequest
 
 if TYPE_CHECKING:
 
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", help="one prompt (default: the demo prompts)")
     parser.add_argument("--heldout", type=int, default=0, help="run the first N held-out prompts instead")
-    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--max-new-tokens", default="32", help="new tokens per run (default 32)")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
                         help="the target's dtype (default: the loader's, the one the Variants page runs)")
     parser.add_argument("--save", type=Path, help="also write the summary rows as JSON (the page reads "
@@ -267,18 +268,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=flags.positive_int, default=None,
                         help="torch CPU threads (default: torch's choice; 1 is best on a busy machine)")
     args = parser.parse_args(argv)
-    flags.apply_threads(args.threads)
-    target = load_bundled_target(device="cpu", dtype=args.dtype)  # None: the loader's default, as the page loads it
     prompts = [args.prompt] if args.prompt else heldout_prompts(args.heldout) if args.heldout else list(
         DEMO_PROMPTS.values())
+    try:  # one request per prompt, checked as the live page and the CLI check theirs (the same range sentences)
+        requests = [RunRequest.checked({"max_new_tokens": "--max-new-tokens", "prompt": "--prompt"}, prompt=prompt,
+                                       max_new_tokens=args.max_new_tokens, device="cpu", dtype=args.dtype)
+                    for prompt in prompts]
+    except BadRequest as error:
+        parser.error(str(error))
+    args.max_new_tokens = requests[0].max_new_tokens
+    flags.apply_threads(args.threads)
+    target = load_bundled_target(device="cpu", dtype=args.dtype)  # None: the loader's default, as the page loads it
     try:
         heads = MedusaHeads.load()
     except FileNotFoundError:
         heads = None  # the Medusa row then reports the missing file
     comparisons = []
     started = time.perf_counter()
-    for i, prompt in enumerate(prompts):
-        comparison = compare(target, prompt, args.max_new_tokens, medusa_heads=heads)
+    for i, (prompt, request) in enumerate(zip(prompts, requests, strict=True)):
+        comparison = compare(target, request.prompt, request.max_new_tokens, medusa_heads=heads)
         comparisons.append(comparison)
         print(f"[{i + 1}/{len(prompts)}] {prompt[:60]!r}: " + ", ".join(
             f"{r.key} {r.tokens_per_pass:.2f} tok/pass {r.speedup:.2f}x" for r in comparison.results), flush=True)
