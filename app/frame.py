@@ -65,14 +65,14 @@ def sidebar() -> None:
 def tests_progress() -> str:
     """What the learner has done of the tests this session."""
     from app.quiz.common import cached_knowledge, cached_sequence
-    from specsim.lesson import quiz
+    from specsim.lesson import quiz_attempts
 
     parts = []
     attempt = state.get(state.KQ_ATTEMPT)
     if attempt is not None and attempt.finished:
         try:
             questions = cached_knowledge()
-            parts.append(f"knowledge check: {quiz.score(questions, attempt)} of {len(questions)}")
+            parts.append(f"knowledge check: {quiz_attempts.score(questions, attempt)} of {len(questions)}")
         except Exception:  # noqa: BLE001  a bad quiz file is the quiz page's to report, not the sidebar's
             parts.append("knowledge check: finished")
     elif attempt is not None and any(a is not None for a in attempt.answers):

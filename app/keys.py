@@ -145,11 +145,11 @@ DEFAULTS.update({PAGE: None, PAGE_VISIT: 0, PAGES_SEEN: frozenset})
 # ---- quiz ----------------------------------------------------------------------------------------
 # Progress lives in plain keys, never widget keys: Streamlit drops the state of widgets that are not
 # rendered, so widget-keyed progress would vanish when the learner visits another page.
-SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.lesson.quiz.SequenceAttempt, None until the page first runs
+SEQ_ATTEMPT = "quiz_seq_attempt"  # specsim.lesson.quiz_attempts.SequenceAttempt, None until the page first runs
 SEQ_SELECTED = "quiz_seq_selected"  # piece id picked in the tray (tap mode), or None
 SEQ_MODE = "quiz_seq_mode"  # one of SEQ_MODES
 SEQ_DRAG_VERSION = "quiz_seq_drag_version"  # bumped when the order changes outside the drag widget
-KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.lesson.quiz.KnowledgeAttempt, None until the page first runs
+KQ_ATTEMPT = "quiz_kq_attempt"  # specsim.lesson.quiz_attempts.KnowledgeAttempt, None until the page first runs
 SEQ_MODES = ("Tap", "Drag")
 # Widget keys: their state may vanish between pages; no progress depends on them.
 SEQ_MODE_WIDGET = widget_key(SEQ_MODE)

@@ -20,7 +20,7 @@ from specsim.liverun import ModelShelf
 from specsim.request import RunRequest
 
 if TYPE_CHECKING:
-    from specsim.core.drafters import ModelDrafter
+    from specsim.core.model_drafters import ModelDrafter
 
 Progress = Callable[[float, str], None]
 T = TypeVar("T")

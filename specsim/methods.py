@@ -84,7 +84,7 @@ def _build_prompt_lookup(target: LoadedModel, draft: str, early_exit_layers: int
 
 
 def _build_early_exit(target: LoadedModel, draft: str, early_exit_layers: int) -> Drafter:
-    from specsim.core.drafters import EarlyExitDrafter
+    from specsim.core.model_drafters import EarlyExitDrafter
     return EarlyExitDrafter(target.model, early_exit_layers)
 
 
@@ -104,7 +104,7 @@ def classic_draft(target: LoadedModel) -> tuple[Drafter, int, str]:
 
     Returns (drafter, extra parameters, training cost).
     """
-    from specsim.core.drafters import EarlyExitDrafter
+    from specsim.core.model_drafters import EarlyExitDrafter
     if defaults.CLASSIC_DRAFT and Path(defaults.CLASSIC_DRAFT).is_dir():
         return shipped_draft(defaults.CLASSIC_DRAFT, target)
     drafter = EarlyExitDrafter(target.model, defaults.DEFAULT_EARLY_EXIT_LAYERS)
@@ -179,8 +179,8 @@ def _run_medusa_tree(target, prompt_ids, max_new_tokens, medusa_heads) -> Varian
 
 
 def _run_early_exit(target, prompt_ids, max_new_tokens, medusa_heads) -> VariantRun:
-    from specsim.core.drafters import EarlyExitDrafter
     from specsim.core.engine import speculative_generate
+    from specsim.core.model_drafters import EarlyExitDrafter
     drafter = EarlyExitDrafter(target.model, CAUTION_LAYERS)
     trace = speculative_generate(target, drafter, prompt_ids, KPolicy(defaults.DEFAULT_K), max_new_tokens)
     return trace, 0, "none", None

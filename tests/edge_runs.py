@@ -16,8 +16,9 @@ from functools import cache
 
 import torch
 
-from specsim.core.drafters import ModelDrafter, PromptLookupDrafter, Proposal
+from specsim.core.drafters import PromptLookupDrafter, Proposal
 from specsim.core.kpolicy import CONFIDENCE_STOP, KPolicy
+from specsim.core.model_drafters import ModelDrafter
 from specsim.core.models import LoadedModel
 from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama, tiny_loaded

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 import specsim.core.acceptance as verify_rule
-from specsim.core.drafters import ModelDrafter
 from specsim.core.engine import speculative_generate
 from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import ModelDrafter
 from specsim.core.sampling import SamplingConfig, acceptance_probability, accepted_mass, residual_distribution
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from specsim.lesson.overlap import (

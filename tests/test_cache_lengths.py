@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 import pytest
 import torch
 
-from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.core.drafters import PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import EarlyExitDrafter, ModelDrafter
 from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from specsim.core.trace import CacheLengths, Trace

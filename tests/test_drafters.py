@@ -5,15 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsim.core.drafters import (
-    Drafter,
-    EarlyExitDrafter,
-    ModelDrafter,
-    PromptLookupDrafter,
-    common_prefix,
-    truncated_model,
-)
+from specsim.core.drafters import Drafter, PromptLookupDrafter, common_prefix
 from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import EarlyExitDrafter, ModelDrafter, truncated_model
 from specsim.core.sampling import SamplingConfig
 from specsim.core.tiny import tiny_llama
 

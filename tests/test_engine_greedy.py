@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specsim.core.drafters import EarlyExitDrafter, ModelDrafter, PromptLookupDrafter
+from specsim.core.drafters import PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import EarlyExitDrafter, ModelDrafter
 from specsim.core.models import format_prompt
 from specsim.core.prompt_sets import builtin_prompts
 from specsim.core.sampling import SamplingConfig

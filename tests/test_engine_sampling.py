@@ -16,8 +16,9 @@ import torch
 
 import specsim.core.acceptance as verify_rule
 import specsim.core.engine as engine
-from specsim.core.drafters import ModelDrafter, PromptLookupDrafter, Proposal
+from specsim.core.drafters import PromptLookupDrafter, Proposal
 from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import ModelDrafter
 from specsim.core.sampling import SamplingConfig, residual_distribution
 from specsim.core.tiny import tiny_llama, tiny_loaded
 from tests.stats import chi_square_z

@@ -12,7 +12,7 @@ from transformers import DynamicCache, LlamaConfig
 from specsim.core import fused
 from specsim.core.draft_forward import ONE_CALL_ROWS, LeanCache, LeanLlama
 from specsim.core.draft_nets import StandaloneDraft, load_draft
-from specsim.core.drafters import ModelDrafter
+from specsim.core.model_drafters import ModelDrafter
 from specsim.core.sampling import SamplingConfig
 from specsim.core.trained_drafters import LeanStandaloneDrafter, make_drafter
 

@@ -5,9 +5,10 @@ import pytest
 from app.live import figures as figs
 from app.live import run as live_run
 from app.live.tokens import chips_html
-from specsim.core.drafters import EarlyExitDrafter, PromptLookupDrafter
+from specsim.core.drafters import PromptLookupDrafter
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import EarlyExitDrafter
 from specsim.core.sampling import SamplingConfig
 from specsim.core.trace import Trace
 from specsim.lesson import replay

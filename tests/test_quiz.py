@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specsim.core.paths import ASSETS
-from specsim.lesson import quiz, transfer
+from specsim.lesson import quiz, quiz_attempts, transfer
 from specsim.measure import analytics
 
 RAW = json.loads(quiz.KNOWLEDGE_FILE.read_text(encoding="utf-8"))
@@ -38,7 +38,7 @@ def test_exactly_twenty_questions_with_distinct_ids():
 def test_one_correct_option_among_distinct_options_and_an_explanation(q):
     assert len(q.options) >= 3
     assert len(set(q.options)) == len(q.options)
-    assert sum(quiz.grade_answer(q, i) for i in range(len(q.options))) == 1
+    assert sum(quiz_attempts.grade_answer(q, i) for i in range(len(q.options))) == 1
     assert len(q.explanation) > 40
     assert q.prompt.strip() and q.topic.strip()
     for text in (q.prompt, q.explanation, *q.options):  # no template left unfilled
@@ -231,39 +231,39 @@ def test_malformed_sequence_data_is_refused():
 
 def test_grade_answer_rejects_an_option_that_does_not_exist():
     with pytest.raises(ValueError, match="does not exist"):
-        quiz.grade_answer(QUESTIONS[0], len(QUESTIONS[0].options))
+        quiz_attempts.grade_answer(QUESTIONS[0], len(QUESTIONS[0].options))
 
 
 @given(seed=st.integers(0, 2**31))
 def test_option_order_is_a_permutation_that_keeps_the_correct_answer(seed):
     for q in QUESTIONS:
-        order = quiz.option_order(q, seed)
+        order = quiz_attempts.option_order(q, seed)
         assert sorted(order) == list(range(len(q.options)))
-        assert order == quiz.option_order(q, seed)  # the same attempt shows the same order every run
+        assert order == quiz_attempts.option_order(q, seed)  # the same attempt shows the same order every run
         shown = [q.options[i] for i in order]
-        right = [pos for pos, i in enumerate(order) if quiz.grade_answer(q, i)]
+        right = [pos for pos, i in enumerate(order) if quiz_attempts.grade_answer(q, i)]
         assert len(right) == 1 and shown[right[0]] == q.correct_option
 
 
 def test_different_attempts_shuffle_differently():
-    orders = {tuple(quiz.option_order(q, seed) for q in QUESTIONS) for seed in range(5)}
+    orders = {tuple(quiz_attempts.option_order(q, seed) for q in QUESTIONS) for seed in range(5)}
     assert len(orders) == 5
-    positions = {quiz.option_order(q, 0).index(q.answer) for q in QUESTIONS}
+    positions = {quiz_attempts.option_order(q, 0).index(q.answer) for q in QUESTIONS}
     assert len(positions) > 1  # the right answer is not always in the same place
 
 
 def test_an_attempt_answers_once_advances_only_when_answered_and_scores():
-    attempt = quiz.KnowledgeAttempt.start(len(QUESTIONS), seed=1)
-    assert quiz.advance(attempt) == attempt  # cannot skip an unanswered question
+    attempt = quiz_attempts.KnowledgeAttempt.start(len(QUESTIONS), seed=1)
+    assert quiz_attempts.advance(attempt) == attempt  # cannot skip an unanswered question
     wrong = (QUESTIONS[0].answer + 1) % len(QUESTIONS[0].options)
-    attempt = quiz.answer_current(attempt, wrong)
-    assert quiz.answer_current(attempt, QUESTIONS[0].answer).answers[0] == wrong  # no second try
-    attempt = quiz.advance(attempt)
+    attempt = quiz_attempts.answer_current(attempt, wrong)
+    assert quiz_attempts.answer_current(attempt, QUESTIONS[0].answer).answers[0] == wrong  # no second try
+    attempt = quiz_attempts.advance(attempt)
     for q in QUESTIONS[1:]:
-        attempt = quiz.advance(quiz.answer_current(attempt, q.answer))
+        attempt = quiz_attempts.advance(quiz_attempts.answer_current(attempt, q.answer))
     assert attempt.finished
-    assert quiz.score(QUESTIONS, attempt) == 19
-    items = quiz.review(QUESTIONS, attempt)
+    assert quiz_attempts.score(QUESTIONS, attempt) == 19
+    items = quiz_attempts.review(QUESTIONS, attempt)
     assert [i.is_correct for i in items] == [False] + [True] * 19
     assert items[0].chosen == QUESTIONS[0].options[wrong] and items[0].correct == QUESTIONS[0].correct_option
 
@@ -369,7 +369,7 @@ def mean_overlap(texts: dict[str, str], order: tuple[str, ...], tray: tuple[str,
 
 
 CHAIN_LIMIT = 0.1  # the old cards scored 0.19 over the rounds they were drawn in, 0.22 over their steps alone
-ROUNDS = [quiz.new_round(SEQ, seed) for seed in range(40)]
+ROUNDS = [quiz_attempts.new_round(SEQ, seed) for seed in range(40)]
 TEXTS = {p.id: p.text for p in SEQ.pieces}
 
 
@@ -410,9 +410,9 @@ def test_a_round_draws_its_case_and_mixes_in_the_steps_of_other_cases():
     assert {r.scenario for r in ROUNDS} == {sc.id for sc in SEQ.scenarios}
     for n, r in enumerate(ROUNDS):
         sc = SEQ.scenario(r.scenario)
-        assert set(r.tray_order) == set(sc.order) | set(sc.left_out) and r == quiz.new_round(SEQ, n)
-        assert quiz.fits(SEQ, r)
-    assert quiz.new_round(SEQ, 7, "greedy-refusal").scenario == "greedy-refusal"
+        assert set(r.tray_order) == set(sc.order) | set(sc.left_out) and r == quiz_attempts.new_round(SEQ, n)
+        assert quiz_attempts.fits(SEQ, r)
+    assert quiz_attempts.new_round(SEQ, 7, "greedy-refusal").scenario == "greedy-refusal"
 
 
 def test_the_board_has_a_slot_per_card_whatever_the_case():
@@ -425,7 +425,7 @@ def test_the_board_has_a_slot_per_card_whatever_the_case():
 @given(seed=st.integers(0, 2**31))
 def test_the_tray_is_a_shuffle_and_never_already_solved(seed):
     order = SEQ.scenarios[0].order
-    tray = quiz.shuffled_pieces(order, seed, ["residual"])
+    tray = quiz_attempts.shuffled_pieces(order, seed, ["residual"])
     assert sorted(tray) == sorted([*order, "residual"])
     assert [p for p in tray if p in order] != list(order)
 
@@ -433,7 +433,7 @@ def test_the_tray_is_a_shuffle_and_never_already_solved(seed):
 def test_placing_moving_and_removing_pieces():
     sc = SEQ.scenarios[0]
     order = sc.order
-    a = quiz.new_round(SEQ, 3, sc.id)
+    a = quiz_attempts.new_round(SEQ, 3, sc.id)
     cards = len(a.tray_order)
     assert len(a.left) == cards == a.empty and not a.placed
     a = a.place(order[0], 0).place(order[1], 1)
@@ -451,7 +451,7 @@ def test_placing_moving_and_removing_pieces():
 
 def test_grading_reads_the_placed_cards_from_the_top_and_solves_only_the_exact_order():
     sc = SEQ.scenario("sampling-refusal")
-    fresh = quiz.new_round(SEQ, 5, sc.id)
+    fresh = quiz_attempts.new_round(SEQ, 5, sc.id)
     a = fresh.arrange(list(sc.order))
     assert a.marks(SEQ.correct_order) == (True,) * 5 == a.marks(sc.order) and a.solved(SEQ.correct_order)
     assert "top-token" in a.left  # the card that does not belong stays in the tray, and the round is solved
@@ -473,9 +473,9 @@ def test_grading_reads_the_placed_cards_from_the_top_and_solves_only_the_exact_o
 
 
 def test_seeing_the_answer_stays_for_the_round():
-    a = quiz.new_round(SEQ, 2).arrange(["draft"]).check().show()
+    a = quiz_attempts.new_round(SEQ, 2).arrange(["draft"]).check().show()
     assert a.shown and a.remove("draft").shown and not a.remove("draft").checked
-    assert not quiz.new_round(SEQ, 2).shown
+    assert not quiz_attempts.new_round(SEQ, 2).shown
 
 
 # ---- no length or number cue gives the answer away ----------------------------------------------------
@@ -521,7 +521,7 @@ def test_writing_the_token_and_updating_the_caches_count_in_either_order():
     """Both reviewers: the +1 token and the caches' update are independent (neither cache holds the new token until
     the next round's pass), yet the board marked the caches before the token wrong."""
     from specsim.lesson import quiz as quizlib
-    from specsim.lesson.quiz import new_round
+    from specsim.lesson.quiz_attempts import new_round
 
     seq = quizlib.load_sequence()
     for sc in seq.scenarios:

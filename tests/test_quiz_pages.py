@@ -11,7 +11,7 @@ import streamlit as st
 from app import state
 from app.quiz import knowledge as knowledge_view
 from app.quiz.sequence import ANSWER_HEADER, TRAY_HEADER
-from specsim.lesson import quiz
+from specsim.lesson import quiz, quiz_attempts
 from tests.conftest import ROOT, open_page
 
 SEQ = quiz.load_sequence()
@@ -260,7 +260,7 @@ def test_answering_all_twenty_right_scores_twenty():
         assert at.subheader[0].value == f"Question {n} of 20"
         assert f"**Score: {n - 1}**" in _markdown(at)
         shown = [b.label for b in at.button if b.key.startswith(state.KQ_OPTION_BUTTON)]
-        assert shown == [q.options[i] for i in quiz.option_order(q, attempt.seed)]
+        assert shown == [q.options[i] for i in quiz_attempts.option_order(q, attempt.seed)]
         at.button(key=f"{state.KQ_OPTION_BUTTON}{q.answer}").click().run()
         assert [s.value for s in at.success] == ["Right."]
         assert q.explanation not in _everything(at)  # no explanation before the review: it could give a later key
@@ -417,7 +417,7 @@ def _link(scenario: str, slots: dict[int, int]) -> tuple[str, tuple]:
     from app.quiz import params as quiz_params
 
     sc = SEQ.scenario(scenario)
-    attempt = quiz.new_round(SEQ, 0, scenario)
+    attempt = quiz_attempts.new_round(SEQ, 0, scenario)
     for step, slot in slots.items():
         attempt = attempt.place(sc.order[step], slot)
     return quiz_params.encode_sequence(attempt, SEQ), attempt.slots
@@ -429,7 +429,7 @@ def test_the_drag_numbers_go_on_your_order_not_on_the_tray():
     from app.quiz.sequence import ANSWER_LIST, drag_style
 
     sc = SEQ.scenarios[0]
-    attempt = quiz.new_round(SEQ, 0, sc.id).arrange(sc.order[:2])
+    attempt = quiz_attempts.new_round(SEQ, 0, sc.id).arrange(sc.order[:2])
     style = drag_style(attempt)
     rules = [r.strip() for r in style.split("}") if "::before" in r]
     assert len(rules) == len(attempt.slots) and all(r.startswith(ANSWER_LIST) for r in rules), rules

@@ -119,7 +119,7 @@ def test_a_call_it_does_not_cover_keeps_transformers_forward(target):
 def test_the_early_exit_draft_built_from_the_target_takes_it_too(target):
     from transformers import DynamicCache
 
-    from specsim.core.drafters import EarlyExitDrafter
+    from specsim.core.model_drafters import EarlyExitDrafter
 
     shallow = EarlyExitDrafter(target.model, 6).model
     assert type(shallow).forward is target_pass._forward and len(shallow.model.layers) == 6

@@ -4,8 +4,8 @@ The explanations wait for the review: an explanation shown after question 10 cou
 is shown until every question is answered.
 
 The attempt (seed of the option shuffle and of the transfer questions' numbers, answers, current question) is one
-:class:`specsim.lesson.quiz.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches. The review
-names, for each wrong answer, the page and the section to read again.
+:class:`specsim.lesson.quiz_attempts.KnowledgeAttempt` under ``state.KQ_ATTEMPT``, so it survives page switches.
+The review names, for each wrong answer, the page and the section to read again.
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ from app import state
 from app.layout import all_pages, script_path
 from app.quiz import params as quiz_params
 from app.quiz.common import new_seed
-from specsim.lesson.quiz import (
+from specsim.lesson.quiz import Question, Revisit, questions_for
+from specsim.lesson.quiz_attempts import (
     KnowledgeAttempt,
-    Question,
-    Revisit,
     advance,
     answer_current,
     option_order,
-    questions_for,
     review,
     score,
     to_revisit,

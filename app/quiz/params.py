@@ -15,7 +15,8 @@ import streamlit as st
 
 from app import state
 from app.urlcodec import KNOWLEDGE_PARAM, SEQUENCE_PARAM, ours  # noqa: F401  (the quiz pages read them here)
-from specsim.lesson.quiz import KnowledgeAttempt, Question, SequenceAttempt, SequenceQuiz, fits
+from specsim.lesson.quiz import Question, SequenceQuiz
+from specsim.lesson.quiz_attempts import KnowledgeAttempt, SequenceAttempt, fits
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _NONE = "-"
@@ -74,7 +75,8 @@ def encode_sequence(attempt: SequenceAttempt, quiz: SequenceQuiz) -> str:
 
 def decode_sequence(text: str, quiz: SequenceQuiz) -> SequenceAttempt | None:
     """The attempt ``text`` describes, or None unless it is a possible attempt at one of this quiz's scenarios
-    (:func:`specsim.lesson.quiz.fits`: its steps and every card left out of it in the tray, a slot per card)."""
+    (:func:`specsim.lesson.quiz_attempts.fits`: its steps and every card left out of it in the tray, a slot per
+    card)."""
     parts = text.split(".")
     n = len(quiz.pieces)
     if len(parts) != 4 or len(parts[0]) != 1 or parts[3] not in ("0", "1", "2", "3"):

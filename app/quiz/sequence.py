@@ -6,7 +6,7 @@ many steps this case has.
 A check marks each placed card right or wrong where it stands; the whole order, and why each other card is not a
 step here, shows only when the answer is right or when the learner asks to see it.
 
-Both ways of answering read and write the same :class:`specsim.lesson.quiz.SequenceAttempt` kept under
+Both ways of answering read and write the same :class:`specsim.lesson.quiz_attempts.SequenceAttempt` kept under
 ``state.SEQ_ATTEMPT``, so a learner can switch between them halfway and the check is the same.
 """
 
@@ -21,7 +21,8 @@ from streamlit_sortables import sort_items
 from app import state
 from app.quiz import params as quiz_params
 from app.quiz.common import new_seed
-from specsim.lesson.quiz import SequenceAttempt, SequenceQuiz, fits, new_round
+from specsim.lesson.quiz import SequenceQuiz
+from specsim.lesson.quiz_attempts import SequenceAttempt, fits, new_round
 
 TRAY_HEADER = "Tray: drag the steps from here"
 ANSWER_HEADER = "Your order: first step at the top"

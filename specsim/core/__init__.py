@@ -9,9 +9,9 @@ Read it in this order:
 - ``sampling``: min(1, p/q), norm(max(0, p - q)), temperature, top-k and top-p; ``rules``: its two sums
   Σ min(p, q) and norm(max(0, p − q)), written once for numpy arrays and torch tensors (the pages call them too);
 - ``kpolicy``: how many tokens to draft each loop (a fixed K, transformers' schedule, a confidence stop);
-- ``drafters`` / ``trained_drafters`` / ``draft_loader``: the guessers (a draft model, prompt lookup, early exit),
-  the shipped trained drafts (``draft_nets`` their architectures, ``draft_forward`` their fast forward pass), and
-  loading what a drafter needs for a loaded target;
+- ``drafters`` / ``model_drafters`` / ``trained_drafters`` / ``draft_loader``: the guessers (their protocol and
+  prompt lookup; a draft model and early exit), the shipped trained drafts (``draft_nets`` their architectures,
+  ``draft_forward`` their fast forward pass), and loading what a drafter needs for a loaded target;
 - ``trace`` / ``trace_build``: the record of one run that every consumer replays;
 - ``models`` / ``model_checks`` / ``invariant`` / ``fused`` (``kernels/``) / ``target_pass``: real models and the
   checks around loading one (hub id, memory, shared tokenizer), the position-invariant decode path and its C++

@@ -44,7 +44,7 @@ def load_draft_model(draft: str, target: LoadedModel, local: bool | None = None,
 
     ``copy``: a distilled standalone draft also copies where the text repeats itself (:func:`copy_lookup`);
     a hub draft, big enough to copy by itself, never does."""
-    from specsim.core.drafters import ModelDrafter
+    from specsim.core.model_drafters import ModelDrafter
     if local is not False and (Path(draft) / "id_map.json").is_file():
         try:
             from specsim.core.trained_drafters import make_drafter  # a standalone draft or the EAGLE-style one

@@ -30,7 +30,7 @@ from transformers import DynamicCache
 from specsim.core.acceptance import verify
 from specsim.core.clock import now
 from specsim.core.defaults import TOP_N
-from specsim.core.drafters import Drafter, NoDrafter, crop_cache, draft_cache_length, hidden_request, target_features
+from specsim.core.drafters import Drafter, NoDrafter, crop_cache, hidden_request, target_features
 from specsim.core.kpolicy import KPolicy
 from specsim.core.loop_parts import (
     PLAIN,
@@ -44,6 +44,7 @@ from specsim.core.loop_parts import (
     prefill,
     run_settings,
 )
+from specsim.core.model_drafters import draft_cache_length
 from specsim.core.models import LoadedModel
 from specsim.core.sampling import SamplingConfig, top_tokens, warp
 from specsim.core.trace import CacheLengths, Iteration, Settings, Trace

@@ -1,7 +1,7 @@
 """Plug the trained drafts into the engine: a drafter for the EAGLE-style draft, and one loader for both.
 
 The standalone draft is an ordinary causal LM that reads target ids, so the engine's
-:class:`~specsim.core.drafters.ModelDrafter` can run it with ``vocab_map = id_map``. The shipped drafter,
+:class:`~specsim.core.model_drafters.ModelDrafter` can run it with ``vocab_map = id_map``. The shipped drafter,
 :class:`LeanStandaloneDrafter`, is that same drafter with the draft's forward pass written out
 (:mod:`specsim.core.draft_forward`): the same tokens at a fraction of the cost.
 
@@ -21,7 +21,8 @@ from transformers import DynamicCache
 
 from specsim.core.draft_forward import LeanLlama
 from specsim.core.draft_nets import EagleDraft, StandaloneDraft, load_draft
-from specsim.core.drafters import ModelDrafter, Proposal, crop_cache, hidden_request, propose_by_passes, target_features
+from specsim.core.drafters import Proposal, crop_cache, hidden_request, propose_by_passes, target_features
+from specsim.core.model_drafters import ModelDrafter
 from specsim.core.sampling import SamplingConfig
 
 
@@ -104,7 +105,8 @@ class EagleDrafter:
 
 
 class LeanStandaloneDrafter(ModelDrafter):
-    """:class:`~specsim.core.drafters.ModelDrafter` for a standalone draft, its passes run by :class:`LeanLlama`."""
+    """:class:`~specsim.core.model_drafters.ModelDrafter` for a standalone draft, its passes run by
+    :class:`LeanLlama`."""
 
     def __init__(self, draft: StandaloneDraft, name: str, dtype: torch.dtype | None = None):
         self.lean = LeanLlama(draft, dtype=dtype)

@@ -28,7 +28,8 @@ from specsim.measure.timing import Contender, time_decoders
 def drafters(target, folders: list[Path]) -> dict[str, object]:
     """The drafters to compare: each trained draft, prompt lookup and early exit."""
     from specsim.core.defaults import DEFAULT_EARLY_EXIT_LAYERS
-    from specsim.core.drafters import EarlyExitDrafter, PromptLookupDrafter
+    from specsim.core.drafters import PromptLookupDrafter
+    from specsim.core.model_drafters import EarlyExitDrafter
     from specsim.core.trained_drafters import make_drafter
 
     out = {f.name: make_drafter(f, target.model) for f in folders}

@@ -7,7 +7,8 @@
   token tree buys over a chain, switching speculation on in serving stacks, greedy identity on a GPU;
 - ``unchanged`` / ``overlap`` / ``blockcheck``: why the output distribution is unchanged, Σ min(p, q) at any
   temperature, and the whole-block check run on two tiny models;
-- ``domains`` / ``quiz`` / ``transfer`` / ``exercises`` / ``interview``: acceptance by domain, the quizzes (with the
-  transfer questions' numbers drawn per attempt), the worked exercises and the interview questions;
+- ``domains`` / ``quiz`` / ``quiz_attempts`` / ``transfer`` / ``exercises`` / ``interview``: acceptance by domain,
+  the quizzes (with the transfer questions' numbers drawn per attempt) and an attempt at them, graded, the worked
+  exercises and the interview questions;
 - ``path``: what each lesson page lets a learner do, and its take-away.
 """

@@ -80,8 +80,8 @@ def first_two_tokens(target, draft, runs: int, on_run: Callable[[int], None] | N
                      sampling=None) -> tuple[Counter, Counter]:
     """The first two tokens the loop wrote in ``runs`` seeded runs (seeds 0 … runs − 1), after the prefill's token,
     and how each first block ended; ``sampling`` as for :func:`exact_joint`."""
-    from specsim.core.drafters import ModelDrafter
     from specsim.core.engine import speculative_generate
+    from specsim.core.model_drafters import ModelDrafter
     from specsim.core.sampling import SamplingConfig
 
     sampling = sampling or SamplingConfig(1.0)

@@ -33,7 +33,7 @@ def accepted_mass_at_temperature(target_logits: torch.Tensor, draft_logits: torc
 
     ``draft_logits[i]`` is for target id ``vocab_map[i]`` (default: id i; a draft with more logits than the
     target has ids uses only the shared ones), and q is 0 on target ids the draft cannot propose, as in
-    :class:`specsim.core.drafters.ModelDrafter`.
+    :class:`specsim.core.model_drafters.ModelDrafter`.
     """
     target_logits, draft_logits = target_logits.float(), draft_logits.float()
     if vocab_map is None:

@@ -36,10 +36,10 @@ from specsim.core.defaults import (
     BENCH_MAX_NEW_TOKENS,
 )
 from specsim.core.draft_loader import load_draft_model
-from specsim.core.drafters import ModelDrafter
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.kpolicy import LIVE_POLICIES, KPolicy, live_policy
 from specsim.core.model_checks import TokenizerMismatch
+from specsim.core.model_drafters import ModelDrafter
 from specsim.core.models import ModelUnavailable, format_prompt, load_model
 from specsim.core.prompt_sets import builtin_prompts, heldout_prompts
 from specsim.core.trace import Trace, acceptance_given_reached, pooled_acceptance_rate

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from specsim.lesson import quiz
+from specsim.lesson import quiz, quiz_attempts
 from tests.browser.conftest import act, goto, screenshot
 
 
@@ -21,7 +21,7 @@ def test_tap_mode_orders_a_round_and_a_misplaced_step_can_be_sent_back(page):
 
     seq = quiz.load_sequence()
     scenario = seq.scenario("greedy-refusal")
-    start = quiz.new_round(seq, 0, scenario.id)
+    start = quiz_attempts.new_round(seq, 0, scenario.id)
     goto(page, f"sequence?order={quiz_params.encode_sequence(start, seq)}")
     steps = [seq.piece(p) for p in scenario.order]
     cards = len(start.tray_order)

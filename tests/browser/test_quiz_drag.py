@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from app.quiz import params as quiz_params
-from specsim.lesson import quiz
+from specsim.lesson import quiz, quiz_attempts
 from tests.browser.conftest import assert_no_exception, goto, screenshot
 
 
 def _link(seq, scenario: str, placed: dict[int, int] | None = None) -> str:
     """A link to a round of ``scenario``, step i of its order in slot ``placed[i]``."""
     sc = seq.scenario(scenario)
-    attempt = quiz.new_round(seq, 0, scenario)
+    attempt = quiz_attempts.new_round(seq, 0, scenario)
     for step, slot in (placed or {}).items():
         attempt = attempt.place(sc.order[step], slot)
     return quiz_params.encode_sequence(attempt, seq)
