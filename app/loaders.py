@@ -15,6 +15,7 @@ from streamlit.logger import get_logger
 from app import classqueue
 from app.live import pairs as live_pairs
 from specsim.core import defaults, models
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.liverun import ModelShelf
 from specsim.request import RunRequest
@@ -96,7 +97,7 @@ def load_models(request: RunRequest) -> LoadedModel:
         target = bundled_target() if where is None else model_by_id(where.name, where.local)
     except ModelUnavailable as error:
         raise ModelUnavailable(where.hide_path(str(error)) if where else str(error)) from None
-    if request.drafter == "model":
+    if request.drafter == DRAFT_MODEL:
         if draft is None:
             raise ModelUnavailable(live_pairs.NO_DRAFT)
         try:

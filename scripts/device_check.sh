@@ -48,7 +48,7 @@ for name in ${STEPS:-live bench page peer machine}; do
   case $name in
     live) step live 110 $PY scripts/device_live.py --k 4 --max-new-tokens 64 ;;
     bench) step bench 170 $PY -m specsim.bench --device cuda --heldout 8 --k 1 2 3 4 5 --no-hf \
-      --drafters model prompt_lookup ;;
+      --drafters draft_model prompt_lookup ;;
     page) step page 110 $PY -m pytest -p no:cacheprovider -o addopts= --timeout 100 -q tests/test_gpu_path.py \
       tests/test_live_page.py -k "gpu or records_both or numbers_shown or identity_shown or one_value or shipped_draft" ;;
     peer) step peer 80 $PY -m specsim.bench --device cuda --heldout 8 --k 2 4 --drafters prompt_lookup ;;
@@ -56,7 +56,7 @@ for name in ${STEPS:-live bench page peer machine}; do
     profile) step profile 60 $PY scripts/device_profile.py --k 4 --tokens 64 ;;
     profile32) step profile32 50 $PY scripts/device_profile.py --k 4 --tokens 64 --dtype float32 ;;
     f32) step f32 90 $PY -m specsim.bench --device cuda --dtype float32 --heldout 8 --k 2 4 --no-hf \
-      --drafters model prompt_lookup ;;
+      --drafters draft_model prompt_lookup ;;
     *) echo "unknown step $name" ;;
   esac
 done

@@ -29,14 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=defaults.DEFAULT_K)
     parser.add_argument("--max-new-tokens", type=int, default=defaults.DEFAULT_MAX_NEW_TOKENS)
-    parser.add_argument("--drafters", nargs="+", default=["model", "prompt_lookup", "early_exit"])
+    parser.add_argument("--drafters", nargs="+", default=[defaults.DRAFT_MODEL, "prompt_lookup", "early_exit"])
     args = parser.parse_args(argv)
     print(f"default device: {models.default_device()}")
     shelf = ModelShelf()
     prompt = builtin_prompts()[0]
     failures = 0
     for drafter in args.drafters:
-        draft = defaults.DEFAULT_DRAFT if drafter == "model" else ""
+        draft = defaults.DEFAULT_DRAFT if drafter == defaults.DRAFT_MODEL else ""
         for temperature in (0.0, 0.8):
             request = RunRequest(prompt_ids=(), prompt=prompt, drafter=drafter, draft=str(draft), k=args.k,
                                  max_new_tokens=args.max_new_tokens, temperature=temperature, seed=7).resolved()

@@ -31,7 +31,7 @@ from specsim.request import RunRequest  # noqa: E402
 
 PROMPTS = ["Name three colours.", "Count from one to ten, one number per line.", "Write a haiku about rain.",
            "def fib(n):\n    ", "Explain what a compiler does in two sentences.", "List five fruits and their colours."]
-DRAFTERS = ("model", "prompt_lookup", "early_exit")
+DRAFTERS = (defaults.DRAFT_MODEL, "prompt_lookup", "early_exit")
 LONGEST_PROMPT = 2000  # characters: the live page's limit (app.live.params.MAX_PROMPT_CHARS)
 
 
@@ -50,7 +50,7 @@ def requests(n: int, long: bool = False) -> list[RunRequest]:
     out = []
     for i in range(n):
         drafter = DRAFTERS[i % len(DRAFTERS)]
-        draft = {"draft": str(defaults.DEFAULT_DRAFT), "draft_local": True} if drafter == "model" else {}
+        draft = {"draft": str(defaults.DEFAULT_DRAFT), "draft_local": True} if drafter == defaults.DRAFT_MODEL else {}
         out.append(RunRequest(prompt=PROMPTS[i % len(PROMPTS)], drafter=drafter, k=1 + i % 6, **draft,
                               temperature=0.0 if i % 2 == 0 else 0.8, seed=i, max_new_tokens=(16, 48, 96)[i % 3]))
         if long:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from specsim import methods
 from specsim.core import models, paths
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.kpolicy import KPolicy
 from specsim.core.models import LoadedModel
 from specsim.core.trace import Iteration, Trace
@@ -165,14 +166,14 @@ class ModelShelf:
         """Put the request's models on the shelf (its target, and its draft model's weights) without building a
         drafter: the run that follows builds its one drafter with :meth:`pair`. The target, which stays loaded."""
         target = self.target(request, progress)
-        if request.drafter == "model" and request.draft:
+        if request.drafter == DRAFT_MODEL and request.draft:
             self._draft_model(request.draft, request.draft_local, target)
         return target
 
     def pair(self, request: RunRequest, progress: Loading | None = None):
         """(target, a fresh drafter) for the request, loading what is not loaded yet (ModelUnavailable if not)."""
         target = self.target(request, progress)
-        if request.drafter != "model":
+        if request.drafter != DRAFT_MODEL:
             layers = request.early_exit_layers or max(1, len(target.model.model.layers) // 2)
             return target, methods.build_drafter(request.drafter, target, early_exit_layers=layers)
         if not request.draft:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specsim.core import defaults
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.kpolicy import KPolicy
 from specsim.core.models import LoadedModel
 from specsim.core.paths import resolve
@@ -60,8 +61,7 @@ class Method:
     key: str  # its name in the comparison and its results ("draft_model", "lookahead", ...)
     label: str  # how tables and charts name it
     run: Runner  # one greedy run for the comparison
-    drafter: str | None = None  # its drafter kind on the CLI, bench and live page; None: not a drafter
-    build: Builder | None = None  # builds that drafter for a loaded target
+    build: Builder | None = None  # builds its drafter for a loaded target (its key is the drafter kind); None: not one
     live: str | None = None  # how the live page's drafter choice describes it; None: not offered there
     lesson: LessonRow | None = None  # its row in the lesson's table, with our correction; None: not in the table
 
@@ -188,14 +188,14 @@ def _run_early_exit(target, prompt_ids, max_new_tokens, medusa_heads) -> Variant
 
 METHODS: tuple[Method, ...] = (
     Method("plain", "Plain greedy decoding", _run_plain),
-    Method("draft_model", "Draft model", _run_draft_model, drafter="model", build=_build_model,
+    Method(DRAFT_MODEL, "Draft model", _run_draft_model, build=_build_model,
            live="a draft model (the bundled one also copies repeated text)", lesson=LessonRow(
                "Draft model (Leviathan et al.; Chen et al., 2023)",
                "A second, smaller model: its weights, its passes and its own KV cache",
                "The draft writes K guesses one after another and the target checks them in one pass. It must cut "
                "text into the target's tokens (a shared tokenizer); this app's default draft also copies text "
                "that repeats.")),
-    Method("prompt_lookup", "Prompt lookup", _run_prompt_lookup, drafter="prompt_lookup", build=_build_prompt_lookup,
+    Method("prompt_lookup", "Prompt lookup", _run_prompt_lookup, build=_build_prompt_lookup,
            live="prompt lookup (no second model)", lesson=LessonRow(
                "Copying from the input: prompt lookup (Saxena, 2023), LLMA (Yang et al., 2023)",
                "No extra weights: a string match over the text",
@@ -227,7 +227,7 @@ METHODS: tuple[Method, ...] = (
         f"NVIDIA's {NVIDIA_MEDUSA_SPEEDUP.figure} is often quoted for Llama 3.1 without its setting: it is "
         f"{NVIDIA_MEDUSA_SPEEDUP.setting}, and {NVIDIA_MEDUSA_70B_SPEEDUP.setting.split(' with ')[0]} gained "
         f"{NVIDIA_MEDUSA_70B_SPEEDUP.figure}. Typical acceptance, Medusa's sampling rule, is not lossless.")),
-    Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit, drafter="early_exit",
+    Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit,
            build=_build_early_exit, live="early exit (the target's first layers)", lesson=LessonRow(
                "Early exit, or self-speculation (LayerSkip, Draft & Verify, Kangaroo)",
                "No extra weights: the target's first layers draft",
@@ -237,8 +237,8 @@ METHODS: tuple[Method, ...] = (
 
 VARIANTS = tuple(m.key for m in METHODS if m.key != "plain")  # what the comparison runs beside plain decoding
 LABELS = {m.key: m.label for m in METHODS}
-DRAFTER_KINDS = tuple(m.drafter for m in METHODS if m.drafter)  # the CLI's and the bench's --drafter choices
-LIVE_DRAFTERS = {m.drafter: m.live for m in METHODS if m.drafter and m.live}  # the live page's choice
+DRAFTER_KINDS = tuple(m.key for m in METHODS if m.build)  # the CLI's and the bench's --drafter choices
+LIVE_DRAFTERS = {m.key: m.live for m in METHODS if m.build and m.live}  # the live page's choice
 
 
 def variant_rows() -> list[dict]:
@@ -272,6 +272,6 @@ def build_drafter(
 ) -> Drafter:
     """One drafter of ``kind`` (one of :data:`DRAFTER_KINDS`) for ``target``."""
     for m in METHODS:
-        if m.drafter == kind and m.build is not None:
+        if m.key == kind and m.build is not None:
             return m.build(target, draft, early_exit_layers)
     raise ValueError(f"unknown drafter kind {kind!r}; choose one of {', '.join(DRAFTER_KINDS)}")

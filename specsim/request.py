@@ -120,6 +120,7 @@ class RunRequest(BaseModel):
     @field_validator("drafter")
     @classmethod
     def _known_drafter(cls, value):
+        value = defaults.drafter_kind(value)  # a request stored before a drafter kind was renamed
         if value not in _drafter_kinds():
             raise ValueError(f"Unknown drafter {value!r}; choose one of {', '.join(_drafter_kinds())}.")
         return value

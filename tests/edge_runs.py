@@ -34,7 +34,7 @@ class ContraryDrafter:
     """Always guesses a token the target does not pick (its argmax plus one): in greedy mode every loop's first
     guess is rejected, so no guess is ever kept. A test drafter; the loop, the check and the trace are the engine's."""
 
-    kind, name, needs_target_hidden = "model", "contrary draft (always wrong)", False
+    kind, name, needs_target_hidden = "draft_model", "contrary draft (always wrong)", False
 
     def __init__(self, target: LoadedModel):
         self.target = target

@@ -54,7 +54,7 @@ def hand_trace(greedy: bool = True) -> Trace:
     )
     generated = tuple(t for it in its for t in it.emitted)
     text = "".join(VOCAB[t] for t in generated)
-    settings = Settings(k=3, max_new_tokens=10, temperature=0.0 if g else 0.8, seed=1, drafter="model",
+    settings = Settings(k=3, max_new_tokens=10, temperature=0.0 if g else 0.8, seed=1, drafter="draft_model",
                         target="target", draft="draft")
     # decode time: drafts 12 x 2 ms + verifies 4 x 10 ms = 64 ms of passes, plus 16 ms between them
     return Trace("speculative", settings, "Hi <you>", (1, 2, 3, 4), generated, text, total_time_s=0.1,

@@ -227,7 +227,7 @@ def test_nvidias_medusa_figure_names_the_405b_model():
 
 
 def test_live_drafter_choice_says_the_bundled_draft_also_copies():
-    assert "copies" in methods.LIVE_DRAFTERS["model"]
+    assert "copies" in methods.LIVE_DRAFTERS["draft_model"]
 
 
 def test_gpu_projection_labels_the_cpu_draft_cost():

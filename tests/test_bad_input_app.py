@@ -156,7 +156,7 @@ def _custom(at, target: str, draft: str) -> None:
     at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
     at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value(target)
     at.text_input(key=state.widget_key(state.LIVE_CUSTOM_DRAFT)).set_value(draft)
-    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("model")
+    at.radio(key=state.widget_key(state.LIVE_DRAFTER)).set_value("draft_model")
 
 
 @pytest.mark.parametrize("case", LIVE_MODELS, ids=lambda b: b.id)

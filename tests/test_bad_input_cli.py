@@ -27,7 +27,7 @@ def folders(tmp_path_factory) -> dict[str, str]:
 
 
 def good_argv(folders: dict[str, str]) -> list[str]:
-    return ["--prompt", "the quick brown fox", "--target", folders["target"], "--drafter", "model",
+    return ["--prompt", "the quick brown fox", "--target", folders["target"], "--drafter", "draft_model",
             "--draft", folders["draft"], "--max-new-tokens", "4", "-k", "2"]
 
 
@@ -69,7 +69,7 @@ def test_a_real_process_exits_2_with_one_line(folders, extra):
     assert len(error_lines(done.stderr)) == 1 and "Traceback" not in done.stderr, done.stderr[-800:]
 
 
-@pytest.mark.parametrize("drafter", ["model", "prompt_lookup", "early_exit"])
+@pytest.mark.parametrize("drafter", ["draft_model", "prompt_lookup", "early_exit"])
 @pytest.mark.parametrize("t", ["1e-40", "1e-300"])
 def test_a_tiny_temperature_runs_with_every_drafter(folders, capsys, drafter, t):
     """Issue 12, defect 2: a tiny positive temperature samples (almost surely the top token), never crashes."""

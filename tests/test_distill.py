@@ -161,7 +161,7 @@ def test_classic_draft_is_greedy_identical_to_plain_decoding(bundled_target):
     from specsim.core.trained_drafters import make_drafter
 
     drafter = make_drafter(ROOT / CLASSIC_DRAFT, bundled_target.model)
-    assert drafter.kind == "model"
+    assert drafter.kind == "draft_model"
     kept = 0
     for text in [h["prompt"] for h in P.load_heldout()[5:7]]:
         ids = format_prompt(bundled_target.tokenizer, text)

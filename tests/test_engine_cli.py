@@ -39,7 +39,7 @@ def test_prints_marked_text_and_statistics(cli, capsys):
     ["--prompt", "hi", "--max-new-tokens", "0"],
     ["--prompt", "hi", "--temperature", "-1"],
     ["--prompt", "hi", "--drafter", "nonsense"],
-    ["--prompt", "hi", "--drafter", "model", "--draft", ""],
+    ["--prompt", "hi", "--drafter", "draft_model", "--draft", ""],
     ["-k", "4"],
 ])
 def test_bad_arguments_exit_2_with_one_line(cli, capsys, argv):
@@ -51,7 +51,7 @@ def test_bad_arguments_exit_2_with_one_line(cli, capsys, argv):
 
 def test_unavailable_draft_is_one_line_exit_2(cli, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code = cli.main(["--prompt", "hi", "--drafter", "model", "--draft", "no-such-org/no-such-draft"])
+    code = cli.main(["--prompt", "hi", "--drafter", "draft_model", "--draft", "no-such-org/no-such-draft"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "no-such-org/no-such-draft" in err
 
@@ -150,7 +150,7 @@ def test_the_same_text_ratio_compares_only_the_runs_that_wrote_the_same_tokens()
     assert count == 0 and ratio != ratio  # nothing in common: NaN
 
 
-@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "model", "--draft", ""],
+@pytest.mark.parametrize("argv", [["--k", "0"], ["--prompts", "0"], ["--drafters", "draft_model", "--draft", ""],
                                   ["--rounds", "0"]])
 def test_bench_bad_arguments_exit_2(capsys, argv):
     import specsim.measure.bench as bench
@@ -205,7 +205,7 @@ def test_bench_no_copy_adds_the_draft_without_copying(monkeypatch, capsys, bundl
     from specsim.core.defaults import DEFAULT_DRAFT
 
     monkeypatch.setattr(bench, "load_model", lambda *a, **k: bundled_target)
-    code = bench.main(["--drafters", "model", "--draft", DEFAULT_DRAFT, "--k", "2", "--prompts", "1",
+    code = bench.main(["--drafters", "draft_model", "--draft", DEFAULT_DRAFT, "--k", "2", "--prompts", "1",
                        "--max-new-tokens", "6", "--threads", "1", "--no-hf", "--no-passes", "--no-copy"])
     out = capsys.readouterr().out
     assert code == 0 and "copying repeated text" in out

@@ -129,5 +129,5 @@ def test_a_shipped_standalone_folder_loads_as_the_lean_drafter(bundled_target):
     from specsim.core.defaults import DEFAULT_DRAFT
 
     drafter = make_drafter(ROOT / DEFAULT_DRAFT, bundled_target.model, dtype=bundled_target.dtype)
-    assert isinstance(drafter, LeanStandaloneDrafter) and drafter.kind == "model"
+    assert isinstance(drafter, LeanStandaloneDrafter) and drafter.kind == "draft_model"
     assert drafter.lean.dtype == bundled_target.dtype

@@ -118,7 +118,8 @@ def test_variant_guide_names_the_live_default_once_and_rightly():
     from specsim.core import defaults
 
     kind = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text(encoding="utf-8"))["kind"]
-    expected = {"eagle": "EAGLE", "standalone": "Draft model"}[kind] if defaults.DEFAULT_DRAFTER == "model" else None
+    by_form = {"eagle": "EAGLE", "standalone": "Draft model"}
+    expected = by_form[kind] if defaults.DEFAULT_DRAFTER == "draft_model" else None
     claims = [(heading, text) for heading, text, _ in variant_guide.entries()
               if "live page's default" in heading or "live page runs this form" in text]
     assert len(claims) == 1 and expected is not None and claims[0][0].startswith(expected)

@@ -193,7 +193,7 @@ def test_unavailable_model_shows_a_message(tmp_path, monkeypatch):
 
 
 def test_the_draft_model_drafter_runs_the_shipped_draft():
-    at = _set_form(open_page("live.py"), drafter="model")
+    at = _set_form(open_page("live.py"), drafter="draft_model")
     at.button(key="live_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     spec = at.session_state[state.LIVE_TRACE]
@@ -203,7 +203,7 @@ def test_the_draft_model_drafter_runs_the_shipped_draft():
 
 def test_draft_model_without_a_bundled_draft_says_what_to_pick(monkeypatch):
     monkeypatch.setattr(defaults, "DEFAULT_DRAFT", "")  # a build that ships no draft
-    at = _set_form(open_page("live.py"), drafter="model")
+    at = _set_form(open_page("live.py"), drafter="draft_model")
     at.button(key="live_run").click().run()
     assert not at.exception
     assert any("No draft model is given" in e.value for e in at.error)
@@ -336,7 +336,7 @@ def test_a_custom_pair_with_the_bundled_target_reuses_the_loaded_model_and_names
     shutil.copytree(defaults.DEFAULT_DRAFT, draft)
     weights = draft / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:1000])
-    at = _set_form(open_page("live.py", timeout=600), n=3, drafter="model")
+    at = _set_form(open_page("live.py", timeout=600), n=3, drafter="draft_model")
     at.selectbox(key=state.widget_key(state.LIVE_PAIR)).set_value("custom").run()
     at.text_input(key=state.widget_key(state.LIVE_CUSTOM_TARGET)).set_value("bundled")
     at.text_input(key=state.widget_key(state.LIVE_CUSTOM_DRAFT)).set_value(str(draft))
@@ -400,7 +400,7 @@ def test_an_adaptive_k_policy_runs_keeps_plain_decodings_tokens_and_says_what_k_
     the policy, and the page lists the guesses drafted per iteration."""
     from specsim.core.kpolicy import CONFIDENCE_STOP
 
-    at = open_page("live.py", query={"drafter": "prompt_lookup" if policy == "heuristic" else "model",
+    at = open_page("live.py", query={"drafter": "prompt_lookup" if policy == "heuristic" else "draft_model",
                                      "k": "2", "n": "16", "policy": policy}, timeout=600)
     assert at.selectbox(key=state.widget_key(state.LIVE_POLICY)).value == policy
     at.button(key="live_run").click().run(timeout=600)
@@ -470,7 +470,7 @@ def test_a_sampled_run_with_top_k_and_top_p_is_cut_and_says_p_prime(monkeypatch)
     from app.live import tokens
     from specsim.lesson import replay
 
-    at = _set_form(open_page("live.py", timeout=600), drafter="model", temperature=1.0, n=12)
+    at = _set_form(open_page("live.py", timeout=600), drafter="draft_model", temperature=1.0, n=12)
     at.text_input(key=state.widget_key(state.LIVE_TOP_K)).set_value("3")
     at.text_input(key=state.widget_key(state.LIVE_TOP_P)).set_value("0.9")
     at.button(key="live_run").click().run()
@@ -503,7 +503,7 @@ def test_a_refused_cut_names_its_box_and_blank_is_off():
 def test_min_p_goes_from_the_form_to_the_engine_and_back_in_the_link():
     """Issue 63, item 2, the newcomer's test: min-p (transformers' MinPLogitsWarper, after top-p) added from the form
     to the engine. Each recorded p′ keeps only tokens at least min-p times as likely as its top one."""
-    at = _set_form(open_page("live.py", timeout=600), drafter="model", temperature=1.0, n=10)
+    at = _set_form(open_page("live.py", timeout=600), drafter="draft_model", temperature=1.0, n=10)
     at.text_input(key=state.widget_key(state.LIVE_MIN_P)).set_value("0.3")
     at.button(key="live_run").click().run()
     assert not at.exception, at.exception

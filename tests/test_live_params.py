@@ -72,7 +72,7 @@ def test_validation_messages():
     assert "“Temperature (0 = greedy)” must be" in lp.validate(lp.LiveSettings(temperature=2.5))[0]
     assert "“Max new tokens” must be" in lp.validate(lp.LiveSettings(max_new_tokens=257))[0]
     assert "needs a target id" in lp.validate(lp.LiveSettings(pair="custom", drafter="prompt_lookup"))[0]
-    assert "needs a draft id" in lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="model"))[0]
+    assert "needs a draft id" in lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="draft_model"))[0]
     assert lp.validate(lp.LiveSettings(pair="custom", target="a", drafter="early_exit")) == []
 
 
@@ -179,3 +179,10 @@ def test_a_box_and_a_link_take_a_number_by_one_rule(field, name, text):
         assert lp.validate(lp.LiveSettings(**{field: typed})) and notices
     else:
         assert not notices and getattr(parsed, field) == typed
+
+
+def test_a_link_made_before_the_draft_model_kind_was_renamed_still_opens():
+    """``drafter=model`` (the kind's name before issue 63 gave the method one key) reads as ``draft_model``."""
+    parsed, notices = lp.parse_query({"drafter": "model"}, PAIRS)
+    assert parsed.drafter == "draft_model" and notices == []
+    assert lp.parse_query({"drafter": "modle"}, PAIRS)[1]  # a misspelling is still refused, with a notice

@@ -207,7 +207,8 @@ def test_v_timing_says_it_is_noisy_at_the_time_cap(monkeypatch):
 def test_the_bench_prints_the_profiles_k_beside_the_measured_best():
     from specsim.measure.bench import chosen_k_report
 
-    rows = [{"drafter": "model", "K": k, "fair": f} for k, f in ((1, "1.20"), (2, "1.38"), (3, "1.35*"), (4, "1.22"))]
+    rows = [{"drafter": "draft_model", "K": k, "fair": f}
+            for k, f in ((1, "1.20"), (2, "1.38"), (3, "1.35*"), (4, "1.22"))]
     rows.append({"drafter": "prompt_lookup", "K": 2, "fair": "3.00"})  # another drafter's rows do not count
     assert chosen_k_report(rows, None) is None
     text = chosen_k_report(rows, _profile(best_k=3))

@@ -52,7 +52,7 @@ def test_k_zero_is_refused_for_a_real_drafter(tiny):
 
 
 def test_every_entry_point_offers_the_registered_drafters():
-    assert methods.DRAFTER_KINDS == ("model", "prompt_lookup", "early_exit")
+    assert methods.DRAFTER_KINDS == ("draft_model", "prompt_lookup", "early_exit")
     with pytest.raises(SystemExit):
         cli.parse_args(["--prompt", "x", "--drafter", "medusa"])  # registered as a variant, not as a drafter kind
     for kind in methods.DRAFTER_KINDS:
@@ -60,15 +60,15 @@ def test_every_entry_point_offers_the_registered_drafters():
         assert bench.parse_args(["--drafters", kind]).drafters == [kind]
     from app.live.params import DRAFTERS
 
-    assert list(DRAFTERS) == [m.drafter for m in methods.METHODS if m.live]
+    assert list(DRAFTERS) == [m.key for m in methods.METHODS if m.live]
 
 
 def test_each_drafter_kind_builds_a_drafter_of_that_kind(tiny):
     for kind in ("prompt_lookup", "early_exit"):
         assert methods.build_drafter(kind, tiny, early_exit_layers=1).kind == kind
     with pytest.raises(ValueError, match="needs a draft model"):
-        methods.build_drafter("model", tiny)
-    with pytest.raises(ValueError, match="choose one of model, prompt_lookup, early_exit"):
+        methods.build_drafter("draft_model", tiny)
+    with pytest.raises(ValueError, match="choose one of draft_model, prompt_lookup, early_exit"):
         methods.build_drafter("lookahead", tiny)
 
 
@@ -81,3 +81,26 @@ def test_the_comparison_and_the_lesson_table_read_the_registry():
     assert all(r["reported speedup (papers)"] for r in rows)
     with pytest.raises(ValueError, match="unknown variant 'nope'"):
         cmp.run_variant("nope", None, [], 1)
+
+
+def test_the_draft_model_method_has_one_key_and_its_old_name_still_reads():
+    """Issue 63, item 4: the draft-model method was "draft_model" in the comparison and "model" as a drafter kind.
+    Now one key names it everywhere; a link, a recorded trace, a stored request or a command written with the old
+    kind reads as the new one."""
+    import json
+
+    from specsim.core.defaults import DRAFT_MODEL
+    from specsim.core.paths import ASSETS
+    from specsim.core.trace import Trace
+    from specsim.measure import cli
+    from specsim.request import RunRequest
+
+    keys = {m.key for m in methods.METHODS}
+    assert set(methods.DRAFTER_KINDS) <= keys and DRAFT_MODEL in methods.DRAFTER_KINDS
+    assert set(methods.LIVE_DRAFTERS) <= keys
+    recorded = json.loads((ASSETS / "live" / "prose_run.json").read_text(encoding="utf-8"))["spec"]
+    assert recorded["settings"]["drafter"] == "model"  # recorded before the rename
+    assert Trace.from_json(json.dumps(recorded)).settings.drafter == DRAFT_MODEL
+    assert RunRequest(prompt="hi", drafter="model").drafter == DRAFT_MODEL
+    args, request = cli.parse_args(["--prompt", "hi", "--drafter", "model", "--draft", "some/draft"])
+    assert args.drafter == request.drafter == DRAFT_MODEL

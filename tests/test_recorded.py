@@ -39,7 +39,7 @@ def test_the_typical_recording_comes_first_and_the_best_case_second():
     """Issue 61, item 5: the page opens on a real draft model on prose (every loop drafts), the best case one click
     away."""
     typical, best = (RUNS[r.name] for r in recorded.RECIPES)
-    assert typical.spec.settings.drafter == "model" and all(it.slots for it in typical.spec.iterations[:1])
+    assert typical.spec.settings.drafter == "draft_model" and all(it.slots for it in typical.spec.iterations[:1])
     win = fairtime.fair_speedup([(best.spec, best.plain)]).headline
     usual = fairtime.fair_speedup([(typical.spec, typical.plain)]).headline
     assert win > 1.3 and usual < win

@@ -53,7 +53,7 @@ def test_the_key_changes_with_everything_that_decides_a_run_and_nothing_else():
     assert len(set(keys.values())) == len(keys)
     # the draft model decides a run only with the draft-model drafter; early exit's depth only with early exit
     assert run_key(BASE.changed(draft="other"), "machine A") == key
-    model = BASE.changed(drafter="model", draft="one")
+    model = BASE.changed(drafter="draft_model", draft="one")
     assert run_key(model.changed(draft="two"), "machine A") != run_key(model, "machine A")
     # a request by text (class mode: the page has no tokenizer) is keyed by its text; ids, when given, decide
     by_text = BASE.changed(prompt_ids=(), prompt="Say hi.")

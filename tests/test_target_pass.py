@@ -88,7 +88,7 @@ def test_plain_and_speculative_decoding_write_the_previous_paths_tokens(target):
     from specsim.core.prompt_sets import heldout_prompts
     from specsim.methods import build_drafter
 
-    drafter = build_drafter("model", target, DEFAULT_DRAFT)
+    drafter = build_drafter("draft_model", target, DEFAULT_DRAFT)
     for held in heldout_prompts(2):
         ids = format_prompt(target.tokenizer, held["prompt"])
         target_pass.ENABLED = False
@@ -171,7 +171,7 @@ def test_the_path_benchmark_times_both_paths_and_finds_the_same_tokens(target):
     from specsim.methods import build_drafter
 
     prompts = [format_prompt(target.tokenizer, "Name three primary colours.")]
-    drafter = build_drafter("model", target, DEFAULT_DRAFT)
+    drafter = build_drafter("draft_model", target, DEFAULT_DRAFT)
     rows = pathbench.compare_paths(target, drafter, prompts, k=3, max_new_tokens=6, pass_rounds_count=2)
     assert [row.path for row in rows] == list(pathbench.PATHS)
     assert all(row.same_plain and row.same_spec and row.pass_ms > 0 for row in rows)

@@ -16,6 +16,7 @@ from app import state, urlcodec
 from app.live import params as live_params
 from app.live.params import DRAFTERS
 from app.settings import LiveSettings
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.prompt_sets import EXAMPLES
 
 
@@ -66,7 +67,7 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
             st.text_input("Draft: hub id or local folder", key=state.bound(state.LIVE_CUSTOM_DRAFT),
                           placeholder="HuggingFaceTB/SmolLM2-135M-Instruct")
         if state.get(state.LIVE_DRAFTER) not in DRAFTERS:
-            state.show(state.LIVE_DRAFTER, "model")
+            state.show(state.LIVE_DRAFTER, DRAFT_MODEL)
         st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.bound(state.LIVE_DRAFTER))
         if state.get(state.LIVE_POLICY) not in live_params.POLICIES:
             state.show(state.LIVE_POLICY, "fixed")

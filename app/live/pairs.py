@@ -20,6 +20,7 @@ from pathlib import Path
 from app.live import params as live_params
 from app.settings import LiveSettings
 from specsim.core import defaults, environment, model_checks, models, paths
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.models import LoadedModel, ModelUnavailable
 from specsim.request import RunRequest
 
@@ -141,8 +142,8 @@ def request_for(settings: LiveSettings) -> RunRequest:
     encodes it); the names the learner typed ride in ``extra``, so a loading error shows them, never the server's
     paths. ModelUnavailable for a custom path the server may not open, BadRequest out of range."""
     where = target(settings)
-    source_of_draft = draft(settings) if settings.drafter == "model" else None
-    if settings.drafter == "model" and source_of_draft is None:
+    source_of_draft = draft(settings) if settings.drafter == DRAFT_MODEL else None
+    if settings.drafter == DRAFT_MODEL and source_of_draft is None:
         raise ModelUnavailable(NO_DRAFT)
     typed = {side: s.typed for side, s in (("target", where), ("draft", source_of_draft)) if s is not None and s.typed}
     return RunRequest.checked(

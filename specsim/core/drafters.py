@@ -59,7 +59,7 @@ class Proposal:
 
 @runtime_checkable
 class Drafter(Protocol):
-    kind: str  # "model", "early_exit", "prompt_lookup", ...
+    kind: str  # "draft_model", "early_exit", "prompt_lookup", ... (the method's key, specsim.methods)
     name: str  # for display
     needs_target_hidden: bool  # True: start() and observe() get the target's hidden states; False: None
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import torch
 from transformers import DynamicCache
 
+from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.drafters import Drafter, PromptLookupDrafter, Proposal, common_prefix, crop_cache, propose_by_passes
 from specsim.core.sampling import SamplingConfig
 
@@ -32,7 +33,7 @@ class ModelDrafter:
     only the shared range is used (padded embedding rows differ between model sizes).
     """
 
-    kind = "model"
+    kind = DRAFT_MODEL
     needs_target_hidden = False
 
     def __init__(self, model: torch.nn.Module, name: str = "draft model", vocab_map: Sequence[int] | None = None,

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
+from specsim.core.defaults import drafter_kind
+
 COPYING_DRAFTERS = frozenset({"prompt_lookup"})
 """Drafters whose every guess is copied from earlier in the text: they run no draft model, so no draft pass
 (traces recorded before :attr:`Slot.copied` was set for them say so only through ``Settings.drafter``)."""
@@ -139,7 +141,7 @@ class Settings:
     top_k: int | None = None
     min_p: float | None = None
     seed: int = 0
-    drafter: str = ""  # drafter kind, e.g. "model", "prompt_lookup", "early_exit"
+    drafter: str = ""  # drafter kind, e.g. "draft_model", "prompt_lookup", "early_exit"
     target: str = ""  # model names, for display and for reproducing the run
     draft: str = ""
     dtype: str = "float32"
@@ -148,6 +150,9 @@ class Settings:
     # how K moved between iterations: "fixed" (always k) or "heuristic" (specsim.core.kpolicy)
     k_schedule: str = "fixed"
     stop_below: float = 0.0  # confidence stop: a draft ended after a guess whose q was below this (0: never)
+
+    def __post_init__(self):  # a trace recorded under an old drafter kind reads as the kind's name now
+        object.__setattr__(self, "drafter", drafter_kind(self.drafter))
 
 
 @dataclass(frozen=True)

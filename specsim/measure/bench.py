@@ -34,6 +34,8 @@ import torch
 
 from specsim.core.defaults import (
     BENCH_MAX_NEW_TOKENS,
+    DRAFT_MODEL,
+    drafter_kind,
 )
 from specsim.core.draft_loader import load_draft_model
 from specsim.core.engine import plain_generate, speculative_generate
@@ -134,8 +136,8 @@ def format_table(rows: list[dict]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specsim.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--drafters", nargs="+", choices=DRAFTER_KINDS,
-                        default=["model", "prompt_lookup", "early_exit"])
+    parser.add_argument("--drafters", nargs="+", type=drafter_kind, choices=DRAFTER_KINDS,
+                        default=[DRAFT_MODEL, "prompt_lookup", "early_exit"])
     flags.add_models(parser, drafts=True)
     parser.add_argument("--k", nargs="+", type=int, default=list(range(1, 9)))
     parser.add_argument("--prompts", type=int, default=3, help="how many built-in prompts (1-8)")
@@ -177,7 +179,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--rounds must be at least 1")
     if args.max_new_tokens < 1:
         parser.error("--max-new-tokens must be at least 1")
-    if "model" in args.drafters and not [d for d in args.draft if d]:
+    if DRAFT_MODEL in args.drafters and not [d for d in args.draft if d]:
         parser.error("the model drafter needs --draft PATH_OR_ID")
     return args
 
@@ -192,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         target = load_model(args.target, device=args.device, dtype=args.dtype)
         drafters = []  # (label, drafter)
         for kind in args.drafters:
-            for draft in (args.draft if kind == "model" else [""]):
-                label = Path(draft).name if kind == "model" and Path(draft).is_dir() else kind
+            for draft in (args.draft if kind == DRAFT_MODEL else [""]):
+                label = Path(draft).name if kind == DRAFT_MODEL and Path(draft).is_dir() else kind
                 drafters.append((label, build_drafter(kind, target, draft, args.early_exit_layers)))
                 if args.no_copy and getattr(drafters[-1][1], "copy_from", None) is not None:
                     drafters.append((f"{label} no copy", load_draft_model(draft, target, copy=False)))

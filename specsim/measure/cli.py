@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from specsim.core.defaults import DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS
+from specsim.core.defaults import DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS, DRAFT_MODEL, drafter_kind
 from specsim.core.engine import plain_generate
 from specsim.core.model_checks import TokenizerMismatch
 from specsim.core.models import ModelUnavailable, format_prompt
@@ -79,7 +79,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, RunRequest]:
     parser = argparse.ArgumentParser(prog="python -m specsim.measure.cli", description=__doc__.splitlines()[0])
     parser.add_argument("--prompt", required=True, help="the user message (the chat template is applied)")
     parser.add_argument("-k", "--k", type=int, default=DEFAULT_K, help=f"draft tokens per loop: {describe('k')}")
-    parser.add_argument("--drafter", choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
+    parser.add_argument("--drafter", type=drafter_kind, choices=DRAFTER_KINDS, default=DEFAULT_DRAFTER)
     flags.add_models(parser)
     parser.add_argument("--temperature", type=float, default=0.0,
                         help="0 = greedy; any T > 0 samples (a tiny T is computed exactly and picks the top token)")
@@ -91,7 +91,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, RunRequest]:
     parser.add_argument("--seed", type=int, default=0)
     flags.add_machine(parser)
     args = parser.parse_args(argv)
-    if args.drafter == "model" and not args.draft:
+    if args.drafter == DRAFT_MODEL and not args.draft:
         parser.error("--drafter model needs --draft PATH_OR_ID")
     try:
         request = RunRequest.checked(
