@@ -219,3 +219,17 @@ def test_tokens_per_loop_by_position_multiplies_the_rates_and_carries_the_last()
     assert analytics.speedup_by_position(rates, 2, 0.1, 1.0) == pytest.approx((1 + 0.4 + 0.2) / 1.2)
     with pytest.raises(ValueError):
         analytics.tokens_per_loop_by_position([], 3)
+
+
+def test_the_profile_takes_the_cheapest_k_a_measurement_cannot_tell_from_the_best():
+    """Issue 64, item 4: the profile's predictions for K = 1..6 lay within ±3 % of each other and it took K = 4, then
+    K = 3, where K = 1-2 ran fastest on unseen prompts. Ks whose intervals reach the best one's are a tie; the
+    smallest of them drafts the fewest guesses."""
+    predicted = {1: 1.23, 2: 1.24, 3: 1.25, 4: 1.26, 5: 1.20, 6: 1.15}
+    assert analytics.best_k(predicted) == 4
+    wide = dict.fromkeys(predicted, 0.03)
+    assert analytics.within_noise(predicted, wide) == (1, 2, 3, 4, 5)  # 1.15 × 1.03 < 1.26 × 0.97
+    assert analytics.cheapest_k(predicted, wide) == 1
+    narrow = dict.fromkeys(predicted, 0.005)
+    assert analytics.within_noise(predicted, narrow) == (3, 4) and analytics.cheapest_k(predicted, narrow) == 3
+    assert analytics.cheapest_k(predicted, {}) == analytics.best_k(predicted)  # an exact measurement: the argmax

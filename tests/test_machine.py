@@ -296,3 +296,18 @@ def test_asking_the_profile_for_cuda_without_a_gpu_is_a_message(capsys):
         machine.main(["--device", "cuda"])
     assert stopped.value.code == 2
     assert "argument --device: must be cpu, or cuda on a machine with a CUDA GPU" in capsys.readouterr().err
+
+
+def test_a_predictions_interval_comes_from_cs_and_vs_and_the_sentence_names_the_tie():
+    from specsim.measure.profile_timing import speedup_noise
+
+    v, spread = {2: 1.1, 3: 1.2}, {2: 0.04, 3: 0.02}
+    noise = speedup_noise(0.05, 0.10, v, spread, (1, 2))
+    assert noise[1] == pytest.approx((1 * 0.05 * 0.10 + 1.1 * 0.04) / (0.05 + 1.1))
+    assert noise[2] == pytest.approx((2 * 0.05 * 0.10 + 1.2 * 0.02) / (0.10 + 1.2))
+    tied = _profile(best_k=1, within_noise=[1, 2, 3], speedup_noise={1: 0.02, 2: 0.025, 3: 0.03})
+    sentence = tied.k_sentence()
+    assert sentence.startswith("K starts at 1, the smallest of the Ks")
+    assert "(K = 1, 2, 3, each ±3% or less)" in sentence
+    assert "the best K for the default drafter" in _profile().k_sentence()  # no tie recorded: the argmax, as before
+    assert machine.Profile.from_json(tied.to_json()) == tied

@@ -112,6 +112,21 @@ def best_k(speedups: Mapping[int, float]) -> int:
     return min(speedups, key=lambda k: (-speedups[k], k))
 
 
+def within_noise(speedups: Mapping[int, float], noise: Mapping[int, float]) -> tuple[int, ...]:
+    """The Ks a measurement cannot tell from the best: those whose 95 % interval (``speedups[k]`` ± ``noise[k]``, a
+    share of it) reaches the best K's interval. The best K is always among them."""
+    best = best_k(speedups)
+    floor = speedups[best] * (1 - noise.get(best, 0.0))
+    return tuple(sorted(k for k, s in speedups.items() if s * (1 + noise.get(k, 0.0)) >= floor))
+
+
+def cheapest_k(speedups: Mapping[int, float], noise: Mapping[int, float]) -> int:
+    """The K to run from measured speedups: the smallest K :func:`within_noise` of the best (it drafts the fewest
+    guesses, so it wastes the least where the measurement cannot tell the Ks apart); :func:`best_k` when the
+    measurement is exact."""
+    return min(within_noise(speedups, noise))
+
+
 def speedup_by_k(alpha: float, draft_cost: float, verify_cost: float | Mapping[int, float] = 1.0,
                  k_min: int = K_MIN, k_max: int = K_MAX) -> dict[int, float]:
     """The closed-form speedup at every K in [k_min, k_max]. ``verify_cost`` is one v for every K, or v(n) by pass

@@ -42,11 +42,12 @@ from specsim.measure.profile_timing import (
     position_rates,
     predicted_speedups,
     profile_prompts,
+    speedup_noise,
     time_runs,
     time_v,
 )
 
-PROFILE_VERSION = 2  # 2: K chosen from real runs, v(n) timed to ±5 % and fitted monotone
+PROFILE_VERSION = 3  # 2: K from real runs, v(n) timed to ±5 % and fitted monotone; 3: the cheapest K within noise
 
 PATHS = (("bfloat16", True), ("bfloat16", False), ("float32", False))
 """Candidate target paths on the CPU: (dtype, position-invariant). Only the invariant path guarantees identity."""
@@ -84,6 +85,8 @@ class Profile:
     alpha_by_position: list[float] = field(default_factory=list)  # P(kept | checked) at draft positions 1, 2, ...
     prompts: int = 0  # held-out prompts the runs used
     device: str = "cpu"  # where it was measured: the device the app runs its models on
+    speedup_noise: dict[int, float] = field(default_factory=dict)  # each prediction's 95 % interval, ± share
+    within_noise: list[int] = field(default_factory=list)  # the Ks the measurement cannot tell from the best
 
     @property
     def runner_up(self) -> tuple[str, float] | None:
@@ -106,14 +109,20 @@ class Profile:
         positions = " / ".join(f"{a:.2f}" for a in rates)
         rising = len(rates) > 1 and all(a < b for a, b in zip(rates[:-1], rates[1:], strict=True))
         trend = "rising along the draft" if rising else "not one α for every slot"
-        text = (f"K starts at {self.best_k}, the best K for the default drafter on this machine. Run for real on "
+        tied = [k for k in self.within_noise if k != self.best_k]
+        choice = ("the best K for the default drafter on this machine" if not tied else
+                  f"the smallest of the Ks whose predicted speedups this measurement cannot tell apart "
+                  f"(K = {', '.join(str(k) for k in sorted(self.within_noise))}, each ±"
+                  f"{max(self.speedup_noise.get(k, 0.0) for k in self.within_noise):.0%} or less): it drafts the "
+                  "fewest guesses per loop, so it wastes the least")
+        text = (f"K starts at {self.best_k}, {choice}. Run for real on "
                 f"{self.prompts} held-out prompts, it kept {self.draft_alpha:.0%} of the guesses the target checked "
                 f"(by draft position: {positions}, {trend}) and wrote "
                 f"{self.tokens_per_loop_by_k[self.best_k]:.2f} tokens per loop at K = {self.best_k}. With its drafting "
                 f"({self.draft_cost:.3f} target passes per guess) and a pass over {self.best_k + 1} tokens "
                 f"({self.v[self.best_k + 1]:.2f} one-token passes) timed here, the cost model predicts "
                 f"{self.speedup_by_k[self.best_k]:.2f}× ({others}).")
-        if self.noisy:
+        if self.noisy and not tied:
             text += f" The timings were noisy ({self.noisy}), so neighbouring Ks may be as good."
         return text
 
@@ -240,12 +249,14 @@ def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     spec, plain = time_runs(target, drafter, prompts, log=log)
     c, c_spread = draft_cost_interval(spec, plain)
     predicted = predicted_speedups(spec, plain, timing.v)
-    k = analytics.best_k(predicted)
+    noise = speedup_noise(c, c_spread, timing.v, timing.spread, predicted)
+    k = analytics.cheapest_k(predicted, noise)
     noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
     return Profile(key=profile_key(device=device), machine=device_name(device), threads=torch.get_num_threads(),
                    one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),
                    draft_cost=c, best_k=k, speedup_by_k=predicted, v_spread=timing.spread,
-                   draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy,
+                   draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy, speedup_noise=noise,
+                   within_noise=list(analytics.within_noise(predicted, noise)),
                    tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
                    alpha_by_position=position_rates(spec),
                    prompts=len(prompts), device=device)

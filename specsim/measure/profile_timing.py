@@ -167,6 +167,14 @@ def predicted_speedups(spec: dict[int, list], plain: list, v: dict[int, float]) 
     return {k: replace(cost_model(runs, plain), verify_cost=v[k + 1]).speedup for k, runs in spec.items()}
 
 
+def speedup_noise(c: float, c_spread: float, v: dict[int, float], v_spread: dict[int, float],
+                  ks) -> dict[int, float]:
+    """Each K's predicted speedup t ÷ (K·c + v(K + 1) + o), its 95 % interval as a share of it, from c's and v's
+    intervals: (K·c·±c + v·±v) ÷ (K·c + v). The overhead o is left out of the sum below the line, which makes the
+    share a little wider than it is, never narrower."""
+    return {k: (k * c * c_spread + v[k + 1] * v_spread.get(k + 1, 0.0)) / (k * c + v[k + 1]) for k in ks}
+
+
 POSITION_MIN_CHECKED = 20  # a draft position's acceptance is quoted only when this many checks reached it
 
 
