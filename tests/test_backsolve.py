@@ -1,4 +1,5 @@
-"""The calculator run backwards (α from a reported speedup) and the distribution of j."""
+"""The calculator run backwards (α from a reported speedup), the distribution of j, and what the tab says the papers
+report."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from app.calculator.figures import prefix_distribution_figure
 from specsim.core import published
 from specsim.measure import analytics
+from tests.conftest import open_page, open_tab
 
 
 @pytest.mark.parametrize("alpha,k,c,v", [(0.0, 4, 0.13, 1.0), (0.7, 4, 0.13, 1.0), (0.95, 8, 0.05, 1.3),
@@ -47,7 +49,6 @@ def test_the_distribution_of_j_at_the_lessons_example():
 
 def test_the_calculator_back_solves_a_typed_speedup_and_chens_runs():
     from app import state
-    from tests.conftest import open_page, open_tab
 
     at = open_page("calculator.py")
     assert any(c.value.startswith("A loop keeps j of its 4 guesses: none with chance 30%") for c in at.caption)
@@ -83,3 +84,23 @@ def test_impossible_speedups_are_refused_with_the_limit(typed):
 
     value, problem = parse_speedup(typed, 4, 0.13, 1.0)
     assert value is None and problem
+
+
+# ---- the "Backwards from a paper" tab's words ----------------------------------------------------------------
+
+
+def test_backsolved_alphas_are_called_lower_bounds_not_the_lessons_source():
+    at = open_page("calculator.py")
+    open_tab(at, "Backwards from a paper")
+    text = " ".join(m.value for m in at.markdown)
+    assert "come out of these published numbers" not in text
+    assert "lower bounds" in text
+
+
+def test_backsolve_does_not_say_papers_rarely_report_acceptance():
+    """Leviathan et al. tabulate α, and EAGLE, Medusa and vLLM report mean acceptance length."""
+    at = open_tab(open_page("calculator.py"), "Backwards from a paper")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "rarely acceptance rates" not in text
+    assert "Leviathan et al. tabulate α" in text and "mean acceptance length τ" in text

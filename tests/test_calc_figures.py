@@ -160,3 +160,49 @@ def test_best_k_and_ceiling_and_useless_draft_sentences():
     assert "4.00" in calc_text.ceiling_sentence(s)  # 0.8 / 0.2
     assert "without limit" in calc_text.ceiling_sentence(CalcSettings(alpha_pct=100))
     assert f"{1 / (2 * 0.05 + 1):.2f}×" in calc_text.useless_draft_sentence(s)
+
+
+# ---- a useless draft costs K·c + (v − 1), the drafting time alone only at v = 1 ----------------------
+
+
+@pytest.mark.parametrize(("k", "c", "v"), [(4, 0.13, 1.0), (2, 0.05, 1.0), (4, 0.13, 1.4), (8, 0.3, 2.0)])
+def test_useless_draft_sentence_computes_which_case_applies(k, c, v):
+    s = CalcSettings(k=k, draft_cost=c, verify_cost=v)
+    text = calc_text.useless_draft_sentence(s)
+    loss = analytics.useless_draft_loss(k, c, v)
+    assert loss == pytest.approx(k * c + (v - 1))
+    assert f"{loss:.2f} target passes per loop" in text
+    assert f"{analytics.speedup(0.0, k, c, v):.2f}×" in text
+    if v == 1.0:
+        assert "only the drafting time" in text
+    else:
+        assert "K·c + (v − 1)" in text and f"v − 1 = {v - 1:.2f}" in text
+        assert "nothing else" not in text and "only the drafting time" not in text
+
+
+@pytest.mark.parametrize("v", [1.0, 1.3])
+def test_useless_draft_sentence_gives_the_bound_and_says_to_watch_alpha(v):
+    s = CalcSettings(k=4, alpha_pct=70, draft_cost=0.13, verify_cost=v)
+    text = calc_text.useless_draft_sentence(s)
+    assert "safe to switch on" not in text and "small, bounded downside" not in text
+    assert f"{calc_text.fmt(analytics.speedup(0.0, 4, 0.13, v))}× the plain speed" in text
+    assert "KV cache" in text and "switch speculation off" in text
+
+
+# ---- the loop figure: only the first rejection is red, the slots after it grey (as on the live page) -------
+
+
+@pytest.mark.parametrize(("k", "prefix"), [(4, 2.0), (6, 0.0), (3, 3.0), (5, 1.2)])
+def test_loop_figure_draws_never_checked_slots_grey(k, prefix):
+    from app import palette
+    from app.calculator.figures import expected_kept_slots, iteration_figure
+
+    fig = iteration_figure(k, prefix)
+    kept = expected_kept_slots(prefix, k)
+    colour_of = {}
+    for t in fig.data:
+        if t.y is not None and len(t.y) and all(y == 1 for y in t.y):  # the verdict row
+            for x in t.x:
+                colour_of[x] = t.marker.color
+    assert [colour_of[x] for x in range(1, k + 1)] == (
+        [palette.KEPT] * kept + [palette.REJECTED] * min(1, k - kept) + [palette.MUTED] * max(0, k - kept - 1))

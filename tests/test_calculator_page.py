@@ -1,4 +1,4 @@
-"""The calculator page through AppTest: defaults, each slider, the URL in both directions."""
+"""The calculator page through AppTest: defaults, each slider, the URL in both directions, and what each tab says."""
 
 from __future__ import annotations
 
@@ -374,3 +374,59 @@ def test_the_calibrate_box_points_to_the_page_that_measures_v():
     text = " ".join(e.value for e in [*at.markdown, *at.caption])
     assert "a little more" not in text and "Is verification free here?" in text
     assert "surviv" not in text.lower()  # "survive" once meant two different things here and in the quiz
+
+
+# ---- what each tab says --------------------------------------------------------------------------------------
+
+
+def test_calculator_loop_caption_says_the_grey_scores_are_discarded():
+    at = open_page("calculator.py")
+    text = " ".join(c.value for c in at.caption)
+    assert "never checked" not in text and "scores are discarded" in text
+    intro = " ".join(m.value for m in at.markdown)
+    assert "Four numbers decide" in intro and "Three numbers decide" not in intro
+
+
+def test_the_roofline_is_defined_where_its_r_is_first_offered():
+    from app import state
+    from app.calculator import v_curve
+
+    at = open_tab(open_page("calculator.py"), state.CALC_TABS[2])
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "v(n) = max(1, n / R)" in text and "ridge point R" in text
+    assert any("roofline, R =" in name for name in v_curve.MODELS)
+
+
+def test_the_calculators_position_box_opens_on_the_prose_recording_at_its_own_c():
+    """It opened on the echo recording (r = 1.00 everywhere) priced at the slider's c = 0.13: "best K is 16"."""
+    from app import recording
+    from app.calculator import by_position
+    from specsim.measure import costmodel
+
+    at = open_tab(open_page("calculator.py"), "Choosing K")
+    assert not at.exception
+    run = recording.shipped_runs()["prose_run"]
+    model = costmodel.cost_model([run.spec], [run.plain])
+    line = next(m.value for m in at.markdown if m.value.startswith("Measured on"))
+    assert line.startswith(f"Measured on {by_position.recording_label('prose_run', run)}")
+    assert f"this run's own measured c = {model.draft_cost:.2f} and v = {model.verify_cost:.2f}" in line
+    rates, _, own = by_position.sources()[by_position.recording_label("prose_run", run)]
+    speeds = {k: analytics.speedup_by_position(rates, k, *own) for k in range(analytics.K_MIN, analytics.K_MAX + 1)}
+    best = analytics.best_k(speeds)
+    assert f"the best K is **{best}** ({speeds[best]:.2f}×) by position" in line
+    assert best < analytics.K_MAX
+
+
+def test_the_calculators_formulas_name_tau_beside_alpha():
+    """The mean acceptance length τ, as production and papers report it, is named beside α and tokens per loop."""
+    from app import state
+
+    at = open_tab(open_page("calculator.py"), "The formulas")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    a, k = at.session_state[state.CALC_ALPHA_PCT] / 100, at.session_state[state.CALC_K]
+    assert "**3. Tokens per loop, τ.**" in text
+    assert f"here α = {a:.2f} and τ = {float(analytics.tokens_per_loop(a, k)):.2f} tokens per loop" in text
+    assert "mean acceptance length τ" in text and "some papers count only the kept guesses, E[j]" in text
+    assert any(r"\tau = E[j] + 1" in x.value for x in at.get("latex"))

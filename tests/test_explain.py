@@ -104,3 +104,32 @@ def test_a_win_names_what_won_it_and_a_loss_what_held_it_back():
     mixed = budget(alpha=0.6, k=4, c=0.02, v=1.0)
     assert mixed.speedup > 1 and mixed.decider() == "acceptance"
     assert "the other 40% of the judged guesses were refused" in decider_sentence(mixed)
+
+
+# ---- bar labels: level, and left out where the bar is too short for them ----------------------------------------
+
+
+def test_bar_labels_stay_level_and_small_bars_carry_none():
+    from app.live import figures as live
+    from tests.live_traces import hand_trace
+
+    tiny = budget(alpha=0.7, k=4, c=0.005, v=1.2)
+    fig = loop_cost_figure(tiny)
+    draft = next(t for t in fig.data if t.name.endswith("(K·c)"))
+    assert list(draft.text) == ["", "", ""]  # 0.02 passes: too short a bar for "draft 0.02"
+    assert fig.layout.uniformtext.mode == "hide"
+    for t in fig.data:
+        if t.text is not None:
+            assert t.textangle == 0
+    wide = loop_cost_figure(budget(alpha=0.7, k=4, c=0.3, v=1.2))
+    assert next(t for t in wide.data if t.name.endswith("(K·c)")).text[1] == "draft 1.20"
+    alternatives = live.alternatives_figure(hand_trace().iterations[0], 3)
+    assert all(t.textangle == 0 for t in alternatives.data)
+
+
+def test_bar_label_fits_or_is_left_out():
+    from app.live.why_figures import bar_label
+
+    assert bar_label("draft 0.52", 0.52, 3.0) == "draft 0.52"
+    assert bar_label("draft 0.02", 0.02, 3.0) == ""
+    assert bar_label("x", 0.0, 0.0) == ""

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+import pytest
+
+from app.calculator import text as calc_text
+from app.settings import CalcSettings
+from specsim.core import published
 from specsim.core.published import CHEN_2023
+from specsim.measure import analytics
 from tests.conftest import ROOT, open_page
+
+
+@pytest.fixture(scope="module")
+def home_page():
+    """The page as it opens, shared by the tests that only read it."""
+    at = open_page()
+    assert not at.exception
+    return at
 
 
 def test_home_teaches_the_loop_and_the_key_insight():
@@ -89,3 +103,64 @@ def test_a_setting_that_does_not_parse_is_named_on_the_page_not_raised(monkeypat
     monkeypatch.setenv(env_name("queue_limit"), "3")
     at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
     assert not at.exception and not at.error
+
+
+# ---- what the page claims, and the conditions it claims them under --------------------------------------------
+
+
+def test_home_says_greedy_keeps_the_tokens_and_sampling_the_distribution(home_page):
+    text = " ".join(m.value for m in home_page.markdown)
+    assert "without changing a single token" not in text
+    assert "The book comes out word for word as the author would have dictated it alone" not in text
+    assert "the same tokens under greedy decoding (in exact arithmetic" in text
+    assert "text drawn from the same distribution when sampling" in text
+
+
+def test_home_verify_step_scores_k_plus_one_positions(home_page):
+    steps = next(m.value for m in home_page.markdown if "**Verify.**" in m.value)
+    verify = steps.split("**Verify.**")[1].split("\n")[0]
+    assert "K + 1 positions" in verify and "all K proposed positions" not in verify
+
+
+def test_home_caption_calls_the_grey_slots_never_checked_as_the_chart_does(home_page):
+    from app.calculator.figures import iteration_figure
+
+    caption = " ".join(c.value for c in home_page.caption)
+    assert "discarded (grey)" not in caption and "never checked (grey)" in caption
+    assert any(t.name == "never checked" for t in iteration_figure(4, 2).data)
+
+
+def test_home_caption_says_the_pass_scored_the_grey_slots_and_discarded_them(home_page):
+    """The grey slots are named as the chart's legend names them, "never checked", and the caption still says the pass
+    scored them and threw the scores away."""
+    caption = " ".join(c.value for c in home_page.caption)
+    assert "scored" in caption and "never checked (grey)" in caption and "scores are discarded" in caption
+
+
+def test_home_key_insight_computes_what_a_useless_draft_costs_without_undefined_symbols(home_page):
+    insight = next(s.value for s in home_page.success if "Key insight" in s.value)
+    lesson = CalcSettings()
+    worst = calc_text.fmt(analytics.speedup(0.0, lesson.k, lesson.draft_cost, lesson.verify_cost))
+    assert f"{worst}× plain speed" in insight and worst == "0.66"  # the lesson's own K = 4, c = 0.13
+    assert "K·c" not in insight and "(v − 1)" not in insight  # c and v are not defined on the home page
+    assert "small and bounded downside" not in insight and "switch it off" in insight
+
+
+def test_home_says_chens_draft_was_shallow_because_latency_follows_depth(home_page):
+    text = " ".join(m.value for m in home_page.markdown)
+    assert CHEN_2023.draft_layers == 8 and CHEN_2023.target_layers == 80
+    assert f"{CHEN_2023.draft_layers} layers against the target's {CHEN_2023.target_layers}" in text
+    assert "the layers run one after another more than the parameter count" in text
+
+
+def test_home_states_the_papers_speedups(home_page):
+    text = " ".join(m.value for m in home_page.markdown)
+    assert f"{published.LEVIATHAN_SPEEDUP.figure} on **T5-XXL**" in text
+    assert f"{published.CHEN_SPEEDUP.figure} faster" in text and "Chinchilla 70B" in text
+    assert published.FU_SPEEDUP.claim in text and published.MEDUSA_1_SPEEDUP.claim in text
+    assert "a similar gain" not in text
+
+
+def test_leviathan_is_dated_as_venue_and_preprint(home_page):
+    assert published.LEVIATHAN_2023.when == "ICML 2023; arXiv 2022"
+    assert any("Leviathan et al. (ICML 2023; arXiv 2022)" in m.value for m in home_page.markdown)

@@ -119,6 +119,12 @@ def _page():
     return at
 
 
+@pytest.fixture(scope="module")
+def hood_page():
+    """The page as it opens, shared by the tests that only read it."""
+    return _page()
+
+
 def test_the_page_dissects_each_recording_and_follows_the_iteration():
     at = _page()
     text = " ".join(m.value for m in at.markdown)
@@ -248,3 +254,58 @@ def test_the_long_context_batch_says_when_its_cache_no_longer_fits_one_gpu():
 
     text = long_context_sentence(4)
     assert f"the cache alone is {roofline.kv_cache_gb(256, 4096):,.0f} GB" in text and "spread over several" in text
+
+
+def test_under_the_hood_opens_on_the_prose_recording(hood_page):
+    """It opened on the echo recording, where nothing is refused, no cache is cropped and no residual drawn."""
+    assert hood.OPENING_RECORDING == "prose_run"
+    assert hood_page.radio(key=state.widget_key(state.HOOD_RUN)).value == "prose_run"
+
+
+def test_the_hood_mask_caption_says_in_exact_arithmetic(hood_page):
+    caption = " ".join(c.value for c in hood_page.caption)
+    assert "So the distribution at row i is exactly what plain decoding would compute" not in caption
+    assert "in exact arithmetic" in caption
+
+
+def test_the_hood_calls_the_runs_tokens_per_loop_its_tau(hood_page):
+    text = " ".join(m.value for m in hood_page.markdown)
+    assert "(its mean acceptance length τ, as papers and vLLM report it)" in text
+
+
+def test_the_hood_teaches_both_tree_rules_with_a_computed_example(hood_page):
+    from specsim.variants import tree_rules
+
+    text = " ".join(m.value for m in hood_page.markdown)
+    assert "(SpecInfer; EAGLE-2): try the candidates at a node one after another, each accepted with min(1" not in text
+    for fact in ("Candidates drawn independently from the draft's q", "SpecInfer, Miao et al., 2024",
+                 "The draft's distinct top-k tokens", "EAGLE-2, Li et al., 2024",
+                 "with probability p(x); after a refusal set p(x) = 0 and renormalise", "Mixing them up"):
+        assert fact in text, fact
+    p, q, k = tree_rules.EXAMPLE_P, tree_rules.EXAMPLE_Q, tree_rules.EXAMPLE_CANDIDATES
+    wrong = tree_rules.specinfer_rule_on_top_k(p, q, k)
+    assert ", ".join(f"{n} {x:.2f}" for n, x in zip("ABCD", wrong, strict=True)) + "), not p" in text
+
+
+def test_acceptance_by_position_can_rise_or_fall_and_the_hood_shows_the_measured_rates():
+    """The prose recording's rates fall (0.58 / 0.54 / 0.29 / 0.00): the pages no longer say real drafts are "kept more
+    often deeper into the draft", nor "Part of that is not about α" where the short loops explain none of it; the
+    hood shows each measured rate."""
+    from tests.conftest import open_tab
+
+    prose = recorded.load(next(r.path for r in recorded.RECIPES if r.name == "prose_run")).spec
+    rates = hood.position_model(prose).by_position
+    assert any(b < a for a, b in zip(rates, rates[1:], strict=False) if not (math.isnan(a) or math.isnan(b)))
+    at = open_page("hood.py")
+    at.radio(key=state.widget_key(state.HOOD_RUN)).set_value("prose_run").run()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "kept more often deeper" not in text and "Part of that is not about α" not in text
+    assert "can rise" in text and "noisier" in text and "On this run they fall rather than rise" in text
+    subscript = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+    for j, r in enumerate(rates, start=1):
+        if not math.isnan(r):
+            assert f"r{str(j).translate(subscript)} = {r:.2f} (" in text
+    calc = open_tab(open_page("calculator.py"), "Choosing K")
+    calc_text = " ".join(m.value for m in calc.markdown)
+    assert "kept more often deeper" not in calc_text and "can rise along the draft" in calc_text

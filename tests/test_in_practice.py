@@ -1,20 +1,32 @@
-"""Domains, vocabulary coverage and the "In practice" page."""
+"""Domains, vocabulary coverage and the "In practice" page: its references, the default draft's acceptance figures
+reconciled, a domain result that says only what it measured, and provenance under "How this was measured"."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from app import state
+from app.practice import references
 from specsim.core import defaults, published
 from specsim.core.defaults import DEFAULT_DRAFT
 from specsim.lesson import domains
 from tests.conftest import ROOT, open_page
 from tests.live_traces import hand_trace, one_torch_thread
+from tests.page_text import page_text
 
 _threads = pytest.fixture(scope="module", autouse=True)(one_torch_thread)
+
+
+@pytest.fixture(scope="module")
+def practice_page():
+    """The page as it opens, shared by the tests that only read it."""
+    at = open_page("practice.py")
+    assert not at.exception and not at.error
+    return at
 
 
 def test_pool_counts_checked_guesses_only():
@@ -275,3 +287,112 @@ def test_the_in_practice_page_shows_the_drafts_section():
     at = open_page("practice.py")
     assert not at.exception
     assert "Choosing a draft: depth sets its cost, distillation its acceptance" in [h.value for h in at.subheader]
+
+
+def test_domain_results_count_copied_guesses():
+    r = domains.DomainResult("echo", 2, accepted=10, checked=12, tokens=20, loops=8, alpha=10 / 12,
+                             tokens_per_loop=2.5, copied_kept=7)
+    assert "echo 7 of 10" in domains.copied_sentence([r])
+    assert domains.copied_sentence([]) == "No guess was kept, copied or drafted."
+
+
+def test_in_practice_says_a_token_outside_the_drafts_vocabulary_can_also_be_copied(practice_page):
+    text = " ".join(m.value for m in practice_page.markdown)
+    assert "only ever arrives" not in text
+    assert "copied from earlier in the text" in text and "hybrid" in text
+
+
+# ---- references, the default draft's α figures, the domain text, provenance (a learner's and a lecturer's review) --
+
+CITED = {  # the methods the pages name, and where each was published (ids checked against the abstract pages)
+    "2406.16858": "EAGLE-2", "2503.01840": "EAGLE-3", "2404.16710": "LayerSkip", "2404.18911": "Kangaroo",
+    "2309.08168": "Draft & Verify", "2305.09781": "SpecInfer", "2408.11049": "MagicDec",
+    "2412.19437": "DeepSeek-V3 Technical Report",
+}
+
+
+def test_the_references_hold_every_cited_method_with_its_arxiv_link(practice_page):
+    text = page_text(practice_page)
+    for arxiv_id, name in CITED.items():
+        line = next((ln for ln in text.splitlines() if f"(https://arxiv.org/abs/{arxiv_id})" in ln), None)
+        assert line is not None and f"[arXiv:{arxiv_id}]" in line and name in line, arxiv_id
+    assert "Prompt Lookup Decoding" in text and "(https://github.com/apoorvumang/prompt-lookup-decoding)" in text
+    assert len({r.url for r in references.REFERENCES}) == len(references.REFERENCES)  # none twice
+
+
+def test_the_default_drafts_alpha_figures_are_read_from_where_their_pages_read_them(practice_page):
+    """Each acceptance figure the pages quote for the default draft, from the page's own source, in one table with
+    what it counts; the reading says why they differ and to measure on one's own traffic."""
+    from app import recording
+    from app.practice import drafts
+    from app.variants import compare
+    from specsim.core.paths import DOMAINS_RECORDED
+    from specsim.lesson import unchanged
+    from specsim.measure import machine
+
+    text = page_text(practice_page)
+    assert "The default draft's α, page by page" in text
+    overlap = unchanged.measured_overlap()
+    draft_json = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text(encoding="utf-8"))
+    expected = {
+        "*Why the output is unchanged*": f"{overlap.accepted_mass[overlap.temperatures.index(0.0)]:.3f}",
+        "*Variants* (the EAGLE panel)": f"{machine.heldout_alpha(defaults.CLASSIC_DRAFT, copy=False):.0%}",
+        "*Variants* (the recorded comparison)":
+            f"{next(r for r in compare.saved_heldout()['rows'] if r['key'] == 'draft_model')['acceptance']:.0%}",
+        "*Live decoding* (the recorded run)": f"{recording.shipped_runs()['prose_run'].spec.acceptance_rate:.0%}",
+        "*In practice* (the paragraph above)": f"{draft_json['val_top1']:.0%}",
+    }
+    for r in domains.load_recorded(DOMAINS_RECORDED).results:
+        expected[f"*In practice* (acceptance by domain, above: {r.domain})"] = f"{r.alpha:.0%}"
+    rows = drafts.alpha_figures()
+    assert {r.page: r.shown for r in rows} == expected
+    for r in rows:  # one table row per figure, with what it counts and whether copies count
+        assert f"| **{r.shown}** | {r.page} | {r.counts} | {'yes' if r.copying else 'no'} |" in text
+    assert sum(r.copying for r in rows) >= 3 and sum(not r.copying for r in rows) >= 3
+    reading = drafts.alpha_reading(rows)
+    assert reading in text and "measure it on your own traffic" in reading.lower()
+    assert f"keep {machine.heldout_alpha(defaults.DEFAULT_DRAFT, copy=True):.0%}" in reading  # copying's share
+
+
+def test_the_domain_text_is_conditional_and_explains_alpha_against_tau(practice_page):
+    """Two prompts a domain do not separate the domains: the text says what it expects and that the runs neither
+    confirm nor refute it; where a higher α goes with a lower τ, one sentence explains it from the counts."""
+    from specsim.core.paths import DOMAINS_RECORDED
+
+    text = page_text(practice_page)
+    assert "text that copies its input is the easiest of all" not in text
+    assert "should be the easiest of all" in text and "Those are expectations" in text
+    results = domains.load_recorded(DOMAINS_RECORDED).results
+    ranking = domains.ranking_sentence(results, domains.TOKENS_PER_PROMPT)
+    assert "neither confirm the expectations above nor refute them" in ranking and ranking in text
+    tau = domains.tau_sentence(results)
+    echo, code = (next(r for r in results if r.domain == d) for d in ("echo", "code"))
+    assert echo.alpha > code.alpha and echo.tokens_per_loop < code.tokens_per_loop  # the recorded puzzle
+    assert tau in text and f"echo kept {echo.accepted / echo.loops:.2f} guesses a loop" in tau
+    lost = echo.accepted + echo.loops - (echo.tokens - echo.prompts)
+    assert abs(1 + (echo.accepted - lost) / echo.loops - echo.tokens_per_loop) < 1e-9  # the sentence's arithmetic
+    assert f"lost {lost} tokens that way in its {echo.loops} loops" in tau
+
+
+def test_tau_sentence_is_empty_when_alpha_and_tau_agree():
+    from specsim.lesson.domains import DomainResult, tau_sentence
+
+    assert tau_sentence([DomainResult("code", 2, 30, 45, 48, 20, 30 / 45, 2.4),
+                         DomainResult("prose", 2, 20, 40, 48, 25, 0.5, 1.9)]) == ""
+
+
+PROVENANCE = ("5,001,548", "lines from line", "specsim/core/acceptance.py")
+
+
+def test_provenance_sits_in_how_this_was_measured(practice_page):
+    """Counts, intervals, file paths and line numbers are under "How this was measured"; the sentences keep the
+    numbers themselves (a lecturer's review: too dense)."""
+    measured = [e for e in practice_page.expander if e.label == "How this was measured"]
+    inside = " ".join(m.value for e in measured for m in e.markdown)
+    outside = " ".join(m.value for m in practice_page.markdown if m.value not in inside)
+    for needle in PROVENANCE:
+        assert needle not in outside, needle
+    assert not re.search(r"95 % interval \d", outside)  # the intervals themselves
+    for needle in ("kept 13 of 26", "lines from line", "specsim/core/acceptance.py", "docs/distill.md"):
+        assert needle in inside, needle
+    assert "about 5 million tokens" in outside and "loop is " in outside

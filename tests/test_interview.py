@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+
+import pytest
 
 from app.layout import all_pages
 from specsim.core.paths import INTERVIEW_QUESTIONS
-from specsim.lesson import interview
+from specsim.lesson import interview, roofline
 from specsim.measure import analytics
 from tests.conftest import open_page
 
@@ -200,3 +203,120 @@ def test_the_key_point_check_can_fail():
 
     point, short = "Wider trees cost more compute, which hurts at large batch", "A tree is checked in one pass."
     assert len(set(stems(point)) & set(stems(short))) < 0.7 * len(set(stems(point)))
+
+
+# ---- what each answer says, every figure computed ------------------------------------------------------------------
+
+INTERVIEW = {q.id: q for q in interview.load()}
+RAW_INTERVIEW = json.loads(INTERVIEW_QUESTIONS.read_text(encoding="utf-8"))
+RAW = {q["id"]: q for q in RAW_INTERVIEW["questions"]}  # as typed: templates not filled
+A, K, C = interview.LESSON["alpha"], interview.LESSON["k"], interview.LESSON["c"]
+
+
+def test_interview_links_point_to_the_page_that_teaches_the_answer():
+    assert RAW["alpha_tv"]["page"] == "unchanged"  # α = 1 − TV is worked on Why the output is unchanged
+    assert RAW["tree"]["page"] == "hood"  # the two tree rules are taught under the hood
+
+
+def test_the_parallel_answer_says_what_prefill_is():
+    assert "prefill (the target's single pass over the whole prompt before decoding" in INTERVIEW["parallel"].answer
+
+
+def test_batching_answer_works_the_roofline_at_the_apps_ridge():
+    q = INTERVIEW["batching"]
+    text = q.answer
+    assert "roughly in proportion" not in text
+    r = roofline.GPU_RIDGE
+    b, big = interview.BATCHING["batch"], interview.BATCHING["batch_big"]
+    assert f"batches {b} requests" in q.question
+    assert f"R = {r}" in text
+    assert f"{roofline.A100.ridge_tokens:.0f} tokens on an A100" in text
+    assert f"{roofline.H100.ridge_tokens:.0f} on an H100" in text
+    assert f"v = {roofline.batched_verify_cost(b, K, r):.2f}" in text
+    assert f"{float(analytics.speedup(A, K, C)):.2f}× at B = 1" in text
+    assert f"{roofline.batched_speedup(A, K, C, b, r):.2f}× at B = {b}" in text
+    assert f"v = {roofline.batched_verify_cost(big, K, r):.2f}" in text
+    assert f"{roofline.batched_speedup(A, K, C, big, r):.2f}× plain speed" in text
+    assert roofline.batched_speedup(A, K, C, big, r) < 1 < roofline.batched_speedup(A, K, C, b, r) < analytics.speedup(
+        A, K, C)
+
+
+def test_serving_answer_does_not_claim_every_engine_ships_every_drafter():
+    text = INTERVIEW["serving"].answer
+    assert "all ship it" not in text
+    assert "Between them" in text and "--model-draft" in text
+
+
+def test_the_interview_says_medusa_decodes_greedily_by_default():
+    """Typical acceptance is Medusa's sampling mode, not its default rule."""
+    raw = INTERVIEW_QUESTIONS.read_text(encoding="utf-8")
+    assert "default acceptance rule, typical acceptance" not in raw
+    assert "Medusa's default rule, typical acceptance" not in raw
+    assert "Medusa decodes greedily by default" in raw
+
+
+def test_tree_answer_keeps_the_longest_accepted_path_and_credits_specinfer():
+    text = INTERVIEW["tree"].answer
+    assert "root-to-leaf" not in text
+    for fact in ("longest accepted path from the root", "before it reaches a leaf", "SpecInfer (Miao et al., 2024)",
+                 "multi-candidate rejection sampling", "EAGLE-2", "typical acceptance", "lossy"):
+        assert fact in text, fact
+
+
+@pytest.mark.parametrize("qid", ["tree", "lossy_lossless"])
+def test_interview_tree_answers_give_each_rule_its_candidates(qid):
+    answer = RAW[qid]["answer"]
+    assert "as in SpecInfer and in EAGLE-2" not in answer and "as SpecInfer and EAGLE-2 do" not in answer
+    assert "SpecInfer" in answer and "EAGLE-2" in answer
+    assert "distinct top-k" in answer and "p(x)" in answer and "min(1, p/q)" in answer
+
+
+def test_draft_choice_answer_works_both_drafts_and_says_c_must_be_measured():
+    text = INTERVIEW["draft_choice"].answer
+    assert "get high α at a very small c" not in text
+    for d in interview.DRAFTS.values():
+        k = analytics.optimal_k(d["alpha"], d["c"])
+        best = f"K = {k} with {float(analytics.speedup(d['alpha'], k, d['c'])):.2f}×"
+        assert f"c = {d['c']:.2f} for the {d['params']}" in text
+        assert f"{d['params']} draft peaks at {best}" in text or f"{d['params']} draft at {best}" in text
+    assert "need not follow the parameter count" in text and "Medusa" in text and "tree" in text
+
+
+def test_useless_draft_answer_works_the_lessons_example():
+    text = INTERVIEW["useless_draft"].answer
+    lk, lc = interview.LESSON["k"], interview.LESSON["c"]
+    lesson_speed, lesson_loss = analytics.speedup(0.0, lk, lc, 1.0), analytics.useless_draft_loss(lk, lc)
+    for figure in (f"{float(lesson_speed):.2f}×", f"{float(lesson_loss):.2f}"):
+        assert figure in text
+    for point in ("1 / (K·c + v)", "K·c + (v − 1)", "KV cache", "memory", "switch speculation off"):
+        assert point in text, point
+
+
+def test_interview_q15_says_real_pairs_keep_more_greedy_with_measured_figures():
+    from specsim.lesson import unchanged
+
+    raw = RAW["alpha_tv"]["answer"]
+    assert "{ov_real_greedy} greedy, {ov_real_t1} at T = 1" in raw  # named, never typed
+    answer = INTERVIEW["alpha_tv"].answer
+    m = unchanged.measured_overlap()
+    assert f"α = {m.greedy:.2f} greedy, {m.at(1.0):.2f} at T = 1 and {m.at(2.0):.2f} at T = 2" in answer
+    assert "usually higher greedy than at T = 1" in answer
+
+
+def test_interview_tau_runs_a_reported_tau_back_to_alpha():
+    q = INTERVIEW["tau"]
+    assert q.page == "calculator"
+    t = interview.TAU
+    alpha = float(q.answer.split("means α = ")[1].split()[0])
+    assert float(analytics.tokens_per_loop(alpha, t["k"])) == pytest.approx(t["tau"], abs=0.02)
+    exact = interview.figures()["tau_alpha"]
+    assert f"τ = {t['tau']:g} at K = {t['k']} means α = {exact}" in q.answer
+    other = float(analytics.tokens_per_loop(float(exact), t["k_other"]))
+    assert abs(float(interview.figures()["tau_other"]) - other) < 0.02
+    assert "only comparable at the K" in q.answer and "E[j] + 1" in q.answer
+
+
+def test_the_interview_file_types_no_figure_the_new_answers_compute():
+    for q in RAW_INTERVIEW["questions"]:
+        if q["id"] in ("batching", "draft_choice", "useless_draft"):
+            assert not re.search(r"\d\.\d\d|\b(64|256|153|295)\b", q["answer"]), q["id"]

@@ -71,3 +71,41 @@ def test_timeline_lays_every_pass_end_to_end_and_fills_to_the_total():
 def test_timeline_of_one_run():
     f = fig.timeline_figure(None, hand_plain())
     assert {y for b in f.data for y in b.y} == {"plain"}
+
+
+# ---- on an exact probability tie the token the target chose comes first ------------------------------------------
+
+
+def _tied_iteration(kept_first_in_record: bool):
+    """Slot t+1 kept ' the' (id 10) at p = 0.214, tied exactly with ' a' (id 14), as bfloat16 ties happen."""
+    from dataclasses import replace
+
+    from tests.live_traces import tp
+
+    it = hand_trace().iterations[0]
+    tie = (tp(10, 0.214), tp(14, 0.214)) if kept_first_in_record else (tp(14, 0.214), tp(10, 0.214))
+    slots = list(it.slots)
+    slots[0] = replace(slots[0], p=0.214, target_top=(*tie, tp(19, 0.1)),
+                       draft_top=(tp(22, 0.4), tp(10, 0.4)))  # the draft's proposal ties too, recorded second
+    return replace(it, slots=tuple(slots))
+
+
+@pytest.mark.parametrize("kept_first_in_record", [True, False])
+def test_alternatives_put_the_kept_token_first_on_a_tie(kept_first_in_record):
+    it = _tied_iteration(kept_first_in_record)
+    f = fig.alternatives_figure(it, 1)
+    target, draft = f.data
+    assert f.layout.yaxis.ticktext[:2] == ("␣the", "␣a")
+    assert target.marker.color[0] == palette.KEPT
+    assert f.layout.yaxis2.ticktext[0] == "␣the"  # the draft's own proposal first among its tied tokens
+    assert list(target.x) == sorted(target.x, reverse=True)
+
+
+# ---- readability -------------------------------------------------------------------------------------------------
+
+
+def test_timeline_legend_sits_above_the_plot_clear_of_the_x_ticks():
+    f = fig.timeline_figure(hand_trace(), hand_plain())
+    legend = f.layout.legend
+    assert legend.orientation == "h" and legend.yanchor == "bottom" and legend.y >= 1.0
+    assert f.layout.margin.t >= 90  # room for the title and the legend above the bars

@@ -1,4 +1,5 @@
-"""One registry of decoding methods (specsim.methods), and plain decoding as the loop with nothing proposed."""
+"""One registry of decoding methods (specsim.methods), and plain decoding as the loop with nothing proposed; the
+variants table and the live page's drafter choice read their words from it."""
 
 from __future__ import annotations
 
@@ -104,3 +105,30 @@ def test_the_draft_model_method_has_one_key_and_its_old_name_still_reads():
     assert RunRequest(prompt="hi", drafter="model").drafter == DRAFT_MODEL
     args, request = cli.parse_args(["--prompt", "hi", "--drafter", "model", "--draft", "some/draft"])
     assert args.drafter == request.drafter == DRAFT_MODEL
+
+
+# ---- what the pages say about each method ------------------------------------------------------------------------
+
+
+def test_the_variants_table_is_one_corrected_table_and_a_note_names_each_correction():
+    """The lesson's quoted columns beside "this app's correction" left the learner unsure which to trust (issue 61).
+    One table now says the right thing, in the app's words, and a note says where the lesson's table differs."""
+    lookahead = methods.method("lookahead").lesson
+    assert "whole window" in lookahead.note and "regenerate only failed tokens" not in lookahead.note.lower()
+    assert "only the failed tokens" in lookahead.departs
+    assert "lesson" not in methods.departures()  # the learner never sees the seed's table: no note may point at it
+    medusa = methods.method("medusa_tree").lesson
+    assert "405B" in medusa.departs and published.NVIDIA_MEDUSA_70B_SPEEDUP.figure in medusa.departs
+    assert "typical acceptance" in medusa.note
+    assert "405B" in methods.method("medusa_tree").claimed_speedup()  # the reported column gives the setting
+    assert methods.method("early_exit").claimed_speedup()  # LayerSkip and Kangaroo report speedups
+    rows = methods.variant_rows()
+    assert [r["variant"] for r in rows] == [m.lesson.name for m in methods.lesson_methods()]
+    assert not any("lesson" in column for r in rows for column in r)  # no column quotes the lesson
+    note = methods.departures()
+    assert all(m.label in note for m in methods.lesson_methods() if m.lesson.departs)
+    assert "Draft model" not in note  # the lesson's row was right: nothing to say
+
+
+def test_live_drafter_choice_says_the_bundled_draft_also_copies():
+    assert "copies" in methods.LIVE_DRAFTERS["draft_model"]

@@ -18,6 +18,7 @@ from specsim.measure import analytics
 
 RAW = json.loads(quiz.KNOWLEDGE_FILE.read_text(encoding="utf-8"))
 QUESTIONS = quiz.load_knowledge()
+BY_ID = {q.id: q for q in QUESTIONS}
 SEQ = quiz.load_sequence()
 # ---- the knowledge-check data -------------------------------------------------------------------
 
@@ -557,3 +558,124 @@ def test_quiz_wording():
 def test_survive_is_not_used_for_two_different_things():
     quiz_text = json.dumps(json.loads((ASSETS / "quiz" / "knowledge.json").read_text("utf-8")), ensure_ascii=False)
     assert not re.search(r"surviv", quiz_text, re.IGNORECASE)
+
+
+# ---- what each question teaches, and the claims none may make ---------------------------------------------------
+
+
+def _shown_text(q) -> str:
+    return " ".join([q.prompt, q.explanation, *q.options])
+
+
+def test_the_ttft_question_puts_the_wait_on_the_loaded_steps_not_on_the_draft():
+    q = BY_ID["ttft-load"]
+    assert "prefill" in q.correct_option and "steps" in q.correct_option
+    assert "ridge point" in q.explanation and "fewer requests fit" in q.explanation
+    assert "first token comes from the target's prefill" in q.explanation
+
+
+def test_the_tree_rule_question_keeps_eagles_rule_and_calls_typical_acceptance_lossy():
+    q = BY_ID["tree-rule"]
+    assert "chance p(x)" in q.correct_option and "min(1" not in q.correct_option
+    assert "EAGLE's reference implementation" in q.explanation  # EAGLE's code, not a claim about a paper
+    assert "SpecInfer" in q.explanation and "typical acceptance" in q.explanation
+    assert "q is the draft's distribution" in q.prompt and "norm(·) rescales" in q.prompt  # every symbol defined
+
+
+def test_knowledge_tree_rule_asks_which_rule_fits_distinct_top_k_candidates():
+    q = BY_ID["tree-rule"]
+    key = q.correct_option
+    assert "chance p(x)" in key and "zero p(x)" in key and "min(1" not in key
+    specinfer = next(o for o in q.options if "norm(max(0, p − q))" in o)
+    assert q.options.index(specinfer) != q.answer
+    assert "drawn independently from q" in q.explanation and "EAGLE's reference implementation" in q.explanation
+    assert "as SpecInfer and EAGLE-2 do" not in q.explanation
+
+
+def test_the_numerics_question_names_the_kernels_not_the_method():
+    q = BY_ID["greedy-numerics"]
+    assert "pass over many positions" in q.correct_option and "one-token pass" in q.correct_option
+    assert "exact arithmetic" in q.explanation and "guarantee for sampling" in q.explanation
+
+
+def test_identity_question_does_not_credit_float32():
+    """The app's own check (README, tests/test_invariant.py): stock float32 logits differ between a one-token and
+    an n-token pass at every position; the position-invariant bfloat16 path differs at none. The quiz puts a
+    greedy mismatch on the kernels, never on a dtype."""
+    import torch
+
+    from specsim.core import models
+
+    q = BY_ID["greedy-numerics"]
+    assert "best checked in float32" not in _shown_text(q)
+    assert "position- or batch-invariant" in q.explanation and "not a property of the method or the dtype" in (
+        q.explanation)
+    assert not any("float32" in o for o in q.options)
+    assert "not guaranteed" in models.dtype_reason("cpu", torch.float32, invariant=False)
+    assert "is guaranteed" in models.dtype_reason("cpu", torch.bfloat16, invariant=True)
+
+
+def test_the_cache_question_crops_both_caches_and_has_the_draft_catch_up():
+    q = BY_ID["cache-rollback"]
+    assert "Both drop their entries past the last kept guess" in q.correct_option
+    assert "enters neither until it opens the next pass" in q.correct_option
+    assert "crop, not a recomputation" in q.explanation
+
+
+def test_the_break_even_question_says_when_to_switch_off():
+    q = BY_ID["break-even"]
+    assert "switch speculation off" in q.explanation and "prefix" not in q.correct_option
+
+
+def test_break_even_question_gives_the_general_cost():
+    q = BY_ID["break-even"]
+    assert "K·c + v" in q.explanation and "v = " in q.prompt
+    assert "drafting time and nothing else" not in q.explanation
+
+
+def test_quiz_questions_state_the_check_cost_they_assume():
+    for qid in ("speedup-measured-v", "break-even", "k-choice"):
+        assert "v = " in BY_ID[qid].prompt, qid
+    assert "max(1, T / R)" in BY_ID["batch-speedup"].prompt
+
+
+def test_lookahead_question_describes_jacobi_over_the_whole_window():
+    q = BY_ID["lookahead"]
+    assert "only the tokens that failed" not in q.correct_option and "only the failed" not in q.explanation
+    assert "n-gram" in q.correct_option and "n-gram" in q.explanation
+    assert "all of them in parallel" in q.explanation
+    assert not any("only the" in o.lower() and ("refused" in o or "failed" in o) for o in q.options)
+
+
+def test_the_quiz_does_not_claim_code_is_accepted_most():
+    """The app's own domain measurement does not rank code first, so the quiz must not either."""
+    for other in BY_ID.values():
+        assert "highest acceptance rate" not in other.prompt
+        assert "where acceptance tends to be highest" not in _shown_text(other)
+        assert "code" not in other.correct_option.lower()
+
+
+def test_the_quiz_never_calls_typical_acceptance_medusas_default_rule():
+    """Medusa decodes greedily by default; typical acceptance is its sampling mode."""
+    knowledge = quiz.KNOWLEDGE_FILE.read_text(encoding="utf-8")
+    json.loads(knowledge)
+    assert "default acceptance rule, typical acceptance" not in knowledge
+    assert "Medusa's default rule, typical acceptance" not in knowledge
+
+
+# ---- the sequence's cards and explanations -----------------------------------------------------------------------
+
+
+def test_the_sequence_does_not_claim_greedy_identity_under_sampling():
+    text = SEQ.piece("keep-sampled").explanation + SEQ.piece("residual").explanation
+    assert "exactly what the target would have chosen" not in text
+    assert "exact sample from p" in text
+
+
+PRESUPPOSING = ("first rejected", "rejected spot", "next round", "all k guesses", "until the first one", "agreed run")
+
+
+def test_the_sequence_cards_do_not_presuppose_another_step():
+    """A card that speaks of "the first rejected" guess or "the next round" gives the order away."""
+    for text in (p.text.lower() for p in SEQ.pieces):
+        assert not any(phrase in text for phrase in PRESUPPOSING), text

@@ -24,6 +24,10 @@ than the key), mirror pairs (two options sharing most of their stems and little 
 same answer, an earlier question's text giving a later key, numeric keys at one rank (smallest, largest or between)
 and the key's length. The explanations are shown only in the review, after the last answer, so they cannot give a
 later key away (tests/test_quiz_pages.py checks that).
+
+Simpler per-question checkers close the file: no key is the only option with a number, the only unqualified one, the
+only one sharing the stem's or the topic caption's words, or the one left when the distractors with absolute words or
+claims that contradict the app are struck, and no numeric key is a figure the opening pages already print.
 """
 
 from __future__ import annotations
@@ -482,3 +486,193 @@ def test_the_key_is_neither_longest_nor_shortest_in_most_questions():
     longest = sum(len(q.correct_option) > max(len(o) for o in _distractors(q)) for q in shown) / len(shown)
     shortest = sum(len(q.correct_option) < min(len(o) for o in _distractors(q)) for q in shown) / len(shown)
     assert longest <= 0.35 and shortest <= 0.35, (longest, shortest)
+
+
+# ---- the per-question checkers: a key given away by a number, a hedge, the stem's words or the topic caption ------
+#
+# Simpler than the audits above and run over every question as the attempts show it: each checker flags one way a
+# test-wise learner could pick the key without knowing the answer, and a question built here to commit every cue
+# shows each checker can fail.
+
+QUESTIONS = quiz.load_knowledge()
+SHOWN = [q for seed in DRAWS for q in quiz.questions_for(QUESTIONS, seed)]  # transfer questions at every draw
+PLAIN_WORD = re.compile(r"[a-z]+")
+DIGIT = re.compile(r"\d")
+LONG_STOPWORDS = frozenset((
+    "about", "above", "after", "again", "against", "also", "among", "because", "been", "before", "being", "below",
+    "between", "both", "but", "by", "could", "does", "doing", "down", "during", "each", "either", "else", "even",
+    "from", "further", "have", "having", "here", "into", "itself", "just", "like", "many", "more", "most", "much",
+    "once", "only", "other", "ought", "over", "same", "should", "since", "some", "such", "than", "that", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "under", "until",
+    "upon", "very", "were", "what", "when", "where", "which", "while", "whom", "whose", "will", "with", "within",
+    "without", "would", "your", "yours", "every", "always", "never", "none", "whatever", "whenever", "still",
+))
+"""The stopwords of four letters or more (content_words drops shorter words anyway)."""
+NEUTRAL_TOPICS = frozenset(("The loop", "Verification", "Costs", "Choosing K", "Hardware", "Acceptance",
+                            "Tokenizers", "Greedy decoding", "Sampling", "Variants", "Serving", "Trees",
+                            "Production drafters"))
+
+
+def _plain_words(text: str) -> list[str]:
+    return PLAIN_WORD.findall(text.lower())
+
+
+def content_words(text: str) -> set[str]:
+    """Lowercase words of 4 letters or more, stopwords dropped, a plural 's' cut (guesses ~ guesse, tokens ~ token)."""
+    out = set()
+    for w in _plain_words(text):
+        if len(w) < 4 or w in LONG_STOPWORDS:
+            continue
+        out.add(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+def has_absolute(text: str) -> bool:
+    return any(w in ABSOLUTE for w in _plain_words(text))
+
+
+def key_is_longest(q) -> bool:
+    """The key is longer than every distractor (options of one length, bare figures, give nothing away)."""
+    return len(q.correct_option) > max(len(o) for o in _distractors(q))
+
+
+def key_alone_has_a_number(q) -> bool:
+    return bool(DIGIT.search(q.correct_option)) and not any(DIGIT.search(o) for o in _distractors(q))
+
+
+def key_alone_unqualified(q) -> bool:
+    """Every distractor says always/never/any/only... and the key alone hedges: the test-wise pick."""
+    return not has_absolute(q.correct_option) and all(has_absolute(o) for o in _distractors(q))
+
+
+def key_alone_echoes_stem(q) -> bool:
+    """The key is the only option sharing a content word with the stem."""
+    stem_words = content_words(q.prompt)
+    return bool(content_words(q.correct_option) & stem_words) and not any(
+        content_words(o) & stem_words for o in _distractors(q))
+
+
+def topic_cues_key(q) -> bool:
+    """The caption shares a content word with the key that no distractor shares."""
+    topic = content_words(q.topic)
+    cue = topic & content_words(q.correct_option)
+    return bool(cue - set().union(*(content_words(o) for o in _distractors(q))))
+
+
+def too_many_longest(questions: Sequence) -> bool:
+    return sum(key_is_longest(q) for q in questions) > 0.3 * len(questions)
+
+
+PER_QUESTION = (key_alone_has_a_number, key_alone_unqualified, key_alone_echoes_stem, topic_cues_key)
+
+
+def _cued_by_form() -> quiz.Question:
+    """A question that commits every cue at once: the checkers must flag each."""
+    return quiz.Question(
+        id="cued", topic="Reference spans",
+        prompt="Where does inference with reference get its drafts from?",
+        options=("Spans of the reference documents copied forward, 2 or 3 tokens at a time, at no extra cost",
+                 "Always from a second model", "Never from the input", "Only from extra heads"),
+        answer=0, explanation="It copies spans of the reference documents.")
+
+
+@pytest.mark.parametrize("check", PER_QUESTION, ids=lambda f: f.__name__)
+def test_each_checker_flags_a_deliberately_cued_question(check):
+    assert check(_cued_by_form())
+
+
+def test_the_longest_option_checker_flags_a_quiz_whose_key_is_always_longest():
+    assert key_is_longest(_cued_by_form())
+    assert too_many_longest([_cued_by_form()] * 20)
+    assert not too_many_longest(QUESTIONS)
+    assert len({q.id for q in SHOWN if key_is_longest(q)}) <= 0.3 * len(QUESTIONS)
+
+
+def test_content_words_drop_short_words_stopwords_and_punctuation():
+    assert content_words("Why does the target's pass, over K + 1 tokens, cost so little?") == {
+        "target", "pass", "token", "cost", "little"}
+
+
+def test_the_key_is_the_longest_option_in_at_most_30_percent_of_questions():
+    longest = [q.id for q in QUESTIONS if key_is_longest(q)]
+    assert len(longest) <= 0.3 * len(QUESTIONS), longest
+
+
+@pytest.mark.parametrize("check", PER_QUESTION, ids=lambda f: f.__name__)
+def test_no_question_is_cued(check):
+    flagged = {q.id for q in SHOWN if check(q)}
+    assert not flagged, flagged
+
+
+def test_topic_captions_come_from_a_small_neutral_set():
+    topics = {q.topic for q in QUESTIONS}
+    assert topics <= NEUTRAL_TOPICS, topics - NEUTRAL_TOPICS
+    assert not {"The +1 token", "Lossless output"} & topics  # the captions that gave Q3, Q12 and Q15 away
+
+
+# ---- elimination and recognition: a key left when the absolute or absurd options are struck, or already read -----
+
+CONTRADICTIONS = (  # claims that contradict what every page states, so a learner can strike the option unread
+    "better output quality", "improves the output", "output quality improves", "fixes the big model",
+    "generation stalls", "garbled", "a higher acceptance rate, because the target sees more context",
+)
+
+
+def absolutes_in_distractors(q) -> bool:
+    """One absolute word ("only", "none", "never", ...) repeated across two or more distractors and absent from the
+    key, or two or more absolute distractors beside an unqualified key: strike them and the key is left."""
+    key_words = set(_plain_words(q.correct_option)) & ABSOLUTE
+    per = [set(_plain_words(o)) & ABSOLUTE for o in _distractors(q)]
+    repeated = {w for w in ABSOLUTE if sum(w in p for p in per) >= 2} - key_words
+    return bool(repeated) or (not key_words and sum(bool(p) for p in per) >= 2)
+
+
+def opening_figures() -> set[str]:
+    """The figures the app prints as it opens: the calculator's headline at the lesson's settings, and Home's
+    useless-draft speed at the same settings."""
+    from app.settings import CalcSettings
+    from specsim.measure import analytics
+
+    s = CalcSettings()
+    a, k, c, v = s.alpha, s.k, s.draft_cost, s.verify_cost
+    values = (analytics.tokens_per_loop(a, k), analytics.expected_accepted_prefix(a, k), analytics.speedup(a, k, c, v),
+              analytics.cost_per_loop(k, c), analytics.speedup(0.0, k, c, v))
+    return {f"{float(x):.2f}" for x in values}
+
+
+def key_figure_printed_elsewhere(q) -> bool:
+    """A numeric key whose figure the learner has already read on the opening pages: recognised, not computed."""
+    computed = q.numeric is not None or q.transfer is not None
+    return computed and any(re.search(rf"(?<![\d.]){re.escape(f)}(?![\d])", q.correct_option)
+                            for f in opening_figures())
+
+
+def option_contradicts_the_app(q) -> bool:
+    return any(phrase in o.lower() for o in q.options for phrase in CONTRADICTIONS)
+
+
+ELIMINATION_OR_RECOGNITION = (absolutes_in_distractors, key_figure_printed_elsewhere, option_contradicts_the_app)
+
+
+def _cued_for_elimination() -> quiz.Question:
+    """Each cue at once: "only" in three distractors, the calculator's 2.77 as the key, a throwaway."""
+    from specsim.measure import analytics
+
+    numeric = quiz.NumericAnswer("tokens_per_loop", {"alpha": 0.7, "k": 4}, 2,
+                                 float(analytics.tokens_per_loop(0.7, 4)))
+    return quiz.Question(
+        id="cued55", topic="The loop", prompt="How many tokens does a loop yield?",
+        options=(f"{float(analytics.tokens_per_loop(0.7, 4)):.2f} tokens, the +1 token included",
+                 "Only the accepted guesses", "Only K tokens", "Better output quality, only slower"),
+        answer=0, explanation="…", numeric=numeric)
+
+
+@pytest.mark.parametrize("check", ELIMINATION_OR_RECOGNITION, ids=lambda f: f.__name__)
+def test_each_elimination_or_recognition_checker_flags_a_deliberately_cued_question(check):
+    assert check(_cued_for_elimination())
+
+
+@pytest.mark.parametrize("check", ELIMINATION_OR_RECOGNITION, ids=lambda f: f.__name__)
+def test_no_question_is_answerable_by_elimination_or_recognition(check):
+    flagged = {q.id for q in SHOWN if check(q)}
+    assert not flagged, flagged

@@ -300,3 +300,32 @@ def test_the_dynamic_speculation_snippet_runs_as_vllm_documents_it():
     compile(code, "snippet", "exec")  # it parses as Python
     text = serving.schedule_text(serving.load_rows(0.7, 0.13, 256, 0, BATCHES))
     assert "v0.10 " not in text and "gone entirely by v0.11.0" in text
+
+
+def test_one_gpu_ridge_point_everywhere():
+    from app.calculator import v_curve
+    from tests.page_text import page_text
+
+    assert roofline.A100.ridge_tokens < roofline.GPU_RIDGE < roofline.H100.ridge_tokens
+    gpu = [r for name, r in v_curve.MODELS.items() if "GPU" in name]
+    assert gpu == [float(roofline.GPU_RIDGE)]
+    assert "a few hundred" not in page_text(open_page("verify.py"))
+
+
+# ---- the batch chart: the B label sits at B on the log axis, and the lines are in the legend ---------------------
+
+
+@pytest.mark.parametrize("current", [1, 4, 64, 256])
+def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(current):
+    from app.serving.figures import batch_figure
+
+    batches = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    fig = batch_figure(batches, {"R = 256": [roofline.batched_speedup(0.7, 4, 0.13, b, 256) for b in batches]},
+                       current)
+    assert fig.layout.xaxis.type == "log"
+    label = next(a for a in fig.layout.annotations if a.text == f"B = {current}")
+    assert label.x == pytest.approx(math.log10(current))  # plotly places log-axis annotations at log10(x)
+    named = {t.name: t for t in fig.data if t.showlegend is not False}
+    line = next(t for name, t in named.items() if name.endswith(f"B = {current}"))
+    assert set(line.x) == {current}
+    assert "plain decoding (1×)" in named

@@ -213,3 +213,21 @@ def test_the_page_and_the_engine_run_one_accepted_mass_and_one_residual(monkeypa
     assert float(sampling.accepted_mass(tp, tq)) == pytest.approx(0.7)
     assert sampling.residual_distribution(tp, tq)[1] == pytest.approx(0.3)
     assert calls == ["accepted_mass", "residual", "accepted_mass", "residual"]
+
+
+def test_the_measured_pair_keeps_fewer_guesses_at_t1_than_greedy():
+    """The committed measurement (scripts/measure_overlap.py): a real pair, its α highest at low T, not at high T."""
+    import importlib.util
+
+    from tests.conftest import ROOT
+
+    m = u.measured_overlap()
+    assert m.positions > 1000 and m.prompts >= 40
+    assert all(0.0 <= x <= 1.0 for x in m.accepted_mass)
+    assert m.greedy > m.at(1.0) > m.at(2.0)  # the toy's rise does not carry over
+    assert m.highest[0] < 1.0
+    assert all(len(curve) == len(m.temperatures) for curve in m.domains.values()) and len(m.domains) >= 5
+    spec = importlib.util.spec_from_file_location("measure_overlap", ROOT / "scripts" / "measure_overlap.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert m.temperatures == script.TEMPERATURES  # the file is the script's output, not typed

@@ -1,6 +1,9 @@
-"""The variants page's plotly builders: pure functions checked on hand-made data."""
+"""The variants page's plotly builders: pure functions checked on hand-made data; the colours their titles and captions
+name are the colours they draw."""
 
 from __future__ import annotations
+
+import re
 
 from app import palette
 from app.variants import figures as figs
@@ -90,3 +93,30 @@ def test_the_comparison_carries_the_text_of_every_token_the_page_names():
     assert texts == {i: f"w{i}" for i in range(1, 8)}
     comparison.texts = texts
     assert comparison.text(7) == "w7" and comparison.text(99) == "<99>"
+
+
+# ---- the colours a figure's words name are the colours it draws ------------------------------------------------
+
+
+def test_prompt_lookup_diagram_names_the_colours_it_draws():
+    from app.variants.guide_figures import prompt_lookup_figure
+
+    fig = prompt_lookup_figure()
+    drawn = {shape.fillcolor for shape in fig.layout.shapes}
+    named = set(re.findall(r"\(([a-z ]+)\)", fig.layout.title.text))
+    colour_of = {name: colour for colour, name in palette.NAMES.items()}
+    assert named and all(name in colour_of for name in named), named
+    assert {colour_of[n] for n in named} <= drawn
+    assert "green" not in named  # nothing in it is green
+
+
+def test_medusa_tree_caption_names_the_colours_of_the_tree():
+    from app.variants.compare import tree_caption
+
+    caption = tree_caption(1, 6, 3, 2)
+    fig = figs.token_tree(["", "a", "b", "c"], [0, 0, 1, 2], ["root", "h1", "h2", "h3"], [1, 3], "d")
+    colours = {c for t in fig.data for c in ([t.line.color] if t.line and t.line.color else [])}
+    colours |= {c for t in fig.data if t.marker is not None and t.marker.color is not None
+                for c in (t.marker.color if isinstance(t.marker.color, tuple) else [t.marker.color])}
+    assert palette.EXTRA in colours and f"({palette.NAMES[palette.EXTRA]})" in caption
+    assert "(blue)" not in caption and "longest accepted path from the root" in caption

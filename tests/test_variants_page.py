@@ -1,11 +1,24 @@
-"""AppTest for the variants page: it opens, a failed run shows a message, and a real run fills every section."""
+"""AppTest for the variants page: it opens, a failed run shows a message, and a real run fills every section; before
+a run it says which variants run, in which dtype, and what the papers report for each."""
 
 from __future__ import annotations
 
+import pytest
+
 from app import loaders, state
 from specsim import methods
+from specsim.core import published
 from specsim.measure import compare_variants as cmp
 from tests.conftest import open_page
+from tests.page_text import page_text
+
+
+@pytest.fixture(scope="module")
+def variants_page():
+    """The page as it opens, before any run, shared by the tests that only read it."""
+    at = open_page("variants.py")
+    assert not at.exception
+    return at
 
 
 def test_page_opens_with_a_prompt_picker_and_no_run_yet():
@@ -100,3 +113,56 @@ def test_leaving_mid_run_and_coming_back_says_the_run_was_cancelled(monkeypatch)
     assert any("Press the button" in i.value for i in at.info)
     at.run()  # as on the live page, the notice stays until the next run
     assert any(w.value.startswith("Cancelled") for w in at.warning)
+
+
+# ---- what the page says before a run --------------------------------------------------------------------------
+
+
+def test_variants_intro_says_eagle_runs_too(variants_page):
+    text = " ".join(m.value for m in variants_page.markdown)
+    assert "the lesson's four and early exit run" not in text
+    assert "all six run" in text and "(EAGLE)" in text
+    assert methods.method("eagle") is not None  # and it does run in the comparison
+
+
+def test_the_variants_page_title_does_not_count_four(variants_page):
+    from app.layout import all_pages
+
+    assert all("Four variants" not in p.title for p in all_pages())
+    assert "Four" not in variants_page.title[0].value
+
+
+def test_early_exit_is_not_called_a_cautionary_case_and_names_trained_self_speculation(variants_page):
+    from app.variants.guide import entries
+
+    text = next(t for h, t, _ in entries() if h.startswith("Early exit"))
+    assert "cautionary" not in text
+    assert all(name in text for name in ("LayerSkip", "Draft & Verify", "Kangaroo"))
+    assert "cautionary" not in page_text(variants_page)
+
+
+def test_variants_table_states_the_papers_speedups(variants_page):
+    table = variants_page.table[0].value
+    claims = dict(zip(table["variant"], table["reported speedup (papers)"], strict=True))
+    row = {key: methods.method(key).lesson.name for key in published.SPEEDUPS}
+    for key, speedups in published.SPEEDUPS.items():
+        for s in speedups:
+            assert s.claim in claims[row[key]]
+    assert published.LEVIATHAN_SPEEDUP.figure in claims[row["draft_model"]]
+    assert published.CHEN_SPEEDUP.figure in claims[row["draft_model"]]
+
+
+@pytest.mark.parametrize("forced", [None, "float16"])
+def test_variants_page_states_the_dtype_it_loads(monkeypatch, forced):
+    import torch
+
+    import specsim.core.models
+
+    if forced is not None:  # a dtype the page never spells: it can only come from the loader's default
+        monkeypatch.setattr(specsim.core.models, "default_dtype", lambda device: getattr(torch, forced))
+    expected = str(specsim.core.models.parse_dtype(None, specsim.core.models.default_device())).removeprefix("torch.")
+    at = open_page("variants.py")
+    intro = next(m.value for m in at.markdown if "SmolLM2-135M-Instruct" in m.value)
+    assert f"SmolLM2-135M-Instruct, {expected}, greedy" in intro
+    for other in {"float32", "bfloat16", "float16"} - {expected}:
+        assert f", {other}," not in intro

@@ -73,3 +73,16 @@ def test_leaving_mid_measurement_and_coming_back_says_it_was_cancelled(monkeypat
     assert any(w.value.startswith("Cancelled: the last measurement of v(n)") for w in at.warning)
     at.run()  # said once: the next visit starts clean
     assert not any(w.value.startswith("Cancelled") for w in at.warning)
+
+
+def test_verify_page_explains_prefill_the_kv_cache_and_the_ridge_before_measuring():
+    from specsim.lesson import roofline
+
+    at = open_page("verify.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "**KV cache**" in text and "**Prefill**" in text
+    assert "*ridge point*" in text and "*Serving many requests*" in text
+    serving = " ".join(m.value for m in open_page("serving.py").markdown)  # the datasheets' R, worked out once
+    assert f"R = {roofline.GPU_RIDGE}" in serving
+    assert f"{roofline.H100.ridge_tokens:.0f}" in serving and f"{roofline.A100.ridge_tokens:.0f}" in serving

@@ -57,3 +57,10 @@ def test_slow_run_says_why_and_one_click_runs_the_winning_example(monkeypatch):
     assert calls[0].drafter == why_speed.WIN_DRAFTER and calls[0].prompt == EXAMPLES[why_speed.WIN_EXAMPLE]
     at.run()
     assert len(calls) == 1  # and only once
+
+
+def test_gpu_projection_labels_the_cpu_draft_cost():
+    at = open_page("live.py")
+    assert not at.exception
+    projection = [c.value for c in at.caption if c.value.startswith("Projection, not a measurement")]
+    assert projection and all("measured on this CPU (c = " in p for p in projection)

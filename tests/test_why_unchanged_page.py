@@ -189,3 +189,21 @@ def test_the_measured_temperature_curve_says_it_was_read_on_greedy_answers():
     spec = json.loads(chart.proto.spec)
     assert "greedy answers" in spec["layout"]["title"]["text"]
     assert f"all {m.positions:,} positions of greedy answers" in [t["name"] for t in spec["data"]]
+
+
+def test_why_unchanged_shows_the_measured_curve_beside_the_toy_and_corrects_the_sentence():
+    """The sentence "High T flattens both, and the overlap rises" held for the toy only: a real pair keeps fewer
+    guesses at T = 1 than greedy, and the page shows its measured curve beside the toy's."""
+    at = open_page("unchanged.py")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "High T flattens both, and the overlap rises" not in text
+    m = unchanged.measured_overlap()
+    assert "Real pairs usually go the other way" in text
+    assert (f"α = {m.greedy:.3f} greedy, {m.at(1.0):.3f} at T = 1 and {m.at(2.0):.3f} at T = 2" in text)
+    assert f"{m.positions:,} positions of the target's greedy answers to {m.prompts} held-out prompts" in text
+    assert "T = 1 keeps fewer guesses than greedy here" in text
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(state.PQ_MEASURED_CHART))
+    names = [trace["name"] for trace in json.loads(chart.proto.spec)["data"]]
+    assert f"greedy (T = 0): {m.greedy:.3f}" in names and f"T = 1: {m.at(1.0):.3f}" in names
+    assert any(c.proto.id.endswith(state.PQ_TEMPERATURE_CHART) for c in at.get("plotly_chart"))  # the toy stays
