@@ -236,3 +236,24 @@ def require_class_binaries() -> None:
             if os.environ.get("SPECSIM_SKIP_REDIS") == "1":
                 pytest.skip(message)
             pytest.fail(message + "; set SPECSIM_SKIP_REDIS=1 to skip the class tests")
+
+
+# ---- where the suite's time goes: seconds per test file, summed over setup, call and teardown -----------------------
+FILE_SECONDS: dict[str, float] = {}
+FILES_SHOWN = 20
+
+
+def pytest_runtest_logreport(report):
+    """Add a test phase's duration to its file's total (under xdist the controller sees every worker's reports)."""
+    path = report.nodeid.split("::", 1)[0]
+    FILE_SECONDS[path] = FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The files that took longest, with their share of all the test time: where a faster suite starts."""
+    if not FILE_SECONDS or hasattr(terminalreporter.config, "workerinput"):
+        return
+    total = sum(FILE_SECONDS.values())
+    terminalreporter.section(f"slowest {FILES_SHOWN} test files (of {total:.0f} s of test time in all)")
+    for path, seconds in sorted(FILE_SECONDS.items(), key=lambda item: -item[1])[:FILES_SHOWN]:
+        terminalreporter.write_line(f"{seconds:8.1f} s  {seconds / total:5.1%}  {path}")

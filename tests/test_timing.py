@@ -93,7 +93,7 @@ def test_bad_requests_are_refused():
         time_decoders([[1]], [Contender("a", log.decoder("a"))], log.decoder(PLAIN), 4, order="random")
 
 
-TIMED_BY_THE_DRIVER = ("specsim/liverun.py", "specsim/measure/machine.py", "specsim/lesson/recorded.py",
+TIMED_BY_THE_DRIVER = ("specsim/liverun.py", "specsim/measure/profile_timing.py", "specsim/lesson/recorded.py",
                        "specsim/measure/bench.py",
                        "specsim/distill/speed.py", "specsim/measure/compare_variants.py")
 

@@ -47,7 +47,7 @@ class User:
 # EAGLE-style head (its draft.json says so) runs as its own drafter kind, "eagle".
 _DRAFT_KIND = json.loads((Path(defaults.DEFAULT_DRAFT) / "draft.json").read_text())["kind"]
 KIND = {"prompt_lookup": "prompt_lookup", "early_exit": "early_exit",
-        "model": "eagle" if _DRAFT_KIND == "eagle" else "model"}
+        "draft_model": "eagle" if _DRAFT_KIND == "eagle" else "draft_model"}
 USERS = (User("zebra", "prompt_lookup", 2, 0.0, 0), User("quartz", "early_exit", 3, 0.7, 11),
          User("violin", "draft_model", 5, 1.3, 97))
 
