@@ -293,3 +293,21 @@ def test_a_single_learners_app_runs_without_the_class_packages():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "pages:" in done.stdout
+
+
+MAX_MODULE_LINES = 400  # issue 63: a module a reader takes in at one sitting
+
+
+def long_modules(paths, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """The files of ``paths`` with ``limit`` lines or more, with their length."""
+    found = []
+    for path in paths:
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines >= limit:
+            found.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    return found
+
+
+def test_every_module_of_the_library_and_the_app_is_under_400_lines():
+    assert long_modules(sorted((ROOT / "specsim").rglob("*.py")) + sorted(APP.rglob("*.py"))) == []
+    assert long_modules([ROOT / "tests" / "test_layers.py"], limit=10) != []  # the check sees a long file
