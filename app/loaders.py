@@ -6,6 +6,7 @@ A model that cannot be loaded (offline hub id, missing package, too big) raises
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -49,12 +50,20 @@ def _with_bar(label: str, load: Callable[[Progress], LoadedModel]) -> LoadedMode
         slot.empty()
 
 
+_LOGGED = {"loads": 0}  # how many of the shelf's loads the server's log has told
+_LOG_LOCK = threading.Lock()
+
+
 def _logged(load: Callable[[], T]) -> T:
-    """Run ``load``; when it put a model on the shelf, say so in the server's log (a class's replicas must not)."""
-    before = len(shelf().loads)
+    """Run ``load``; then say in the server's log which models the shelf loaded since the log last said (a class's
+    replicas must load none). Each load is told once: sessions load at the same time, and a session that waited
+    for another's load used to tell that load too."""
     value = load()
-    for name in shelf().loads[before:]:
-        _LOG.info("specsim loaded model %s (model loads in this process: %d)", name, len(shelf().loads))
+    with _LOG_LOCK:
+        loads = list(shelf().loads)
+        for count, name in enumerate(loads[_LOGGED["loads"]:], start=_LOGGED["loads"] + 1):
+            _LOG.info("specsim loaded model %s (model loads in this process: %d)", name, count)
+        _LOGGED["loads"] = len(loads)
     return value
 
 

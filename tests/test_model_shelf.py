@@ -91,3 +91,36 @@ def test_the_page_loads_onto_the_shelf_the_run_takes_from(monkeypatch):
     assert loaders.shelf().loads == before and run.spec.generated_ids
     assert len(built) == 1, "the run builds its one drafter"
     assert loaders.shelf().target_named("bundled") is target
+
+
+def test_a_load_two_sessions_waited_for_is_logged_once(monkeypatch):
+    """Three learners pressing Run at once: one session loads the draft while another waits for the same model.
+    Each used to log the loads it saw happen during its call, so one load showed twice in the server's log (the
+    browser test of three users counts that log)."""
+    import threading
+    from types import SimpleNamespace
+
+    from app import loaders
+
+    fake = SimpleNamespace(loads=["bundled"])
+    told = []
+    monkeypatch.setattr(loaders, "shelf", lambda: fake)
+    monkeypatch.setattr(loaders, "_LOG", SimpleNamespace(info=lambda text, *args: told.append(text % args)))
+    monkeypatch.setitem(loaders._LOGGED, "loads", 1)  # the target was loaded and told before
+    started, loaded = threading.Event(), threading.Event()
+
+    def loading():  # session A loads the draft
+        started.wait()
+        fake.loads.append("draft")
+        loaded.set()
+
+    def waiting():  # session B asks for the same draft and waits until A's load is done
+        started.set()
+        loaded.wait()
+
+    threads = [threading.Thread(target=loaders._logged, args=(f,)) for f in (loading, waiting)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert told == ["specsim loaded model draft (model loads in this process: 2)"]
