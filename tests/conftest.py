@@ -14,6 +14,21 @@ if str(ROOT) not in sys.path:
 
 MAIN = str(ROOT / "app" / "main.py")
 
+
+def app_in_a_new_process(steps: str, timeout: float = 120) -> str:
+    """Run ``steps``, Python that drives the app through AppTest, in a new interpreter, so what it imports starts
+    from nothing. The lines of ``steps`` before a ``# ---- the app`` line run first (they may block modules); then
+    ``at`` is made from app/main.py, not yet run, and the lines after it drive it. Returns what the process printed;
+    a non-zero exit fails the calling test with the end of its stderr."""
+    import subprocess
+
+    before, _, after = steps.rpartition("# ---- the app\n")
+    code = (before + "from streamlit.testing.v1 import AppTest\n"
+            f"at = AppTest.from_file({MAIN!r}, default_timeout={timeout})\n" + after)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout * 5)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
 # The embedded run cache (app.live.cache) would replay a run an earlier test made with the same settings: the
 # suite runs without it, whatever the shell says, and tests/test_live_run_cache.py turns it on where it tests it.
 os.environ["SPECSIM_RUN_CACHE"] = "off"

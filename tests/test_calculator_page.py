@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from app.calculator.text import heatmap_sentence
 from app.settings import CalcSettings
 from specsim.measure import analytics
-from tests.conftest import ROOT, open_page, open_tab
+from tests.conftest import ROOT, app_in_a_new_process, open_page, open_tab
 
 K, ALPHA, C = 0, 1, 2  # slider order on the page
 
@@ -287,19 +284,15 @@ def test_choosing_k_offers_acceptance_measured_by_position():
 def test_the_calculator_opens_without_importing_torch():
     """The calculator is closed forms: its default tab imports neither torch nor transformers (on a fresh server
     they held up the first visit by 1.6 s). Only the tabs that read this machine's profile import them."""
-    code = (
+    printed = app_in_a_new_process(
         "import sys\n"
-        "from streamlit.testing.v1 import AppTest\n"
-        f"at = AppTest.from_file({str(ROOT / 'app' / 'main.py')!r}, default_timeout=60)\n"
+        "# ---- the app\n"
         "at.switch_page('../pages/calculator.py')\n"
         "at.run()\n"
         "assert not at.exception, at.exception\n"
         "assert at.title[0].value == 'Speedup calculator', at.title\n"
-        "print('heavy:', sorted(name for name in ('torch', 'transformers') if name in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "heavy: []" in done.stdout, done.stdout
+        "print('heavy:', sorted(name for name in ('torch', 'transformers') if name in sys.modules))\n", timeout=60)
+    assert "heavy: []" in printed, printed
 
 
 def test_the_by_position_box_says_a_separate_draft_does_not_compound():
