@@ -54,21 +54,15 @@ class Environment(BaseSettings):
             return tuple(Path(p) for p in value.split(os.pathsep) if p.strip())
         return value
 
-    @field_validator("run_cache", mode="before")
+    @field_validator("run_cache", "queue_url", "queue_name", "queue_limit", "show_answers", "no_fused",
+                     "no_target_pass", mode="before")
     @classmethod
-    def _stripped(cls, value):
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("queue_url", "queue_name", "queue_limit", mode="before")
-    @classmethod
-    def _empty_is_unset(cls, value):
-        return None if isinstance(value, str) and not value.strip() else value.strip() if isinstance(value, str) \
-            else value
-
-    @field_validator("show_answers", "no_fused", "no_target_pass", mode="before")
-    @classmethod
-    def _empty_is_off(cls, value):
-        return False if isinstance(value, str) and not value.strip() else value
+    def _blank_is_unset(cls, value, info):
+        """Spaces around a value are dropped, and a blank value reads as the field's default (None, off, "")."""
+        if not isinstance(value, str):
+            return value
+        value = value.strip()
+        return value or cls.model_fields[info.field_name].default
 
 
 class SettingsError(ValueError):
