@@ -308,6 +308,6 @@ def test_a_predictions_interval_comes_from_cs_and_vs_and_the_sentence_names_the_
     tied = _profile(best_k=1, within_noise=[1, 2, 3], speedup_noise={1: 0.02, 2: 0.025, 3: 0.03})
     sentence = tied.k_sentence()
     assert sentence.startswith("K starts at 1, the smallest of the Ks")
-    assert "(K = 1, 2, 3, each ±3% or less)" in sentence
+    assert "(K = 1, 2, 3, each known to within ±3%)" in sentence
     assert "the best K for the default drafter" in _profile().k_sentence()  # no tie recorded: the argmax, as before
     assert machine.Profile.from_json(tied.to_json()) == tied

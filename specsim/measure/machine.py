@@ -112,9 +112,9 @@ class Profile:
         tied = [k for k in self.within_noise if k != self.best_k]
         choice = ("the best K for the default drafter on this machine" if not tied else
                   f"the smallest of the Ks whose predicted speedups this measurement cannot tell apart "
-                  f"(K = {', '.join(str(k) for k in sorted(self.within_noise))}, each ±"
-                  f"{max(self.speedup_noise.get(k, 0.0) for k in self.within_noise):.0%} or less): it drafts the "
-                  "fewest guesses per loop, so it wastes the least")
+                  f"(K = {', '.join(str(k) for k in sorted(self.within_noise))}, each known to within ±"
+                  f"{max(self.speedup_noise.get(k, 0.0) for k in self.within_noise):.0%}): it drafts the fewest "
+                  "guesses per loop, so the least drafting time goes on guesses the target throws away")
         text = (f"K starts at {self.best_k}, {choice}. Run for real on "
                 f"{self.prompts} held-out prompts, it kept {self.draft_alpha:.0%} of the guesses the target checked "
                 f"(by draft position: {positions}, {trend}) and wrote "
