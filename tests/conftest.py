@@ -37,8 +37,25 @@ os.environ["SPECSIM_RUN_CACHE"] = "off"
 os.environ["SPECSIM_SHOW_ANSWERS"] = "1"
 
 
+def _scan_components_once() -> None:
+    """Every AppTest's first run scans all installed distributions for Streamlit component manifests (Streamlit
+    1.5x's components v2): about 0.4 s each time, a third of a short page test. What is installed does not change
+    while the suite runs, so a test process scans once and every later AppTest reads the same list (a served app
+    scans once per process too)."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+_scan_components_once()
+
+
 def open_page(script: str | None = None, timeout: float = 120, query: dict | None = None, answers: bool = True):
-    """Run the app through AppTest and switch to ``pages/<script>`` (home when None).
+    """Run the app through AppTest on ``pages/<script>`` (home when None), as a browser opens a link to that page:
+    its first script run draws that page, with ``query`` in the address.
 
     ``answers``: the sidebar's "Show answers without guessing" is on, so a page shows its answers without asking
     for a prediction first (tests/test_predict.py opens pages with it off).
@@ -51,10 +68,9 @@ def open_page(script: str | None = None, timeout: float = 120, query: dict | Non
     at.session_state[SHOW_ANSWERS] = answers
     for key, value in (query or {}).items():
         at.query_params[key] = value
-    at.run()
-    if script is not None:
-        at.switch_page(str(ROOT / "pages" / script)).run()
-    return at
+    if script is not None:  # each page's file is named as its address (app.layout), so no first run is needed
+        at.switch_page(str(ROOT / "pages" / script))
+    return at.run()
 
 
 def open_tab(at, label: str):

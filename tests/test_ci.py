@@ -121,7 +121,7 @@ def test_the_fallback_beside_the_suite_fails_make_test_on_its_own(tmp_path, fall
 def _browser_test(**env: str) -> subprocess.CompletedProcess:
     """One browser test in a child pytest, with ``env`` on top of ours."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-           "tests/browser/test_shell_browser.py::test_page_opens[calculator]"]
+           "tests/browser/test_shell_browser.py::test_the_declared_home_path_opens_the_first_page"]
     full = {k: v for k, v in os.environ.items() if k != "SPECSIM_SKIP_BROWSER"}
     return subprocess.run(cmd, cwd=ROOT, env={**full, **env}, capture_output=True, text=True, timeout=300)
 

@@ -92,3 +92,26 @@ def test_a_broken_weights_cache_is_reported_not_swallowed(tmp_path, monkeypatch,
     with caplog.at_level(logging.WARNING, logger="specsim.core.models"), pytest.raises(models.ModelUnavailable):
         models.load_bundled_target("cpu", "float32")
     assert f"cache in {folder} could not be used" in caplog.text and "converting the GGUF again" in caplog.text
+
+
+def test_the_cached_weights_load_into_the_model_transformers_builds(bundled_target):
+    """The bundled target is built without random weights (on the meta device, then given the file's tensors): it
+    must equal the model built the usual way (random weights, then overwritten), buffers and tied head included."""
+    from safetensors.torch import load_file
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig
+
+    from specsim.core import models
+
+    folder = models._bundled_cache()
+    fast, _ = models._load_bundled_from_cache(folder, torch.float32)
+    config = AutoConfig.from_pretrained(str(folder))
+    usual = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)](config).to(torch.float32)
+    usual.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
+    usual.tie_weights()
+    got, want = dict(fast.named_buffers()) | fast.state_dict(), dict(usual.named_buffers()) | usual.state_dict()
+    assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in want)
+    assert fast.lm_head.weight is fast.model.embed_tokens.weight
+    ids = torch.tensor([[1, 2, 3, 4, 5]])
+    with torch.inference_mode():
+        assert torch.equal(fast(ids).logits, usual(ids).logits)
+        assert torch.equal(fast(ids).logits, bundled_target.model(ids).logits)

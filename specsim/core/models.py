@@ -198,11 +198,21 @@ def _load_bundled_from_cache(folder: Path, dtype: torch.dtype):
     # The model class itself, not from_config: from_config sets torch's process-wide default dtype while it builds
     # (and back), which a concurrent user's run in the same server would see. torch's default is float32 here.
     model_class = MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
-    model = model_class(config).to(torch.float32)
-    missing, unexpected = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
+    # Built on the meta device (a per-thread setting), the layers get no random weights to overwrite: the load
+    # takes 0.3 s of CPU instead of 2-4.5 s. The file's tensors become the weights (assign), and the rotary table,
+    # a buffer computed from the config and not saved, is computed again on the CPU.
+    with torch.device("meta"):
+        model = model_class(config)
+    missing, unexpected = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False,
+                                                assign=True)
     if unexpected or [k for k in missing if k != "lm_head.weight"]:
         raise ValueError("cached weights do not match the model")
+    rotary = model.model.rotary_emb
+    model.model.rotary_emb = type(rotary)(config=config)
     model.tie_weights()
+    if any(t.is_meta for t in (*model.parameters(), *model.buffers())):
+        raise ValueError("the cached weights leave part of the model unset")
+    model = model.to(torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
     return model.to(dtype), tokenizer
 

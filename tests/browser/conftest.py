@@ -169,8 +169,17 @@ def metrics(page) -> list[str]:
     return [t.strip() for t in page.locator(METRIC).all_inner_texts()]
 
 
-def screenshot(page, name: str, full_page: bool = True) -> Path:
-    """Save ``out/screenshots/<name>.png``; the whole page (Streamlit scrolls inside its main section)."""
+def shots_asked() -> bool:
+    """Whether this run keeps screenshots: SPECSIM_SHOTS names their folder, or SPECSIM_UPDATE_DOCS=1 refreshes the
+    README's pictures from them. A plain test run takes none (a whole-page shot costs the browser about a second)."""
+    return "SPECSIM_SHOTS" in os.environ or os.environ.get("SPECSIM_UPDATE_DOCS") == "1"
+
+
+def screenshot(page, name: str, full_page: bool = True, always: bool = False) -> Path | None:
+    """Save ``<SHOTS>/<name>.png`` when screenshots are asked for (:func:`shots_asked`) or ``always``; the whole page
+    (Streamlit scrolls inside its main section). Returns the file, or None when no shot was taken."""
+    if not (always or shots_asked()):
+        return None
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
     size = page.viewport_size

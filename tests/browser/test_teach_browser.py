@@ -13,9 +13,9 @@ from tests.browser.conftest import act, alerts, click, goto, screenshot, shown_i
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def _publish(shot: Path, name: str) -> None:
+def _publish(shot: Path | None, name: str) -> None:
     """SPECSIM_UPDATE_DOCS=1 copies the screenshot into docs/ for the README."""
-    if os.environ.get("SPECSIM_UPDATE_DOCS") == "1":
+    if shot is not None and os.environ.get("SPECSIM_UPDATE_DOCS") == "1":
         DOCS.mkdir(exist_ok=True)
         shutil.copyfile(shot, DOCS / f"screenshot-{name}.png")
 
