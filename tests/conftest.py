@@ -39,7 +39,7 @@ os.environ["SPECSIM_SHOW_ANSWERS"] = "1"
 
 def _scan_components_once() -> None:
     """Every AppTest's first run scans all installed distributions for Streamlit component manifests (Streamlit
-    1.5x's components v2): about 0.4 s each time, a third of a short page test. What is installed does not change
+    1.67, components v2): about 0.4 s each time, a third of a short page test. What is installed does not change
     while the suite runs, so a test process scans once and every later AppTest reads the same list (a served app
     scans once per process too)."""
     import functools
