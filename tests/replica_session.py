@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import json
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -47,6 +48,8 @@ builtins.__import__ = _watch
 
 
 MEMORY: dict[str, float] = {}  # the process's own resident memory (MB) after each action
+SECONDS: dict[str, float] = {}  # wall seconds from the previous action's end to this one's (for -s runs)
+_LAST = [time.perf_counter()]
 
 # The process's own memory is its anonymous resident memory (RssAnon): what it allocated. Its resident total (VmRSS)
 # also counts the pages of the shared libraries it maps, which every replica shares through the page cache, and how
@@ -56,6 +59,8 @@ MEMORY: dict[str, float] = {}  # the process's own resident memory (MB) after ea
 
 def _problems(at, where: str) -> list[str]:
     MEMORY[where] = _status("RssAnon:")
+    now = time.perf_counter()
+    SECONDS[where], _LAST[0] = round(now - _LAST[0], 2), now
     return [f"{where}: {e.value}" for e in (*at.exception, *at.error)]
 
 
@@ -133,6 +138,7 @@ def main() -> dict:
     out["modules"] = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))[:10]
     out["first_import"] = FIRST_HEAVY_IMPORT[-8:]
     out["peak_mb"], out["memory"], out["resident_peak_mb"] = max(MEMORY.values()), MEMORY, peak_mb()
+    out["seconds"] = SECONDS
     return out
 
 

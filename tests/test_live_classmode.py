@@ -315,7 +315,7 @@ def test_a_replica_in_class_mode_loads_no_torch_on_any_page_and_stays_under_200_
     assert got["domains"] and all(got["domains"]) and got["blockcheck"]
     assert got["modules"] == [], f"the replica imported {got['modules']}, first at {got['first_import']}"
     print(f"replica session: own memory peak {got['peak_mb']} MB (resident total {got['resident_peak_mb']} MB); "
-          f"after each step {got['memory']}")  # for -s runs
+          f"after each step {got['memory']}; seconds per step {got['seconds']}")  # for -s runs
     # its own memory (RssAnon; replica_session.py says why not the resident total): importing torch alone adds 120 MB
     assert got["peak_mb"] < 200, f"the replica's own memory reached {got['peak_mb']:.0f} MB: {got['memory']}"
 

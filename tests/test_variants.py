@@ -15,10 +15,11 @@ from transformers import DynamicCache
 from specsim.core.engine import plain_generate, speculative_generate
 from specsim.core.kpolicy import KPolicy
 from specsim.core.tiny import tiny_loaded
+from specsim.core.token_tree import TokenTree, keep_nodes, tree_forward
 from specsim.variants.lookahead import NgramPool, jacobi_iterations, lookahead_generate
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.medusa_tree import build_tree, medusa_tree_generate
-from specsim.variants.tree import TokenTree, keep_nodes, tree_forward, verify_tree
+from specsim.variants.tree import verify_tree
 
 VOCAB = 40
 

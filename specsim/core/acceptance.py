@@ -4,8 +4,8 @@ The rule of Leviathan et al. (2023, algorithm 1) and Chen et al. (2023): slot i 
 min(1, p_i(x_i) / q_i(x_i)) (greedy: iff x_i is the target's top choice); at the first rejection the
 target draws its own token from norm(max(0, p − q)); when every proposal is kept it adds a bonus token
 from p_{K+1}. Used by the speculative step (:mod:`specsim.core.engine`, and :mod:`specsim.core.loop_parts` for its
-:class:`Verdict`) and the token trees of the variants (:mod:`specsim.variants.tree`); ``tests/test_layers.py``
-keeps this list whole.
+:class:`Verdict`), the model drafters' token trees (:mod:`specsim.core.trees`) and the token trees of the variants
+(:mod:`specsim.variants.tree`); ``tests/test_layers.py`` keeps this list whole.
 """
 
 from __future__ import annotations

@@ -161,6 +161,37 @@ class LeanLlama:
         return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
 
     @torch.inference_mode()
+    def tree_forward(self, ids: list[int], positions: list[int], allowed: torch.Tensor,
+                     cache: LeanCache) -> torch.Tensor:
+        """Tree nodes after the cached positions, each at its own position (its depth) and attending where
+        ``allowed`` (n, cached + n) says: the Python steps of :meth:`forward` with a tree mask. Every node's
+        logits; the nodes' entries are appended to the cache."""
+        n, start = len(ids), cache.length
+        end = start + n
+        cache.reserve(end)
+        cos, sin = self._rope(max(positions) + 1)
+        where = torch.tensor(positions, dtype=torch.long, device=self.device)
+        cos, sin = cos[where], sin[where]
+        x = self.embed[self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]]
+        mask = allowed.to(self.device)
+        q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        for i, (w_in, w_qkv, w_o, w_post, w_gate_up, w_down) in enumerate(self.layers):
+            qkv = self._times(self._rms_norm(x, w_in), w_qkv)
+            q = qkv[:, :q_width].view(n, self.heads, self.head_dim).transpose(0, 1)
+            k = qkv[:, q_width : q_width + kv_width].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
+            v = qkv[:, q_width + kv_width :].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
+            cache.keys[i, :, start:end] = self._rotate(k, cos, sin)
+            cache.values[i, :, start:end] = v
+            attended = F.scaled_dot_product_attention(
+                self._rotate(q, cos, sin)[None], cache.keys[i : i + 1, :, :end], cache.values[i : i + 1, :, :end],
+                attn_mask=mask, enable_gqa=self.heads != self.kv_heads)
+            x = x + self._times(attended[0].transpose(0, 1).reshape(n, q_width), w_o)
+            gate, up = self._times(self._rms_norm(x, w_post), w_gate_up).chunk(2, dim=-1)
+            x = x + self._times(F.silu(gate) * up, w_down)
+        cache.length = end
+        return self._times(self._rms_norm(x, self.norm), self.head)
+
+    @torch.inference_mode()
     def forward(self, ids: list[int], cache: LeanCache) -> torch.Tensor:
         """Feed target ids ``ids`` after the ``cache.length`` cached positions; logits at the last one."""
         n, start = len(ids), cache.length

@@ -67,7 +67,7 @@ class ModelDrafter:
         self.cached.extend(ids)
         return out.logits[0, -1]
 
-    def _map_for(self, width: int) -> torch.Tensor:
+    def map_for(self, width: int) -> torch.Tensor:
         """draft output id -> target id, built once the draft's logit width is known."""
         if self.vocab_map is None:
             if self._given_map is not None:
@@ -86,6 +86,30 @@ class ModelDrafter:
         crop_cache(self.cache, keep)
         del self.cached[keep:]
 
+    # ---- token trees (specsim.core.trees): the context once, then one pass per depth over the nodes it expands ----
+
+    def read_context(self, context: Sequence[int]) -> torch.Tensor:
+        """Roll the cache back to what it shares with ``context`` (never past its last token), read the rest;
+        return the logits after the context's last token (the tree's root)."""
+        keep = min(common_prefix(self.cached, context), len(context) - 1)
+        crop_cache(self.cache, keep)
+        del self.cached[keep:]
+        return self._forward(list(context[keep:]))
+
+    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor) -> torch.Tensor:
+        """Read tree nodes after the cached positions: node i sits at ``positions[i]`` and attends to the cache
+        entries and new nodes where ``allowed[i]`` (n, cached + n) is True. Returns every node's logits; the
+        entries stay in the cache until :meth:`rewind`."""
+        out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device),
+                         attention_mask=allowed[None, None].to(self.device),
+                         position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
+                         past_key_values=self.cache, use_cache=True)
+        return out.logits[0]
+
+    def rewind(self) -> None:
+        """Forget the tree passes' entries: the cache holds the context read by :meth:`read_context` again."""
+        crop_cache(self.cache, len(self.cached))
+
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
         stop_below: float = 0.0,
@@ -101,7 +125,7 @@ class ModelDrafter:
             nonlocal pending
             ids, pending = pending + unread, []
             logits = self._forward(ids)
-            return logits, self._map_for(logits.shape[-1])
+            return logits, self.map_for(logits.shape[-1])
 
         copy = None
         if self.copy_from is not None:

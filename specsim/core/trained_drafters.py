@@ -120,6 +120,9 @@ class LeanStandaloneDrafter(ModelDrafter):
         self.cached.extend(ids)
         return logits
 
+    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor) -> torch.Tensor:
+        return self.lean.tree_forward(ids, positions, allowed, self.cache)
+
 
 def make_drafter(folder: str | Path, target_model: torch.nn.Module, dtype: torch.dtype = torch.float32,
                  device: str | torch.device = "cpu"):

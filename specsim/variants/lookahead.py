@@ -40,9 +40,10 @@ from specsim.core.engine import decode_loop
 from specsim.core.loop_parts import Checked, run_settings
 from specsim.core.models import LoadedModel
 from specsim.core.sampling import SamplingConfig
+from specsim.core.token_tree import TokenTree, keep_nodes, tree_forward
 from specsim.core.trace import Iteration
 from specsim.variants.runs import JacobiStep, LookaheadRun
-from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree
+from specsim.variants.tree import PathVerdict, verify_tree
 
 POOL_PER_KEY = 8  # n-grams kept per first token (most recent first)
 

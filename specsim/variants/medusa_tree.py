@@ -21,10 +21,11 @@ from specsim.core.engine import decode_loop
 from specsim.core.loop_parts import Checked, run_settings
 from specsim.core.models import LoadedModel
 from specsim.core.sampling import SamplingConfig
+from specsim.core.token_tree import TokenTree, keep_nodes, tree_forward
 from specsim.core.trace import Iteration
 from specsim.variants.medusa import MedusaDrafter, MedusaHeads
 from specsim.variants.runs import MedusaTreeRun, TreeStep
-from specsim.variants.tree import PathVerdict, TokenTree, keep_nodes, tree_forward, verify_tree
+from specsim.variants.tree import PathVerdict, verify_tree
 
 DEFAULT_CHOICES: tuple[tuple[int, ...], ...] = (
     (0,), (1,), (2,), (0, 0), (0, 1), (1, 0), (0, 0, 0), (0, 1, 0), (1, 0, 0), (0, 0, 0, 0),

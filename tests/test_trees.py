@@ -1,0 +1,218 @@
+"""Token trees drafted by a model drafter (specsim.core.trees): the tree's shape, its rows against a pass per node,
+and greedy output equal to plain decoding with tiny models and with the bundled pair."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from specsim.core.engine import plain_generate, prefill
+from specsim.core.kpolicy import KPolicy
+from specsim.core.model_drafters import ModelDrafter, draft_cache_length
+from specsim.core.sampling import SamplingConfig
+from specsim.core.tiny import tiny_llama, tiny_loaded
+from specsim.core.token_tree import tree_forward
+from specsim.core.trees import TreeShape, TreeStep, draft_tree, tree_generate, walk
+
+VOCAB = 64
+SHAPES = [TreeShape(1, 1, 1), TreeShape(4, 3, 2), TreeShape(8, 4, 3), TreeShape(16, 6, 4)]
+
+
+@pytest.fixture(scope="module")
+def tiny_pair():
+    target = tiny_loaded(VOCAB, seed=1, logit_scale=4.0)
+    # a draft that is close to the target but not the same: some guesses are kept, some are not
+    draft = tiny_llama(VOCAB, seed=1, logit_scale=4.0)
+    with torch.no_grad():
+        for p in draft.parameters():
+            p.mul_(1 + 0.3 * torch.randn_like(p))
+    return target, ModelDrafter(draft, "tiny near copy")
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"n{s.nodes}-d{s.depth}-w{s.width}")
+def test_the_drafted_tree_has_its_shape_and_the_draft_forgets_it(tiny_pair, shape):
+    target, drafter = tiny_pair
+    context = [3, 1, 4, 1, 5, 9, 2, 6]
+    drafter.start(context, VOCAB)
+    drafted = draft_tree(drafter, context, shape, max_depth=shape.depth)
+    tree = drafted.tree
+    assert 1 <= len(tree) - 1 <= shape.nodes and tree.tokens[0] == context[-1]
+    assert max(tree.depth(n) for n in range(len(tree))) <= shape.depth
+    for node in range(1, len(tree)):
+        parent = tree.parents[node]
+        assert parent < node
+        assert sum(1 for n in range(1, len(tree)) if tree.parents[n] == parent) <= shape.width
+        assert drafted.score[node] == pytest.approx(drafted.score[parent] * drafted.q[node])
+        assert drafted.score[node] <= drafted.score[parent]
+    siblings = {}
+    for node in range(1, len(tree)):
+        siblings.setdefault(tree.parents[node], []).append(tree.tokens[node])
+    assert all(len(set(tokens)) == len(tokens) for tokens in siblings.values()), "siblings are distinct tokens"
+    assert draft_cache_length(drafter) == len(context), "the draft's cache holds the context again"
+    shallow = draft_tree(drafter, context, shape, max_depth=1)
+    assert max(shallow.tree.depth(n) for n in range(len(shallow.tree))) == 1
+
+
+def test_the_best_scored_guesses_are_kept():
+    """The kept guesses are the best scored ones the draft produced: with a budget of one, the draft's top token."""
+    target = tiny_loaded(VOCAB, seed=2)
+    drafter = ModelDrafter(tiny_llama(VOCAB, seed=3), "tiny")
+    context = [7, 8, 9]
+    drafter.start(context, VOCAB)
+    one = draft_tree(drafter, context, TreeShape(1, 3, 3), max_depth=3)
+    drafter.start(context, VOCAB)
+    with torch.inference_mode():
+        top = int(torch.argmax(drafter.read_context(context)))
+    assert one.tree.tokens == [context[-1], top]
+    wide = draft_tree(drafter, context, TreeShape(3, 3, 3), max_depth=3)
+    assert wide.score[1:] == sorted(wide.score[1:], reverse=True) or len(wide.tree) == 4
+    assert target is not None
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"n{s.nodes}-d{s.depth}-w{s.width}")
+def test_greedy_tree_decoding_writes_plain_decodings_tokens(tiny_pair, shape):
+    target, drafter = tiny_pair
+    for prompt in ([1, 2, 3, 4], [5, 9, 11], [60, 61, 2, 2, 2]):
+        reference = plain_generate(target, prompt, 24).generated_ids
+        step = TreeStep(target, drafter, shape, SamplingConfig())
+        trace = tree_generate(target, drafter, prompt, shape, 24, step=step)
+        assert trace.generated_ids == reference
+        assert all(width <= shape.nodes + 1 for width in step.widths)
+        for it in trace.iterations:  # the checked path: the kept guesses, then at most one refused
+            assert it.n_accepted <= it.k <= it.n_accepted + 1
+    assert any(it.n_accepted > 0 for it in trace.iterations), "the near copy's guesses are sometimes kept"
+
+
+def test_the_token_budget_caps_the_tree_and_the_run(tiny_pair):
+    target, drafter = tiny_pair
+    for budget in (1, 2, 3, 7):
+        trace = tree_generate(target, drafter, [1, 2, 3], TreeShape(16, 6, 4), budget)
+        assert trace.generated_ids == plain_generate(target, [1, 2, 3], budget).generated_ids
+        assert len(trace.generated_ids) == budget
+
+
+def test_end_of_text_inside_the_tree_ends_the_run():
+    """An accepted end-of-text ends the check: nothing after it is kept, as in plain decoding."""
+    target = tiny_loaded(VOCAB, seed=1, logit_scale=4.0, eos_token_id=0)
+    reference = None
+    for eos in range(VOCAB):  # an end-of-text the run meets within its budget
+        target.model.generation_config.eos_token_id = eos
+        target.tokenizer.eos_token_id = eos
+        reference = plain_generate(target, [1, 2, 3, 4], 40)
+        if reference.stop_reason == "eos" and len(reference.generated_ids) > 2:
+            break
+    assert reference is not None and reference.stop_reason == "eos"
+    drafter = ModelDrafter(tiny_llama(VOCAB, seed=1, logit_scale=4.0), "the target itself")
+    trace = tree_generate(target, drafter, [1, 2, 3, 4], TreeShape(8, 4, 3), 40)
+    assert trace.generated_ids == reference.generated_ids and trace.stop_reason == "eos"
+
+
+def test_sampling_and_drafters_without_a_model_are_refused_with_a_message(tiny_pair):
+    from specsim.core.drafters import PromptLookupDrafter
+
+    target, drafter = tiny_pair
+    with pytest.raises(ValueError, match="greedy decoding only"):
+        TreeStep(target, drafter, TreeShape(), SamplingConfig(temperature=0.7))
+    with pytest.raises(ValueError, match="cannot draft a tree"):
+        TreeStep(target, PromptLookupDrafter(), TreeShape(), SamplingConfig())
+    with pytest.raises(ValueError, match="nodes must be between 1 and 64"):
+        TreeShape(nodes=0)
+
+
+def test_the_lean_drafts_tree_pass_is_its_chain_pass_on_a_chain_and_reads_siblings_apart():
+    """The standalone draft's tree pass (LeanLlama.tree_forward): on a chain it gives the causal pass's logits; two
+    siblings each give what their own one-token pass gives."""
+    from specsim.core.defaults import DEFAULT_DRAFT
+    from specsim.core.draft_forward import LeanLlama
+    from specsim.core.draft_nets import load_draft
+    from tests.conftest import ROOT
+
+    draft, _ = load_draft(ROOT / DEFAULT_DRAFT)
+    lean = LeanLlama(draft, dtype=torch.float32)
+    context, chain = [1, 504, 3000, 42, 17], [99, 250, 7]
+    full = lean.new_cache()
+    expected = [lean.forward(context, full)]
+    for token in chain:
+        expected.append(lean.forward([token], full))
+    cache = lean.new_cache()
+    lean.forward(context, cache)
+    n, base = len(chain), len(context)
+    allowed = torch.ones(n, base + n, dtype=torch.bool).tril(diagonal=base)
+    rows = lean.tree_forward(chain, [base + i for i in range(n)], allowed, cache)
+    for row, want in zip(rows, expected[1:], strict=True):
+        torch.testing.assert_close(row, want, rtol=1e-4, atol=1e-4)
+    cache.crop(base)
+    siblings = [99, 1234]
+    allowed = torch.ones(2, base + 2, dtype=torch.bool)
+    allowed[0, base + 1] = allowed[1, base] = False
+    rows = lean.tree_forward(siblings, [base, base], allowed, cache)
+    for token, row in zip(siblings, rows, strict=True):
+        alone = lean.new_cache()
+        lean.forward(context, alone)
+        torch.testing.assert_close(row, lean.forward([token], alone), rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def default_pair(default_target):
+    from specsim.core.defaults import DEFAULT_DRAFT
+    from specsim.core.trained_drafters import make_drafter
+    from tests.conftest import ROOT
+
+    return default_target, make_drafter(ROOT / DEFAULT_DRAFT, default_target.model, dtype=default_target.dtype)
+
+
+def test_every_node_of_the_targets_tree_pass_is_a_pass_over_its_own_path(default_pair):
+    """Step 2's premise, on the app's target: a node's row in the tree pass equals the last row of a pass over the
+    root-to-node path alone, bitwise on the position-invariant path (where the app runs the bundled target)."""
+    from specsim.core.models import format_prompt
+
+    target, drafter = default_pair
+    ids = format_prompt(target.tokenizer, "List three uses of a paperclip.")
+    with torch.inference_mode():
+        filled = prefill(target, ids)
+        context = [*ids, int(torch.argmax(filled.logits))]
+        drafter.start(context, target.model.get_output_embeddings().weight.shape[0])
+        tree = draft_tree(drafter, context, TreeShape(8, 4, 3), max_depth=4).tree
+        rows = tree_forward(target.model, copy.deepcopy(filled.cache), tree).logits[0]
+        for node in range(len(tree)):
+            path = [tree.tokens[0], *(tree.tokens[n] for n in tree.path(node))]
+            alone = target.model(input_ids=torch.tensor([path]), past_key_values=copy.deepcopy(filled.cache),
+                                 use_cache=True).logits[0, -1]
+            if target.invariant:
+                assert torch.equal(rows[node], alone), f"node {node} at depth {tree.depth(node)}"
+            else:
+                torch.testing.assert_close(rows[node], alone, rtol=1e-4, atol=1e-4)
+
+
+def test_the_bundled_pairs_tree_writes_plain_decodings_tokens_and_keeps_more_than_the_chain(default_pair):
+    from specsim.core.engine import speculative_generate
+    from specsim.core.models import format_prompt
+    from specsim.measure.bench import heldout_prompts
+
+    target, drafter = default_pair
+    tree_tokens = chain_tokens = tree_loops = chain_loops = 0
+    for item in heldout_prompts(3):
+        ids = format_prompt(target.tokenizer, item["prompt"])
+        reference = plain_generate(target, ids, 16).generated_ids
+        trace = tree_generate(target, drafter, ids, TreeShape(8, 4, 3), 16)
+        assert trace.generated_ids == reference, item["prompt"]
+        chain = speculative_generate(target, drafter, ids, KPolicy(2), 16)
+        tree_tokens, tree_loops = tree_tokens + len(trace.generated_ids) - 1, tree_loops + len(trace.iterations)
+        chain_tokens, chain_loops = chain_tokens + len(chain.generated_ids) - 1, chain_loops + len(chain.iterations)
+    assert tree_tokens / tree_loops > chain_tokens / chain_loops, "a tree keeps more tokens per loop than K = 2"
+
+
+def test_walk_follows_the_targets_top_token_down_the_tree():
+    from specsim.core.token_tree import TokenTree
+
+    tree = TokenTree.rooted(5)
+    a, b = tree.add(1, 0, "x"), tree.add(2, 0, "x")
+    c = tree.add(3, b, "x")
+    probs = torch.zeros(len(tree), 8)
+    probs[0, 2] = probs[b, 3] = probs[c, 4] = probs[a, 7] = 1.0
+    assert walk(tree, probs) == [b, c]
+    probs[0] = 0
+    probs[0, 6] = 1.0
+    assert walk(tree, probs) == []
