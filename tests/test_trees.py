@@ -216,3 +216,22 @@ def test_walk_follows_the_targets_top_token_down_the_tree():
     probs[0] = 0
     probs[0, 6] = 1.0
     assert walk(tree, probs) == []
+
+
+def test_the_tree_benchmark_prints_a_row_per_setting_from_the_runs_it_timed(tiny_pair):
+    """``python -m specsim.bench --trees``' table (specsim.measure.treebench), on the tiny pair: one row per chain K
+    and tree shape, τ and the pass width read from the traces, and every setting wrote plain decoding's tokens."""
+    from specsim.measure import treebench
+
+    target, drafter = tiny_pair
+    shapes = (TreeShape(4, 3, 2), TreeShape(8, 4, 3))
+    rows = treebench.tree_rows(target, drafter, [[1, 2, 3, 4], [5, 9, 11]], 12, ks=(1, 2), shapes=shapes)
+    plain = rows.pop()
+    assert plain["setting"] == "plain" and plain["tok/s"] > 0 and plain["pass s"] > 0
+    assert [r["setting"] for r in rows] == ["chain K=1", "chain K=2", *(treebench.tree_name(s) for s in shapes)]
+    assert all(r["identical"] == "yes" for r in rows)
+    for row, width in zip(rows, (2, 3, 5, 9), strict=True):
+        assert 1 < row["pass width"] <= width  # the last loops of a run may be cut by the token budget
+        assert 1 <= row["τ"] <= width and row["v"] > 0 and row["c"] > 0 and row["speedup"] > 0
+    table = treebench.format_rows(rows)
+    assert len(table.splitlines()) == 2 + len(rows) and "pass width" in table.splitlines()[0]

@@ -6,6 +6,7 @@
     python -m specsim.bench --heldout 42 --k 1 2 3 --no-hf --drafters model --stock-draft
     python -m specsim.bench --heldout 8 --k 2 4 --drafters model --policies fixed heuristic confidence
     python -m specsim.bench --passes --heldout 8 --max-new-tokens 48 --drafters model --no-hf
+    python -m specsim.bench --trees --heldout 8 --max-new-tokens 48 --drafters model
 
 Per row: plain and speculative tokens/s (decode only), measured alpha, tokens per loop, the measured
 wall-clock speedup, the cost model's speedup (:mod:`specsim.measure.costmodel`: tokens per loop / (K·c + v + o)
@@ -147,6 +148,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--passes", action="store_true",
                         help="time the target's two decode-pass paths against each other (previous: transformers' "
                              "forward; one call: specsim.core.target_pass) and print only that table")
+    parser.add_argument("--trees", action="store_true",
+                        help="chains of K = 1..4 against token trees of 4..16 guesses (specsim.measure.treebench), "
+                             "interleaved, with the first model drafter; print only that table")
     parser.add_argument("--save", metavar="JSON", default=None,
                         help="with --passes: also write the run where the pages read it "
                              "(assets/measurements/decode_paths.json)")
@@ -218,6 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dtype: {target.dtype_reason}")
     if args.passes:
         return path_report(target, drafters, prompts, args)
+    if args.trees:  # chains against token trees, with the first drafter that drafts with a model
+        from specsim.measure import treebench
+
+        model = next(((label, d) for label, d in drafters if hasattr(d, "tree_pass")), None)
+        if model is None:
+            print("--trees needs a drafter that drafts with a model (--drafters model)", file=sys.stderr)
+            return 2
+        print(f"drafter: {model[1].name}\n\n" + treebench.report(target, model[1], prompts, args.max_new_tokens,
+                                                                  args.rounds))
+        return 0
     if not args.no_passes:
         print("\n" + pass_cost_report(target, args) + "\n", flush=True)
     rows = []
