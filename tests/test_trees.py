@@ -235,3 +235,23 @@ def test_the_tree_benchmark_prints_a_row_per_setting_from_the_runs_it_timed(tiny
         assert 1 <= row["τ"] <= width and row["v"] > 0 and row["c"] > 0 and row["speedup"] > 0
     table = treebench.format_rows(rows)
     assert len(table.splitlines()) == 2 + len(rows) and "pass width" in table.splitlines()[0]
+
+
+def test_the_eagle_heads_tree_writes_plain_decodings_tokens(default_target):
+    """The EAGLE head drafts a tree too: each node reads its parent's predicted features and its own token."""
+    from specsim.core.models import format_prompt
+    from specsim.core.trained_drafters import make_drafter
+    from specsim.measure.bench import heldout_prompts
+    from tests.conftest import ROOT
+
+    eagles = sorted((ROOT / "assets" / "drafts").glob("eagle-*"))
+    assert eagles, "an EAGLE head ships"
+    drafter = make_drafter(eagles[0], default_target.model, dtype=default_target.dtype)
+    kept = 0
+    for item in heldout_prompts(2):
+        ids = format_prompt(default_target.tokenizer, item["prompt"])
+        reference = plain_generate(default_target, ids, 16).generated_ids
+        trace = tree_generate(default_target, drafter, ids, TreeShape(8, 4, 3), 16)
+        assert trace.generated_ids == reference, item["prompt"]
+        kept += sum(it.n_accepted for it in trace.iterations)
+    assert kept > 0, "the head's guesses are kept sometimes"

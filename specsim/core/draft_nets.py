@@ -98,12 +98,12 @@ class EagleDraft(_VocabMixin, nn.Module):
         return self.lift(torch.cat(parts, dim=-1))
 
     def forward(self, feats: torch.Tensor, next_ids: torch.Tensor, past_key_values=None, position_ids=None,
-                use_cache: bool = False, with_logits: bool = True):
+                use_cache: bool = False, with_logits: bool = True, attention_mask: torch.Tensor | None = None):
         """feats [B, T, d] (f_t; [B, T, n*d] fused target features), next_ids [B, T] target ids (x_{t+1})
-        -> (predicted f_{t+1}, logits, cache)."""
+        -> (predicted f_{t+1}, logits, cache). ``attention_mask``: a 4D mask for a token tree (optional)."""
         x = self.fuse(torch.cat([self.lift_feats(feats), self.embed(self.to_small[next_ids])], dim=-1))
         out = self.body(inputs_embeds=x, past_key_values=past_key_values, position_ids=position_ids,
-                        use_cache=use_cache)
+                        use_cache=use_cache, attention_mask=attention_mask)
         h = out.last_hidden_state
         return h, self.logits(h) if with_logits else None, out.past_key_values
 

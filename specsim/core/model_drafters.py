@@ -96,10 +96,12 @@ class ModelDrafter:
         del self.cached[keep:]
         return self._forward(list(context[keep:]))
 
-    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor) -> torch.Tensor:
+    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor, nodes: Sequence[int] = (),
+                  parents: Sequence[int] = ()) -> torch.Tensor:
         """Read tree nodes after the cached positions: node i sits at ``positions[i]`` and attends to the cache
         entries and new nodes where ``allowed[i]`` (n, cached + n) is True. Returns every node's logits; the
-        entries stay in the cache until :meth:`rewind`."""
+        entries stay in the cache until :meth:`rewind`. (``nodes`` and their ``parents``, the tree's numbering, are
+        for a drafter whose input is its parent's output, as the EAGLE head's.)"""
         out = self.model(input_ids=torch.tensor([ids], dtype=torch.long, device=self.device),
                          attention_mask=allowed[None, None].to(self.device),
                          position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),

@@ -104,6 +104,47 @@ class EagleDrafter:
         return proposal
 
 
+    # ---- token trees (specsim.core.trees): node i reads (its parent's predicted features, its token) ----
+
+    def map_for(self, width: int) -> torch.Tensor:
+        return self.draft.id_map
+
+    def read_context(self, context: Sequence[int]) -> torch.Tensor:
+        """Catch up on the inputs with true features; the logits after the root, whose predicted features the
+        root's children read."""
+        n_true = min(len(self.feats), len(context) - 1)
+        if n_true < 1:
+            raise ValueError("the EAGLE drafter's tree needs a context of at least two tokens")
+        crop_cache(self.cache, min(self.n_true, n_true))
+        done = self.cache.get_seq_length()
+        with torch.inference_mode():
+            feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
+            if feats.shape[1] == 0:  # everything read already: read the root's input again
+                crop_cache(self.cache, n_true - 1)
+                done = n_true - 1
+                feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
+            nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
+            h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
+        self.n_true = n_true
+        self._tree_h = {0: h[0, -1]}
+        return logits[0, -1]
+
+    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor, nodes: Sequence[int] = (),
+                  parents: Sequence[int] = ()) -> torch.Tensor:
+        with torch.inference_mode():
+            feats = torch.stack([self._tree_h[p] for p in parents])[None]
+            h, logits, self.cache = self.draft(
+                feats, torch.tensor([ids], dtype=torch.long, device=self.device), past_key_values=self.cache,
+                position_ids=torch.tensor([positions], dtype=torch.long, device=self.device), use_cache=True,
+                attention_mask=allowed[None, None].to(self.device))
+        self._tree_h.update({node: h[0, row] for row, node in enumerate(nodes)})
+        return logits[0]
+
+    def rewind(self) -> None:
+        crop_cache(self.cache, self.n_true)
+        self._tree_h = {}
+
+
 class LeanStandaloneDrafter(ModelDrafter):
     """:class:`~specsim.core.model_drafters.ModelDrafter` for a standalone draft, its passes run by
     :class:`LeanLlama`."""
@@ -120,7 +161,8 @@ class LeanStandaloneDrafter(ModelDrafter):
         self.cached.extend(ids)
         return logits
 
-    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor) -> torch.Tensor:
+    def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor, nodes: Sequence[int] = (),
+                  parents: Sequence[int] = ()) -> torch.Tensor:
         return self.lean.tree_forward(ids, positions, allowed, self.cache)
 
 

@@ -6,11 +6,12 @@ top guess misses, the second or third often hits (the bundled pair: the target's
 at 39 % of held-out positions, in its top 2 at 52 %, its top 3 at 62 %). A tree keeps those alternatives. One
 iteration, greedy (EAGLE-2's dynamic tree, Li et al., 2024):
 
-1. **Draft the tree.** The draft reads the context; the root's ``width`` most likely tokens become its children.
-   At each further depth the draft reads, in one pass, the ``width`` newest nodes with the highest *score* (the
-   product of the draft's probabilities along the path from the root, its estimate of the chance that the whole
-   path is kept), and each gets its ``width`` most likely children. After ``depth`` levels the ``nodes`` best
-   scored guesses are kept (a child never scores above its parent, so they form a tree).
+1. **Draft the tree.** The draft (a draft model, or the EAGLE head on the target's features) reads the
+   context; the root's ``width`` most likely tokens become its children. At each further depth the draft reads,
+   in one pass, the ``width`` newest nodes with the highest *score* (the product of the draft's probabilities
+   along the path from the root, its estimate of the chance that the whole path is kept), and each gets its
+   ``width`` most likely children. After ``depth`` levels the ``nodes`` best scored guesses are kept (a child
+   never scores above its parent, so they form a tree).
 2. **Verify in one pass.** The target reads the root and every kept guess at once: each node sits at the
    position of its depth and attends to the context and its own ancestors (:mod:`specsim.core.token_tree`).
 3. **Walk down.** From the root, follow the child whose token is the target's top token at the current node;
@@ -34,10 +35,10 @@ import torch
 from specsim.core.acceptance import verify
 from specsim.core.clock import now
 from specsim.core.defaults import TOP_N
-from specsim.core.drafters import Proposal
+from specsim.core.drafters import Drafter, Proposal, hidden_request, target_features
 from specsim.core.engine import decode_loop
 from specsim.core.loop_parts import Checked, eos_token_ids, run_settings
-from specsim.core.model_drafters import ModelDrafter, draft_cache_length
+from specsim.core.model_drafters import draft_cache_length
 from specsim.core.models import LoadedModel
 from specsim.core.sampling import SamplingConfig, top_tokens, warp
 from specsim.core.token_tree import TokenTree, keep_nodes, tree_forward
@@ -73,7 +74,7 @@ class DraftedTree:
     pass_times: list[float] = field(default_factory=list)  # seconds of each draft pass (one per depth read)
 
 
-def draft_tree(drafter: ModelDrafter, context: Sequence[int], shape: TreeShape, max_depth: int) -> DraftedTree:
+def draft_tree(drafter: Drafter, context: Sequence[int], shape: TreeShape, max_depth: int) -> DraftedTree:
     """Step 1: grow the tree (never deeper than ``max_depth``, what the token budget can still use).
 
     Node order is creation order, so a parent always comes before its children; ties in score keep the
@@ -81,12 +82,12 @@ def draft_tree(drafter: ModelDrafter, context: Sequence[int], shape: TreeShape, 
     device = drafter.device
     tokens, parents, q, score, depth = [int(context[-1])], [-1], [1.0], [1.0], [0]
     top: list[list[tuple[int, float]]] = [[]]
-    slot = {0: len(context) - 1}  # node -> its entry in the draft's cache (the root: the context's last token)
     times = []
     start = now(device)
     logits = {0: drafter.read_context(context)}
     times.append(now(device) - start)
-    base = len(context)
+    base = drafter.cache.get_seq_length()  # the context as the draft holds it; its last entry is the root's input
+    slot = {0: base - 1}  # node -> its entry in the draft's cache
     frontier = [0]
     for level in range(1, min(shape.depth, max_depth) + 1):
         newest = []
@@ -111,7 +112,7 @@ def draft_tree(drafter: ModelDrafter, context: Sequence[int], shape: TreeShape, 
         start = now(device)
         cached = drafter.cache.get_seq_length()
         allowed = torch.zeros(len(frontier), cached + len(frontier), dtype=torch.bool)
-        allowed[:, :base] = True  # the context, the root included
+        allowed[:, :base] = True  # the context, the root's input included
         for row, node in enumerate(frontier):
             slot[node] = cached + row
             ancestor = parents[node]
@@ -119,7 +120,8 @@ def draft_tree(drafter: ModelDrafter, context: Sequence[int], shape: TreeShape, 
                 allowed[row, slot[ancestor]] = True
                 ancestor = parents[ancestor]
             allowed[row, slot[node]] = True
-        rows = drafter.tree_pass([tokens[i] for i in frontier], [base - 1 + level] * len(frontier), allowed)
+        rows = drafter.tree_pass([tokens[i] for i in frontier], [base - 1 + level] * len(frontier), allowed,
+                                 nodes=frontier, parents=[parents[i] for i in frontier])
         logits.update({node: rows[row] for row, node in enumerate(frontier)})
         times.append(now(device) - start)
     drafter.rewind()
@@ -149,16 +151,17 @@ GREEDY = SamplingConfig()
 class TreeStep:
     """One tree iteration (steps 1-4) for :func:`specsim.core.engine.decode_loop`."""
 
-    needs_prompt_hidden = False
-
-    def __init__(self, target: LoadedModel, drafter: ModelDrafter, shape: TreeShape, sampling: SamplingConfig):
+    def __init__(self, target: LoadedModel, drafter: Drafter, shape: TreeShape, sampling: SamplingConfig):
         if not sampling.greedy:
             raise ValueError("token trees run greedy decoding only (temperature 0); a sampled tree needs the "
                              "distinct top-k rule, which the engine does not run yet")
         if not hasattr(drafter, "tree_pass"):
-            raise ValueError(f"the {drafter.kind} drafter cannot draft a tree (a draft model can)")
+            raise ValueError(f"the {drafter.kind} drafter cannot draft a tree (a draft model or the EAGLE head can)")
         self.target, self.drafter, self.shape, self.sampling = target, drafter, shape, sampling
         self.generator = None
+        self.needs_prompt_hidden = hidden_request(drafter)  # the EAGLE head reads the target's features
+        self.feature_layers = getattr(drafter, "feature_layers", None)
+        self.hidden: torch.Tensor | None = None  # the target's features of the kept path in the latest pass
         self.eos = eos_token_ids(target)
         self.cache = None
         self.widths: list[int] = []  # tokens read by each verification pass (the tree's nodes and its root)
@@ -167,14 +170,15 @@ class TreeStep:
 
     def start(self, context: list[int], cache, prompt_hidden: torch.Tensor | None) -> None:
         self.cache = cache
-        self.drafter.start(context, self.target.model.get_output_embeddings().weight.shape[0])
+        self.drafter.start(context, self.target.model.get_output_embeddings().weight.shape[0],
+                           target_hidden=prompt_hidden)
 
     def check(self, context: list[int], budget: int) -> Checked:
         draft_before = draft_cache_length(self.drafter)
         drafted = draft_tree(self.drafter, context, self.shape, max_depth=budget - 1)
         tree = drafted.tree
         past, verify_start = self.cache.get_seq_length(), now(self.target.device)
-        out = tree_forward(self.target.model, self.cache, tree)  # step 2: every node in one pass
+        out = tree_forward(self.target.model, self.cache, tree, output_hidden=self.needs_prompt_hidden)  # step 2
         target_probs = warp(out.logits[0], self.sampling)
         path = walk(tree, target_probs)
         end = path[-1] if path else 0
@@ -188,7 +192,10 @@ class TreeStep:
                             overhead_s=sum(times) - sum(times[tree.depth(n) - 1] for n in checked))
         rows = [0, *checked]
         verdict = verify(tokens, proposal, target_probs[rows], self.sampling, None, self.eos)
-        keep_nodes(self.cache, past, [0, *checked[: verdict.n_accepted]])  # step 4
+        kept = [0, *checked[: verdict.n_accepted]]
+        keep_nodes(self.cache, past, kept)  # step 4
+        self.hidden = (target_features(out.hidden_states, self.feature_layers)[0][kept]
+                       if self.drafter.needs_target_hidden else None)
         self.widths.append(len(tree))
         self.trees.append(drafted)
         self.lengths = (past, past + len(tree), draft_before, draft_cache_length(self.drafter))
@@ -196,7 +203,7 @@ class TreeStep:
                        k_planned=self.shape.depth)
 
     def accept(self, context: list[int], emitted: list[int]) -> CacheLengths:
-        self.drafter.observe(context)
+        self.drafter.observe(context, None if self.hidden is None else self.hidden[: len(emitted)])
         target_before, target_written, draft_before, draft_drafted = self.lengths
         draft_kept = draft_cache_length(self.drafter)
         return CacheLengths(target_before, target_written, self.cache.get_seq_length(), draft_before, draft_drafted,
@@ -204,7 +211,7 @@ class TreeStep:
 
 
 def tree_generate(
-    target: LoadedModel, drafter: ModelDrafter, prompt_ids: list[int], shape: TreeShape, max_new_tokens: int,
+    target: LoadedModel, drafter: Drafter, prompt_ids: list[int], shape: TreeShape, max_new_tokens: int,
     sampling: SamplingConfig = GREEDY, on_iteration: Callable[[Iteration], None] | None = None,
     should_stop: Callable[[], bool] | None = None, step: TreeStep | None = None,
 ) -> Trace:
