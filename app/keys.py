@@ -290,6 +290,12 @@ LIVE_TOP_P = "live_top_p"
 LIVE_MIN_P = "live_min_p"
 DEFAULTS.update({LIVE_TOP_K: "", LIVE_TOP_P: "", LIVE_MIN_P: ""})
 
+# ---- the live page's token tree (the K policy "tree"): its guesses and its depth, typed --------------------------
+LIVE_TREE = "live_tree"
+LIVE_TREE_DEPTH = "live_tree_depth"
+DEFAULTS.update({LIVE_TREE: str(_LIVE.tree_nodes), LIVE_TREE_DEPTH: str(_LIVE.tree_depth)})
+LIVE_TREE_CHART = "live_tree_chart_"  # + step
+
 # ---- class mode: a run kept by the browser ------------------------------------------------------------
 LIVE_REATTACHED = "live_reattached"  # this session has looked for the browser's run in the class queue
 DEFAULTS.update({LIVE_REATTACHED: False})

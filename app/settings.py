@@ -48,6 +48,8 @@ class LiveSettings:
     top_k: int | str | None = None  # sampled runs: keep the k most likely tokens (None: every token)
     top_p: float | str | None = None  # sampled runs: keep the smallest nucleus holding this mass (None: all of it)
     min_p: float | str | None = None  # sampled runs: keep tokens at least this share of the top one's p (None: all)
+    tree_nodes: int | str = defaults.DEFAULT_TREE_NODES  # policy "tree": the guesses each loop's tree holds
+    tree_depth: int | str = defaults.DEFAULT_TREE_DEPTH  # policy "tree": its deepest level
 
 
 @dataclass(frozen=True)

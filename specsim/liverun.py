@@ -29,6 +29,7 @@ from specsim.request import RunRequest
 
 if TYPE_CHECKING:  # torch stays out of a class replica, which imports this module for its records
     from specsim.core.sampling import SamplingConfig
+    from specsim.core.trees import TreeShape
 
 Loading = Callable[[float, str], None]
 """How far a model load is: (fraction done, what it is doing), for a page's progress bar."""
@@ -60,8 +61,11 @@ class LiveRun:
 def run_live(target: LoadedModel, drafter, prompt_ids: list[int], policy: KPolicy, max_new_tokens: int,
              sampling: SamplingConfig | None = None, seed: int = 0,
              on_progress: Callable[[Progress], None] | None = None,
-             should_stop: Callable[[], bool] | None = None) -> LiveRun:
+             should_stop: Callable[[], bool] | None = None, tree: TreeShape | None = None) -> LiveRun:
     """Warm up, then the speculative run and its plain baseline over as many tokens as it wrote.
+
+    ``tree`` (optional): each iteration drafts a token tree of that shape (:mod:`specsim.core.trees`) instead of
+    the chain ``policy`` sizes.
 
     ``on_progress`` is called after every iteration of the two timed runs (never the warm-up's); it runs inside
     the timed loop, so it must be cheap. ``should_stop`` is asked between iterations; a True ends the run there,
@@ -87,8 +91,14 @@ def run_live(target: LoadedModel, drafter, prompt_ids: list[int], policy: KPolic
             stopped[0] = phase[0] or "warm-up"
         return stopped[0] is not None
 
-    spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
-        target, drafter, ids, policy, n, sampling, seed, on_iteration=on_iteration, should_stop=stop))
+    if tree is None:
+        spec = Contender(SPECULATIVE, lambda ids, n: speculative_generate(
+            target, drafter, ids, policy, n, sampling, seed, on_iteration=on_iteration, should_stop=stop))
+    else:
+        from specsim.core.trees import tree_generate
+
+        spec = Contender(SPECULATIVE, lambda ids, n: tree_generate(
+            target, drafter, ids, tree, n, sampling, seed, on_iteration=on_iteration, should_stop=stop))
 
     def plain(ids, n: int) -> Trace:
         return plain_generate(target, ids, n, sampling, seed, on_iteration=on_iteration, should_stop=stop)
@@ -195,7 +205,7 @@ def run_request(request: RunRequest, shelf: Shelf, on_progress: Callable[[Progre
     target, drafter = shelf.pair(request)
     prompt_ids = list(request.prompt_ids) or models.format_prompt(target.tokenizer, request.prompt)
     return run_live(target, drafter, prompt_ids, request.kpolicy, request.max_new_tokens, request.sampling,
-                    request.seed, on_progress=on_progress, should_stop=should_stop)
+                    request.seed, on_progress=on_progress, should_stop=should_stop, tree=request.tree)
 
 
 __all__ = ["LiveRun", "ModelShelf", "PLAIN", "Progress", "SPECULATIVE", "Shelf", "run_live", "run_request"]

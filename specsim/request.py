@@ -31,10 +31,12 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "top_k": (1, defaults.TOP_K_MAX, "Top-k"),
     "top_p": (defaults.TOP_P_MIN, 1.0, "Top-p"),  # a nucleus narrower than 1 % of the mass is greedy in all but name
     "min_p": (0.0, 1.0, "Min-p"),  # 0 keeps every token, 1 only those as likely as the top one
+    "tree_nodes": (1, defaults.TREE_NODES_MAX, "The tree's guesses"),
+    "tree_depth": (1, defaults.K_MAX, "The tree's depth"),
 }
 
 
-WHOLE = frozenset({"k", "max_new_tokens", "seed", "top_k"})
+WHOLE = frozenset({"k", "max_new_tokens", "seed", "top_k", "tree_nodes", "tree_depth"})
 """The fields that take whole numbers only."""
 
 
@@ -95,6 +97,8 @@ class RunRequest(BaseModel):
     top_p: float | None = None
     top_k: int | None = None  # None: every token; else the k most likely, after the temperature, before top-p
     min_p: float | None = None  # None: every token; else those at least min_p times the top one's p, after top-p
+    tree_nodes: int | None = None  # None: a chain of K guesses; else a token tree of this many guesses (trees.py)
+    tree_depth: int = defaults.DEFAULT_TREE_DEPTH  # a tree's deepest level (with tree_nodes)
     seed: int = defaults.SEED_MIN
     max_new_tokens: int = defaults.DEFAULT_MAX_NEW_TOKENS
     device: str | None = None
@@ -102,7 +106,8 @@ class RunRequest(BaseModel):
     invariant: bool | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k", "top_p", "min_p")
+    @field_validator("k", "max_new_tokens", "temperature", "seed", "top_k", "top_p", "min_p", "tree_nodes",
+                     "tree_depth")
     @classmethod
     def _in_range(cls, value, info):
         problem = None if value is None else range_problem(info.field_name, value)
@@ -129,6 +134,15 @@ class RunRequest(BaseModel):
     def _has_a_prompt(self):
         if not self.prompt_ids and not self.prompt.strip():
             raise ValueError("The prompt is empty.")
+        return self
+
+    @model_validator(mode="after")
+    def _a_tree_needs_a_model(self):
+        if self.tree_nodes is not None and self.drafter not in defaults.TREE_DRAFTERS:
+            raise ValueError(f"A token tree needs a drafter that runs a model (a draft model or early exit), "
+                             f"not {self.drafter}.")
+        if self.tree_nodes is not None and self.policy != "fixed":
+            raise ValueError("A token tree has no K policy: its size is its guesses and its depth.")
         return self
 
     # ---- building one -----------------------------------------------------------------------------------------
@@ -173,6 +187,15 @@ class RunRequest(BaseModel):
         from specsim.core.sampling import SamplingConfig  # here: it imports torch, which a class replica never loads
 
         return SamplingConfig(self.temperature, self.top_p, self.top_k, self.min_p)
+
+    @property
+    def tree(self):
+        """The token tree each iteration drafts (:class:`specsim.core.trees.TreeShape`), or None for a chain."""
+        if self.tree_nodes is None:
+            return None
+        from specsim.core.trees import TreeShape  # here: it imports torch, which a class replica never loads
+
+        return TreeShape(self.tree_nodes, self.tree_depth, min(defaults.TREE_WIDTH, self.tree_nodes))
 
     def resolved(self) -> RunRequest:
         """The same request with device, dtype and decode path made explicit (the running machine's defaults)."""

@@ -34,10 +34,20 @@ def test_prints_marked_text_and_statistics(cli, capsys):
     assert "\033[" not in out  # not a terminal: plain markers, no colour codes
 
 
+def test_a_tree_run_prints_plain_decodings_tokens_and_names_the_tree(cli, capsys):
+    code = cli.main(["--prompt", "List three colours.", "--drafter", "early_exit", "--early-exit-layers", "8",
+                     "--tree", "6", "--tree-depth", "3", "--max-new-tokens", "10", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "tree of 6 guesses, depth 3" in out and "identical" in out and "K = " not in out
+
+
 @pytest.mark.parametrize("argv", [
     ["--prompt", "hi", "-k", "0"],
     ["--prompt", "hi", "--max-new-tokens", "0"],
     ["--prompt", "hi", "--temperature", "-1"],
+    ["--prompt", "hi", "--tree", "0"],
+    ["--prompt", "hi", "--tree", "8", "--drafter", "prompt_lookup"],
     ["--prompt", "hi", "--drafter", "nonsense"],
     ["--prompt", "hi", "--drafter", "draft_model", "--draft", ""],
     ["-k", "4"],

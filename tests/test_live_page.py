@@ -521,3 +521,36 @@ def test_min_p_goes_from_the_form_to_the_engine_and_back_in_the_link():
     label = at.text_input(key=state.widget_key(state.LIVE_MIN_P)).label
     assert any(f"“{label}” must be a number from 0 to 1, not '2'" in e.value for e in at.error), \
         [e.value for e in at.error]
+
+
+def test_a_tree_run_from_the_form_draws_each_loops_tree_and_writes_plain_decodings_tokens():
+    """Issue 64, item 2: "a token tree" beside the chain's K policies, with its guesses and depth as boxes; the run
+    request carries them to the engine, each iteration shows its tree, and the link keeps the tree's settings."""
+    at = _set_form(open_page("live.py", timeout=600), drafter="draft_model", n=10)
+    at.selectbox(key=state.widget_key(state.LIVE_POLICY)).set_value("tree").run()
+    at.text_input(key=state.widget_key(state.LIVE_TREE)).set_value("6")
+    at.text_input(key=state.widget_key(state.LIVE_TREE_DEPTH)).set_value("3")
+    at.button(key="live_run").click().run()
+    assert not at.exception, at.exception
+    spec, plain = at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN]
+    assert spec is not None, [e.value for e in at.error]
+    assert spec.settings.tree == (6, 3, 3) and spec.generated_ids == plain.generated_ids
+    assert all(it.tree is not None and it.tree.width_read <= 7 for it in spec.iterations)
+    query = dict(at.query_params)
+    assert (query["policy"], query["tree"], query["depth"]) == ("tree", "6", "3")
+    assert any(e.value.startswith("Drafted a tree of") for e in at.info), [e.value for e in at.info]
+    header = at.text_input(key=state.LIVE_STEP_SEEN).label  # the iteration's header (app.live.playback)
+    assert "a tree of" in header and "one pass of" in header and "K = " not in header, header
+    assert any(m.value.startswith("Token tree: up to 6 guesses per loop") for m in at.caption)
+
+
+def test_a_tree_with_prompt_lookup_or_a_bad_size_is_refused_naming_the_box():
+    at = _set_form(open_page("live.py"))
+    at.selectbox(key=state.widget_key(state.LIVE_POLICY)).set_value("tree").run()
+    at.text_input(key=state.widget_key(state.LIVE_TREE)).set_value("40")
+    at.button(key="live_run").click().run()
+    errors = [e.value for e in at.error]
+    assert not at.exception and at.session_state[state.LIVE_TRACE] is None
+    assert any("A token tree needs a drafter that runs a model" in e for e in errors), errors
+    assert any("“Tree: guesses” must be a whole number from 1 to 16, not '40'" in e for e in errors), errors
+    assert at.text_input(key=state.widget_key(state.LIVE_TREE)).value == "40", "what was typed stays"

@@ -1,5 +1,6 @@
 """The live page's settings: URL round trip, fallbacks with notices, validation, calculator link."""
 
+import dataclasses
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -186,3 +187,18 @@ def test_a_link_made_before_the_draft_model_kind_was_renamed_still_opens():
     parsed, notices = lp.parse_query({"drafter": "model"}, PAIRS)
     assert parsed.drafter == "draft_model" and notices == []
     assert lp.parse_query({"drafter": "modle"}, PAIRS)[1]  # a misspelling is still refused, with a notice
+
+
+def test_a_tree_travels_in_the_link_only_with_the_tree_policy_and_its_boxes_are_checked_only_then():
+    tree = lp.LiveSettings(drafter="draft_model", policy="tree", tree_nodes=6, tree_depth=3)
+    query = lp.to_query(tree)
+    assert (query["policy"], query["tree"], query["depth"]) == ("tree", "6", "3")
+    assert lp.parse_query(query, PAIRS) == (tree, [])
+    chain = lp.LiveSettings(drafter="draft_model", tree_nodes="abc")
+    assert "tree" not in lp.to_query(chain) and "depth" not in lp.to_query(chain)
+    assert lp.validate(chain) == []  # a chain's run never reads the tree's boxes
+    assert lp.validate(dataclasses.replace(tree, tree_nodes="abc")) == [
+        "“Tree: guesses” must be a whole number from 1 to 16, not 'abc'."]
+    assert lp.validate(dataclasses.replace(tree, drafter="prompt_lookup")) == [
+        "A token tree needs a drafter that runs a model (a draft model or early exit): choose one of them, or a "
+        "chain's K policy."]

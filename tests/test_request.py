@@ -143,3 +143,21 @@ def test_the_copy_finder_finds_the_copies_this_code_base_once_had():
     assert range_copies('raise ValueError(f"--learners must be between 1 and 12")\n') == []
     assert range_copies('raise ValueError(f"temperature must be >= 0, got {t}")\n') == []
     assert range_copies("note = 'never measured' if len(rates) < analytics.K_MAX else ''\n") == []  # no refusal
+
+
+def test_a_tree_rides_inside_a_request_and_needs_a_model_drafter():
+    from specsim.core.trees import TreeShape
+
+    chain = RunRequest(prompt="hi")
+    assert chain.tree is None
+    tree = RunRequest(prompt="hi", tree_nodes=8, tree_depth=4)
+    assert tree.tree == TreeShape(8, 4, 3) and RunRequest(prompt="hi", tree_nodes=2).tree == TreeShape(2, 4, 2)
+    assert RunRequest.from_dict(tree.to_dict()) == tree
+    assert RunRequest.problems(prompt="hi", tree_nodes=0) == ["The tree's guesses must be a whole number from 1 to "
+                                                              f"{defaults.TREE_NODES_MAX}, not 0."]
+    assert RunRequest.problems({"tree_depth": "Depth"}, prompt="hi", tree_nodes=4, tree_depth=99) == [
+        f"Depth must be a whole number from 1 to {defaults.K_MAX}, not 99."]
+    assert RunRequest.problems(prompt="hi", tree_nodes=4, drafter="prompt_lookup") == [
+        "A token tree needs a drafter that runs a model (a draft model or early exit), not prompt_lookup."]
+    assert RunRequest.problems(prompt="hi", tree_nodes=4, policy="confidence") == [
+        "A token tree has no K policy: its size is its guesses and its depth."]

@@ -59,6 +59,12 @@ def test_the_key_changes_with_everything_that_decides_a_run_and_nothing_else():
     by_text = BASE.changed(prompt_ids=(), prompt="Say hi.")
     assert run_key(by_text, "machine A") != run_key(by_text.changed(prompt="Say bye."), "machine A")
     assert run_key(BASE.changed(prompt="Say hi."), "machine A") == key
+    # a token tree decides a run (its guesses and its depth); a chain's key stays as it was before trees
+    tree = BASE.changed(drafter="early_exit", tree_nodes=8)
+    assert len({key, run_key(tree, "machine A"), run_key(tree.changed(tree_nodes=6), "machine A"),
+                run_key(tree.changed(tree_depth=3), "machine A"), run_key(BASE.changed(drafter="early_exit"),
+                                                                           "machine A")}) == 5
+    assert run_key(BASE.changed(tree_depth=3), "machine A") == key  # the depth alone, without a tree, decides nothing
 
 
 def test_a_local_model_retrained_in_the_same_folder_is_another_key(tmp_path):

@@ -109,12 +109,10 @@ def test_end_of_text_inside_the_tree_ends_the_run():
     assert trace.generated_ids == reference.generated_ids and trace.stop_reason == "eos"
 
 
-def test_sampling_and_drafters_without_a_model_are_refused_with_a_message(tiny_pair):
+def test_drafters_without_a_model_and_shapes_out_of_range_are_refused_with_a_message(tiny_pair):
     from specsim.core.drafters import PromptLookupDrafter
 
     target, drafter = tiny_pair
-    with pytest.raises(ValueError, match="greedy decoding only"):
-        TreeStep(target, drafter, TreeShape(), SamplingConfig(temperature=0.7))
     with pytest.raises(ValueError, match="cannot draft a tree"):
         TreeStep(target, PromptLookupDrafter(), TreeShape(), SamplingConfig())
     with pytest.raises(ValueError, match="nodes must be between 1 and 64"):
@@ -255,3 +253,158 @@ def test_the_eagle_heads_tree_writes_plain_decodings_tokens(default_target):
         assert trace.generated_ids == reference, item["prompt"]
         kept += sum(it.n_accepted for it in trace.iterations)
     assert kept > 0, "the head's guesses are kept sometimes"
+
+
+# ---- sampling: EAGLE-2's rule for distinct candidates, checked like the chain (tests/test_whole_block.py) ---------
+def _tree_first_two_tokens(target, draft, runs: int, shape: TreeShape, sampling: SamplingConfig):
+    """The first two tokens the tree loop wrote after the prefill's, in ``runs`` seeded runs, and how deep the first
+    iteration's walk went."""
+    from collections import Counter
+
+    from specsim.lesson import blockcheck
+
+    pairs, depths = Counter(), Counter()
+    drafter = ModelDrafter(draft)
+    for seed in range(runs):
+        seen = []
+        trace = tree_generate(target, drafter, list(blockcheck.PROMPT), shape, 4, sampling=sampling, seed=seed,
+                              on_iteration=seen.append,
+                              should_stop=lambda seen=seen: sum(len(it.emitted) for it in seen) >= 2)
+        pairs[tuple(trace.generated_ids[1:3])] += 1
+        depths[trace.iterations[0].n_accepted] += 1
+    return pairs, depths
+
+
+SAMPLED_SHAPE = TreeShape(4, 2, 2)
+
+
+@pytest.mark.parametrize("sampling", [SamplingConfig(1.0), SamplingConfig(0.8, top_p=0.9, top_k=3)],
+                         ids=["t1", "t0.8-top_k3-top_p0.9"])
+def test_a_sampled_tree_writes_the_targets_joint_distribution(sampling):
+    """Over many seeded runs of a draft unlike the target, the first two tokens after the prefill's follow the target's
+    own (warped) joint distribution, computed exactly from its logits (χ², 5 % level), with walks of every depth."""
+    from specsim.lesson import blockcheck
+
+    target, draft = blockcheck.tiny_pair()
+    pairs, depths = _tree_first_two_tokens(target, draft, 1500, SAMPLED_SHAPE, sampling)
+    # walks of every depth at temperature 1; with the cut, the draft's favourites often lie outside the target's
+    # nucleus, so walks stop early (refused at the root, or one guess kept) and rarely reach the bottom
+    reached = range(SAMPLED_SHAPE.depth + 1) if sampling.top_k is None else range(SAMPLED_SHAPE.depth)
+    assert all(depths[d] >= 50 for d in reached), depths
+    joint = blockcheck.exact_joint(target, sampling)
+    assert all(joint[cell] > 0 for cell in pairs)
+    assert blockcheck.pooled_chi_square(pairs, joint).p_value > 0.05
+
+
+def test_the_chains_ratio_rule_on_the_trees_top_candidates_fails_the_same_check(monkeypatch):
+    """The mistake *Under the hood* warns of: keeping a top candidate with min(1, p/q), as if it were a draw from q.
+    The same check refuses it, so it has the power to see a wrong rule."""
+    from specsim.core import trees
+    from specsim.lesson import blockcheck
+
+    real = trees.walk_sampled
+    drafted_q = {}
+
+    def ratio_rule(tree, target_probs, score, generator, eos=()):
+        q = drafted_q["q"]
+        walked = real(tree, target_probs, score, generator, eos)  # keeps the generator's stream in step
+        path, node = [], 0
+        children = trees.children_in_order(tree, score)
+        while True:  # redo the walk with min(1, p/q): keep the first child whose ratio test passes
+            nxt = next((c for c in children.get(node, [])
+                        if trees.uniform(generator) < min(1.0, float(target_probs[node, tree.tokens[c]]) / q[c])),
+                       None)
+            if nxt is None:
+                break
+            path.append(nxt)
+            node = nxt
+        walked.path, walked.refused = path, None
+        walked.keep, walked.draws = [1.0] * len(path), [0.0] * len(path)
+        walked.extra, walked.extra_kind, walked.residual = trees.sample(target_probs[node], generator), "bonus", None
+        return walked
+
+    real_draft = trees.draft_tree
+
+    def remember_q(*args, **kwargs):
+        drafted = real_draft(*args, **kwargs)
+        drafted_q["q"] = drafted.q
+        return drafted
+
+    monkeypatch.setattr(trees, "walk_sampled", ratio_rule)
+    monkeypatch.setattr(trees, "draft_tree", remember_q)
+    target, draft = blockcheck.tiny_pair()
+    pairs, _ = _tree_first_two_tokens(target, draft, 500, SAMPLED_SHAPE, SamplingConfig(1.0))
+    assert blockcheck.pooled_chi_square(pairs, blockcheck.exact_joint(target)).p_value < 0.05
+
+
+def test_a_sampled_trees_record_reads_like_a_chains():
+    """Each sampled iteration: the kept nodes with their keep probability and draw, then at most one refused child;
+    the +1 is a resample after a refusal (with what was left of p) or a bonus at a leaf."""
+    from specsim.lesson import blockcheck
+
+    target, draft = blockcheck.tiny_pair()
+    kinds = set()
+    for seed in range(30):
+        trace = tree_generate(target, ModelDrafter(draft), list(blockcheck.PROMPT), SAMPLED_SHAPE, 8,
+                              sampling=SamplingConfig(1.0), seed=seed)
+        for it in trace.iterations:
+            kinds.add(it.extra_kind)
+            kept = [s for s in it.slots if s.status == "accepted"]
+            assert len(kept) == it.n_accepted and all(s.draw < s.accept_prob for s in kept)
+            refused = [s for s in it.slots if s.status == "rejected"]
+            assert len(refused) <= 1 and all(s.draw >= s.accept_prob for s in refused)
+            assert (it.extra_kind == "resample") == bool(refused)
+            if refused:
+                assert it.residual is not None and 0 < it.residual.mass < 1
+        again = tree_generate(target, ModelDrafter(draft), list(blockcheck.PROMPT), SAMPLED_SHAPE, 8,
+                              sampling=SamplingConfig(1.0), seed=seed)
+        assert again.generated_ids == trace.generated_ids, "a seed decides the run"
+    assert kinds == {"resample", "bonus"}
+
+
+@pytest.mark.parametrize("sampling", [SamplingConfig(), SamplingConfig(1.0)], ids=["greedy", "sampled"])
+def test_the_trace_records_each_iterations_tree_and_reads_it_back_from_json(tiny_pair, sampling):
+    from specsim.core.trace import Trace
+
+    target, drafter = tiny_pair
+    shape = TreeShape(8, 4, 3)
+    trace = tree_generate(target, drafter, [1, 2, 3, 4], shape, 20, sampling=sampling, seed=3)
+    assert trace.settings.tree == (8, 4, 3)
+    for it in trace.iterations:
+        tree = it.tree
+        assert tree is not None and (tree.budget, tree.depth, tree.width) == (8, 4, 3)
+        assert tree.nodes[0].status == "root" and tree.nodes[0].parent == -1
+        assert all(node.parent < i for i, node in enumerate(tree.nodes) if i)
+        assert it.caches.target_written - it.caches.target_before == tree.width_read
+        path = tree.kept_path()
+        assert [tree.nodes[n].token.token_id for n in path] == [s.token_id for s in it.slots[: it.n_accepted]]
+        for n in path:  # a kept path: each kept node hangs under the root or the kept node before it
+            assert tree.nodes[n].parent in (0, *path)
+        refused = [s for s in it.slots if s.status == "rejected"]
+        if refused:
+            stop = path[-1] if path else 0
+            assert any(node.status == "refused" and node.parent == stop
+                       and node.token.token_id == refused[0].token_id for node in tree.nodes)
+        if sampling.greedy:  # the walk follows the target's top token: a kept node is its parent's target top
+            assert all(tree.nodes[n].token.token_id == tree.nodes[tree.nodes[n].parent].target_top.token_id
+                       for n in path)
+    assert Trace.from_json(trace.to_json()) == trace
+
+
+def test_a_tree_request_runs_as_a_live_run_beside_plain_decoding(tiny_pair):
+    """The run request carries the tree (specsim.request: tree_nodes, tree_depth) to the live run, which times it
+    against plain decoding as it times a chain."""
+    from specsim import liverun
+    from specsim.request import RunRequest
+
+    target, drafter = tiny_pair
+
+    class Shelf:
+        def pair(self, request):
+            return target, drafter
+
+    request = RunRequest(prompt_ids=(1, 2, 3, 4), drafter="early_exit", tree_nodes=6, tree_depth=3,
+                         max_new_tokens=12)
+    run = liverun.run_request(request, Shelf())
+    assert run.spec.settings.tree == (6, 3, 3) and all(it.tree is not None for it in run.spec.iterations)
+    assert run.plain.generated_ids == run.spec.generated_ids

@@ -71,16 +71,27 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         st.radio("Drafter", list(DRAFTERS), format_func=DRAFTERS.get, key=state.bound(state.LIVE_DRAFTER))
         if state.get(state.LIVE_POLICY) not in live_params.POLICIES:
             state.show(state.LIVE_POLICY, "fixed")
-        st.selectbox("K policy", list(live_params.POLICIES), format_func=live_params.POLICIES.get,
-                     key=state.bound(state.LIVE_POLICY),
-                     help="How many guesses each loop drafts: K every time, or adapted from loop to loop (the "
-                          "output is the same under every policy; only the number of guesses changes)")
+        policy = st.selectbox(
+            "K policy", list(live_params.POLICIES), format_func=live_params.POLICIES.get,
+            key=state.bound(state.LIVE_POLICY),
+            help="How many guesses each loop drafts: K every time, adapted from loop to loop, or a token tree of "
+                 "several guesses per position (the output is the same under every policy; only the guesses change)")
         numbers = live_params.NUMBERS
+        tree = policy == live_params.TREE
+        if tree:  # the tree's size instead of a chain's K (greyed out below)
+            a, b = st.columns(2)
+            a.text_input(live_params.BOXES["tree_nodes"], key=state.bound(state.LIVE_TREE),
+                         help=f"{numbers['tree_nodes'].describe()}: the guesses one loop's tree holds; the target "
+                              "reads them all, and the context's last token, in one pass")
+            b.text_input(live_params.BOXES["tree_depth"], key=state.bound(state.LIVE_TREE_DEPTH),
+                         help=f"{numbers['tree_depth'].describe()}: how many tokens past the context the longest "
+                              "path reaches; one draft pass per level")
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
         # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy. One row at a
         # time, so the boxes read in order
         a, b = st.columns(2)
-        a.text_input(live_params.BOXES["k"], key=state.bound(state.LIVE_K), help=numbers["k"].describe())
+        a.text_input(live_params.BOXES["k"], key=state.bound(state.LIVE_K), disabled=tree,
+                     help="a tree's size is its guesses and its depth instead" if tree else numbers["k"].describe())
         b.text_input(live_params.BOXES["temperature"], key=state.bound(state.LIVE_TEMPERATURE),
                      help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
                           "samples almost always the top token")

@@ -152,7 +152,11 @@ def request_for(settings: LiveSettings) -> RunRequest:
         draft="" if source_of_draft is None else source_of_draft.name,
         draft_local=None if source_of_draft is None else source_of_draft.local,
         early_exit_layers=defaults.DEFAULT_EARLY_EXIT_LAYERS if where is None else 0,  # 0: half the target's
-        k=settings.k, policy=settings.policy, temperature=settings.temperature, seed=settings.seed,
+        k=defaults.DEFAULT_K if settings.policy == live_params.TREE else settings.k,  # a tree has no K
+        policy="fixed" if settings.policy == live_params.TREE else settings.policy,
+        tree_nodes=settings.tree_nodes if settings.policy == live_params.TREE else None,
+        tree_depth=settings.tree_depth if settings.policy == live_params.TREE else defaults.DEFAULT_TREE_DEPTH,
+        temperature=settings.temperature, seed=settings.seed,
         top_k=settings.top_k, top_p=settings.top_p, min_p=settings.min_p,
         max_new_tokens=settings.max_new_tokens, extra={"typed": typed} if typed else {})
 

@@ -18,13 +18,17 @@ from app.settings import CalcSettings, LiveSettings
 from app.urlcodec import Number, Param, Reading, half_up, last, number_text, read_number, refused
 from specsim import methods
 from specsim.core import kpolicy
-from specsim.core.defaults import DRAFT_MODEL, drafter_kind
+from specsim.core.defaults import DRAFT_MODEL, TREE_DRAFTERS, drafter_kind
 from specsim.request import bounds, range_problem
 
 MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
 DRAFTERS = methods.LIVE_DRAFTERS  # drafter kind -> how the page describes it (specsim.methods registers them)
-POLICIES = kpolicy.LIVE_POLICIES  # K policy -> how the page describes it
+TREE = "tree"
+POLICIES = {**kpolicy.LIVE_POLICIES, TREE: "a token tree: several guesses at each position, all checked in one pass"}
+"""K policy -> how the page describes it; "tree" drafts a token tree each loop (specsim.core.trees) instead."""
+TREE_FIELDS = ("tree_nodes", "tree_depth")
+"""The tree's numbers: read only when the policy is "tree"."""
 
 
 
@@ -45,6 +49,8 @@ PARAMS: tuple[Param, ...] = (
     Param("top_k", "top_k", keys.LIVE_TOP_K, Number("top_k", *bounds("top_k"), 0, whole_only=True)),
     Param("top_p", "top_p", keys.LIVE_TOP_P, Number("top_p", *bounds("top_p"), 2)),
     Param("min_p", "min_p", keys.LIVE_MIN_P, Number("min_p", *bounds("min_p"), 2)),
+    Param("tree", "tree_nodes", keys.LIVE_TREE, Number("tree", *bounds("tree_nodes"), 0, whole_only=True)),
+    Param("depth", "tree_depth", keys.LIVE_TREE_DEPTH, Number("depth", *bounds("tree_depth"), 0, whole_only=True)),
 )
 NAMES: tuple[str, ...] = tuple(p.name for p in PARAMS)
 BY_FIELD: dict[str, Param] = {p.field: p for p in PARAMS}
@@ -53,7 +59,8 @@ NUMBERS: dict[str, Number] = {p.field: p.number for p in PARAMS if p.number is n
 
 BOXES: dict[str, str] = {"k": "K: proposals per loop", "temperature": "Temperature (0 = greedy)",
                          "max_new_tokens": "Max new tokens", "seed": "Seed", "top_k": "Top-k (blank = off)",
-                         "top_p": "Top-p (blank = off)", "min_p": "Min-p (blank = off)"}
+                         "top_p": "Top-p (blank = off)", "min_p": "Min-p (blank = off)",
+                         "tree_nodes": "Tree: guesses", "tree_depth": "Tree: depth"}
 """The label of each number's box on the page: the form shows it, and a refusal names it (the URL's notices name
 the URL's parameter instead)."""
 LABELS: dict[str, str] = {field: f"“{box}”" for field, box in BOXES.items()}
@@ -135,6 +142,8 @@ def to_query(settings: LiveSettings, current: Mapping[str, str] | None = None) -
         value = getattr(settings, field)
         if field in ("target", "draft") and settings.pair != "custom" or value is None and field in OPTIONAL:
             continue
+        if field in TREE_FIELDS and settings.policy != TREE:  # a chain's link carries no tree
+            continue
         if field in refused:
             if name in current and _reads_cleanly(field, current[name]):
                 query[name] = current[name]
@@ -166,7 +175,9 @@ def problems(settings: LiveSettings) -> dict[str, str]:
                            "Shorten it and press Run again.")
     for field in NUMBERS:
         value = getattr(settings, field)
-        if value is None and field in OPTIONAL:
+        if value is None and field in OPTIONAL or field in TREE_FIELDS and settings.policy != TREE:
+            continue
+        if field == "k" and settings.policy == TREE:  # a tree has no K: its box is greyed out
             continue
         problem = range_problem(field, value, LABELS[field])  # the run request's sentence, naming the box
         if problem:
@@ -175,6 +186,9 @@ def problems(settings: LiveSettings) -> dict[str, str]:
         found["drafter"] = f"Unknown drafter kind {settings.drafter!r}; choose one of {', '.join(DRAFTERS)}."
     if settings.policy not in POLICIES:
         found["policy"] = f"Unknown K policy {settings.policy!r}; choose one of {', '.join(POLICIES)}."
+    if settings.policy == TREE and settings.drafter not in TREE_DRAFTERS:
+        found["policy"] = ("A token tree needs a drafter that runs a model (a draft model or early exit): choose "
+                           "one of them, or a chain's K policy.")
     if settings.pair == "custom" and not settings.target.strip():
         found["target"] = "A custom pair needs a target id (a hub id such as owner/name, or a local folder)."
     if settings.pair == "custom" and settings.drafter == DRAFT_MODEL and not settings.draft.strip():

@@ -12,6 +12,7 @@ from app.charts import chart
 from app.live import figures as figs
 from app.live.params import calculator_link, number_text
 from app.live.tokens import md_plain, render_chips
+from app.live.tree_figure import tree_figure
 from specsim.core.defaults import DRAFT_MODEL
 from specsim.core.trace import Trace
 from specsim.lesson import replay
@@ -55,8 +56,14 @@ def prefill_note(spec: Trace) -> None:
 
 
 def policy_sentence(spec: Trace) -> str:
-    """What an adaptive K policy did, iteration by iteration ("" for a fixed K)."""
+    """What an adaptive K policy did, iteration by iteration ("" for a fixed K); a tree run's trees."""
     s = spec.settings
+    if s.tree is not None:
+        trees = [it.tree for it in spec.iterations if it.tree is not None]
+        width = sum(t.width_read for t in trees) / len(trees) if trees else 0.0
+        return (f"Token tree: up to {s.tree[0]} guesses per loop, at most {s.tree[1]} deep, {s.tree[2]} children per "
+                f"node read. Each verification pass read {width:.1f} tokens on average (the tree and the context's "
+                f"last token) and kept {spec.n_accepted / max(1, len(spec.iterations)):.2f} guesses per loop.")
     if s.k_schedule == "fixed" and not s.stop_below:
         return ""
     rule = ("transformers' heuristic schedule (K + 2 after a fully kept draft, − 1 otherwise)"
@@ -72,7 +79,9 @@ def policy_sentence(spec: Trace) -> str:
 def iteration_header(spec: Trace, step: int) -> str:
     """The line above iteration ``step`` (the player draws it with the step it reports back)."""
     it = spec.iterations[step]
-    return f"**Iteration {step + 1} of {len(spec.iterations)}** · context {it.context_len} tokens · K = {it.k}"
+    size = (f"a tree of {len(it.tree.nodes) - 1} guesses, one pass of {it.tree.width_read} tokens"
+            if it.tree is not None else f"K = {it.k}")
+    return f"**Iteration {step + 1} of {len(spec.iterations)}** · context {it.context_len} tokens · {size}"
 
 
 def iteration_view(spec: Trace, step: int) -> None:
@@ -80,6 +89,11 @@ def iteration_view(spec: Trace, step: int) -> None:
     it = spec.iterations[step]
     render_chips(replay.chips_at(spec, step))
     st.info(md_plain(replay.narrate(spec, step)))  # token texts may hold Markdown characters
+    if it.tree is not None:
+        chart(tree_figure(it), key=f"{state.LIVE_TREE_CHART}{step}")
+        st.caption("Each column is one depth past the context; the draft's best scored guesses stand on top. Green ✓: "
+                   "on the kept path; red ✗: refused; grey ·: never checked (its parent was refused). The purple "
+                   "diamond is the target's own +1 token. The chips above show the path the target checked.")
     positions = list(range(1, it.k + 1)) + ([it.k + 1] if it.n_accepted == it.k and it.extra_target_top else [])
     if not positions:
         return
@@ -142,6 +156,9 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
     m = stats.costs
     if m is None:
         return
+    if spec.settings.tree is not None:
+        _tree_costs(m)
+        return
     st.markdown("#### The cost model of this run")
     if m.noise:
         st.warning(f"Noisy baseline: {m.noise}. The wall clock of this run is noise, not a result; the medians "
@@ -181,6 +198,31 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
     if spec.n_generated != plain.n_generated:
         st.caption(f"The runs wrote different numbers of tokens ({spec.n_generated} and {plain.n_generated}); "
                    "the speedup compares tokens per second, so it stays fair.")
+
+
+def _tree_costs(m) -> None:
+    """A tree run's cost model: the draft's passes (one per level), one wide verification pass, bookkeeping."""
+    st.markdown("#### The cost model of this run")
+    if m.noise:
+        st.warning(f"Noisy baseline: {m.noise}. The wall clock of this run is noise, not a result; the medians "
+                   "below are what the cost model uses.")
+    base = m.plain_pass_s
+    st.table({
+        "": ["drafting, per draft pass (one per level of the tree)", "one verification pass (the whole tree)",
+             "one plain pass (1 token)", "between the passes, per loop", "tokens per second"],
+        "median time": [fmt_ms(m.draft_cost * base), fmt_ms(m.verify_cost_raw * base), fmt_ms(base),
+                        fmt_ms(m.other_cost * base),
+                        f"{m.spec_tokens_per_s:.1f} speculative · {m.plain_tokens_per_s:.1f} plain"],
+        "in plain passes": [f"c = {m.draft_cost:.3f}", f"v = {m.verify_cost:.3f}", "1", f"o = {m.other_cost:.3f}",
+                            ""],
+    })
+    st.markdown(
+        f"One average loop made {m.k:.2f} draft passes and one verification pass over the whole tree, and yielded "
+        f"τ = {m.tokens_per_loop:.2f} tokens, for drafting + v + o = {m.drafting:.3f} + {m.verify_cost:.3f} + "
+        f"{m.other_cost:.3f} = {m.loop_cost:.3f} target passes: the cost model predicts {m.tokens_per_loop:.2f} ÷ "
+        f"{m.loop_cost:.3f} = {fmt_x(m.speedup)}, and the wall clock measured {fmt_x(m.wall_clock_speedup)}. A tree "
+        "keeps more per loop than a chain of its depth, and pays for it with a wider verification pass: v grows "
+        "with the tokens a pass reads (the page *Is verification free here?* measures by how much).")
 
 
 def identity_panel(spec: Trace, plain: Trace) -> None:

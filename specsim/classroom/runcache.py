@@ -61,6 +61,8 @@ def run_key(request: RunRequest, machine: str, resolve: bool = True) -> str:
     }
     if r.min_p is not None:  # a later setting: keys of runs without it stay as they were
         decides["min_p"] = r.min_p
+    if r.tree_nodes is not None:  # a token tree (specsim.core.trees): likewise
+        decides["tree"] = [r.tree_nodes, r.tree_depth]
     return hashlib.sha256(json.dumps(decides, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

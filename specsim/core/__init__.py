@@ -9,6 +9,8 @@ Read it in this order:
 - ``sampling``: min(1, p/q), norm(max(0, p - q)), temperature, top-k and top-p; ``rules``: its two sums
   Σ min(p, q) and norm(max(0, p − q)), written once for numpy arrays and torch tensors (the pages call them too);
 - ``kpolicy``: how many tokens to draft each loop (a fixed K, transformers' schedule, a confidence stop);
+- ``trees`` / ``token_tree``: a token tree instead of a chain (the draft's most likely tokens at each position,
+  checked in one pass with a tree mask, the path that follows the target's choices kept), and the tree itself;
 - ``drafters`` / ``model_drafters`` / ``trained_drafters`` / ``draft_loader``: the guessers (their protocol and
   prompt lookup; a draft model and early exit), the shipped trained drafts (``draft_nets`` their architectures,
   ``draft_forward`` their fast forward pass), and loading what a drafter needs for a loaded target;

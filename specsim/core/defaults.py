@@ -48,6 +48,17 @@ K_MIN, K_MAX = 1, 16
 """The K every entry point accepts (calculator, live page, CLI, benchmark)."""
 DEFAULT_K = 4
 
+# ---- token trees (specsim.core.trees) -------------------------------------------------------------
+TREE_NODES_MAX = 16
+"""The most guesses one tree may hold: its verification pass reads them and the root, 17 tokens at most, the widest
+pass the position-invariant path covers (``MAX_INVARIANT_QUERIES`` below), so greedy output stays plain decoding's."""
+DEFAULT_TREE_NODES, DEFAULT_TREE_DEPTH = 8, 4
+"""A tree's default size: 8 guesses, at most 4 deep (the measured trees: docs/measurements/trees-2026-12-06.md)."""
+TREE_WIDTH = 3
+"""Children per expanded node, and nodes expanded per depth (fewer when the tree holds fewer guesses)."""
+TREE_DRAFTERS = (DRAFT_MODEL, "early_exit")
+"""The live drafters that can draft a tree: a model that reads tokens (a draft model, the EAGLE head, early exit)."""
+
 # ---- token budgets ----------------------------------------------------------------------------
 DEFAULT_MAX_NEW_TOKENS = 48
 """New tokens per run: the CLI's default and the live page's."""

@@ -39,6 +39,20 @@ class Checked:
     verdict: Verdict  # how many guesses were kept, and the target's own +1 token
     verify_time: float  # seconds of the verification pass
     k_planned: int | None = None  # the K the step's policy chose this time (None: a step without a K policy)
+    tree: CheckedTree | None = None  # a tree step's whole tree (the proposal is the path it checked)
+
+
+@dataclass
+class CheckedTree:
+    """A tree step's tree after its verification pass, as :class:`~specsim.core.trace.TreeRecord` records it."""
+
+    tokens: list[int]
+    parents: list[int]
+    q: list[float]
+    score: list[float]
+    status: list[str]  # per node: "root", "kept", "refused" or "unchecked"
+    target_top: list[tuple[int, float]]  # per node: the target's most likely next token and its p
+    shape: tuple[int, int, int]  # (guesses, depth, width) asked for
 
 
 class Step(Protocol):
@@ -129,7 +143,8 @@ def cut_at_stop(tokens: list[int], budget: int, eos: set[int]) -> tuple[list[int
 
 
 def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                 kind: str, draft: str, policy: KPolicy | None = None) -> Settings:
+                 kind: str, draft: str, policy: KPolicy | None = None,
+                 tree: tuple[int, int, int] | None = None) -> Settings:
     """What a run was asked to do, with the target's name, dtype and device, for its trace."""
     policy = policy or KPolicy(k)
     return Settings(
@@ -137,7 +152,7 @@ def run_settings(target: LoadedModel, k: int, max_new_tokens: int, sampling: Sam
         top_k=sampling.top_k, min_p=sampling.min_p, seed=seed,
         drafter=kind, target=target.name, draft=draft, dtype=str(target.dtype).removeprefix("torch."),
         device=str(target.device), invariant=target.invariant, k_schedule=policy.schedule,
-        stop_below=policy.stop_below,
+        stop_below=policy.stop_below, tree=tree,
     )
 
 

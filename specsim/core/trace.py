@@ -68,6 +68,35 @@ class Residual:
 
 
 @dataclass(frozen=True)
+class TreeNode:
+    """One node of an iteration's token tree (:mod:`specsim.core.trees`)."""
+
+    token: TokenProb  # the guessed token, with q: the draft's probability of it after its parent (the root: 1)
+    parent: int  # the parent node's index (-1: the root, the context's last token)
+    score: float  # the product of q from the root down to this node: the draft's estimate that it is kept
+    target_top: TokenProb  # the target's most likely token after this node (greedy: the token the walk looks for)
+    status: str  # "root", "kept" (on the kept path), "refused" (tried and refused) or "unchecked" (never tried)
+
+
+@dataclass(frozen=True)
+class TreeRecord:
+    """The tree one iteration verified: its nodes (parents before children) and the shape it was drafted to."""
+
+    nodes: tuple[TreeNode, ...]
+    budget: int  # guesses asked for
+    depth: int  # the deepest level asked for
+    width: int  # children per expanded node
+
+    @property
+    def width_read(self) -> int:
+        """Tokens the verification pass read: every guess and the root."""
+        return len(self.nodes)
+
+    def kept_path(self) -> list[int]:
+        return [i for i, node in enumerate(self.nodes) if node.status == "kept"]
+
+
+@dataclass(frozen=True)
 class CacheLengths:
     """How many positions the target's and the draft's KV caches held at each point of one iteration.
 
@@ -107,6 +136,7 @@ class Iteration:
     k_planned: int | None = None  # the K the run's K policy chose for this iteration (specsim.core.kpolicy); the
     # drafter was asked for at most min(k_planned, budget - 1) and may propose fewer (``k``). None: not recorded
     caches: CacheLengths | None = None  # the KV caches' lengths in this iteration; None: not recorded
+    tree: TreeRecord | None = None  # a tree run's whole tree (the slots are the path it checked); None: a chain
 
     def to_json(self) -> str:
         """One iteration as JSON (a live run's iterations travel one by one, e.g. from a worker to the page)."""
@@ -150,6 +180,7 @@ class Settings:
     # how K moved between iterations: "fixed" (always k) or "heuristic" (specsim.core.kpolicy)
     k_schedule: str = "fixed"
     stop_below: float = 0.0  # confidence stop: a draft ended after a guess whose q was below this (0: never)
+    tree: tuple[int, int, int] | None = None  # a token tree each iteration: (guesses, depth, width); None: a chain
 
     def __post_init__(self):  # a trace recorded under an old drafter kind reads as the kind's name now
         object.__setattr__(self, "drafter", drafter_kind(self.drafter))
@@ -223,8 +254,9 @@ class Trace:
 
     @property
     def longest_pass(self) -> int:
-        """The most tokens one target pass after the prefill carried: the largest K drafted, plus one (0: no pass)."""
-        return max((it.k + 1 for it in self.iterations), default=0)
+        """The most tokens one target pass after the prefill carried: the largest K drafted plus one, or the widest
+        tree with its root (0: no pass)."""
+        return max((it.k + 1 if it.tree is None else it.tree.width_read for it in self.iterations), default=0)
 
     @property
     def acceptance_rate(self) -> float:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from specsim.core.loop_parts import Checked
+from specsim.core.loop_parts import Checked, CheckedTree
 from specsim.core.sampling import accepted_mass, top_rows, top_tokens
-from specsim.core.trace import CacheLengths, Iteration, Residual, Slot, TokenProb
+from specsim.core.trace import CacheLengths, Iteration, Residual, Slot, TokenProb, TreeNode, TreeRecord
 
 
 class TokenNamer:
@@ -68,4 +68,14 @@ def build_iteration(
         extra_target_top=namer.tops(target_tops[n_accepted]), residual=summary, verify_time_s=checked.verify_time,
         emitted=tuple(emitted), stop_reason=stop_reason, draft_overhead_s=proposal.overhead_s,
         k_planned=checked.k_planned, caches=caches,
+        tree=None if checked.tree is None else tree_record(namer, checked.tree),
     )
+
+
+def tree_record(namer: TokenNamer, tree: CheckedTree) -> TreeRecord:
+    """A tree step's tree with its tokens named, as the trace keeps it."""
+    nodes = tuple(
+        TreeNode(TokenProb(token, namer(token), float(q)), parent, float(score), namer.tops([top])[0], status)
+        for token, parent, q, score, status, top in zip(tree.tokens, tree.parents, tree.q, tree.score, tree.status,
+                                                        tree.target_top, strict=True))
+    return TreeRecord(nodes, *tree.shape)

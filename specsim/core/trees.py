@@ -20,27 +20,35 @@ iteration, greedy (EAGLE-2's dynamic tree, Li et al., 2024):
    ``tests/test_trees.py`` checks them against a pass per node).
 4. **Crop.** The target's cache keeps the context and the walked path; the draft forgets its tree passes.
 
-The iteration records the path it checked: the walked nodes, then the best scored child where the walk
-stopped (the guess the target refused), so a trace reads like a chain's. Sampling is not covered yet: a sampled
-tree needs the distinct top-k rule (*Under the hood*, "token trees") and is refused with a message.
+Sampling (temperature above 0) uses EAGLE-2's rule for distinct candidates (*Under the hood*, "token trees";
+:func:`specsim.variants.tree_rules.renormalise_rule` computes its output distribution exactly). The tree depends
+on the draft alone, never on a random draw, so at each node the children are a fixed set of distinct tokens: try
+them in the draft's order, keep child x with probability p(x); after a refusal set p(x) = 0 and renormalise;
+if every child is refused, draw the +1 token from what is left of p (a node without children: from p). Refusing
+x and renormalising is p conditioned on "not x", so each token is distributed as the target's own sampling
+(:func:`walk_sampled`; ``tests/test_trees.py`` checks the first two tokens' joint distribution, χ²). The draft's
+q takes no part: min(1, p/q) would assume the candidate was a draw from q, and a top token is not.
+
+The iteration records the path it checked: the kept nodes, then the first child tried where the walk stopped
+(the guess the target refused), so a trace reads like a chain's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import torch
 
-from specsim.core.acceptance import verify
+from specsim.core.acceptance import Verdict, verify
 from specsim.core.clock import now
 from specsim.core.defaults import TOP_N
 from specsim.core.drafters import Drafter, Proposal, hidden_request, target_features
 from specsim.core.engine import decode_loop
-from specsim.core.loop_parts import Checked, eos_token_ids, run_settings
+from specsim.core.loop_parts import Checked, CheckedTree, eos_token_ids, run_settings
 from specsim.core.model_drafters import draft_cache_length
 from specsim.core.models import LoadedModel
-from specsim.core.sampling import SamplingConfig, top_tokens, warp
+from specsim.core.sampling import SamplingConfig, sample, top_tokens, uniform, warp
 from specsim.core.token_tree import TokenTree, keep_nodes, tree_forward
 from specsim.core.trace import CacheLengths, Iteration, Trace
 
@@ -148,17 +156,76 @@ def walk(tree: TokenTree, target_probs: torch.Tensor) -> list[int]:
 GREEDY = SamplingConfig()
 
 
+def children_in_order(tree: TokenTree, score: Sequence[float]) -> dict[int, list[int]]:
+    """Each node's children, the draft's best scored first (ties: the earlier node)."""
+    children: dict[int, list[int]] = {}
+    for node in sorted(range(1, len(tree)), key=lambda n: (-score[n], n)):
+        children.setdefault(tree.parents[node], []).append(node)
+    return children
+
+
+@dataclass
+class SampledWalk:
+    """Step 3 under sampling: the kept nodes, the first child refused where the walk stopped, and the +1 token."""
+
+    path: list[int]
+    refused: int | None  # the first child tried and refused at the last node (None: it had no children)
+    keep: list[float]  # per checked node (the path, then the refused one): the probability it was kept with
+    draws: list[float]  # the uniform draw each was compared with
+    extra: int
+    extra_kind: str  # "resample" (every child refused) or "bonus" (no child)
+    residual: torch.Tensor | None  # what was left of p where the +1 token was drawn after refusals
+    residual_mass: float  # p's mass on the tokens that were not refused there
+    tried: list[int] = field(default_factory=list)  # every child tried and refused, in the order tried
+
+
+def walk_sampled(tree: TokenTree, target_probs: torch.Tensor, score: Sequence[float],
+                 generator: torch.Generator | None, eos: Collection[int] = ()) -> SampledWalk:
+    """Step 3 by EAGLE-2's rule (module docstring): at each node its children in the draft's order, each kept with
+    probability p(x) under p renormalised after every refusal; an accepted end-of-text ends the walk."""
+    children = children_in_order(tree, score)
+    path, keep, draws, node, tried = [], [], [], 0, []
+    while True:
+        p, kept, first_refused = target_probs[node].double(), None, None
+        for child in children.get(node, []):
+            token = tree.tokens[child]
+            chance, draw = float(p[token]), uniform(generator)
+            rest = float(p.sum() - p[token])
+            if draw < chance or rest <= 0.0:  # (nothing left to renormalise: p was all on this token)
+                kept = child
+                keep.append(chance)
+                draws.append(draw)
+                break
+            first_refused = first_refused or (child, chance, draw)
+            tried.append(child)
+            p = p.clone()
+            p[token] = 0.0
+            p = p / rest
+        if kept is None:
+            break
+        path.append(kept)
+        node = kept
+        if tree.tokens[kept] in eos:  # the text is over: the +1 token is recorded, never emitted
+            return SampledWalk(path, None, keep, draws, int(torch.argmax(target_probs[node])), "bonus", None, 1.0,
+                               tried)
+    if first_refused is None:  # a leaf: the bonus token from p
+        return SampledWalk(path, None, keep, draws, sample(p.float(), generator), "bonus", None, 1.0, tried)
+    child, chance, draw = first_refused
+    refused_tokens = [tree.tokens[c] for c in children[node]]  # every child of the last node was refused
+    mass = float(1.0 - target_probs[node].double()[refused_tokens].sum())
+    return SampledWalk(path, child, [*keep, chance], [*draws, draw], sample(p.float(), generator), "resample",
+                       p.float(), mass, tried)
+
+
 class TreeStep:
     """One tree iteration (steps 1-4) for :func:`specsim.core.engine.decode_loop`."""
 
-    def __init__(self, target: LoadedModel, drafter: Drafter, shape: TreeShape, sampling: SamplingConfig):
-        if not sampling.greedy:
-            raise ValueError("token trees run greedy decoding only (temperature 0); a sampled tree needs the "
-                             "distinct top-k rule, which the engine does not run yet")
+    def __init__(self, target: LoadedModel, drafter: Drafter, shape: TreeShape, sampling: SamplingConfig = GREEDY,
+                 generator: torch.Generator | None = None):
         if not hasattr(drafter, "tree_pass"):
             raise ValueError(f"the {drafter.kind} drafter cannot draft a tree (a draft model or the EAGLE head can)")
         self.target, self.drafter, self.shape, self.sampling = target, drafter, shape, sampling
-        self.generator = None
+        self.generator = generator
         self.needs_prompt_hidden = hidden_request(drafter)  # the EAGLE head reads the target's features
         self.feature_layers = getattr(drafter, "feature_layers", None)
         self.hidden: torch.Tensor | None = None  # the target's features of the kept path in the latest pass
@@ -180,10 +247,13 @@ class TreeStep:
         past, verify_start = self.cache.get_seq_length(), now(self.target.device)
         out = tree_forward(self.target.model, self.cache, tree, output_hidden=self.needs_prompt_hidden)  # step 2
         target_probs = warp(out.logits[0], self.sampling)
-        path = walk(tree, target_probs)
-        end = path[-1] if path else 0
-        refused = [n for n in range(1, len(tree)) if tree.parents[n] == end]
-        checked = path + sorted(refused, key=lambda n: (-drafted.score[n], n))[:1]
+        if self.sampling.greedy:
+            path = walk(tree, target_probs)
+            end = path[-1] if path else 0
+            checked = path + children_in_order(tree, drafted.score).get(end, [])[:1]
+        else:
+            sampled = walk_sampled(tree, target_probs, drafted.score, self.generator, self.eos)
+            checked = sampled.path + ([] if sampled.refused is None else [sampled.refused])
         tokens = [tree.tokens[n] for n in checked]
         times = drafted.pass_times
         proposal = Proposal(tokens=tokens, q=[drafted.q[n] for n in checked],
@@ -191,16 +261,33 @@ class TreeStep:
                             pass_times=[times[tree.depth(n) - 1] for n in checked],
                             overhead_s=sum(times) - sum(times[tree.depth(n) - 1] for n in checked))
         rows = [0, *checked]
-        verdict = verify(tokens, proposal, target_probs[rows], self.sampling, None, self.eos)
+        if self.sampling.greedy:
+            verdict = verify(tokens, proposal, target_probs[rows], self.sampling, None, self.eos)
+        else:
+            ended = bool(sampled.path) and tree.tokens[sampled.path[-1]] in self.eos
+            verdict = Verdict(len(sampled.path), sampled.extra, sampled.extra_kind, sampled.keep, sampled.draws,
+                              sampled.residual, sampled.residual_mass, ended)
         kept = [0, *checked[: verdict.n_accepted]]
         keep_nodes(self.cache, past, kept)  # step 4
+        if self.sampling.greedy:  # every child of a node the walk reached, except the one it kept, was refused
+            walked = kept[:-1] if verdict.ended else kept  # an accepted end-of-text: nothing after it was checked
+            refused = {n for n in range(1, len(tree)) if tree.parents[n] in walked and n not in kept}
+        else:
+            refused = set(sampled.tried)
+        tops = torch.max(target_probs, dim=-1)
+        record = CheckedTree(
+            tokens=list(tree.tokens), parents=list(tree.parents), q=drafted.q, score=drafted.score,
+            status=["root" if n == 0 else "kept" if n in kept else "refused" if n in refused else "unchecked"
+                    for n in range(len(tree))],
+            target_top=list(zip(tops.indices.tolist(), tops.values.tolist(), strict=True)),
+            shape=(self.shape.nodes, self.shape.depth, self.shape.width))
         self.hidden = (target_features(out.hidden_states, self.feature_layers)[0][kept]
                        if self.drafter.needs_target_hidden else None)
         self.widths.append(len(tree))
         self.trees.append(drafted)
         self.lengths = (past, past + len(tree), draft_before, draft_cache_length(self.drafter))
         return Checked(proposal, target_probs[rows], verdict, now(self.target.device) - verify_start,
-                       k_planned=self.shape.depth)
+                       k_planned=self.shape.depth, tree=record)
 
     def accept(self, context: list[int], emitted: list[int]) -> CacheLengths:
         self.drafter.observe(context, None if self.hidden is None else self.hidden[: len(emitted)])
@@ -212,12 +299,15 @@ class TreeStep:
 
 def tree_generate(
     target: LoadedModel, drafter: Drafter, prompt_ids: list[int], shape: TreeShape, max_new_tokens: int,
-    sampling: SamplingConfig = GREEDY, on_iteration: Callable[[Iteration], None] | None = None,
+    sampling: SamplingConfig = GREEDY, seed: int = 0, on_iteration: Callable[[Iteration], None] | None = None,
     should_stop: Callable[[], bool] | None = None, step: TreeStep | None = None,
 ) -> Trace:
-    """Generate with a token tree each iteration; greedy output equals plain decoding's. ``step`` (optional) is a
-    :class:`TreeStep` built by the caller, to read its trees and pass widths afterwards."""
-    step = step or TreeStep(target, drafter, shape, sampling)
-    settings = run_settings(target, shape.depth, max_new_tokens, sampling, 0, drafter.kind,
-                            f"{drafter.name}, {shape.label}")
+    """Generate with a token tree each iteration: greedy output equals plain decoding's, sampled output is
+    distributed as the target's own sampling. ``step`` (optional) is a :class:`TreeStep` built by the caller, to read
+    its trees and pass widths afterwards (its sampling and generator are then the run's)."""
+    if step is None:
+        generator = torch.Generator(device=target.device).manual_seed(seed)
+        step = TreeStep(target, drafter, shape, sampling, generator)
+    settings = run_settings(target, shape.depth, max_new_tokens, step.sampling, seed, drafter.kind,
+                            f"{drafter.name}, {shape.label}", tree=(shape.nodes, shape.depth, shape.width))
     return decode_loop(target, step, prompt_ids, settings, on_iteration, should_stop)

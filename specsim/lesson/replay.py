@@ -118,6 +118,8 @@ def chance(x: float) -> str:
 def narrate(trace: Trace, index: int) -> str:
     """What happened in iteration ``index``, in plain words."""
     it = trace.iterations[index]
+    if it.tree is not None:
+        return narrate_tree(trace, index)
     greedy = is_greedy(trace)
     k, j, n_out = it.k, it.n_accepted, len(it.emitted)
     extra = repr(it.extra.text)
@@ -162,6 +164,43 @@ def narrate(trace: Trace, index: int) -> str:
 
 
 # ---- the whole run ----------------------------------------------------------------------------
+def _guesses(n: int, before: str = "") -> str:
+    return f"{n} {before}guess" if n == 1 else f"{n} {before}guesses"
+
+
+def narrate_tree(trace: Trace, index: int) -> str:
+    """What happened in a tree iteration ``index`` (:mod:`specsim.core.trees`), in plain words."""
+    it = trace.iterations[index]
+    tree, greedy = it.tree, is_greedy(trace)
+    guesses, depth = len(tree.nodes) - 1, max((s.position for s in it.slots), default=0)
+    sentence = (f"Drafted a tree of {_guesses(guesses)}; the target read them all, with the context's last "
+                f"token, in one pass of {tree.width_read} tokens")
+    kept = [s.text for s in it.slots[: it.n_accepted]]
+    path = ", ".join(repr(t) for t in kept)
+    refused = [s for s in it.slots[it.n_accepted:] if s.status == "rejected"]
+    others = sum(1 for n in tree.nodes if n.status == "refused") - len(refused)
+    if kept:
+        sentence += f", and kept the path {path}"
+    else:
+        sentence += ", and kept none of the first guesses"
+    if refused:
+        sentence += (f"; where it stopped it refused {refused[0].text!r}" if greedy else
+                     f"; where it stopped it refused {refused[0].text!r} (kept with chance "
+                     f"{chance(refused[0].accept_prob)}; the draw {refused[0].draw:.2f} was above that)")
+    if others > 0:
+        sentence += f" ({_guesses(others, 'other ')} refused along the way)"
+    if len(it.emitted) > it.n_accepted:
+        how = {"correction": "its own top choice", "bonus": "a bonus from its pass",
+               "resample": "its own draw from what was left of p once the refused guesses were taken out"}
+        sentence += f", then added {it.extra.text!r}, {how.get(it.extra_kind, it.extra_kind)}"
+    elif it.stop_reason == "eos":
+        sentence += ", which ended the text"
+    sentence += f": {_plural(len(it.emitted), 'token')} this loop"
+    if depth and it.stop_reason == "max_new_tokens":
+        sentence += " (the token budget ended the run)"
+    return sentence + "."
+
+
 def kept_counts(trace: Trace) -> list[int]:
     """How many iterations kept 0, 1, ..., K proposals (index = number kept; K: the run's largest)."""
     counts = [0] * (trace.k_max + 1)

@@ -11,5 +11,7 @@ lesson or the classroom.
 - ``hf_assisted``: transformers' assisted generation, as a reference and a yardstick;
 - ``compare_variants``: every variant timed on one prompt against plain greedy decoding;
 - ``bench`` / ``cli`` / ``flags``: ``python -m specsim.bench``, ``python -m specsim.measure.cli``, and the flags
-  every command line shares (models, threads, device, dtype), defined and checked once.
+  every command line shares (models, threads, device, dtype), defined and checked once;
+- ``treebench`` / ``tables``: chains against token trees (``python -m specsim.bench --trees``), and the plain-text
+  tables the benchmarks print.
 """

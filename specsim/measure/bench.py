@@ -49,6 +49,7 @@ from specsim.core.trace import Trace, acceptance_given_reached, pooled_acceptanc
 from specsim.measure import analytics, fairtime, flags, machine
 from specsim.measure.hf_assisted import hf_assisted_trace
 from specsim.measure.passcost import format_pass_costs, measure_pass_costs, plain_tokens_per_s
+from specsim.measure.tables import render
 from specsim.measure.timing import Contender, time_decoders
 from specsim.methods import DRAFTER_KINDS, build_drafter
 from specsim.request import range_problem
@@ -118,14 +119,6 @@ def acceptance_by(traces: list[Trace], groups: list[str]) -> dict[str, float]:
         by_group.setdefault(group, []).append(trace)
     return {g: pooled_acceptance_rate(ts) if sum(t.n_checked for t in ts) else float("nan")
             for g, ts in by_group.items()}
-
-
-def render(table: list[list[str]]) -> str:
-    """Right-aligned columns, a rule under the header row."""
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in table]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
 
 
 def format_table(rows: list[dict]) -> str:

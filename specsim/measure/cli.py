@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from specsim.core.defaults import DEFAULT_DRAFTER, DEFAULT_K, DEFAULT_MAX_NEW_TOKENS, DRAFT_MODEL, drafter_kind
+from specsim.core.defaults import (
+    DEFAULT_DRAFTER,
+    DEFAULT_K,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_TREE_DEPTH,
+    DRAFT_MODEL,
+    drafter_kind,
+)
 from specsim.core.engine import plain_generate
 from specsim.core.model_checks import TokenizerMismatch
 from specsim.core.models import ModelUnavailable, format_prompt
@@ -55,7 +62,8 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
     same = "identical" if spec.generated_ids == plain.generated_ids else "different (sampling)"
     settings = spec.settings
     return [
-        f"drafter            {settings.draft}  (K = {settings.k}, {settings.dtype} on {settings.device})",
+        f"drafter            {settings.draft}  ({'' if settings.tree else f'K = {settings.k}, '}{settings.dtype} on "
+        f"{settings.device})",
         f"acceptance rate    {m.alpha:.3f}   ({spec.n_accepted} kept of {spec.n_checked} checked, "
         f"{spec.n_proposed} proposed)",
         f"tokens per loop    {m.tokens_per_loop:.2f}   over {len(spec.iterations)} loops",
@@ -70,7 +78,8 @@ def statistics(spec: Trace, plain: Trace) -> list[str]:
 
 
 FLAGS = {"k": "-k", "max_new_tokens": "--max-new-tokens", "temperature": "--temperature", "seed": "--seed",
-         "top_k": "--top-k", "top_p": "--top-p", "min_p": "--min-p"}
+         "top_k": "--top-k", "top_p": "--top-p", "min_p": "--min-p", "tree_nodes": "--tree",
+         "tree_depth": "--tree-depth"}
 """How a refusal names each of the run request's numbers: by the flag that set it."""
 
 
@@ -89,6 +98,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, RunRequest]:
                         help="sample from the tokens at least this share as likely as the top one only")
     parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tree", type=int, default=None, metavar="N",
+                        help="draft a token tree of N guesses each loop instead of a chain of K: "
+                             f"{describe('tree_nodes')}")
+    parser.add_argument("--tree-depth", type=int, default=DEFAULT_TREE_DEPTH,
+                        help=f"with --tree: the tree's deepest level, {describe('tree_depth')}")
     flags.add_machine(parser)
     args = parser.parse_args(argv)
     if args.drafter == DRAFT_MODEL and not args.draft:
@@ -98,7 +112,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, RunRequest]:
             FLAGS, prompt=args.prompt, target=args.target, drafter=args.drafter, draft=args.draft or "",
             early_exit_layers=args.early_exit_layers, k=args.k, temperature=args.temperature, top_p=args.top_p,
             top_k=args.top_k, min_p=args.min_p, seed=args.seed, max_new_tokens=args.max_new_tokens, device=args.device,
-            dtype=None if args.dtype == "auto" else args.dtype)
+            dtype=None if args.dtype == "auto" else args.dtype, tree_nodes=args.tree, tree_depth=args.tree_depth)
     except BadRequest as error:
         parser.error(str(error))
     return args, request

@@ -147,6 +147,18 @@ class CostModel:
         return max(losses, key=lambda name: (losses[name], name == "acceptance"))
 
 
+def drafts(it) -> int:
+    """What K counts in an iteration: its guesses in a chain (one draft pass each, or a copy); the draft passes
+    that grew its tree (one per level) in a tree run (:mod:`specsim.core.trees`)."""
+    return it.k if it.tree is None else max(1, it.k_planned or 1)
+
+
+def guesses_read(it) -> int:
+    """Guesses the iteration's verification pass read beside the context's last token: K in a chain, the whole tree's
+    guesses in a tree run (v is the cost of that pass)."""
+    return it.k if it.tree is None else it.tree.width_read - 1
+
+
 def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
     """The cost model of speculative runs against plain runs of the same target (one pair per prompt)."""
     iterations = [it for t in spec for it in t.iterations]
@@ -156,23 +168,23 @@ def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
     if not times:
         raise ValueError("the plain runs recorded no passes")
     base = statistics.median(times)
-    drafting = [it.draft_time_s / it.k for it in iterations if it.k > 0]
+    drafting = [it.draft_time_s / drafts(it) for it in iterations if drafts(it) > 0]
     c = statistics.median(drafting) / base if drafting else 0.0
     # A pass over k + 1 tokens costs more than one over fewer: the median per pass size, averaged over
     # the loops as they ran (a drafter that sometimes finds nothing mixes sizes).
     by_size: dict[int, list[float]] = {}
     for it in iterations:
-        by_size.setdefault(it.k, []).append(it.verify_time_s)
+        by_size.setdefault(guesses_read(it), []).append(it.verify_time_s)
     v_of = {k: statistics.median(ts) / base for k, ts in by_size.items()}
-    v_raw = sum(v_of[it.k] for it in iterations) / len(iterations)
-    v = sum(max(1.0, v_of[it.k]) for it in iterations) / len(iterations)
+    v_raw = sum(v_of[guesses_read(it)] for it in iterations) / len(iterations)
+    v = sum(max(1.0, v_of[guesses_read(it)]) for it in iterations) / len(iterations)
     # Work between the timed passes (recording the trace, an n-gram pool) is part of what a loop costs.
     # It comes from totals, so noise can only raise it and lower the model, never flatter it.
     timed = sum(it.draft_time_s + it.verify_time_s for it in iterations)
     other = max(0.0, sum(t.decode_time_s for t in spec) - timed) / len(iterations) / base
     spec_time, plain_time = sum(t.decode_time_s for t in spec), sum(t.decode_time_s for t in plain)
     return CostModel(
-        k_max=max(t.k_max for t in spec), k=sum(it.k for it in iterations) / len(iterations),
+        k_max=max(t.k_max for t in spec), k=sum(drafts(it) for it in iterations) / len(iterations),
         draft_passes=sum(t.draft_passes for t in spec) / len(iterations),
         alpha=pooled_acceptance_rate(spec), tokens_per_loop=pooled_tokens_per_pass(spec), plain_pass_s=base,
         draft_cost=c, verify_cost=v, verify_cost_raw=v_raw, other_cost=other,

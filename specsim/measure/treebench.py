@@ -26,6 +26,7 @@ from specsim.core.kpolicy import KPolicy
 from specsim.core.trace import Trace, pooled_tokens_per_pass
 from specsim.core.trees import TreeShape, tree_generate
 from specsim.measure.costmodel import plain_pass_times
+from specsim.measure.tables import render
 from specsim.measure.timing import Contender, time_decoders
 
 CHAIN_KS = (1, 2, 3, 4)
@@ -78,8 +79,6 @@ def tree_rows(target, drafter, prompts: Sequence[Sequence[int]], max_new_tokens:
 
 
 def format_rows(rows: list[dict]) -> str:
-    from specsim.measure.bench import render
-
     def cell(value) -> str:
         return f"{value:.3f}" if isinstance(value, float) and value < 0.1 else (
             f"{value:.2f}" if isinstance(value, float) else str(value))
