@@ -33,8 +33,8 @@ def test_every_node_is_drawn_once_in_its_verdicts_colour_and_the_plus_one_follow
             assert drawn[place] == COLOUR[node.status]
         extra = next(t for t in fig.data if t.marker.color == EXTRA)
         path = it.tree.kept_path()
-        x, y = where[path[-1] if path else 0]
-        assert (extra.x[0], extra.y[0]) == (x + 1, y) and it.extra.text in extra.text[0]
+        x, _ = where[path[-1] if path else 0]
+        assert (extra.x[0], extra.y[0]) == (x + 1, -1) and it.extra.text in extra.text[0]
         assert f"{len(it.tree.nodes) - 1} guesses" in fig.layout.title.text
 
 

@@ -2,8 +2,8 @@
 
 Depth runs left to right (the root, the context's last token, at depth 0); the guesses at one depth stand in a
 column, the draft's best scored at the top. An edge joins each guess to its parent. Colours are the verdicts of the
-chain's chips: kept (green, ✓), refused (red, ✗), never checked (grey, ·); the target's own +1 token (purple)
-hangs after the last kept node.
+chain's chips: kept (green, ✓), refused (red, ✗), never checked (grey, ·); the target's own +1 token (purple) sits in a
+row of its own above the guesses, one depth past the last kept node.
 """
 
 from __future__ import annotations
@@ -66,11 +66,12 @@ def tree_figure(it: Iteration) -> go.Figure:
     path = tree.kept_path()
     last = path[-1] if path else 0
     x, y = where[last]
-    fig.add_trace(go.Scatter(x=[x + 1], y=[y], mode="markers+text", name="the target's +1 token",
+    plus = -1.0  # a row of its own above the guesses, one depth past the last kept node
+    fig.add_trace(go.Scatter(x=[x + 1], y=[plus], mode="markers+text", name="the target's +1 token",
                              marker={"color": EXTRA, "size": 14, "symbol": "diamond"},
                              text=[f"+1 {visible(it.extra.text)!s}"], textposition="middle right",
                              hovertemplate=f"the target's own token ({it.extra_kind})<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[x, x + 1], y=[y, y], mode="lines", line={"color": EXTRA, "dash": "dot"},
+    fig.add_trace(go.Scatter(x=[x, x + 1], y=[y, plus], mode="lines", line={"color": EXTRA, "dash": "dot"},
                              hoverinfo="skip", showlegend=False, name="to the +1 token"))
     depth = max(d for d, _ in where) + 1
     rows = max(r for _, r in where) + 1
@@ -79,8 +80,8 @@ def tree_figure(it: Iteration) -> go.Figure:
               f"{len(path)} kept",
         xaxis={"title": "depth (tokens after the context)", "dtick": 1, "range": [-0.3, depth + 0.9],
                "zeroline": False},
-        yaxis={"title": "guesses at that depth, best scored on top", "autorange": "reversed", "showticklabels": False,
-               "zeroline": False, "showgrid": False},
-        height=120 + 34 * max(rows, 3), margin={"l": 40, "r": 20, "t": 50, "b": 40},
-        legend={"orientation": "h", "y": -0.25}, plot_bgcolor="white")
+        yaxis={"title": "rank at its depth", "autorange": "reversed", "showticklabels": False, "zeroline": False,
+               "showgrid": False},
+        height=170 + 40 * max(rows, 3), margin={"l": 40, "r": 20, "t": 50, "b": 90},
+        legend={"orientation": "h", "y": -0.3, "yanchor": "top"}, plot_bgcolor="white")
     return fig

@@ -35,7 +35,8 @@ def fmt_ms(seconds: float | None) -> str:
 def describe(spec: Trace) -> str:
     """One line saying what was run."""
     s = spec.settings
-    return (f"Recorded run: {s.target} with {s.draft or s.drafter}, K = {s.k}, temperature "
+    size = "" if s.tree is not None else f", K = {s.k}"  # a tree run's draft names its tree
+    return (f"Recorded run: {s.target} with {s.draft or s.drafter}{size}, temperature "
             f"{number_text(s.temperature)}, seed {s.seed}, {s.dtype} on {s.device}"
             + (" with the position-invariant decode path (bit-exact verification)." if s.invariant else "."))
 
@@ -284,12 +285,18 @@ def run_context(spec: Trace) -> tuple:
     """What identifies the run on screen for its prediction: a new run asks again."""
     s = spec.settings
     return (spec.prompt, s.target, s.draft or s.drafter, s.k, s.k_schedule, s.stop_below, s.temperature, s.seed,
-            spec.n_generated)
+            spec.n_generated, s.tree)
 
 
 def run_question(spec: Trace) -> str:
     s = spec.settings
     how = "taking the top token (greedy)" if replay.is_greedy(spec) else f"sampling at T = {number_text(s.temperature)}"
+    if s.tree is not None:
+        return (f"This run drafts a token tree of up to {s.tree[0]} guesses, at most {s.tree[1]} deep, with "
+                f"{s.draft or s.drafter}, {how}. Each loop the target checks one path down the tree: the guesses it "
+                "keeps, then the one it refuses where it stops. What share of those checked guesses will it accept "
+                f"(α), and how many tokens will one loop write on average (τ, the kept guesses plus the +1)? "
+                f"{run_hint(spec)}")
     return (f"This run drafts with {s.draft or s.drafter} at K = {s.k}, {how}. What share of the guesses the target "
             "checks will it accept (α), and how many tokens will one loop write on average (τ, the kept guesses "
             f"plus the +1)? {run_hint(spec)}")
@@ -301,9 +308,13 @@ def run_hint(spec: Trace) -> str:
 
     from specsim.lesson.unchanged import measured_overlap
 
+    s = spec.settings
     text = ("If every guess were kept independently with chance α, one loop would write τ = 1 + α + α² + … + α^K "
             "tokens (the *Speedup calculator*).")
-    s = spec.settings
+    if s.tree is not None:
+        text = ("A chain keeps a guess only where the draft's first choice is the target's token. The tree also holds "
+                "the draft's second and third choices at each position, so where the first is wrong the target can "
+                "still keep one of them: a checked guess is kept more often than in a chain, and τ grows with it.")
     overlap = measured_overlap()
     if s.drafter == DRAFT_MODEL and s.draft and Path(overlap.draft).name in s.draft:
         text += (f" *Why the output is unchanged* measured this draft's top token matching the target's on "

@@ -51,7 +51,7 @@ def panel(spec: Trace, plain: Trace | None) -> None:
     st.caption(
         f"Projection, not a measurement: for a target large enough that its pass waits on memory (a GPU serving "
         f"one request; this 135M model on a GPU is set by kernel launches instead, *Is verification free here?*), "
-        f"scoring {b.k_max + 1} tokens in one pass costs about what scoring one does, so v ≈ 1. With "
+        f"scoring {b.widest_pass or b.k_max + 1} tokens in one pass costs about what scoring one does, so v ≈ 1. With "
         f"this run's acceptance, and the draft cost measured on this CPU (c = {b.draft_cost:.3f}, kept as it is: on a "
         f"GPU the draft's price next to the target's would be measured afresh), that would give "
         f"{b.projected_speedup:.2f}×. On this CPU a pass over several tokens costs {b.verify_cost:.2f} one-token "

@@ -247,10 +247,12 @@ class Trace:
 
     @property
     def draft_passes(self) -> int:
-        """Draft-model passes the run spent: one per guess the draft model made, none for a copied guess."""
+        """Draft-model passes the run spent: one per guess the draft model made, none for a copied guess; a tree run's,
+        one per level of each tree (its planned depth: specsim.core.trees reads each level in one pass)."""
         if self.settings.drafter in COPYING_DRAFTERS:
             return 0
-        return sum(1 for it in self.iterations for s in it.slots if not s.copied)
+        return sum(max(1, it.k_planned or 1) if it.tree is not None else sum(1 for s in it.slots if not s.copied)
+                   for it in self.iterations)
 
     @property
     def longest_pass(self) -> int:

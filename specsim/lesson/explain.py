@@ -28,7 +28,8 @@ def _largest_loss(b: CostModel, won: bool) -> str:
     """The largest of the cost model's losses, as a clause."""
     name = b.decider()
     if name == "verification":
-        return (f"checking up to {b.k_max + 1} tokens in one target pass cost {b.verify_cost:.2f} one-token passes "
+        return (f"checking up to {b.widest_pass or b.k_max + 1} tokens in one target pass cost {b.verify_cost:.2f} "
+                "one-token passes "
                 "here, not about 1 as on a memory-bound GPU")
     if name == "bookkeeping":
         return (f"work between the passes (recording the run, building candidates) cost {b.other_cost:.2f} target "
@@ -40,7 +41,7 @@ def _largest_loss(b: CostModel, won: bool) -> str:
                 f"from the text) cost {b.drafting:.2f} target passes, {b.draft_cost:.2f} per guess")
     if name == "drafting":
         return (f"the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} target passes, "
-                f"{b.draft_cost:.2f} per guess")
+                f"{b.draft_cost:.2f} per pass")
     if won:
         return (f"the other {1 - b.alpha:.0%} of the judged guesses were refused, each ending its loop early and "
                 "leaving the guesses after it unchecked")

@@ -182,13 +182,13 @@ def narrate_tree(trace: Trace, index: int) -> str:
     if kept:
         sentence += f", and kept the path {path}"
     else:
-        sentence += ", and kept none of the first guesses"
+        sentence += ", and kept none of the guesses for the first position"
     if refused:
         sentence += (f"; where it stopped it refused {refused[0].text!r}" if greedy else
                      f"; where it stopped it refused {refused[0].text!r} (kept with chance "
                      f"{chance(refused[0].accept_prob)}; the draw {refused[0].draw:.2f} was above that)")
     if others > 0:
-        sentence += f" ({_guesses(others, 'other ')} refused along the way)"
+        sentence += f" and {_guesses(others, 'other ')} beside the path"
     if len(it.emitted) > it.n_accepted:
         how = {"correction": "its own top choice", "bonus": "a bonus from its pass",
                "resample": "its own draw from what was left of p once the refused guesses were taken out"}

@@ -85,6 +85,7 @@ class CostModel:
     plain_tokens_per_s: float
     spec_tokens_per_s: float
     noise: str | None = None  # why the plain baseline cannot be trusted, or None
+    widest_pass: int = 0  # the most tokens one verification pass read (K + 1 in a chain; a tree and its root)
 
     @property
     def drafting(self) -> float:
@@ -190,5 +191,5 @@ def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
         draft_cost=c, verify_cost=v, verify_cost_raw=v_raw, other_cost=other,
         plain_tokens_per_s=sum(t.n_decoded for t in plain) / plain_time if plain_time > 0 else 0.0,
         spec_tokens_per_s=sum(t.n_decoded for t in spec) / spec_time if spec_time > 0 else 0.0,
-        noise=baseline_noise(times),
+        noise=baseline_noise(times), widest_pass=max(guesses_read(it) for it in iterations) + 1,
     )
