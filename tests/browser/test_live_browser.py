@@ -16,6 +16,7 @@ from tests.browser.conftest import (
     download_trace,
     goto,
     live_url,
+    plot_trace,
     run,
     screenshot,
     shown_iteration,
@@ -86,3 +87,27 @@ def test_the_step_box_behind_the_iteration_header_is_hidden(page):
     box = page.locator(".st-key-live_step_seen_box")
     assert box.get_by_text("Iteration 1 of").is_visible()
     assert not box.get_by_test_id("stTextInputField").is_visible()
+
+
+def test_a_tree_run_draws_each_loops_tree_with_its_verdicts_and_the_plus_one(page):
+    """Issue 64, item 2, in the browser: a tree run from a link, then each iteration's tree as plotly drew it: one
+    marker per node of the recorded tree, in the series of its verdict, and the +1 token's diamond."""
+    from urllib.parse import quote
+
+    from app.live.tree_figure import NAME
+
+    goto(page, f"live?drafter=draft_model&policy=tree&tree=6&depth=3&n=6&t=0&seed=0&prompt={quote(DRAFTING_PROMPT)}")
+    run(page)
+    trace = download_trace(page)
+    assert trace.settings.tree == (6, 3, 3) and all(it.tree is not None for it in trace.iterations)
+    for step, it in enumerate(trace.iterations[:2]):
+        if step:
+            click(page, "Forward ▶")
+        assert replay.narrate(trace, step) in alerts(page)
+        title = f"This loop's tree: {len(it.tree.nodes) - 1} guesses read in one pass of {it.tree.width_read} tokens"
+        page.locator("[data-testid='stPlotlyChart']").filter(has_text=title).first.wait_for(timeout=30_000)
+        drawn = {status: len(plot_trace(page, None, name)["x"]) for status, name in NAME.items()
+                 if any(n.status == status for n in it.tree.nodes)}
+        assert drawn == {status: sum(n.status == status for n in it.tree.nodes) for status in drawn}
+        assert sum(drawn.values()) == len(it.tree.nodes)
+        assert len(plot_trace(page, None, "the target's +1 token")["x"]) == 1
