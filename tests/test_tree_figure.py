@@ -38,17 +38,22 @@ def test_every_node_is_drawn_once_in_its_verdicts_colour_and_the_plus_one_follow
         assert f"{len(it.tree.nodes) - 1} guesses" in fig.layout.title.text
 
 
-def test_the_layout_puts_each_depth_in_a_column_best_scored_first(trace):
-    tree = trace.iterations[0].tree
-    where = layout(tree)
-    for i, node in enumerate(tree.nodes):
-        if node.parent >= 0:
-            assert where[i][0] == where[node.parent][0] + 1
-    by_column = {}
-    for i, (x, y) in enumerate(where):
-        by_column.setdefault(x, []).append((y, -tree.nodes[i].score))
-    for column in by_column.values():
-        assert [s for _, s in sorted(column)] == sorted(s for _, s in column)
+def test_the_layout_gives_each_branch_its_own_rows_best_scored_child_first(trace):
+    """Depth is the column; a parent sits on its first child's row, its children below it in score order, and no
+    two nodes share a place (so no edges cross)."""
+    for it in trace.iterations:
+        tree = it.tree
+        where = layout(tree)
+        assert len(set(where)) == len(where)
+        for i, node in enumerate(tree.nodes):
+            kids = [c for c, n in enumerate(tree.nodes) if n.parent == i]
+            if node.parent >= 0:
+                assert where[i][0] == where[node.parent][0] + 1
+            if kids:
+                rows = [where[c][1] for c in kids]
+                assert where[i][1] == min(rows) and rows == sorted(rows)
+                by_score = sorted(kids, key=lambda c: (-tree.nodes[c].score, c))
+                assert [where[c][1] for c in by_score] == sorted(rows)
 
 
 def test_a_chain_iteration_has_no_tree_to_draw():

@@ -388,6 +388,15 @@ def test_the_trace_records_each_iterations_tree_and_reads_it_back_from_json(tiny
         if sampling.greedy:  # the walk follows the target's top token: a kept node is its parent's target top
             assert all(tree.nodes[n].token.token_id == tree.nodes[tree.nodes[n].parent].target_top.token_id
                        for n in path)
+        walked, stop = [0, *path], (path[-1] if path else 0)
+        for node in tree.nodes[1:]:  # refused where the walk stopped, passed over beside it, unreached below
+            expected = ("kept" if node in [tree.nodes[n] for n in path] else
+                        "refused" if node.parent == stop and not it.ended_by_text_end else
+                        "passed" if node.parent in walked and node.parent != stop else "unchecked")
+            if sampling.greedy or expected in ("kept", "unchecked"):
+                assert node.status == expected, (node, expected)
+            else:  # sampling tries children in order and stops at the first kept: later siblings stay unchecked
+                assert node.status in (expected, "unchecked")
     assert Trace.from_json(trace.to_json()) == trace
 
 

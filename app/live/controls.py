@@ -84,17 +84,23 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
                          help=f"{numbers['tree_nodes'].describe()}: the guesses one loop's tree holds; the target "
                               "reads them all, and the context's last token, in one pass")
             b.text_input(live_params.BOXES["tree_depth"], key=state.bound(state.LIVE_TREE_DEPTH),
-                         help=f"{numbers['tree_depth'].describe()}: how many tokens past the context the longest "
-                              "path reaches; one draft pass per level")
+                         help=f"{numbers['tree_depth'].describe()}: how many levels the draft grows, one draft pass "
+                              "each; the tree then keeps its best scored guesses, so the deepest levels may be "
+                              "dropped")
+            st.caption("How a tree is checked: the target scores every guess in one pass (each sees only the context "
+                       "and the guesses above it). It then walks down from the context's last token: at each step it "
+                       "takes its own next token and keeps the guess that equals it; the walk stops where no guess "
+                       "does, and the target adds its own token there. So the output is still the target's own.")
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
         # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy. One row at a
         # time, so the boxes read in order
         a, b = st.columns(2)
-        a.text_input(live_params.BOXES["k"], key=state.bound(state.LIVE_K), disabled=tree,
-                     help="a tree's size is its guesses and its depth instead" if tree else numbers["k"].describe())
-        b.text_input(live_params.BOXES["temperature"], key=state.bound(state.LIVE_TEMPERATURE),
-                     help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one "
-                          "samples almost always the top token")
+        if not tree:  # a tree has no K: its size is set above
+            a.text_input(live_params.BOXES["k"], key=state.bound(state.LIVE_K), help=numbers["k"].describe())
+        (a if tree else b).text_input(
+            live_params.BOXES["temperature"], key=state.bound(state.LIVE_TEMPERATURE),
+            help=f"{numbers['temperature'].describe()}; any temperature above 0 samples, and a tiny one samples almost "
+                 "always the top token")
         a, b = st.columns(2)
         a.text_input(live_params.BOXES["max_new_tokens"], key=state.bound(state.LIVE_MAX_NEW),
                      help=numbers["max_new_tokens"].describe())

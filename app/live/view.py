@@ -62,9 +62,12 @@ def policy_sentence(spec: Trace) -> str:
     if s.tree is not None:
         trees = [it.tree for it in spec.iterations if it.tree is not None]
         width = sum(t.width_read for t in trees) / len(trees) if trees else 0.0
-        return (f"Token tree: up to {s.tree[0]} guesses per loop, at most {s.tree[1]} deep, {s.tree[2]} children per "
-                f"node read. Each verification pass read {width:.1f} tokens on average (the tree and the context's "
-                f"last token) and kept {spec.n_accepted / max(1, len(spec.iterations)):.2f} guesses per loop.")
+        return (f"Token tree: the draft grew {s.tree[1]} levels, giving each guess it read its {s.tree[2]} likeliest "
+                f"next tokens as follow-up guesses, and kept the {s.tree[0]} best scored. Each verification pass "
+                f"read {width:.1f} tokens on average (the tree and the context's last token) and kept "
+                f"{spec.n_accepted / max(1, len(spec.iterations)):.2f} guesses per loop. For a tree, α counts the "
+                "guesses on the walked path (the kept ones and the one refused where the walk stopped), so τ says "
+                "more.")
     if s.k_schedule == "fixed" and not s.stop_below:
         return ""
     rule = ("transformers' heuristic schedule (K + 2 after a fully kept draft, − 1 otherwise)"
@@ -92,9 +95,12 @@ def iteration_view(spec: Trace, step: int) -> None:
     st.info(md_plain(replay.narrate(spec, step)))  # token texts may hold Markdown characters
     if it.tree is not None:
         chart(tree_figure(it), key=f"{state.LIVE_TREE_CHART}{step}")
-        st.caption("Each column is one depth past the context; the draft's best scored guesses stand on top. Green ✓: "
-                   "on the kept path; red ✗: refused; grey ·: never checked (its parent was refused). The purple "
-                   "diamond is the target's own +1 token. The chips above show the path the target checked.")
+        st.caption("Each column is one position past the context, and each branch has rows of its own, the draft's "
+                   "favourite path on top. The target walked down from the root, keeping at each step the guess that "
+                   "equals its own token: green ✓ kept; red ✗ refused where the walk stopped; pale – passed over "
+                   "(the target kept a sibling); grey · never reached. The purple diamond is the target's own +1 "
+                   "token, not a guess. The chips above show the walked path: the kept guesses, then the draft's best "
+                   "scored guess where the walk stopped.")
     positions = list(range(1, it.k + 1)) + ([it.k + 1] if it.n_accepted == it.k and it.extra_target_top else [])
     if not positions:
         return
@@ -218,12 +224,15 @@ def _tree_costs(m) -> None:
                             ""],
     })
     st.markdown(
-        f"One average loop made {m.k:.2f} draft passes and one verification pass over the whole tree, and yielded "
+        f"One average loop made {m.k:.2f} draft passes (one per level) and one verification pass over the whole "
+        "tree, and yielded "
         f"τ = {m.tokens_per_loop:.2f} tokens, for drafting + v + o = {m.drafting:.3f} + {m.verify_cost:.3f} + "
         f"{m.other_cost:.3f} = {m.loop_cost:.3f} target passes: the cost model predicts {m.tokens_per_loop:.2f} ÷ "
         f"{m.loop_cost:.3f} = {fmt_x(m.speedup)}, and the wall clock measured {fmt_x(m.wall_clock_speedup)}. A tree "
-        "keeps more per loop than a chain of its depth, and pays for it with a wider verification pass: v grows "
-        "with the tokens a pass reads (the page *Is verification free here?* measures by how much).")
+        "can keep more per loop than a chain of its depth, where the draft's second or third choice is the target's "
+        "token; it pays with a draft pass per level (even a level whose guesses were all dropped) and a wider "
+        "verification pass: v grows with the tokens a pass reads (*Is verification free here?* measures by how "
+        "much).")
 
 
 def identity_panel(spec: Trace, plain: Trace) -> None:

@@ -269,15 +269,21 @@ class TreeStep:
                               sampled.residual, sampled.residual_mass, ended)
         kept = [0, *checked[: verdict.n_accepted]]
         keep_nodes(self.cache, past, kept)  # step 4
-        if self.sampling.greedy:  # every child of a node the walk reached, except the one it kept, was refused
-            walked = kept[:-1] if verdict.ended else kept  # an accepted end-of-text: nothing after it was checked
-            refused = {n for n in range(1, len(tree)) if tree.parents[n] in walked and n not in kept}
+        # where the walk stopped, every child tried was refused; at a node it went on from, the children tried and
+        # not kept were passed over (the target kept a sibling)
+        stop = None if verdict.ended else kept[-1]  # an accepted end-of-text: nothing after it was checked
+        if self.sampling.greedy:  # greedy judges every child of a node it reached at once (its top token or not)
+            walked = kept if stop is not None else kept[:-1]
+            tried = {n for n in range(1, len(tree)) if tree.parents[n] in walked and n not in kept}
         else:
-            refused = set(sampled.tried)
+            tried = set(sampled.tried)
+        refused = {n for n in tried if tree.parents[n] == stop}
+        passed = tried - refused
         tops = torch.max(target_probs, dim=-1)
         record = CheckedTree(
             tokens=list(tree.tokens), parents=list(tree.parents), q=drafted.q, score=drafted.score,
-            status=["root" if n == 0 else "kept" if n in kept else "refused" if n in refused else "unchecked"
+            status=["root" if n == 0 else "kept" if n in kept else "refused" if n in refused else
+                    "passed" if n in passed else "unchecked"
                     for n in range(len(tree))],
             target_top=list(zip(tops.indices.tolist(), tops.values.tolist(), strict=True)),
             shape=(self.shape.nodes, self.shape.depth, self.shape.width))

@@ -169,34 +169,35 @@ def _guesses(n: int, before: str = "") -> str:
 
 
 def narrate_tree(trace: Trace, index: int) -> str:
-    """What happened in a tree iteration ``index`` (:mod:`specsim.core.trees`), in plain words."""
+    """What happened in a tree iteration ``index`` (:mod:`specsim.core.trees`), in plain words: the one pass, the walk
+    down the tree, where it stopped and why, and the +1 token."""
     it = trace.iterations[index]
     tree, greedy = it.tree, is_greedy(trace)
-    guesses, depth = len(tree.nodes) - 1, max((s.position for s in it.slots), default=0)
-    sentence = (f"Drafted a tree of {_guesses(guesses)}; the target read them all, with the context's last "
-                f"token, in one pass of {tree.width_read} tokens")
-    kept = [s.text for s in it.slots[: it.n_accepted]]
-    path = ", ".join(repr(t) for t in kept)
-    refused = [s for s in it.slots[it.n_accepted:] if s.status == "rejected"]
-    others = sum(1 for n in tree.nodes if n.status == "refused") - len(refused)
+    nodes = tree.nodes
+    sentence = (f"Drafted a tree of {_guesses(len(nodes) - 1)}; the target scored them all, with the context's last "
+                f"token, in one pass of {tree.width_read} tokens, then walked down from the root")
+    kept = [nodes[n].token.text for n in tree.kept_path()]
     if kept:
-        sentence += f", and kept the path {path}"
-    else:
-        sentence += ", and kept none of the guesses for the first position"
-    if refused:
-        sentence += (f"; where it stopped it refused {refused[0].text!r}" if greedy else
-                     f"; where it stopped it refused {refused[0].text!r} (kept with chance "
-                     f"{chance(refused[0].accept_prob)}; the draw {refused[0].draw:.2f} was above that)")
-    if others > 0:
-        sentence += f" and {_guesses(others, 'other ')} beside the path"
-    if len(it.emitted) > it.n_accepted:
-        how = {"correction": "its own top choice", "bonus": "a bonus from its pass",
-               "resample": "its own draw from what was left of p once the refused guesses were taken out"}
-        sentence += f", then added {it.extra.text!r}, {how.get(it.extra_kind, it.extra_kind)}"
-    elif it.stop_reason == "eos":
+        sentence += f" and kept {', '.join(repr(t) for t in kept)}, its own token at each step"
+    stopped = [n.token.text for n in nodes if n.status == "refused"]
+    unreached = sum(1 for n in nodes if n.status == "unchecked")
+    extra = repr(it.extra.text)
+    if it.stop_reason == "eos" and len(it.emitted) == it.n_accepted:
         sentence += ", which ended the text"
+    elif stopped and greedy:
+        where = "at the first position" if not kept else "at the next position"
+        sentence += (f"; {where} its own token was {extra}, and no guess there matched "
+                     f"({', '.join(repr(t) for t in stopped)}), so it added {extra} itself")
+    elif stopped:
+        where = "at the first position" if not kept else "at the next position"
+        sentence += (f"; {where} its draws refused {', '.join(repr(t) for t in stopped)}, so it drew "
+                     f"{extra} from what was left of p once they were taken out")
+    elif len(it.emitted) > it.n_accepted:
+        sentence += f"; the path ended at the tree's edge, so the pass's last row gave a bonus token, {extra}"
+    if unreached:
+        sentence += f" ({_guesses(unreached)} below a guess that was not kept went unchecked)"
     sentence += f": {_plural(len(it.emitted), 'token')} this loop"
-    if depth and it.stop_reason == "max_new_tokens":
+    if it.stop_reason == "max_new_tokens":
         sentence += " (the token budget ended the run)"
     return sentence + "."
 

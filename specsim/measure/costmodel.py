@@ -86,6 +86,7 @@ class CostModel:
     spec_tokens_per_s: float
     noise: str | None = None  # why the plain baseline cannot be trusted, or None
     widest_pass: int = 0  # the most tokens one verification pass read (K + 1 in a chain; a tree and its root)
+    tree: bool = False  # a token tree each loop (specsim.core.trees): k counts its draft passes, one per level
 
     @property
     def drafting(self) -> float:
@@ -99,6 +100,8 @@ class CostModel:
 
     def drafting_words(self) -> str:
         """What the loop's K·c paid for, in words: draft passes, or copied guesses (no draft pass)."""
+        if self.tree:
+            return f"{self.draft_passes:.1f} draft passes on average, one per level of the tree"
         if self.copies:
             return f"{self.k:.1f} copied guesses on average (no draft pass; K·c is the search)"
         copied = self.k - self.draft_passes
@@ -192,4 +195,5 @@ def cost_model(spec: Sequence[Trace], plain: Sequence[Trace]) -> CostModel:
         plain_tokens_per_s=sum(t.n_decoded for t in plain) / plain_time if plain_time > 0 else 0.0,
         spec_tokens_per_s=sum(t.n_decoded for t in spec) / spec_time if spec_time > 0 else 0.0,
         noise=baseline_noise(times), widest_pass=max(guesses_read(it) for it in iterations) + 1,
+        tree=any(it.tree is not None for it in iterations),
     )

@@ -104,7 +104,7 @@ def test_a_tree_run_draws_each_loops_tree_with_its_verdicts_and_the_plus_one(pag
         if step:
             click(page, "Forward ▶")
         assert replay.narrate(trace, step) in alerts(page)
-        title = f"This loop's tree: {len(it.tree.nodes) - 1} guesses read in one pass of {it.tree.width_read} tokens"
+        title = f"This loop's tree: {len(it.tree.nodes) - 1} guesses scored in one pass of {it.tree.width_read} tokens"
         page.locator("[data-testid='stPlotlyChart']").filter(has_text=title).first.wait_for(timeout=30_000)
         drawn = {status: len(plot_trace(page, None, name)["x"]) for status, name in NAME.items()
                  if any(n.status == status for n in it.tree.nodes)}
