@@ -541,8 +541,9 @@ def test_a_tree_run_from_the_form_draws_each_loops_tree_and_writes_plain_decodin
     assert any(e.value.startswith("Drafted a tree of") for e in at.info), [e.value for e in at.info]
     header = at.text_input(key=state.LIVE_STEP_SEEN).label  # the iteration's header (app.live.playback)
     assert "a tree of" in header and "one pass of" in header and "K = " not in header, header
-    assert any(m.value.startswith("Token tree: the draft grew 3 levels") and "kept the 6 best scored" in m.value
+    assert any(m.value.startswith("Token tree: at each of up to 3 levels") and "the 6 best scored guesses" in m.value
                for m in at.caption)
+    assert any(m.value.startswith("Be the draft plays a chain of K guesses") for m in at.caption)
 
 
 def test_a_tree_with_prompt_lookup_or_a_bad_size_is_refused_naming_the_box():

@@ -76,6 +76,10 @@ def section(spec: Trace, plain: Trace) -> None:
     if not replay.is_greedy(spec) or plain is None or not spec.iterations:
         st.caption("Be the draft needs a finished greedy run (temperature 0): then the target's choices are known.")
         return
+    if spec.settings.tree is not None:
+        st.caption("Be the draft plays a chain of K guesses, so it needs a chain's run: choose a K policy other than "
+                   "the token tree and press Run.")
+        return
     k = spec.settings.k
     tokens, texts = list(spec.generated_ids), replay.spec_token_texts(spec)
     tops, drafts = guess.target_tops(spec), guess.draft_tops(spec)

@@ -74,8 +74,9 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
         policy = st.selectbox(
             "K policy", list(live_params.POLICIES), format_func=live_params.POLICIES.get,
             key=state.bound(state.LIVE_POLICY),
-            help="How many guesses each loop drafts: K every time, adapted from loop to loop, or a token tree of "
-                 "several guesses per position (the output is the same under every policy; only the guesses change)")
+            help="How many guesses each loop drafts: K every time, adapted from loop to loop, or a token tree with "
+                 "several guesses for some positions. Greedy, the output is the same text under every policy; sampled, "
+                 "the same distribution. Only the guesses change.")
         numbers = live_params.NUMBERS
         tree = policy == live_params.TREE
         if tree:  # the tree's size instead of a chain's K (greyed out below)
@@ -88,9 +89,13 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
                               "each; the tree then keeps its best scored guesses, so the deepest levels may be "
                               "dropped")
             st.caption("How a tree is checked: the target scores every guess in one pass (each sees only the context "
-                       "and the guesses above it). It then walks down from the context's last token: at each step it "
-                       "takes its own next token and keeps the guess that equals it; the walk stops where no guess "
-                       "does, and the target adds its own token there. So the output is still the target's own.")
+                       "and the guesses above it). Greedy, it then walks down from the context's last token: at each "
+                       "step it takes its own next token and keeps the guess that equals it; the walk stops where no "
+                       "guess does, and the target adds its own token there, so the text is plain decoding's (on this "
+                       "CPU's position-invariant path; a GPU gives no such guarantee). With a temperature, the guesses "
+                       "at a step are tried in the draft's order, each kept with probability p(x), p renormalised "
+                       "after each refusal, so the output has the target's own distribution (*Under the hood*, token "
+                       "trees).")
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
         # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy. One row at a
         # time, so the boxes read in order

@@ -131,15 +131,17 @@ def kept_share_figure(kept_share: Sequence[float | None], alpha: float) -> go.Fi
     return fig
 
 
-def kept_histogram_figure(kept_counts: Sequence[int], alpha: float) -> go.Figure:
-    """How many iterations kept 0..K proposals, against the truncated geometric law at alpha."""
+def kept_histogram_figure(kept_counts: Sequence[int], alpha: float | None) -> go.Figure:
+    """How many iterations kept 0..K proposals, against the truncated geometric law at alpha (None: without it, as
+    for a tree run, whose walks follow no such law)."""
     k = len(kept_counts) - 1
     xs = list(range(k + 1))
     total = sum(kept_counts)
     fig = go.Figure()
     fig.add_bar(x=xs, y=list(kept_counts), name="iterations", marker_color=TARGET)
-    fig.add_scatter(x=xs, y=[total * p for p in analytics.prefix_distribution(alpha, k)], mode="markers",
-                    marker=dict(size=10, symbol="diamond", color=DRAFT), name=f"expected at α = {alpha:.2f}")
+    if alpha is not None:
+        fig.add_scatter(x=xs, y=[total * p for p in analytics.prefix_distribution(alpha, k)], mode="markers",
+                        marker=dict(size=10, symbol="diamond", color=DRAFT), name=f"expected at α = {alpha:.2f}")
     fig.update_layout(title="Kept proposals per loop", xaxis_title="proposals kept (j)", yaxis_title="iterations",
                       height=320, xaxis=dict(tickmode="array", tickvals=xs), margin=dict(t=60, l=10, r=10, b=40))
     return fig

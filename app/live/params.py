@@ -25,7 +25,7 @@ MAX_PROMPT_CHARS = 2000
 MAX_ID_CHARS = 200
 DRAFTERS = methods.LIVE_DRAFTERS  # drafter kind -> how the page describes it (specsim.methods registers them)
 TREE = "tree"
-POLICIES = {**kpolicy.LIVE_POLICIES, TREE: "a token tree: several guesses per position"}
+POLICIES = {**kpolicy.LIVE_POLICIES, TREE: "a token tree of alternative guesses"}
 """K policy -> how the page describes it; "tree" drafts a token tree each loop (specsim.core.trees) instead."""
 TREE_FIELDS = ("tree_nodes", "tree_depth")
 """The tree's numbers: read only when the policy is "tree"."""

@@ -16,10 +16,12 @@ from app.palette import EXTRA, INK, KEPT, MUTED, PLAIN, REJECTED, WRONG_CELL
 from specsim.core.trace import Iteration, TreeRecord
 from specsim.lesson.replay import visible
 
-MARK = {"root": "", "kept": "✓", "refused": "✗", "passed": "–", "unchecked": "·"}
-COLOUR = {"root": PLAIN, "kept": KEPT, "refused": REJECTED, "passed": WRONG_CELL, "unchecked": MUTED}
-NAME = {"root": "the context's last token (the root)", "kept": "kept: the target's own token",
+MARK = {"root": "", "kept": "✓", "refused": "✗", "passed": "–", "untried": "○", "unchecked": "·"}
+COLOUR = {"root": PLAIN, "kept": KEPT, "refused": REJECTED, "passed": WRONG_CELL, "untried": "white",
+          "unchecked": MUTED}
+NAME = {"root": "the context's last token (the root)", "kept": "kept: the target's token",
         "refused": "refused: the walk stopped here", "passed": "passed over: the target kept a sibling",
+        "untried": "not tried: an earlier sibling was kept (sampling)",
         "unchecked": "not reached: its parent was not kept"}
 
 
@@ -61,15 +63,15 @@ def tree_figure(it: Iteration) -> go.Figure:
             ys += [y0, y0, y1, y1, None] if y1 != y0 else [y0, y1, None]
     fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": MUTED, "width": 1}, hoverinfo="skip",
                              showlegend=False, name="edges"))
-    for status in ("root", "kept", "refused", "passed", "unchecked"):
+    for status in ("root", "kept", "refused", "passed", "untried", "unchecked"):
         nodes = [i for i, node in enumerate(tree.nodes) if node.status == status]
         if not nodes:
             continue
         parents = [visible(tree.nodes[tree.nodes[i].parent].token.text) if i else "" for i in nodes]
         fig.add_trace(go.Scatter(
             x=[where[i][0] for i in nodes], y=[where[i][1] for i in nodes], mode="markers+text",
-            marker={"color": COLOUR[status], "size": 15, "line": {"color": INK if status == "passed" else
-                                                                   COLOUR[status], "width": 1}},
+            marker={"color": COLOUR[status], "size": 15, "line": {"color": INK if status in ("passed", "untried")
+                                                                   else COLOUR[status], "width": 1}},
             name=NAME[status], textfont={"size": 14, "color": INK},
             text=[f"{MARK[status]} {visible(tree.nodes[i].token.text)!s}".strip() for i in nodes],
             textposition="top center",

@@ -62,12 +62,13 @@ def policy_sentence(spec: Trace) -> str:
     if s.tree is not None:
         trees = [it.tree for it in spec.iterations if it.tree is not None]
         width = sum(t.width_read for t in trees) / len(trees) if trees else 0.0
-        return (f"Token tree: the draft grew {s.tree[1]} levels, giving each guess it read its {s.tree[2]} likeliest "
-                f"next tokens as follow-up guesses, and kept the {s.tree[0]} best scored. Each verification pass "
-                f"read {width:.1f} tokens on average (the tree and the context's last token) and kept "
-                f"{spec.n_accepted / max(1, len(spec.iterations)):.2f} guesses per loop. For a tree, α counts the "
-                "guesses on the walked path (the kept ones and the one refused where the walk stopped), so τ says "
-                "more.")
+        return (f"Token tree: at each of up to {s.tree[1]} levels the draft read its {s.tree[2]} best scored newest "
+                f"guesses in one pass and gave each its {s.tree[2]} likeliest next tokens (a guess's score: the "
+                f"product of the draft's probabilities along its path); then the {s.tree[0]} best scored guesses "
+                f"were kept. Each verification pass read {width:.1f} tokens on average (the tree and the context's "
+                f"last token), and a loop kept {spec.n_accepted / max(1, len(spec.iterations)):.2f} guesses. For a "
+                "tree, α is a rate per step down the tree (steps that found the target's token ÷ steps where the tree "
+                "offered guesses), so τ is the figure to compare with a chain.")
     if s.k_schedule == "fixed" and not s.stop_below:
         return ""
     rule = ("transformers' heuristic schedule (K + 2 after a fully kept draft, − 1 otherwise)"
@@ -131,8 +132,11 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     """Acceptance, speedup against plain decoding, the timeline, the calculator, identity, export."""
     stats = replay.run_stats(spec, plain)
     cols = st.columns(4)
+    tree = spec.settings.tree is not None
     cols[0].metric("measured acceptance α", fmt_pct(stats.alpha),
-                   help="kept proposals ÷ proposals the target checked (slots after a rejection are not checked)")
+                   help="for a tree, a rate per step down the tree: steps that found the target's token ÷ steps "
+                        "where the tree offered guesses (not comparable with a chain's α)" if tree else
+                        "kept proposals ÷ proposals the target checked (slots after a rejection are not checked)")
     cols[1].metric("tokens per loop, τ", f"{stats.tokens_per_pass:.2f}",
                    help=f"{spec.n_decoded} tokens in {stats.iterations} iterations"
                         + (", after the token the prompt's prefill chose" if spec.n_prefilled else "")
@@ -148,9 +152,14 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
     if policy:
         st.caption(policy)
     left, right = st.columns(2)
-    chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key=state.LIVE_KEPT_SHARE_CHART, where=left)
-    chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key=state.LIVE_KEPT_HISTOGRAM_CHART,
-          where=right)
+    if tree:  # a walk down a tree has no geometric law to draw beside it
+        chart(figs.kept_histogram_figure(stats.kept_counts, None), key=state.LIVE_KEPT_HISTOGRAM_CHART, where=left)
+        right.caption("Guesses kept per loop: how far each walk went down its tree. A chain's run also shows each "
+                      "slot's survival against α^i; a walk down a tree follows no such law, so it is left out here.")
+    else:
+        chart(figs.kept_share_figure(stats.kept_share, stats.alpha), key=state.LIVE_KEPT_SHARE_CHART, where=left)
+        chart(figs.kept_histogram_figure(stats.kept_counts, stats.alpha), key=state.LIVE_KEPT_HISTOGRAM_CHART,
+              where=right)
     if plain is None:
         st.warning("The plain baseline did not run to the end, so there is no speedup, timeline or identity check.")
         return
@@ -230,9 +239,9 @@ def _tree_costs(m) -> None:
         f"{m.other_cost:.3f} = {m.loop_cost:.3f} target passes: the cost model predicts {m.tokens_per_loop:.2f} ÷ "
         f"{m.loop_cost:.3f} = {fmt_x(m.speedup)}, and the wall clock measured {fmt_x(m.wall_clock_speedup)}. A tree "
         "can keep more per loop than a chain of its depth, where the draft's second or third choice is the target's "
-        "token; it pays with a draft pass per level (even a level whose guesses were all dropped) and a wider "
-        "verification pass: v grows with the tokens a pass reads (*Is verification free here?* measures by how "
-        "much).")
+        "token. It drafts with as many passes as that chain (each reading up to 3 guesses), but its verification "
+        "pass reads every guess and the root instead of depth + 1 tokens: v grows with the tokens a pass reads "
+        "(*Is verification free here?* measures by how much).")
 
 
 def identity_panel(spec: Trace, plain: Trace) -> None:
@@ -321,9 +330,9 @@ def run_hint(spec: Trace) -> str:
     text = ("If every guess were kept independently with chance α, one loop would write τ = 1 + α + α² + … + α^K "
             "tokens (the *Speedup calculator*).")
     if s.tree is not None:
-        text = ("A chain keeps a guess only where the draft's first choice is the target's token. The tree also holds "
-                "the draft's second and third choices at each position, so where the first is wrong the target can "
-                "still keep one of them: a checked guess is kept more often than in a chain, and τ grows with it.")
+        text = ("Where the tree holds the draft's second or third choice, the target can keep one of them when the "
+                "first is wrong; with greedy decoding a step down the tree is then kept at least as often as a chain's "
+                "guess at the same place.")
     overlap = measured_overlap()
     if s.drafter == DRAFT_MODEL and s.draft and Path(overlap.draft).name in s.draft:
         text += (f" *Why the output is unchanged* measured this draft's top token matching the target's on "

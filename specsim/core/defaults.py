@@ -57,7 +57,8 @@ DEFAULT_TREE_NODES, DEFAULT_TREE_DEPTH = 8, 4
 TREE_WIDTH = 3
 """Children per expanded node, and nodes expanded per depth (fewer when the tree holds fewer guesses)."""
 TREE_DRAFTERS = (DRAFT_MODEL, "early_exit")
-"""The live drafters that can draft a tree: a model that reads tokens (a draft model, the EAGLE head, early exit)."""
+"""The live drafters that can draft a tree: the draft-model drafter (a standalone draft, or a draft folder holding an
+EAGLE head) and early exit; prompt lookup has no model to score alternatives with."""
 
 # ---- token budgets ----------------------------------------------------------------------------
 DEFAULT_MAX_NEW_TOKENS = 48

@@ -50,7 +50,7 @@ class CheckedTree:
     parents: list[int]
     q: list[float]
     score: list[float]
-    status: list[str]  # per node: "root", "kept", "refused", "passed" or "unchecked" (specsim.core.trace.TreeNode)
+    status: list[str]  # per node: "root", "kept", "refused", "passed", "untried" or "unchecked" (trace.TreeNode)
     target_top: list[tuple[int, float]]  # per node: the target's most likely next token and its p
     shape: tuple[int, int, int]  # (guesses, depth, width) asked for
 

@@ -76,7 +76,8 @@ class TreeNode:
     score: float  # the product of q from the root down to this node: the draft's estimate that it is kept
     target_top: TokenProb  # the target's most likely token after this node (greedy: the token the walk looks for)
     status: str  # "root"; "kept" (on the kept path); "refused" (where the walk stopped: not the target's token);
-    # "passed" (beside the path: the target kept a sibling); "unchecked" (below a guess that was not kept)
+    # "passed" (beside the path: the target kept a sibling); "untried" (sampling: a sibling tried before it was kept);
+    # "unchecked" (below a guess that was not kept: never reached)
 
 
 @dataclass(frozen=True)

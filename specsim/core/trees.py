@@ -279,11 +279,13 @@ class TreeStep:
             tried = set(sampled.tried)
         refused = {n for n in tried if tree.parents[n] == stop}
         passed = tried - refused
+        walked_to = set(kept if stop is not None else kept[:-1])  # nodes whose children the walk looked at
+        untried = {n for n in range(1, len(tree)) if tree.parents[n] in walked_to} - tried - set(kept)
         tops = torch.max(target_probs, dim=-1)
         record = CheckedTree(
             tokens=list(tree.tokens), parents=list(tree.parents), q=drafted.q, score=drafted.score,
             status=["root" if n == 0 else "kept" if n in kept else "refused" if n in refused else
-                    "passed" if n in passed else "unchecked"
+                    "passed" if n in passed else "untried" if n in untried else "unchecked"
                     for n in range(len(tree))],
             target_top=list(zip(tops.indices.tolist(), tops.values.tolist(), strict=True)),
             shape=(self.shape.nodes, self.shape.depth, self.shape.width))
@@ -292,8 +294,10 @@ class TreeStep:
         self.widths.append(len(tree))
         self.trees.append(drafted)
         self.lengths = (past, past + len(tree), draft_before, draft_cache_length(self.drafter))
+        # k_planned: the draft passes this tree took (the context's read, then one per level expanded), fewer than
+        # the depth where the token budget cut the tree short
         return Checked(proposal, target_probs[rows], verdict, now(self.target.device) - verify_start,
-                       k_planned=self.shape.depth, tree=record)
+                       k_planned=len(drafted.pass_times), tree=record)
 
     def accept(self, context: list[int], emitted: list[int]) -> CacheLengths:
         self.drafter.observe(context, None if self.hidden is None else self.hidden[: len(emitted)])

@@ -18,6 +18,10 @@ def decider_sentence(b: CostModel) -> str:
     held = _largest_loss(b, won=b.speedup >= 1)
     if b.speedup < 1:
         return f"What held it back most: {held}."
+    if b.tree:
+        return (f"What won it: of the steps down the tree where the target had guesses to choose from, {b.alpha:.0%} "
+                f"found its token (α per step), so a loop yielded τ = {b.tokens_per_loop:.2f} tokens out of at most "
+                f"{b.k_max + 1} for the price of {b.loop_cost:.2f} target passes. What held it back most: {held}.")
     return (f"What won it: of the guesses the target judged, {b.alpha:.0%} were kept (α; a refusal ends the loop, "
             "so the guesses after it are never judged), so a loop yielded "
             f"τ = {b.tokens_per_loop:.2f} tokens out of at most {b.k_max + 1} for the price of {b.loop_cost:.2f} "
@@ -42,6 +46,12 @@ def _largest_loss(b: CostModel, won: bool) -> str:
     if name == "drafting":
         return (f"the {b.draft_passes:.1f} draft passes of an average loop cost {b.drafting:.2f} target passes, "
                 f"{b.draft_cost:.2f} per pass")
+    if b.tree and won:
+        return f"the other {1 - b.alpha:.0%} of the steps down the tree found no guess with the target's token"
+    if b.tree:
+        return (f"of the steps down the tree where the target had guesses to choose from, only {b.alpha:.0%} found "
+                f"its token (α per step), so a loop yielded {b.tokens_per_loop:.2f} tokens out of at most "
+                f"{b.k_max + 1}")
     if won:
         return (f"the other {1 - b.alpha:.0%} of the judged guesses were refused, each ending its loop early and "
                 "leaving the guesses after it unchecked")

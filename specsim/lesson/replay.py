@@ -178,7 +178,8 @@ def narrate_tree(trace: Trace, index: int) -> str:
                 f"token, in one pass of {tree.width_read} tokens, then walked down from the root")
     kept = [nodes[n].token.text for n in tree.kept_path()]
     if kept:
-        sentence += f" and kept {', '.join(repr(t) for t in kept)}, its own token at each step"
+        own = "its own token" if greedy else "its sampled token"
+        sentence += f" and kept {', '.join(repr(t) for t in kept)}, {own} at each step"
     stopped = [n.token.text for n in nodes if n.status == "refused"]
     unreached = sum(1 for n in nodes if n.status == "unchecked")
     extra = repr(it.extra.text)
@@ -195,7 +196,8 @@ def narrate_tree(trace: Trace, index: int) -> str:
     elif len(it.emitted) > it.n_accepted:
         sentence += f"; the path ended at the tree's edge, so the pass's last row gave a bonus token, {extra}"
     if unreached:
-        sentence += f" ({_guesses(unreached)} below a guess that was not kept went unchecked)"
+        sentence += f" ({_guesses(unreached)} below a guess that was not kept {'was' if unreached == 1 else 'were'} " \
+                    "never reached by the walk)"
     sentence += f": {_plural(len(it.emitted), 'token')} this loop"
     if it.stop_reason == "max_new_tokens":
         sentence += " (the token budget ended the run)"
