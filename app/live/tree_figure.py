@@ -23,6 +23,7 @@ NAME = {"root": "the context's last token (the root)", "kept": "kept: the target
         "refused": "refused: the walk stopped here", "passed": "passed over: the target kept a sibling",
         "untried": "not tried: an earlier sibling was kept (sampling)",
         "unchecked": "not reached: its parent was not kept"}
+PLUS_ONE = "the target's own +1 token (not a guess)"
 
 
 def layout(tree: TreeRecord) -> list[tuple[int, float]]:
@@ -83,7 +84,7 @@ def tree_figure(it: Iteration) -> go.Figure:
                            "<extra></extra>") if status != "root" else "%{text} (the root)<extra></extra>"))
     path = tree.kept_path()
     x, _ = where[path[-1] if path else 0]
-    fig.add_trace(go.Scatter(x=[x + 1], y=[-1.0], mode="markers+text", name="the target's own +1 token (not a guess)",
+    fig.add_trace(go.Scatter(x=[x + 1], y=[-1.0], mode="markers+text", name=PLUS_ONE,
                              marker={"color": EXTRA, "size": 15, "symbol": "diamond"}, textfont={"size": 14,
                                                                                                  "color": EXTRA},
                              text=[f"+1 {visible(it.extra.text)!s}"], textposition="top center",

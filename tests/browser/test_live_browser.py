@@ -94,7 +94,7 @@ def test_a_tree_run_draws_each_loops_tree_with_its_verdicts_and_the_plus_one(pag
     marker per node of the recorded tree, in the series of its verdict, and the +1 token's diamond."""
     from urllib.parse import quote
 
-    from app.live.tree_figure import NAME
+    from app.live.tree_figure import NAME, PLUS_ONE
 
     goto(page, f"live?drafter=draft_model&policy=tree&tree=6&depth=3&n=6&t=0&seed=0&prompt={quote(DRAFTING_PROMPT)}")
     run(page)
@@ -110,4 +110,4 @@ def test_a_tree_run_draws_each_loops_tree_with_its_verdicts_and_the_plus_one(pag
                  if any(n.status == status for n in it.tree.nodes)}
         assert drawn == {status: sum(n.status == status for n in it.tree.nodes) for status in drawn}
         assert sum(drawn.values()) == len(it.tree.nodes)
-        assert len(plot_trace(page, None, "the target's +1 token")["x"]) == 1
+        assert len(plot_trace(page, None, PLUS_ONE)["x"]) == 1
