@@ -147,7 +147,8 @@ def run_view(spec: Trace, plain: Trace | None) -> None:
                    help="the wall clock (speculative ÷ plain tokens per second, prefill excluded) when it agrees "
                         "with the cost model and the plain baseline was steady; otherwise the cost model")
     cols[3].metric("cost model", fmt_x(None if costs is None else costs.speedup),
-                   help="tokens per loop ÷ (K·c + v + o), with c, v and o from median pass times (see below)")
+                   help=f"tokens per loop ÷ ({'draft passes · c' if tree else 'K·c'} + v + o), with c, v and o from "
+                        "median pass times (see below)")
     policy = policy_sentence(spec)
     if policy:
         st.caption(policy)

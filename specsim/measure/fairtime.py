@@ -41,6 +41,7 @@ class FairSpeedup:
     ceiling: float  # tokens per target pass
     tolerance: float = TOLERANCE
     noise: str | None = None  # why the plain baseline was noisy (costmodel.baseline_noise), or None
+    drafting: str = "K·c"  # how the cost model's drafting term is written: a tree run's is its draft passes · c
 
     @property
     def measured(self) -> float:
@@ -71,8 +72,8 @@ class FairSpeedup:
         timed = f"the median of {runs} timed runs" if runs > 1 else "one timed run"
         if self.agrees:
             return (f"Timed fairly: {self.measured:.2f}× on the wall clock ({timed}, after a warm-up), and "
-                    f"{self.model:.2f}× from the cost model (tokens per loop ÷ (K·c + v + o) with median pass "
-                    f"times): they agree (the check allows up to ±{self.tolerance:.0%}).")
+                    f"{self.model:.2f}× from the cost model (tokens per loop ÷ ({self.drafting} + v + o) with median "
+                    f"pass times): they agree (the check allows up to ±{self.tolerance:.0%}).")
         if self.noise:
             return (f"The plain baseline was noisy: {self.noise}. The wall clock said {self.measured:.2f}× ({timed}); "
                     "that is noise, not a result. The cost model from median pass times gives "
@@ -91,4 +92,5 @@ def fair_speedup(pairs: Sequence[tuple[Trace, Trace]], tolerance: float = TOLERA
     costs = cost_model(spec, plain)
     return FairSpeedup(
         wall_clock=tuple(wall_clock_speedup(s, p) for s, p in pairs), model=costs.speedup,
-        ceiling=costs.tokens_per_loop, tolerance=tolerance, noise=costs.noise)
+        ceiling=costs.tokens_per_loop, tolerance=tolerance, noise=costs.noise,
+        drafting="draft passes · c" if costs.tree else "K·c")
