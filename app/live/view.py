@@ -180,18 +180,8 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
     if m.noise:
         st.warning(f"Noisy baseline: {m.noise}. The wall clock of this run is noise, not a result; the medians "
                    "below are what the cost model uses.")
-    base = m.plain_pass_s
-    table = {
-        "": ["drafting, per guess proposed (copies included, at almost no cost)",
-             f"one verification pass (up to {m.k_max + 1} tokens)",
-             "one plain pass (1 token)", "between the passes, per loop", "tokens per second"],
-        "median time": [fmt_ms(m.draft_cost * base), fmt_ms(m.verify_cost_raw * base), fmt_ms(base),
-                        fmt_ms(m.other_cost * base),
-                        f"{m.spec_tokens_per_s:.1f} speculative · {m.plain_tokens_per_s:.1f} plain"],
-        "in plain passes": [f"c = {m.draft_cost:.3f}", f"v = {m.verify_cost:.3f}", "1", f"o = {m.other_cost:.3f}",
-                            ""],
-    }
-    st.table(table)
+    st.table(_cost_table(m, "drafting, per guess proposed (copies included, at almost no cost)",
+                         f"one verification pass (up to {m.k_max + 1} tokens)"))
     st.markdown(
         f"One average loop proposed {m.k:.2f} guesses (at most K = {m.k_max}; fewer where the token budget ran out "
         f"or the drafter stopped early) and yielded τ = {m.tokens_per_loop:.2f}, for drafting + v + o = "
@@ -217,22 +207,27 @@ def _costs(stats: replay.RunStats, spec: Trace, plain: Trace) -> None:
                    "the speedup compares tokens per second, so it stays fair.")
 
 
+def _cost_table(m, drafting: str, verifying: str) -> dict[str, list[str]]:
+    """The cost model's terms as a table: median times, and the same in plain passes."""
+    base = m.plain_pass_s
+    return {
+        "": [drafting, verifying, "one plain pass (1 token)", "between the passes, per loop", "tokens per second"],
+        "median time": [fmt_ms(m.draft_cost * base), fmt_ms(m.verify_cost_raw * base), fmt_ms(base),
+                        fmt_ms(m.other_cost * base),
+                        f"{m.spec_tokens_per_s:.1f} speculative · {m.plain_tokens_per_s:.1f} plain"],
+        "in plain passes": [f"c = {m.draft_cost:.3f}", f"v = {m.verify_cost:.3f}", "1", f"o = {m.other_cost:.3f}",
+                            ""],
+    }
+
+
 def _tree_costs(m) -> None:
     """A tree run's cost model: the draft's passes (one per level), one wide verification pass, bookkeeping."""
     st.markdown("#### The cost model of this run")
     if m.noise:
         st.warning(f"Noisy baseline: {m.noise}. The wall clock of this run is noise, not a result; the medians "
                    "below are what the cost model uses.")
-    base = m.plain_pass_s
-    st.table({
-        "": ["drafting, per draft pass (one per level of the tree)", "one verification pass (the whole tree)",
-             "one plain pass (1 token)", "between the passes, per loop", "tokens per second"],
-        "median time": [fmt_ms(m.draft_cost * base), fmt_ms(m.verify_cost_raw * base), fmt_ms(base),
-                        fmt_ms(m.other_cost * base),
-                        f"{m.spec_tokens_per_s:.1f} speculative · {m.plain_tokens_per_s:.1f} plain"],
-        "in plain passes": [f"c = {m.draft_cost:.3f}", f"v = {m.verify_cost:.3f}", "1", f"o = {m.other_cost:.3f}",
-                            ""],
-    })
+    st.table(_cost_table(m, "drafting, per draft pass (one per level of the tree)",
+                         "one verification pass (the whole tree)"))
     st.markdown(
         f"One average loop made {m.k:.2f} draft passes (one per level) and one verification pass over the whole "
         "tree, and yielded "

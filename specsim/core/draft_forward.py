@@ -160,20 +160,12 @@ class LeanLlama:
         half = x.shape[-1] // 2
         return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
 
-    @torch.inference_mode()
-    def tree_forward(self, ids: list[int], positions: list[int], allowed: torch.Tensor,
-                     cache: LeanCache) -> torch.Tensor:
-        """Tree nodes after the cached positions, each at its own position (its depth) and attending where
-        ``allowed`` (n, cached + n) says: the Python steps of :meth:`forward` with a tree mask. Every node's
-        logits; the nodes' entries are appended to the cache."""
-        n, start = len(ids), cache.length
+    def _layers(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
+                cache: LeanCache, start: int) -> torch.Tensor:
+        """Every decoder layer over the new rows ``x`` (the module docstring's loop), their keys and values written
+        to the cache from ``start``; ``mask`` (rows, cached + rows) says what each row attends to (None: all)."""
+        n = x.shape[0]
         end = start + n
-        cache.reserve(end)
-        cos, sin = self._rope(max(positions) + 1)
-        where = torch.tensor(positions, dtype=torch.long, device=self.device)
-        cos, sin = cos[where], sin[where]
-        x = self.embed[self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]]
-        mask = allowed.to(self.device)
         q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
         for i, (w_in, w_qkv, w_o, w_post, w_gate_up, w_down) in enumerate(self.layers):
             qkv = self._times(self._rms_norm(x, w_in), w_qkv)
@@ -189,6 +181,23 @@ class LeanLlama:
             gate, up = self._times(self._rms_norm(x, w_post), w_gate_up).chunk(2, dim=-1)
             x = x + self._times(F.silu(gate) * up, w_down)
         cache.length = end
+        return x
+
+    @torch.inference_mode()
+    def tree_forward(self, ids: list[int], positions: list[int], allowed: torch.Tensor,
+                     cache: LeanCache) -> torch.Tensor:
+        """Tree nodes after the cached positions, each at its own position (its depth) and attending where
+        ``allowed`` (n, cached + n) says: the Python steps of :meth:`forward` with a tree mask. Every node's
+        logits; the nodes' entries are appended to the cache."""
+        n, start = len(ids), cache.length
+        end = start + n
+        cache.reserve(end)
+        cos, sin = self._rope(max(positions) + 1)
+        where = torch.tensor(positions, dtype=torch.long, device=self.device)
+        cos, sin = cos[where], sin[where]
+        x = self.embed[self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]]
+        mask = allowed.to(self.device)
+        x = self._layers(x, cos, sin, mask, cache, start)
         return self._times(self._rms_norm(x, self.norm), self.head)
 
     @torch.inference_mode()
@@ -209,19 +218,5 @@ class LeanLlama:
         mask = None
         if n > 1:  # query i sees every cached key and the new keys up to its own position
             mask = torch.arange(end, device=self.device)[None] <= torch.arange(start, end, device=self.device)[:, None]
-        q_width, kv_width = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        for i, (w_in, w_qkv, w_o, w_post, w_gate_up, w_down) in enumerate(self.layers):
-            qkv = self._times(self._rms_norm(x, w_in), w_qkv)
-            q = qkv[:, :q_width].view(n, self.heads, self.head_dim).transpose(0, 1)
-            k = qkv[:, q_width : q_width + kv_width].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
-            v = qkv[:, q_width + kv_width :].view(n, self.kv_heads, self.head_dim).transpose(0, 1)
-            cache.keys[i, :, start:end] = self._rotate(k, cos, sin)
-            cache.values[i, :, start:end] = v
-            attended = F.scaled_dot_product_attention(
-                self._rotate(q, cos, sin)[None], cache.keys[i : i + 1, :, :end], cache.values[i : i + 1, :, :end],
-                attn_mask=mask, enable_gqa=self.heads != self.kv_heads)
-            x = x + self._times(attended[0].transpose(0, 1).reshape(n, q_width), w_o)
-            gate, up = self._times(self._rms_norm(x, w_post), w_gate_up).chunk(2, dim=-1)
-            x = x + self._times(F.silu(gate) * up, w_down)
-        cache.length = end
+        x = self._layers(x, cos, sin, mask, cache, start)
         return self._times(self._rms_norm(x[-1:], self.norm), self.head)[0]
