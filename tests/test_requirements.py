@@ -111,12 +111,17 @@ def _versions(name: str) -> dict[str, str]:
 
 def test_every_package_in_this_environment_is_pinned_by_the_lock_at_its_version():
     """The lock pins every transitive package an install puts here: a package pulled in unpinned, or at another
-    version than the lock's, fails (the bundled model's package, installed with --no-deps, is pinned beside it)."""
+    version than the lock's, fails (the bundled model's package, installed with --no-deps, is pinned beside it).
+
+    Only what is installed counts: the environment's own package folders, not whatever is on ``sys.path`` (importing
+    ``torch.utils.cpp_extension``, as the fused kernels' build does, puts setuptools' vendored copies there)."""
+    import sysconfig
     from importlib.metadata import distributions
 
     lock, nodeps = _lock(), _pins("requirements-nodeps.txt")
+    installed = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     off = sorted(f"{d.metadata['Name']} {d.version} (lock: {lock.get(_norm(d.metadata['Name']))})"
-                 for d in distributions()
+                 for d in distributions(path=installed)
                  if _norm(d.metadata["Name"]) not in nodeps
                  and lock.get(_norm(d.metadata["Name"])) != d.version.split("+")[0])
     assert off == []
