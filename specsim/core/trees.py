@@ -217,6 +217,29 @@ def walk_sampled(tree: TokenTree, target_probs: torch.Tensor, score: Sequence[fl
                        p.float(), mass, tried)
 
 
+def node_verdicts(tree: TokenTree, kept: list[int], ended: bool, tried: Sequence[int] | None) -> list[str]:
+    """Each node's verdict after the walk (``kept``: the root and the kept nodes; ``ended``: an accepted end-of-text
+    ended it, so nothing after the last kept node was checked; ``tried``: the children a sampled walk tried and
+    refused, None for greedy, which judges every child of a node it reached at once). Where the walk stopped the
+    children tried were "refused"; beside the path they were "passed" over (the target kept a sibling); a sampled
+    walk's siblings after the kept one are "untried"; below a guess not kept, "unchecked"."""
+    walked = kept[:-1] if ended else kept  # the nodes whose children the walk looked at
+    stop = None if ended else kept[-1]
+    looked_at = {n for n in range(1, len(tree)) if tree.parents[n] in walked} - set(kept)
+    refused_or_passed = looked_at if tried is None else set(tried)
+    verdicts = []
+    for n in range(len(tree)):
+        if n == 0:
+            verdicts.append("root")
+        elif n in kept:
+            verdicts.append("kept")
+        elif n in refused_or_passed:
+            verdicts.append("refused" if tree.parents[n] == stop else "passed")
+        else:
+            verdicts.append("untried" if n in looked_at else "unchecked")
+    return verdicts
+
+
 class TreeStep:
     """One tree iteration (steps 1-4) for :func:`specsim.core.engine.decode_loop`."""
 
@@ -269,24 +292,10 @@ class TreeStep:
                               sampled.residual, sampled.residual_mass, ended)
         kept = [0, *checked[: verdict.n_accepted]]
         keep_nodes(self.cache, past, kept)  # step 4
-        # where the walk stopped, every child tried was refused; at a node it went on from, the children tried and
-        # not kept were passed over (the target kept a sibling)
-        stop = None if verdict.ended else kept[-1]  # an accepted end-of-text: nothing after it was checked
-        if self.sampling.greedy:  # greedy judges every child of a node it reached at once (its top token or not)
-            walked = kept if stop is not None else kept[:-1]
-            tried = {n for n in range(1, len(tree)) if tree.parents[n] in walked and n not in kept}
-        else:
-            tried = set(sampled.tried)
-        refused = {n for n in tried if tree.parents[n] == stop}
-        passed = tried - refused
-        walked_to = set(kept if stop is not None else kept[:-1])  # nodes whose children the walk looked at
-        untried = {n for n in range(1, len(tree)) if tree.parents[n] in walked_to} - tried - set(kept)
         tops = torch.max(target_probs, dim=-1)
         record = CheckedTree(
             tokens=list(tree.tokens), parents=list(tree.parents), q=drafted.q, score=drafted.score,
-            status=["root" if n == 0 else "kept" if n in kept else "refused" if n in refused else
-                    "passed" if n in passed else "untried" if n in untried else "unchecked"
-                    for n in range(len(tree))],
+            status=node_verdicts(tree, kept, verdict.ended, None if self.sampling.greedy else sampled.tried),
             target_top=list(zip(tops.indices.tolist(), tops.values.tolist(), strict=True)),
             shape=(self.shape.nodes, self.shape.depth, self.shape.width))
         self.hidden = (target_features(out.hidden_states, self.feature_layers)[0][kept]
