@@ -91,10 +91,15 @@ class ModelDrafter:
     def read_context(self, context: Sequence[int]) -> torch.Tensor:
         """Roll the cache back to what it shares with ``context`` (never past its last token), read the rest;
         return the logits after the context's last token (the tree's root)."""
+        return self._forward(self._unread(context))
+
+    def _unread(self, context: Sequence[int]) -> list[int]:
+        """Roll the cache back to the longest prefix it shares with ``context``, never past the context's last token
+        (that token is the first input of the next pass); return the tokens it has yet to read."""
         keep = min(common_prefix(self.cached, context), len(context) - 1)
         crop_cache(self.cache, keep)
         del self.cached[keep:]
-        return self._forward(list(context[keep:]))
+        return list(context[keep:])
 
     def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor, nodes: Sequence[int] = (),
                   parents: Sequence[int] = ()) -> torch.Tensor:
@@ -118,10 +123,7 @@ class ModelDrafter:
     ) -> Proposal:
         # The cache must end before the context's last token: that token is the first input. After a
         # full acceptance this also feeds the draft's own last proposal, which it never saw.
-        keep = min(common_prefix(self.cached, context), len(context) - 1)
-        crop_cache(self.cache, keep)
-        del self.cached[keep:]
-        pending = list(context[keep:])
+        pending = self._unread(context)
 
         def draft_pass(unread: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
             nonlocal pending
