@@ -262,6 +262,7 @@ HOOD_LIVE = "live"  # HOOD_RUN's value for the run made on the live page in this
 HOOD_STEP = "hood_step"  # the iteration dissected, counted from 1 as the slider shows it (None: not chosen)
 HOOD_MASK_CHART, HOOD_ROWS_CHART, HOOD_CACHE_CHART = "hood_mask", "hood_rows", "hood_cache"
 HOOD_OVERLAP_CHART, HOOD_POSITION_CHART = "hood_overlap", "hood_position"
+HOOD_TREE_FIGURE = "hood_tree_figure"  # a tree run's iteration: its tree, as the live page draws it
 HOOD_TREE_CHART = "hood_tree_economics"  # τ and speedup against nodes checked: a chain and the best tree
 # (plain Trace, [specsim.lesson.kpolicy_runs.PolicyRun]) of the K-policy comparison, or None
 HOOD_POLICIES = "hood_policies"

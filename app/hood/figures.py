@@ -17,15 +17,16 @@ def _outcome_colour(outcome: str) -> str:
     return REJECTED if outcome.startswith("rejected") else OUTCOME_COLOURS.get(outcome, MUTED)
 
 
-def mask_figure(labels: list[str], grid: list[list[bool]], hidden: int, rows: list[VerifyRow]) -> go.Figure:
-    """The verification pass's causal mask: one row per input, a filled cell where that row may attend."""
+def mask_figure(labels: list[str], grid: list[list[bool]], hidden: int, rows: list[VerifyRow] | list[str],
+                title: str = "Causal mask of the verification pass: which positions each row may read") -> go.Figure:
+    """The verification pass's attention mask: one row per input, a filled cell where that row may attend. ``rows``
+    names the rows: a chain's :class:`VerifyRow` list, or the names themselves (a tree's)."""
     z = [[1 if cell else 0 for cell in row] for row in grid]
     text = [["✓" if cell else "" for cell in row] for row in grid]
-    y = [f"row {r.index}: {visible(r.input_text)!s}" for r in rows]
+    y = [r if isinstance(r, str) else f"row {r.index}: {visible(r.input_text)!s}" for r in rows]
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=y, text=text, texttemplate="%{text}", showscale=False,
                                colorscale=[[0, BACKGROUND], [1, TARGET]], zmin=0, zmax=1, xgap=2, ygap=2,
                                hovertemplate="%{y} may attend to position %{x}: %{text}<extra></extra>"))
-    title = "Causal mask of the verification pass: which positions each row may read"
     if hidden:
         title += f"<br><sup>and the {hidden} earlier cached positions, which every row reads</sup>"
     # the column labels sit on top, under a two-line title: room for both, so the subtitle never covers the labels
@@ -56,10 +57,11 @@ def rows_figure(rows: list[VerifyRow]) -> go.Figure:
     return fig
 
 
-def cache_figure(story: CacheStory) -> go.Figure:
-    """KV-cache lengths through one iteration: before, after the pass or the drafting, after the crop."""
+def cache_figure(story: CacheStory, after: str = "after the crop") -> go.Figure:
+    """KV-cache lengths through one iteration: before, after the pass or the drafting, after the crop (``after``
+    names that last stage: a tree's cache keeps its kept path instead)."""
     c = story.lengths
-    stages = ["before", "written", "after the crop"]
+    stages = ["before", "written", after]
     fig = go.Figure()
     fig.add_bar(x=stages, y=[c.target_before, c.target_written, c.target_kept], name="target cache",
                 marker_color=TARGET, text=[c.target_before, c.target_written, c.target_kept], textposition="outside")
@@ -96,20 +98,24 @@ def overlap_figure(overlaps: list[SlotOverlap], measured_alpha: float) -> go.Fig
     return fig
 
 
-def position_figure(model: PositionModel) -> go.Figure:
-    """The conditional acceptance rⱼ and the slot survival by draft position, against the calculator's α and αʲ."""
+def position_figure(model: PositionModel, chain: bool = True) -> go.Figure:
+    """The conditional acceptance rⱼ and the slot survival by draft position, against the calculator's α and αʲ; for
+    a tree (``chain`` False) by depth, without the chain's αʲ."""
     ks = list(range(1, len(model.by_position) + 1))
     fig = go.Figure()
     fig.add_scatter(x=ks, y=[None if math.isnan(v) else v for v in model.by_position], mode="lines+markers",
                     name="rⱼ: kept when reached (this run)", line_color=KEPT)
     fig.add_scatter(x=ks, y=[model.alpha] * len(ks), mode="lines", name=f"constant α = {model.alpha:.2f}",
                     line=dict(color=MUTED, dash="dash"))
-    fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers",
-                    name="slot survival: share of the loops drafting slot j that kept it", line_color=DRAFT)
-    fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="α^j (the calculator's model)",
-                    line=dict(color=TARGET, dash="dot"))
-    fig.update_layout(title="Conditional acceptance rⱼ and slot survival, by draft position",
-                      xaxis=dict(title="draft position j", dtick=1),
+    if chain:  # a tree's walk reaches depth j only by keeping depth j - 1: its survival is rⱼ again
+        fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers",
+                        name="slot survival: share of the loops drafting slot j that kept it", line_color=DRAFT)
+        fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="α^j (the calculator's model)",
+                        line=dict(color=TARGET, dash="dot"))
+    where = "draft position j" if chain else "depth j in the tree"
+    fig.update_layout(title=(f"Conditional acceptance rⱼ and slot survival, by {where}" if chain else
+                             f"Conditional acceptance rⱼ by {where}"),
+                      xaxis=dict(title=where, dtick=1),
                       yaxis=dict(title="probability", range=[0, 1.05]), height=340,
                       margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))
     return fig

@@ -15,7 +15,7 @@ from app.charts import chart
 from app.palette import DRAFT, REJECTED, TARGET
 from specsim.core.defaults import GPU_RIDGE
 from specsim.core.trace import Trace
-from specsim.lesson import roofline
+from specsim.lesson import hood_tree, roofline
 from specsim.lesson import tree_economics as te
 from specsim.measure import costmodel
 
@@ -86,6 +86,26 @@ def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> st
     return text
 
 
+def real_trees_sentence(trace: Trace, hits: te.RankHits) -> str:
+    """A tree run's measured tokens per loop beside the model's best tree of the shape it was drafted to."""
+    nodes, depth, width = trace.settings.tree
+    model = te.best_tree(hits.probs, nodes, depth, width)
+    measured = trace.tokens_per_pass
+    text = (f"**This run drafted real trees** (up to {nodes} guesses, {depth} levels, {width} children a node; "
+            f"{hood_tree.mean_width(trace):.1f} tokens read per pass on average) and wrote **τ = {measured:.2f}** "
+            f"tokens per loop. From the same run's ranks, the model's best tree of that shape writes "
+            f"τ = {model.tau:.2f}. ")
+    if measured < model.tau - 0.05:
+        text += ("The real trees fall short of it: the draft chose its tree by its own q, which ranks the "
+                 "target's token well but not perfectly, and the model assumes every position is alike. ")
+    elif measured > model.tau + 0.05:
+        text += ("The real trees did better than the model: the draft's q knows which positions are easy and "
+                 "spends its nodes there, where the model spreads them as if every position were alike. ")
+    else:
+        text += "The two agree within 0.05 tokens per loop. "
+    return text + f"Both rest on the same {hits.checked} checked positions, so read the gap as rough."
+
+
 def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     st.subheader("What a tree buys")
     hits = te.rank_hits([trace])
@@ -116,6 +136,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} passes (one per level) where "
         f"the chain spends {ch.nodes}, and its verification reads {tree.nodes + 1} tokens. From "
         f"{hits.checked} positions these rates are rough: a few more hits at rank 2 or 3 move the tree's τ.")
+    if trace.settings.tree is not None:
+        st.markdown(real_trees_sentence(trace, hits))
     rows = batch_rows(hits.probs, c)
     st.markdown(batch_sentence(rows))
     st.table(batch_table(rows), hide_index=True)

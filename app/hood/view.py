@@ -9,12 +9,13 @@ import streamlit as st
 from app import classtask, loaders, recording, state
 from app.charts import chart
 from app.hood import figures as figs
+from app.hood import tree_pass
 from app.layout import script_path
 from app.live.tokens import md_plain
 from specsim.core.defaults import BATCH_CONTEXT, DEFAULT_DRAFTER, GPU_RIDGE
 from specsim.core.published import MAGICDEC_SPEEDUP
 from specsim.core.trace import Trace
-from specsim.lesson import hood, kpolicy_runs, recorded, roofline
+from specsim.lesson import hood, hood_tree, kpolicy_runs, recorded, roofline
 from specsim.lesson.replay import after_prefill, is_greedy, visible
 from specsim.measure import analytics
 from specsim.variants import tree_rules
@@ -70,6 +71,8 @@ def pick_step(trace: Trace) -> int:
 
 def verification_section(trace: Trace, step: int) -> None:
     it = trace.iterations[step]
+    if it.tree is not None:
+        return tree_pass.verification_section(trace, step)
     rows = hood.verification_rows(trace, step)
     st.subheader("One pass, K + 1 answers")
     if it.k == 0:
@@ -114,6 +117,8 @@ def decisive_words(it) -> str:
 
 def cache_section(trace: Trace, step: int) -> None:
     it = trace.iterations[step]
+    if it.tree is not None:
+        return tree_pass.cache_section(trace, step)
     story = hood.cache_story(it)
     st.subheader("The KV caches in one iteration")
     st.markdown(
@@ -162,12 +167,13 @@ def position_section(trace: Trace) -> None:
     st.subheader("Is α the same at every position?")
     model = hood.position_model(trace)
     k = model.k
-    st.markdown(hood.POSITION_INTRO)
+    tree = trace.settings.tree is not None
+    st.markdown(hood_tree.POSITION_INTRO if tree else hood.POSITION_INTRO)
     measured = hood.rates_sentence(model)
     if measured:
         st.markdown(measured)
-    chart(figs.position_figure(model), key=state.HOOD_POSITION_CHART)
-    if model.tokens_per_loop and not math.isnan(model.error):
+    chart(figs.position_figure(model, chain=not tree), key=state.HOOD_POSITION_CHART)
+    if model.tokens_per_loop and not math.isnan(model.error) and not tree:
         direction = "over" if model.error > 0 else "under"
         st.markdown(
             f"With this run's α = {model.alpha:.2f} and K = {k}, the geometric model predicts "
@@ -222,18 +228,22 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
     d.metric("Prefill (time to the first token)", f"{1000 * c.prefill_s:.0f} ms",
              help="the prompt's pass: the same with or without a draft")
     batch_limit = math.floor(roofline.memory_bound_batches(c.k, GPU_RIDGE))
+    tree = trace.settings.tree is not None
+    fed = ("the whole tree it drafted, its guesses and the root" if tree else
+           "the guesses it drafted plus one position")
+    width = f"a tree of up to {c.k} guesses and its root" if tree else "K + 1 tokens"
     st.markdown(
-        f"- **Compute rises.** Each loop runs the target over the guesses it drafted plus one position: "
+        f"- **Compute rises.** Each loop runs the target over {fed}: "
         f"{c.positions_per_pass:.2f} positions per pass on average over this run's loops (the longest "
         f"carried {c.longest_pass}), to write {c.tokens_per_loop:.2f} tokens on average. So the target does "
         f"{c.positions_per_pass:.2f} ÷ {c.tokens_per_loop:.2f} = {c.target_tokens_per_emitted:.2f}× the "
         "arithmetic of plain decoding per token, plus the draft's work. Speculation trades spare arithmetic for "
         "fewer sequential passes.\n"
-        "- **Latency per token falls** when a pass over K + 1 tokens costs about as much as a pass over one, which "
+        f"- **Latency per token falls** when a pass over {width} costs about as much as a pass over one, which "
         "holds while the accelerator waits on memory.\n"
         "- **Time to first token is unchanged**: the prompt's prefill is one pass either way (the draft also "
         "reads the prompt, a small extra).\n"
-        f"- **Batching erodes it.** A server batching B requests runs B·(K + 1) positions per pass. With this app's "
+        f"- **Batching erodes it.** A server batching B requests runs B·{c.k + 1} positions per pass. With this app's "
         f"ridge point R = {GPU_RIDGE} tokens per pass for a GPU, the pass stays memory-bound only while "
         f"B·{c.k + 1} ≤ {GPU_RIDGE}, that is B ≤ {batch_limit}; beyond it each extra guess costs real time, and "
         "throughput can fall below plain decoding. That counts only the weights. "
@@ -257,7 +267,11 @@ def adaptive_section(trace: Trace) -> None:
         "Greedy output stays token for token the target's own under every policy: a policy only changes how many "
         "guesses are checked, never the rule that checks them.")
     planned = [it.k_planned for it in trace.iterations if it.k_planned is not None]
-    if planned:
+    if trace.settings.tree is not None:
+        nodes, depth, _ = trace.settings.tree
+        st.caption(f"This run drafted a token tree each iteration (up to {nodes} guesses, {depth} levels deep): its "
+                   "size is the tree's settings, and no K policy applies to it.")
+    elif planned:
         st.caption(f"This run: {trace.settings.k_schedule} schedule, K per iteration "
                    f"{', '.join(str(k) for k in planned[:30])}{'…' if len(planned) > 30 else ''}.")
     policies_comparison()
@@ -362,5 +376,10 @@ def trees_section() -> None:
 def closed_form_note(trace: Trace) -> None:
     """One line tying the run to the calculator's formula."""
     k, alpha = trace.k_max, trace.acceptance_rate  # the K and α the live page's cost model names
+    if trace.settings.tree is not None:
+        st.caption(f"This run's trees wrote {trace.tokens_per_pass:.2f} tokens per loop. The calculator's "
+                   "1 + α + … + α^K is a chain's: a tree offers several candidates per position, and *What a tree "
+                   "buys* below models its tokens per loop from this run's acceptance by rank.")
+        return
     st.caption(f"With α = {alpha:.2f} and K = {k}, the calculator's tokens per loop is "
                f"{float(analytics.tokens_per_loop(alpha, k)):.2f}.")

@@ -14,15 +14,13 @@ import plotly.graph_objects as go
 
 from app.palette import EXTRA, INK, KEPT, MUTED, PLAIN, REJECTED, WRONG_CELL
 from specsim.core.trace import Iteration, TreeRecord
+from specsim.lesson.hood_tree import VERDICT
 from specsim.lesson.replay import visible
 
 MARK = {"root": "", "kept": "✓", "refused": "✗", "passed": "–", "untried": "○", "unchecked": "·"}
 COLOUR = {"root": PLAIN, "kept": KEPT, "refused": REJECTED, "passed": WRONG_CELL, "untried": "white",
           "unchecked": MUTED}
-NAME = {"root": "the context's last token (the root)", "kept": "kept: the target's token",
-        "refused": "refused: the walk stopped here", "passed": "passed over: the target kept a sibling",
-        "untried": "not tried: an earlier sibling was kept (sampling)",
-        "unchecked": "not reached: its parent was not kept"}
+NAME = VERDICT  # each verdict in words, as Under the hood names it too
 PLUS_ONE = "the target's own +1 token (not a guess)"
 
 

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 from specsim.core.trace import CacheLengths, Iteration, TokenProb, Trace, acceptance_given_reached, checks_by_position
+from specsim.lesson.hood_tree import mean_width
 from specsim.measure import analytics
 from specsim.measure.proportion import wilson_interval
 
@@ -266,7 +267,7 @@ def rates_sentence(model: PositionModel) -> str:
 # ---- what it costs ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Compute:
-    k: int  # the K setting (the most guesses a loop drafts, unless an adaptive policy raised it)
+    k: int  # the K setting (the most guesses a loop drafts, unless an adaptive policy raised it); a tree's guesses
     tokens_per_loop: float  # t: the loops' tokens over the loops (Trace.tokens_per_pass)
     positions_per_pass: float  # the average verification pass's positions: the guesses it checked, plus one
     longest_pass: int  # the most positions one pass carried (Trace.longest_pass)
@@ -278,11 +279,11 @@ class Compute:
 def compute_per_token(trace: Trace) -> Compute:
     """Work per emitted token: each loop runs the target over its guesses plus one position, to write t tokens on
     average. Both averages are over the same loops, so positions_per_pass ÷ t is the arithmetic per token."""
-    loops = len(trace.iterations)
     t = trace.tokens_per_pass
-    fed = trace.n_proposed / loops + 1 if loops else math.nan  # the guesses checked per pass, plus one
+    fed = mean_width(trace)  # positions per pass: the guesses plus one, or a tree's nodes and its root
     emitted = trace.n_decoded  # the loops' tokens (the prefill chose the first without a draft)
-    return Compute(k=trace.k_max, tokens_per_loop=t, positions_per_pass=fed, longest_pass=trace.longest_pass,
+    k = trace.k_max if trace.settings.tree is None else trace.settings.tree[0]
+    return Compute(k=k, tokens_per_loop=t, positions_per_pass=fed, longest_pass=trace.longest_pass,
                    target_tokens_per_emitted=fed / t if t else math.nan,
                    draft_passes_per_emitted=trace.draft_passes / emitted if emitted else math.nan,
                    prefill_s=trace.prefill_time_s)

@@ -78,10 +78,12 @@ class Tree:
         return 1.0 + sum(self.values)
 
 
-def best_tree(probs: Sequence[float], nodes: int) -> Tree:
+def best_tree(probs: Sequence[float], nodes: int, depth: int | None = None, width: int | None = None) -> Tree:
     """The ``nodes`` most probable paths, each prefix before its extensions (a path's extension is never more
-    probable than the path), grown by always adding the most probable child of a node already in the tree."""
-    frontier: list[tuple[float, tuple[int, ...]]] = [(-p, (r,)) for r, p in enumerate(probs, start=1) if p > 0]
+    probable than the path), grown by always adding the most probable child of a node already in the tree; at most
+    ``depth`` levels and ``width`` children a node where they are given (the shape a live tree run was drafted to)."""
+    ranked = [(r, p) for r, p in enumerate(probs, start=1) if p > 0 and (width is None or r <= width)]
+    frontier: list[tuple[float, tuple[int, ...]]] = [(-p, (r,)) for r, p in ranked]
     heapq.heapify(frontier)
     paths: list[tuple[int, ...]] = []
     values: list[float] = []
@@ -89,8 +91,8 @@ def best_tree(probs: Sequence[float], nodes: int) -> Tree:
         neg, path = heapq.heappop(frontier)
         paths.append(path)
         values.append(-neg)
-        for r, p in enumerate(probs, start=1):
-            if p > 0:
+        if depth is None or len(path) < depth:
+            for r, p in ranked:
                 heapq.heappush(frontier, (neg * p, (*path, r)))
     return Tree(tuple(paths), tuple(values))
 

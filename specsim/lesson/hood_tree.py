@@ -1,0 +1,138 @@
+"""Under the hood for a token-tree iteration (:mod:`specsim.core.trees`), read off the trace; nothing runs a model.
+
+A chain's pass reads the last kept token and K guesses in a line, and its causal mask lets row i see rows 0 … i. A
+tree's pass reads the last kept token (the root) and every node of the tree, in the order they were drafted (parents
+before children). Two nodes at the same depth sit at the same position in the text, so position is not order: each
+row carries the position of its own path (the root's plus its depth), and the **tree attention mask** lets it see the
+cached context, its ancestors and itself, never a sibling, a cousin or another branch. Row i then computes what plain
+decoding would compute after node i's own path.
+
+- :func:`tree_rows`: one row per node: its parent, depth, position, the guess with q and its score, the target's top
+  token after it, and its verdict.
+- :func:`tree_mask`: the mask itself, built from the recorded parents.
+- :func:`cache_sentences`: the target's and the draft's caches through a tree iteration. The target writes an entry
+  for every node; after the walk it keeps the entries of the kept path, moved up behind the root, and drops the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from specsim.core.trace import Iteration, TokenProb, Trace, TreeRecord
+
+# What each verdict means, in the words the live page's tree figure and this page use
+VERDICT = {"root": "the context's last token (the root)", "kept": "kept: the target's token",
+           "refused": "refused: the walk stopped here", "passed": "passed over: the target kept a sibling",
+           "untried": "not tried: an earlier sibling was kept (sampling)",
+           "unchecked": "not reached: its parent was not kept"}
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """Row ``index`` of a tree iteration's verification pass: node ``index`` of the tree (row 0 is the root)."""
+
+    index: int
+    parent: int | None  # the parent's row (None: the root)
+    depth: int  # steps down from the root (the root: 0)
+    position: int  # the node's position in the text: the root's plus its depth
+    text: str  # the token read at this row
+    q: float | None  # the draft's probability of this guess after its parent (None: the root)
+    score: float | None  # q multiplied down the path: the draft's estimate that the guess is kept
+    target_top: TokenProb  # the target's most likely token after this node's path (greedy: what the walk looks for)
+    status: str  # the node's verdict (:data:`VERDICT`)
+
+
+def depths(tree: TreeRecord) -> list[int]:
+    """Each node's depth below the root (parents come before their children in ``tree.nodes``)."""
+    out: list[int] = []
+    for node in tree.nodes:
+        out.append(0 if node.parent < 0 else out[node.parent] + 1)
+    return out
+
+
+def ancestors(tree: TreeRecord) -> list[set[int]]:
+    """Each node's path from the root: the rows it may attend to among the pass's new inputs (itself included)."""
+    out: list[set[int]] = []
+    for i, node in enumerate(tree.nodes):
+        out.append({i} | (out[node.parent] if node.parent >= 0 else set()))
+    return out
+
+
+def tree_rows(trace: Trace, step: int) -> list[TreeRow]:
+    """The rows of iteration ``step``'s tree pass, one per node, in the order the pass read them."""
+    it = trace.iterations[step]
+    tree = it.tree
+    if tree is None:
+        raise ValueError(f"iteration {step + 1} drafted a chain, not a tree")
+    root = it.context_len - 1  # the last kept token's position
+    return [TreeRow(i, None if node.parent < 0 else node.parent, d, root + d, node.token.text,
+                    None if node.parent < 0 else node.token.prob, None if node.parent < 0 else node.score,
+                    node.target_top, node.status)
+            for i, (node, d) in enumerate(zip(tree.nodes, depths(tree), strict=True))]
+
+
+def tree_mask(it: Iteration, context_shown: int = 4) -> tuple[list[str], list[list[bool]], int]:
+    """The tree pass's attention mask: (column labels, rows of True where a row may attend, hidden columns), shaped
+    as :func:`specsim.lesson.hood.causal_mask`'s. Columns are the last ``context_shown`` cached positions (every row
+    reads them and the earlier ones), then the pass's inputs, each labelled with its row and its position."""
+    tree = it.tree
+    if tree is None:
+        raise ValueError("a chain's pass has the causal mask, not a tree's")
+    cached = it.context_len - 1
+    shown = min(context_shown, cached)
+    paths, ds = ancestors(tree), depths(tree)
+    labels = [f"{p}" for p in range(cached - shown, cached)] + [f"row {i} @ {cached + d}" for i, d in enumerate(ds)]
+    grid = [[True] * shown + [j in paths[i] for j in range(len(tree.nodes))] for i in range(len(tree.nodes))]
+    return labels, grid, cached - shown
+
+
+def decisive_row(it: Iteration) -> int:
+    """The row whose output chose the +1 token: the last kept node's (the root's when nothing was kept)."""
+    path = it.tree.kept_path() if it.tree is not None else []
+    return path[-1] if path else 0
+
+
+def cache_sentences(it: Iteration) -> list[str]:
+    """The caches through one tree iteration, from the lengths the engine recorded."""
+    c, tree = it.caches, it.tree
+    if tree is None:
+        raise ValueError("a chain iteration's caches are told by specsim.lesson.hood.cache_story")
+    kept = len(tree.kept_path())
+    n = len(tree.nodes)
+    if c is None:
+        return [f"Target: the pass writes {n} entries, the root and its {n - 1} guesses; the {kept} of the kept path "
+                "stay, moved up behind the root, and the others are dropped."]
+    out = [f"Target: {c.target_before} positions cached before the pass; the pass writes an entry for the root and "
+           f"each of the {n - 1} guesses, {n} more, {c.target_written} in all. A chain would now crop the end off; "
+           f"a tree's kept guesses need not be its first rows, so the engine moves the entries of the root and the "
+           f"{kept} kept guess{'' if kept == 1 else 'es'} up to sit right after the context and drops the other "
+           f"{c.target_written - c.target_kept}: {c.target_kept} stay. The +1 token is not cached yet: it is the "
+           "first input of the next pass."]
+    if c.draft_before is not None and c.draft_drafted is not None:
+        read = c.draft_drafted - c.draft_before
+        out.append(f"Draft: {c.draft_before} cached before drafting. It first reads the {read} newest token"
+                   f"{'' if read == 1 else 's'} of the context ({c.draft_drafted} cached), then drafts the tree one "
+                   "level per pass. Each level's entries serve only the levels below it and are dropped once the "
+                   f"tree is drafted, so it holds {c.draft_drafted} when the target checks, and {c.draft_kept} after "
+                   f"it is cut back to what the target kept. Before its next tree it reads {c.draft_catch_up} "
+                   f"token{'s' if c.draft_catch_up != 1 else ''} it has not seen: the +1 token"
+                   + (" and the kept guesses." if kept else "."))
+    return out
+
+
+POSITION_INTRO = (
+    "For a chain the calculator assumes one α for every guess, so slot j survives with probability αʲ. A tree asks the "
+    "same question one level at a time: **rⱼ** is the chance that the walk goes down to depth j given that it reached "
+    "depth j − 1, that is, that one of the candidates drafted there is the target's token. Offering several "
+    "candidates is what lifts rⱼ above a chain's: the target's token needs to be among them, not first. The "
+    "chain's 1 + α + … + α^K does not describe a tree; *What a tree buys* below models a tree's tokens per loop "
+    "from the run's acceptance by rank.")
+
+
+def mean_width(trace: Trace) -> float:
+    """Positions the average verification pass read: a tree's nodes with its root, a chain's guesses plus one."""
+    its = trace.iterations
+    if not its:
+        return math.nan
+    return sum(it.tree.width_read if it.tree is not None else it.k + 1 for it in its) / len(its)

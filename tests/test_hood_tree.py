@@ -1,0 +1,110 @@
+"""Under the hood for a token-tree run (issue 64, item 2): the tree pass's rows and mask as the engine ran them, the
+caches told from the recorded lengths, the cost figures priced by the tree's width, and the page drawing it all."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from app import state
+from specsim.core.model_drafters import ModelDrafter
+from specsim.core.tiny import tiny_llama, tiny_loaded
+from specsim.core.token_tree import TokenTree
+from specsim.core.trees import TreeShape, tree_generate
+from specsim.lesson import hood, hood_tree
+from specsim.lesson import tree_economics as te
+from tests.conftest import ROOT, open_page
+
+
+@pytest.fixture(scope="module")
+def trace():
+    """A tiny pair whose draft is the target at another seed: the walk keeps some guesses and refuses others."""
+    target = tiny_loaded(64, seed=1, logit_scale=4.0)
+    draft = tiny_llama(64, seed=1, logit_scale=4.0)
+    return tree_generate(target, ModelDrafter(draft, "the target itself"), [1, 2, 3, 4], TreeShape(8, 3, 3), 20)
+
+
+def _engine_tree(it) -> TokenTree:
+    return TokenTree([n.token.token_id for n in it.tree.nodes], [n.parent for n in it.tree.nodes],
+                     ["node"] * len(it.tree.nodes))
+
+
+def test_each_row_sits_at_its_paths_position_and_sees_what_the_engines_mask_lets_it_see(trace):
+    for step, it in enumerate(trace.iterations):
+        rows = hood_tree.tree_rows(trace, step)
+        engine = _engine_tree(it)
+        past = it.context_len - 1
+        assert [r.position for r in rows] == engine.position_ids(past)[0].tolist()
+        assert [r.parent for r in rows] == [None, *(n.parent for n in it.tree.nodes[1:])]
+        labels, grid, hidden = hood_tree.tree_mask(it, context_shown=3)
+        mask = engine.attention_mask(past)[0, 0]
+        assert hidden == past - 3 and len(labels) == 3 + len(rows)
+        assert grid == mask[:, hidden:].tolist()  # the columns shown are the mask's last ones, row for row
+        assert all(mask[:, :hidden].flatten().tolist())  # and every row reads the hidden context
+
+
+def test_the_decisive_row_is_the_last_kept_guesses_and_gives_the_plus_one(trace):
+    for step, it in enumerate(trace.iterations):
+        rows = hood_tree.tree_rows(trace, step)
+        row = rows[hood_tree.decisive_row(it)]
+        assert row.status in ("kept", "root")
+        assert len(it.tree.kept_path()) == it.n_accepted
+        if trace.settings.temperature == 0:  # greedy: the +1 is the target's top token after the kept path
+            assert it.extra.token_id == row.target_top.token_id
+
+
+def test_the_cache_sentences_count_what_the_engine_recorded(trace):
+    for it in trace.iterations:
+        c, n, kept = it.caches, len(it.tree.nodes), len(it.tree.kept_path())
+        assert c.target_written - c.target_before == n and c.target_kept == c.target_before + 1 + kept
+        target, draft = hood_tree.cache_sentences(it)
+        assert f"{n} more, {c.target_written} in all" in target
+        assert f"drops the other {c.target_written - c.target_kept}: {c.target_kept} stay" in target
+        assert f"it reads {c.draft_catch_up} token" in draft
+
+
+def test_the_cost_figures_count_the_trees_width_not_the_walks_slots(trace):
+    c = hood.compute_per_token(trace)
+    widths = [it.tree.width_read for it in trace.iterations]
+    assert c.positions_per_pass == pytest.approx(sum(widths) / len(widths))
+    assert c.positions_per_pass > sum(it.k + 1 for it in trace.iterations) / len(trace.iterations)
+    assert c.k == trace.settings.tree[0] and c.longest_pass == max(widths)
+
+
+@pytest.mark.parametrize(("nodes", "depth", "width"), [(6, 2, 2), (8, 3, 3), (5, 4, 1), (12, 3, 2)])
+def test_the_best_tree_of_a_shape_is_its_most_probable_allowed_paths(nodes, depth, width):
+    probs = (0.45, 0.2, 0.1, 0.05)
+    tree = te.best_tree(probs, nodes, depth, width)
+    assert max(len(p) for p in tree.paths) <= depth and max(max(p) for p in tree.paths) <= width
+    allowed = sorted((_value(probs, p) for d in range(1, depth + 1)
+                      for p in itertools.product(range(1, width + 1), repeat=d)), reverse=True)
+    assert sum(tree.values) == pytest.approx(sum(allowed[:nodes]))
+    assert all(p[:-1] in tree.paths for p in tree.paths if len(p) > 1)  # every prefix is in the tree
+    assert te.best_tree(probs, nodes).tau >= tree.tau
+
+
+def _value(probs, path) -> float:
+    out = 1.0
+    for r in path:
+        out *= probs[r - 1]
+    return out
+
+
+def test_the_hood_page_takes_a_tree_run_apart(trace):
+    at = open_page(None)
+    at.session_state[state.LIVE_TRACE] = trace
+    at.switch_page(str(ROOT / "pages" / "hood.py")).run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    heads = [h.value for h in at.subheader]
+    assert "One pass over the whole tree" in heads and "One pass, K + 1 answers" not in heads
+    step = at.slider(key=state.widget_key(state.HOOD_STEP)).value - 1
+    it = trace.iterations[step]
+    text = "\n".join(m.value for m in at.markdown)
+    assert f"all {len(it.tree.nodes) - 1} guesses in **one** pass, {len(it.tree.nodes)} inputs" in text
+    assert "This run drafted real trees" in text and f"τ = {trace.tokens_per_pass:.2f}" in text
+    assert "tokens per loop; the run made" not in text  # the chain's geometric model is not a tree's
+    table = at.dataframe[0].value
+    assert len(table) == len(it.tree.nodes) and list(table["verdict"])[0] == hood_tree.VERDICT["root"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "1 + α + … + α^K is a chain's" in captions and "no K policy applies" in captions
