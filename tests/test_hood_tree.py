@@ -108,3 +108,11 @@ def test_the_hood_page_takes_a_tree_run_apart(trace):
     assert len(table) == len(it.tree.nodes) and list(table["verdict"])[0] == hood_tree.VERDICT["root"]
     captions = " ".join(c.value for c in at.caption)
     assert "1 + α + … + α^K is a chain's" in captions and "no K policy applies" in captions
+    assert "That identity is a chain's" in text and "With a tree of 8 guesses the same model" in text
+
+
+def test_the_overlap_section_says_one_minus_tv_is_a_chains_identity_and_gives_the_trees_rate(trace):
+    note = hood_tree.overlap_note(trace)
+    assert "That identity is a chain's" in note
+    assert f"kept {trace.n_accepted} of the {trace.n_checked} steps" in note
+    assert f"α = {trace.acceptance_rate:.2f} per step" in note

@@ -145,6 +145,11 @@ def overlap_section(trace: Trace) -> None:
     if not overlaps:
         st.info("No guess of this run was checked.")
         return
+    if trace.settings.tree is not None:
+        st.markdown(hood_tree.overlap_note(trace))
+        st.page_link(script_path("unchanged.py"), label="Set p and q yourself: Why the output is unchanged",
+                     icon=":material/balance:")
+        return
     mean = hood.mean_chance(trace)
     if is_greedy(trace):
         st.markdown(
@@ -186,15 +191,16 @@ def position_section(trace: Trace) -> None:
                if model.short_loops else ""))
 
 
-def long_context_sentence(k: int) -> str:
+def long_context_sentence(k: int, tree: bool = False) -> str:
     """The KV-cache regime of the batching model at the app's R and default context (:mod:`specsim.lesson.roofline`)."""
     model, context = roofline.LLAMA_31_8B, BATCH_CONTEXT
     batches = (64, 256)
     vs = [roofline.kv_verify_cost(b, k, GPU_RIDGE, context) for b in batches]
     return (f"Each sequence also reads its own KV cache every step, and those reads do not amortise over the batch: "
             f"for {model.name} at {context:,} tokens of context they add a memory-bound attention step beside the "
-            "GEMMs, which dilutes the GEMMs' extra arithmetic without hiding it. With K = "
-            f"{k} the same model gives v = {vs[0]:.2f} at B = {batches[0]} and {vs[1]:.2f} at B = {batches[1]} "
+            "GEMMs, which dilutes the GEMMs' extra arithmetic without hiding it. With "
+            f"{f'a tree of {k} guesses' if tree else f'K = {k}'} the same model gives v = {vs[0]:.2f} at "
+            f"B = {batches[0]} and {vs[1]:.2f} at B = {batches[1]} "
             f"(weights alone: {roofline.batched_verify_cost(batches[0], k, GPU_RIDGE):.2f} and "
             f"{roofline.batched_verify_cost(batches[1], k, GPU_RIDGE):.2f}), so a long context keeps speculation "
             f"paying at batch sizes the weights-only picture rules out (MagicDec: {MAGICDEC_SPEEDUP.source}). "
@@ -247,7 +253,7 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
         f"ridge point R = {GPU_RIDGE} tokens per pass for a GPU, the pass stays memory-bound only while "
         f"B·{c.k + 1} ≤ {GPU_RIDGE}, that is B ≤ {batch_limit}; beyond it each extra guess costs real time, and "
         "throughput can fall below plain decoding. That counts only the weights. "
-        f"{long_context_sentence(c.k)}")
+        f"{long_context_sentence(c.k, tree)}")
     if plain is not None and plain.n_generated:
         st.caption(f"The plain baseline of this run computed {plain.target_passes} one-token passes for "
                    f"{plain.n_decoded} tokens{after_prefill(plain)}.")

@@ -130,6 +130,19 @@ POSITION_INTRO = (
     "from the run's acceptance by rank.")
 
 
+def overlap_note(trace: Trace) -> str:
+    """Why α = 1 − TV(p, q) is a chain's identity and what a tree's α per step is instead."""
+    kept, checked = trace.n_accepted, trace.n_checked
+    how = ("greedy, a level keeps a guess when the target's top token is among the candidates drafted there, "
+           "whatever rank the draft gave it" if trace.settings.temperature == 0 else
+           "sampled, EAGLE-2's rule keeps candidate x with probability p(x) and q plays no part")
+    return ("That identity is a chain's: it assumes the guess was drawn from q and checked with min(1, p/q). A tree "
+            f"offers the draft's top candidates instead, and checks them differently: {how}. So a tree's α per step "
+            "is how well the candidates at a node cover the target's choice, and more candidates raise it. On this run "
+            f"the walk kept {kept} of the {checked} steps it checked down the trees, α = "
+            f"{kept / checked if checked else math.nan:.2f} per step.")
+
+
 def mean_width(trace: Trace) -> float:
     """Positions the average verification pass read: a tree's nodes with its root, a chain's guesses plus one."""
     its = trace.iterations
