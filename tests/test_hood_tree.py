@@ -116,3 +116,17 @@ def test_the_overlap_section_says_one_minus_tv_is_a_chains_identity_and_gives_th
     assert "That identity is a chain's" in note
     assert f"kept {trace.n_accepted} of the {trace.n_checked} steps" in note
     assert f"α = {trace.acceptance_rate:.2f} per step" in note
+
+
+def test_the_tree_economics_marks_the_runs_own_trees_beside_the_models(trace):
+    from app.hood.trees import economics_figure, real_trees_sentence
+
+    hits = te.rank_hits([trace])
+    own = (hood_tree.mean_width(trace) - 1, trace.tokens_per_pass)
+    fig = economics_figure(hits.probs, 0.1, lambda n: 1.0, "v", own)
+    [star] = [t for t in fig.data if t.name == "this run's real trees"]
+    assert (star.x[0], star.y[0]) == own
+    assert not [t for t in economics_figure(hits.probs, 0.1, lambda n: 1.0).data if t.name == star.name]
+    nodes, depth, width = trace.settings.tree
+    model = te.best_tree(hits.probs, nodes, depth, width)
+    assert f"the model's best tree of that shape writes τ = {model.tau:.2f}" in real_trees_sentence(trace, hits)

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 
 from app import state
 from app.charts import chart
-from app.palette import DRAFT, REJECTED, TARGET
+from app.palette import DRAFT, KEPT, REJECTED, TARGET
 from specsim.core.defaults import GPU_RIDGE
 from specsim.core.trace import Trace
 from specsim.lesson import hood_tree, roofline
@@ -37,7 +37,9 @@ def batch_v(batch: int, ridge: float = GPU_RIDGE) -> Callable[[int], float]:
 
 
 def economics_figure(probs: tuple[float, ...], draft_cost: float, v: Callable[[int], float],
-                     v_label: str = "this machine's v(n)") -> go.Figure:
+                     v_label: str = "this machine's v(n)", measured: tuple[float, float] | None = None) -> go.Figure:
+    """τ and speedup against the nodes checked, for a chain and the best tree; ``measured`` (nodes read per pass
+    besides the root, τ) marks a tree run's own trees on the τ panel."""
     chains = [te.chain(probs, n) for n in SIZES]
     trees = [te.best_tree(probs, n) for n in SIZES]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per loop τ", f"speedup, with {v_label}"))
@@ -46,6 +48,9 @@ def economics_figure(probs: tuple[float, ...], draft_cost: float, v: Callable[[i
                         line={"color": colour}, legendgroup=name, row=1, col=1)
         fig.add_scatter(x=list(SIZES), y=[te.speedup(t, draft_cost, v) for t in shapes], mode="lines+markers",
                         name=name, line={"color": colour}, legendgroup=name, showlegend=False, row=1, col=2)
+    if measured is not None:
+        fig.add_scatter(x=[measured[0]], y=[measured[1]], mode="markers", name="this run's real trees",
+                        marker={"color": KEPT, "size": 13, "symbol": "star"}, row=1, col=1)
     fig.add_scatter(x=[SIZES[0], SIZES[-1]], y=[1, 1], mode="lines", name="plain decoding",
                     line={"color": REJECTED, "dash": "dash"}, row=1, col=2)
     fig.update_xaxes(title_text="nodes checked (the pass reads 1 + nodes tokens)", dtick=2)
@@ -125,7 +130,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     c_from = "this run's measured drafting cost" if measured_c else "the calculator's draft cost"
     v_name, v = machine_v()
     short = "v(n) measured here" if "measured" in v_name else f"the roofline's v(n), R = {GPU_RIDGE}"
-    chart(economics_figure(hits.probs, c, v, short), key=state.HOOD_TREE_CHART)
+    own = ((hood_tree.mean_width(trace) - 1, trace.tokens_per_pass) if trace.settings.tree is not None else None)
+    chart(economics_figure(hits.probs, c, v, short, own), key=state.HOOD_TREE_CHART)
     tree, s_tree = te.best_by_size(hits.probs, c, v, SIZES)
     ch, s_ch = te.best_by_size(hits.probs, c, v, SIZES, te.chain)
     same = te.chain(hits.probs, tree.nodes)
