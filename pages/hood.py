@@ -21,8 +21,11 @@ elif trace is not None:
     view.position_section(trace)
     view.closed_form_note(trace)
     view.cost_section(trace, plain)
-    view.adaptive_section(trace)
+    if trace.settings.tree is None:  # a tree run's size is the tree's settings: K policies come after the trees
+        view.adaptive_section(trace)
 view.trees_section()
 if trace is not None and trace.iterations:
     trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
+    if trace.settings.tree is not None:
+        view.adaptive_section(trace)
 frame.closing("hood.py")

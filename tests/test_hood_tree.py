@@ -19,10 +19,20 @@ from tests.conftest import ROOT, open_page
 
 @pytest.fixture(scope="module")
 def trace():
-    """A tiny pair whose draft is the target at another seed: the walk keeps some guesses and refuses others."""
+    """A tiny pair whose draft is the target with its weights nudged: the walk keeps some guesses (up to two a loop)
+    and refuses others, and passes over siblings of the kept ones."""
+    import torch
+
     target = tiny_loaded(64, seed=1, logit_scale=4.0)
     draft = tiny_llama(64, seed=1, logit_scale=4.0)
-    return tree_generate(target, ModelDrafter(draft, "the target itself"), [1, 2, 3, 4], TreeShape(8, 3, 3), 20)
+    noise = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for weight in draft.parameters():
+            weight.add_(0.02 * torch.randn(weight.shape, generator=noise))
+    out = tree_generate(target, ModelDrafter(draft, "a nudged copy"), [1, 2, 3, 4], TreeShape(8, 3, 3), 20)
+    statuses = {node.status for it in out.iterations for node in it.tree.nodes}
+    assert {"kept", "refused", "passed", "unchecked"} <= statuses, statuses  # every verdict a greedy walk gives
+    return out
 
 
 def _engine_tree(it) -> TokenTree:
@@ -108,14 +118,14 @@ def test_the_hood_page_takes_a_tree_run_apart(trace):
     assert len(table) == len(it.tree.nodes) and list(table["verdict"])[0] == hood_tree.VERDICT["root"]
     captions = " ".join(c.value for c in at.caption)
     assert "1 + α + … + α^K is a chain's" in captions and "no K policy applies" in captions
-    assert "That identity is a chain's" in text and "With a tree of 8 guesses the same model" in text
+    assert "The identity above is a chain's" in text and "With a tree of 8 guesses the same model" in text
 
 
 def test_the_overlap_section_says_one_minus_tv_is_a_chains_identity_and_gives_the_trees_rate(trace):
     note = hood_tree.overlap_note(trace)
-    assert "That identity is a chain's" in note
+    assert "The identity above is a chain's" in note
     assert f"kept {trace.n_accepted} of the {trace.n_checked} steps" in note
-    assert f"α = {trace.acceptance_rate:.2f} per step" in note
+    assert f"the tree's α per step is {trace.acceptance_rate:.2f}" in note and 0 < trace.acceptance_rate < 1
 
 
 def test_the_tree_economics_marks_the_runs_own_trees_beside_the_models(trace):
@@ -130,3 +140,33 @@ def test_the_tree_economics_marks_the_runs_own_trees_beside_the_models(trace):
     nodes, depth, width = trace.settings.tree
     model = te.best_tree(hits.probs, nodes, depth, width)
     assert f"the model's best tree of that shape writes τ = {model.tau:.2f}" in real_trees_sentence(trace, hits)
+
+
+def test_the_growth_sentence_counts_the_draft_passes_the_loop_spent_and_the_lowest_score_kept(trace):
+    for step, it in enumerate(trace.iterations):
+        text = hood_tree.growth_sentence(trace, step)
+        if len(it.tree.nodes) > 1:
+            low = min(node.score for node in it.tree.nodes[1:])
+            assert f"The lowest score kept here was {low:.3f}" in text
+        if it.k_planned:
+            assert f"It spent {it.k_planned} draft pass" in text
+    assert sum(it.k_planned or 0 for it in trace.iterations) == trace.draft_passes
+
+
+@pytest.mark.parametrize(("kept", "reached", "words"), [
+    ((9, 4, 0), (25, 8, 2), "do not rise steadily: the last is below the first"),
+    ((9, 4, 1), (20, 10, 5), "fall rather than rise"),
+    ((5, 6, 6), (20, 10, 8), None)])
+def test_the_rates_sentence_says_fall_only_when_every_rate_falls(kept, reached, words):
+    from dataclasses import replace
+
+    model = replace(hood.position_model(_any_trace()), kept=kept, reached=reached)
+    text = hood.rates_sentence(model)
+    for phrase in ("do not rise steadily", "fall rather than rise"):
+        assert (phrase in text) == (words is not None and phrase in words), (phrase, text)
+
+
+def _any_trace():
+    from specsim.lesson import recorded
+
+    return recorded.load(next(r.path for r in recorded.RECIPES if r.name == "prose_run")).spec

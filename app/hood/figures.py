@@ -28,7 +28,7 @@ def mask_figure(labels: list[str], grid: list[list[bool]], hidden: int, rows: li
                                colorscale=[[0, BACKGROUND], [1, TARGET]], zmin=0, zmax=1, xgap=2, ygap=2,
                                hovertemplate="%{y} may attend to position %{x}: %{text}<extra></extra>"))
     if hidden:
-        title += f"<br><sup>and the {hidden} earlier cached positions, which every row reads</sup>"
+        title += f"<br><sup>and positions 0-{hidden - 1}, not drawn, which every row also reads</sup>"
     # the column labels sit on top, under a two-line title: room for both, so the subtitle never covers the labels
     fig.update_layout(title=title, height=180 + 34 * len(rows),
                       margin=dict(l=10, r=10, t=110, b=10),
@@ -57,11 +57,12 @@ def rows_figure(rows: list[VerifyRow]) -> go.Figure:
     return fig
 
 
-def cache_figure(story: CacheStory, after: str = "after the crop") -> go.Figure:
-    """KV-cache lengths through one iteration: before, after the pass or the drafting, after the crop (``after``
-    names that last stage: a tree's cache keeps its kept path instead)."""
+def cache_figure(story: CacheStory, written: str = "written", after: str = "after the crop") -> go.Figure:
+    """KV-cache lengths through one iteration: before, after the pass or the drafting, after the crop (``written``
+    and ``after`` name the last two stages: a tree's draft drops its levels' entries before the target checks, and
+    a tree's cache keeps its kept path instead of a crop)."""
     c = story.lengths
-    stages = ["before", "written", after]
+    stages = ["before", written, after]
     fig = go.Figure()
     fig.add_bar(x=stages, y=[c.target_before, c.target_written, c.target_kept], name="target cache",
                 marker_color=TARGET, text=[c.target_before, c.target_written, c.target_kept], textposition="outside")

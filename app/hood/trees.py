@@ -82,7 +82,9 @@ def batch_table(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> list[
 def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> str:
     """What the table of :func:`batch_table` shows, in one or two sentences."""
     equal = next((b for b, ch, s_ch, tr, s_tr in rows if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
-    text = f"**As the batch grows** (a GPU's roofline, weights only, R = {GPU_RIDGE}, with this run's c): "
+    text = (f"**As the batch grows** (a GPU's roofline, weights only, R = {GPU_RIDGE}, with this run's c; the "
+            "long context's KV-cache reads, which *What it costs* adds, are left out here and keep the larger "
+            "batches paying longer): ")
     if equal is not None:
         text += (f"from B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
                  "arithmetic the batch already uses, so the tree's spare guesses stop paying.")
@@ -97,8 +99,9 @@ def real_trees_sentence(trace: Trace, hits: te.RankHits) -> str:
     model = te.best_tree(hits.probs, nodes, depth, width)
     measured = trace.tokens_per_pass
     text = (f"**This run drafted real trees** (up to {nodes} guesses, {depth} levels, {width} children a node; "
-            f"{hood_tree.mean_width(trace):.1f} tokens read per pass on average) and wrote **τ = {measured:.2f}** "
-            f"tokens per loop. From the same run's ranks, the model's best tree of that shape writes "
+            f"{hood_tree.mean_width(trace):.1f} tokens read per pass on average) and wrote {trace.n_decoded} tokens "
+            f"in {len(trace.iterations)} loops, **τ = {measured:.2f}** tokens per loop. From the same run's ranks, "
+            "the model's best tree of that shape writes "
             f"τ = {model.tau:.2f}. ")
     if measured < model.tau - 0.05:
         text += ("The real trees fall short of it: the draft chose its tree by its own q, which ranks the "

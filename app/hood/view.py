@@ -356,9 +356,11 @@ def trees_section() -> None:
     st.markdown(
         "A chain proposes one guess per position. A **token tree** proposes several candidates per position "
         "(SpecInfer, Medusa, EAGLE-2) and verifies the whole tree in one pass, with a **tree attention mask**: each "
-        "node attends to its own ancestors only, the tree version of the causal mask above.\n\n"
+        "node attends to the cached context, its ancestors and itself, the tree version of a chain's causal "
+        "mask.\n\n"
         "- **Greedy trees** are lossless trivially: the longest path whose every token is the target's argmax is "
-        "kept. The app's own trees (Medusa's, lookahead's) are checked this way.\n"
+        "kept. The app's trees are checked this way: the live page's drafted trees, and on the Variants page Medusa's "
+        "and lookahead's.\n"
         "- **Sampling trees** stay lossless with **multi-candidate rejection sampling**, and which rule is right "
         "depends on how the candidates at a node were chosen:\n"
         "  - **Candidates drawn independently from the draft's q** (SpecInfer, Miao et al., 2024): try them in "
@@ -383,7 +385,11 @@ def closed_form_note(trace: Trace) -> None:
     """One line tying the run to the calculator's formula."""
     k, alpha = trace.k_max, trace.acceptance_rate  # the K and α the live page's cost model names
     if trace.settings.tree is not None:
-        st.caption(f"This run's trees wrote {trace.tokens_per_pass:.2f} tokens per loop. The calculator's "
+        idle = sum(1 for it in trace.iterations if it.k == 0)
+        st.caption(f"This run's trees wrote {trace.n_decoded} tokens in {len(trace.iterations)} loops, "
+                   f"{trace.tokens_per_pass:.2f} per loop"
+                   + (f" ({idle} loop{'s' if idle != 1 else ''} checked no guess: the token budget left room for the "
+                      "+1 token alone)" if idle else "") + ". The calculator's "
                    "1 + α + … + α^K is a chain's: a tree offers several candidates per position, and *What a tree "
                    "buys* below models its tokens per loop from this run's acceptance by rank.")
         return

@@ -88,13 +88,14 @@ def tree_figure(it: Iteration) -> go.Figure:
                              text=[f"+1 {visible(it.extra.text)!s}"], textposition="top center",
                              hovertemplate=f"the target's own token ({it.extra_kind}), after the last kept guess"
                                            "<extra></extra>"))
-    depth = max(d for d, _ in where) + 1
+    depth = max(max(d for d, _ in where), x + 1)  # the deepest node, or the +1 after the kept path
     rows = max(r for _, r in where) + 2
     kept = f"{len(path)} kept" if path else "none kept"
     fig.update_layout(
         title=f"This loop's tree: {len(tree.nodes) - 1} guesses scored in one pass of {tree.width_read} tokens, "
               f"{kept}",
-        xaxis={"title": "depth (tokens after the context)", "dtick": 1, "range": [-0.4, depth + 0.6],
+        xaxis={"title": "depth below the root (the root: the context's last token)", "dtick": 1,
+               "range": [-0.4, depth + 0.6],
                "zeroline": False},
         yaxis={"showticklabels": False, "zeroline": False, "showgrid": False, "range": [rows - 0.5, -1.8]},
         height=190 + 48 * rows, margin={"l": 20, "r": 20, "t": 50, "b": 100},

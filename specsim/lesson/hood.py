@@ -251,8 +251,10 @@ def rates_sentence(model: PositionModel) -> str:
             "reached it): " + "; ".join(parts) + ".")
     rates = [kept / reached for kept, reached in zip(model.kept, model.reached, strict=True) if reached]
     if len(rates) > 1 and rates[-1] < rates[0]:
-        text += (" On this run they fall rather than rise: the later rates rest on fewer loops, and a few refusals "
-                 "there move them a long way.")
+        falling = all(b <= a for a, b in zip(rates, rates[1:], strict=False))
+        text += (" On this run they fall rather than rise" if falling else
+                 " On this run they do not rise steadily: the last is below the first")
+        text += ": the later rates rest on fewer loops, and a few refusals there move them a long way."
     thin = [(reached, j) for j, reached in enumerate(model.reached, start=1) if 0 < reached < RATE_MIN_LOOPS]
     if thin:
         reached, j = min(thin, key=lambda pair: (pair[0], -pair[1]))  # the fewest loops, the later slot on a tie

@@ -87,6 +87,27 @@ def tree_mask(it: Iteration, context_shown: int = 4) -> tuple[list[str], list[li
     return labels, grid, cached - shown
 
 
+def growth_sentence(trace: Trace, step: int) -> str:
+    """How the draft grew iteration ``step``'s tree (EAGLE-2's dynamic tree) and what that cost in draft passes."""
+    it = trace.iterations[step]
+    nodes, depth, width = trace.settings.tree
+    guesses = it.tree.nodes[1:]
+    low = min(guesses, key=lambda node: node.score) if guesses else None
+    passes = it.k_planned or 0
+    text = (f"**How the draft grew it** (EAGLE-2's dynamic tree): a node's **score** is q multiplied down its path, "
+            "the draft's own estimate that the guess is kept. At each level the draft expanded its best-scored "
+            f"newest nodes, {width} children each, and in the end kept the {nodes} best-scored guesses of all it "
+            "had drafted. ")
+    if low is not None:
+        text += (f"The lowest score kept here was {low.score:.3f}; every candidate scored below it was dropped, "
+                 "which is why some branches stop early. ")
+    if passes:
+        text += (f"It spent {passes} draft pass{'' if passes == 1 else 'es'}: reading the context gives the first "
+                 f"level's candidates and each further pass the next level's, up to the {depth} levels asked for, "
+                 "even where the guesses kept stop short of them.")
+    return text
+
+
 def decisive_row(it: Iteration) -> int:
     """The row whose output chose the +1 token: the last kept node's (the root's when nothing was kept)."""
     path = it.tree.kept_path() if it.tree is not None else []
@@ -136,11 +157,19 @@ def overlap_note(trace: Trace) -> str:
     how = ("greedy, a level keeps a guess when the target's top token is among the candidates drafted there, "
            "whatever rank the draft gave it" if trace.settings.temperature == 0 else
            "sampled, EAGLE-2's rule keeps candidate x with probability p(x) and q plays no part")
-    return ("That identity is a chain's: it assumes the guess was drawn from q and checked with min(1, p/q). A tree "
+    hits = sum(1 for it in trace.iterations for s in it.slots[:it.n_accepted + 1]
+               if s.status != "unchecked" and s.draft_top and s.target_top
+               and s.draft_top[0].token_id == s.target_top[0].token_id)
+    chain = (f" The draft's single top guess was the target's at {hits} of those {checked} steps "
+             f"({hits / checked:.2f}): that is the α a chain drafted by the same draft would see. The α on this "
+             "page's charts below is the tree's rate per step." if checked else "")
+    greedy = "This run is greedy (temperature 0). " if trace.settings.temperature == 0 else ""
+    return (greedy + "The identity above is a chain's: it assumes the guess was drawn from q and checked with "
+            "min(1, p/q). A tree "
             f"offers the draft's top candidates instead, and checks them differently: {how}. So a tree's α per step "
             "is how well the candidates at a node cover the target's choice, and more candidates raise it. On this run "
-            f"the walk kept {kept} of the {checked} steps it checked down the trees, α = "
-            f"{kept / checked if checked else math.nan:.2f} per step.")
+            f"the walk kept {kept} of the {checked} steps it checked down the trees: the tree's α per step is "
+            f"{kept / checked if checked else math.nan:.2f}." + chain)
 
 
 def mean_width(trace: Trace) -> float:
