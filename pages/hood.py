@@ -17,13 +17,16 @@ elif trace is not None:
     step = view.pick_step(trace)
     view.verification_section(trace, step)
     view.cache_section(trace, step)
+    if trace.settings.tree is not None:  # a tree run: the tree rules right after its own tree
+        view.trees_section()
     view.overlap_section(trace)
     view.position_section(trace)
     view.closed_form_note(trace)
     view.cost_section(trace, plain)
     if trace.settings.tree is None:  # a tree run's size is the tree's settings: K policies come after the trees
         view.adaptive_section(trace)
-view.trees_section()
+if trace is None or not trace.iterations or trace.settings.tree is None:
+    view.trees_section()
 if trace is not None and trace.iterations:
     trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
     if trace.settings.tree is not None:

@@ -118,28 +118,37 @@ def test_the_hood_page_takes_a_tree_run_apart(trace):
     assert len(table) == len(it.tree.nodes) and list(table["verdict"])[0] == hood_tree.VERDICT["root"]
     captions = " ".join(c.value for c in at.caption)
     assert "1 + α + … + α^K is a chain's" in captions and "no K policy applies" in captions
-    assert "The identity above is a chain's" in text and "With a tree of 8 guesses the same model" in text
+    assert "The identity above is for one candidate a position" in text
+    assert "With a tree of 8 guesses the same model" in text
 
 
 def test_the_overlap_section_says_one_minus_tv_is_a_chains_identity_and_gives_the_trees_rate(trace):
     note = hood_tree.overlap_note(trace)
-    assert "The identity above is a chain's" in note
+    assert "The identity above is for one candidate a position" in note
     assert f"kept {trace.n_accepted} of the {trace.n_checked} steps" in note
     assert f"the tree's α per step is {trace.acceptance_rate:.2f}" in note and 0 < trace.acceptance_rate < 1
 
 
 def test_the_tree_economics_marks_the_runs_own_trees_beside_the_models(trace):
-    from app.hood.trees import economics_figure, real_trees_sentence
+    from app.hood.trees import economics_figure, real_trees, real_trees_sentence
 
     hits = te.rank_hits([trace])
-    own = (hood_tree.mean_width(trace) - 1, trace.tokens_per_pass)
-    fig = economics_figure(hits.probs, 0.1, lambda n: 1.0, "v", own)
-    [star] = [t for t in fig.data if t.name == "this run's real trees"]
-    assert (star.x[0], star.y[0]) == own
-    assert not [t for t in economics_figure(hits.probs, 0.1, lambda n: 1.0).data if t.name == star.name]
+    c, v = 0.1, (lambda n: 1.0 + 0.02 * (n - 1))
+    own = real_trees(trace, c, v)
+    its = trace.iterations
+    loop_cost = sum((it.k_planned or 1) * c + v(it.tree.width_read) for it in its) / len(its)
+    assert own.speedup == pytest.approx(trace.tokens_per_pass / loop_cost)
+    assert own.passes == pytest.approx(trace.draft_passes / len(its))
+    fig = economics_figure(hits.probs, c, v, "v", own)
+    stars = [t for t in fig.data if t.name == "this run's real trees"]
+    assert [(t.x[0], t.y[0]) for t in stars] == [(own.guesses, own.tau), (own.guesses, own.speedup)]
+    assert not [t for t in economics_figure(hits.probs, c, v).data if t.name == stars[0].name]
     nodes, depth, width = trace.settings.tree
-    model = te.best_tree(hits.probs, nodes, depth, width)
-    assert f"the model's best tree of that shape writes τ = {model.tau:.2f}" in real_trees_sentence(trace, hits)
+    model = te.fastest_tree(hits.probs, nodes, c, v, width=width, max_depth=depth)
+    text = real_trees_sentence(trace, hits, c, v)
+    assert f"that is **{own.speedup:.2f}×** (the star)" in text
+    assert f"under the same limits writes τ = {model.tau:.2f} with {model.depth} draft pass" in text
+    assert f"{te.speedup(model, c, v):.2f}×" in text
 
 
 def test_the_growth_sentence_counts_the_draft_passes_the_loop_spent_and_the_lowest_score_kept(trace):
@@ -170,3 +179,22 @@ def _any_trace():
     from specsim.lesson import recorded
 
     return recorded.load(next(r.path for r in recorded.RECIPES if r.name == "prose_run")).spec
+
+
+@pytest.mark.parametrize(("nodes", "c"), [(3, 0.05), (4, 0.3), (4, 0.02), (5, 0.15)])
+def test_the_fastest_tree_of_a_size_beats_every_tree_of_that_size(nodes, c):
+    """Every prefix-closed set of ``nodes`` paths over 3 ranks and 3 levels, priced with a draft pass per level:
+    none is faster than :func:`fastest_tree`, which may be shallower than the tree with the most τ."""
+    import math
+
+    probs, v, levels = (0.6, 0.25, 0.1), (lambda n: 1.0 + 0.05 * (n - 1)), 3
+    paths = [p for d in range(1, levels + 1) for p in itertools.product(range(1, 4), repeat=d)]
+    best = 0.0
+    for chosen in itertools.combinations(paths, nodes):
+        s = set(chosen)
+        if all(p[:-1] in s for p in chosen if len(p) > 1):
+            tau = 1 + sum(math.prod(probs[r - 1] for r in p) for p in chosen)
+            best = max(best, tau / (max(len(p) for p in chosen) * c + v(nodes + 1)))
+    fastest = te.fastest_tree(probs, nodes, c, v, max_depth=levels)
+    assert fastest.nodes == nodes and te.speedup(fastest, c, v) == pytest.approx(best)
+    assert fastest.depth <= te.best_tree(probs, nodes).depth

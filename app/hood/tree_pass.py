@@ -28,8 +28,9 @@ def verification_section(trace: Trace, step: int) -> None:
         "token (the **root**, row 0: the previous loop's +1 token, or the prompt's first answer token, which no pass "
         f"has read yet) and all {n} guesses in **one** pass, {n + 1} inputs, in the order they were drafted, "
         "parents before children.\n\n"
-        "Two candidates for the same position sit at the same place in the text, so a row's position is its "
-        "depth below the root, not its place in the pass. And a row must not read a rival candidate: the **tree "
+        "Two candidates for the same position sit at the same place in the text, so a row's position is the "
+        f"root's position plus its depth (here {rows[0].position} + depth), not its place in the pass. And a row "
+        "must not read a rival candidate: the **tree "
         "attention mask** lets each row see the cached context, its own ancestors and itself, nothing else. Row "
         "i then returns, in exact arithmetic, what plain decoding would return after node i's own path.")
     chart(tree_figure(it), key=state.HOOD_TREE_FIGURE)

@@ -203,7 +203,9 @@ def long_context_sentence(k: int, tree: bool = False) -> str:
             f"B = {batches[0]} and {vs[1]:.2f} at B = {batches[1]} "
             f"(weights alone: {roofline.batched_verify_cost(batches[0], k, GPU_RIDGE):.2f} and "
             f"{roofline.batched_verify_cost(batches[1], k, GPU_RIDGE):.2f}), so a long context keeps speculation "
-            f"paying at batch sizes the weights-only picture rules out (MagicDec: {MAGICDEC_SPEEDUP.source}). "
+            f"paying at batch sizes the weights-only picture rules out (MagicDec: {MAGICDEC_SPEEDUP.source}), "
+            "provided a loop's tokens still exceed that v plus the drafting, and the draft's own cache stays small "
+            "(MagicDec gives its draft a compressed one). "
             + _memory_clause(model, context, batches)
             + "*Serving many requests* shows both regimes with a context slider.")
 
@@ -246,9 +248,12 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
         "arithmetic of plain decoding per token, plus the draft's work. Speculation trades spare arithmetic for "
         "fewer sequential passes.\n"
         f"- **Latency per token falls** when a pass over {width} costs about as much as a pass over one, which "
-        "holds while the accelerator waits on memory.\n"
-        "- **Time to first token is unchanged**: the prompt's prefill is one pass either way (the draft also "
-        "reads the prompt, a small extra).\n"
+        "holds while the accelerator waits on memory, and only while a loop's tokens outweigh its cost: τ above "
+        "v plus the drafting."
+        + (" A tree's mask is not the causal one that stock fused attention kernels assume, so its wide pass can "
+           "cost more than a chain's of the same width." if tree else "") + "\n"
+        "- **Time to first token is nearly unchanged**: the prompt's prefill is one pass either way, and the draft "
+        "also reads the prompt, a small extra.\n"
         f"- **Batching erodes it.** A server batching B requests runs B·{c.k + 1} positions per pass. With this app's "
         f"ridge point R = {GPU_RIDGE} tokens per pass for a GPU, the pass stays memory-bound only while "
         f"B·{c.k + 1} ≤ {GPU_RIDGE}, that is B ≤ {batch_limit}; beyond it each extra guess costs real time, and "

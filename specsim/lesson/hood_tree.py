@@ -95,9 +95,11 @@ def growth_sentence(trace: Trace, step: int) -> str:
     low = min(guesses, key=lambda node: node.score) if guesses else None
     passes = it.k_planned or 0
     text = (f"**How the draft grew it** (EAGLE-2's dynamic tree): a node's **score** is q multiplied down its path, "
-            "the draft's own estimate that the guess is kept. At each level the draft expanded its best-scored "
-            f"newest nodes, {width} children each, and in the end kept the {nodes} best-scored guesses of all it "
-            "had drafted. ")
+            "the draft's own estimate that the guess is kept, so the scores of a tree add up to the draft's estimate "
+            f"of τ − 1. At each level the draft expanded its {width} best-scored newest nodes, {width} children each, "
+            f"and in the end kept the {nodes} best-scored guesses of all it had drafted. Here the draft is a small "
+            "standalone model; EAGLE-2 grew its trees from its own feature-level head, whose confidence it found to "
+            "track acceptance. ")
     if low is not None:
         text += (f"The lowest score kept here was {low.score:.3f}; every candidate scored below it was dropped, "
                  "which is why some branches stop early. ")
@@ -128,17 +130,20 @@ def cache_sentences(it: Iteration) -> list[str]:
            f"each of the {n - 1} guesses, {n} more, {c.target_written} in all. A chain would now crop the end off; "
            f"a tree's kept guesses need not be its first rows, so the engine moves the entries of the root and the "
            f"{kept} kept guess{'' if kept == 1 else 'es'} up to sit right after the context and drops the other "
-           f"{c.target_written - c.target_kept}: {c.target_kept} stay. The +1 token is not cached yet: it is the "
-           "first input of the next pass."]
+           f"{c.target_written - c.target_kept}: {c.target_kept} stay. No entry needs computing again: each node's "
+           "keys were rotated for its position in the text (the root's plus its depth), which is where the kept "
+           "path sits once moved. The +1 token is not cached yet: it is the first input of the next pass."]
     if c.draft_before is not None and c.draft_drafted is not None:
         read = c.draft_drafted - c.draft_before
+        again = (f"the {kept} kept guess{'' if kept == 1 else 'es'} (inputs of its level passes, whose entries went "
+                 "with the levels) and the +1 token" if kept else "the +1 token")
         out.append(f"Draft: {c.draft_before} cached before drafting. It first reads the {read} newest token"
-                   f"{'' if read == 1 else 's'} of the context ({c.draft_drafted} cached), then drafts the tree one "
-                   "level per pass. Each level's entries serve only the levels below it and are dropped once the "
-                   f"tree is drafted, so it holds {c.draft_drafted} when the target checks, and {c.draft_kept} after "
-                   f"it is cut back to what the target kept. Before its next tree it reads {c.draft_catch_up} "
-                   f"token{'s' if c.draft_catch_up != 1 else ''} it has not seen: the +1 token"
-                   + (" and the kept guesses." if kept else "."))
+                   f"{'' if read == 1 else 's'} of the context, root included ({c.draft_drafted} cached), then drafts "
+                   "the tree one level per pass. Each level's entries serve only the levels below it and are dropped "
+                   f"once the tree is drafted, so the draft holds the context and the root alone, {c.draft_drafted}, "
+                   f"when the target checks, and {c.draft_kept} after the verdict. Before its next tree it reads "
+                   f"{c.draft_catch_up} token{'s' if c.draft_catch_up != 1 else ''}: {again}. Keeping the kept path's "
+                   "entries, as the target does, would spare that re-read.")
     return out
 
 
@@ -163,8 +168,9 @@ def overlap_note(trace: Trace) -> str:
     chain = (f" The draft's single top guess was the target's at {hits} of those {checked} steps "
              f"({hits / checked:.2f}): that is the α a chain drafted by the same draft would see. The α on this "
              "page's charts below is the tree's rate per step." if checked else "")
-    greedy = "This run is greedy (temperature 0). " if trace.settings.temperature == 0 else ""
-    return (greedy + "The identity above is a chain's: it assumes the guess was drawn from q and checked with "
+    greedy = ("This run is greedy (temperature 0): p and q are one-hot, so 1 − TV(p, q) is 1 when the draft's top "
+              "token is the target's and 0 otherwise. " if trace.settings.temperature == 0 else "")
+    return (greedy + "The identity above is for one candidate a position, drawn from q and checked with "
             "min(1, p/q). A tree "
             f"offers the draft's top candidates instead, and checks them differently: {how}. So a tree's α per step "
             "is how well the candidates at a node cover the target's choice, and more candidates raise it. On this run "

@@ -108,10 +108,24 @@ def speedup(tree: Tree, draft_cost: float, verify_cost: Callable[[int], float]) 
     return tree.tau / (tree.depth * draft_cost + verify_cost(tree.nodes + 1))
 
 
+def fastest_tree(probs: Sequence[float], nodes: int, draft_cost: float, verify_cost: Callable[[int], float],
+                 width: int | None = None, max_depth: int | None = None) -> Tree:
+    """The tree of ``nodes`` nodes with the highest :func:`speedup`, not the highest τ: every extra level costs a
+    draft pass, so a shallower tree of the same size can be faster. It is the most probable paths under some depth
+    cap d (:func:`best_tree`), the best over every d up to ``max_depth`` (default: ``nodes``)."""
+    caps = range(1, (max_depth or nodes) + 1)
+    trees = [best_tree(probs, nodes, d, width) for d in caps]
+    full = [t for t in trees if t.nodes == max(u.nodes for u in trees)]  # a low cap may not hold ``nodes`` nodes
+    return max(full, key=lambda t: (speedup(t, draft_cost, verify_cost), -t.depth))
+
+
 def best_by_size(probs: Sequence[float], draft_cost: float, verify_cost: Callable[[int], float],
-                 sizes: Sequence[int], shape: Callable[[Sequence[float], int], Tree] = best_tree) -> tuple[Tree, float]:
-    """The tree (or chain, with ``shape=chain``) of the listed sizes with the highest speedup, and that speedup."""
-    trees = [shape(probs, n) for n in sizes]
+                 sizes: Sequence[int],
+                 shape: Callable[[Sequence[float], int], Tree] | None = None) -> tuple[Tree, float]:
+    """The tree (:func:`fastest_tree` of each size; or a chain, with ``shape=chain``) of the listed sizes with the
+    highest speedup, and that speedup."""
+    trees = [shape(probs, n) if shape is not None else fastest_tree(probs, n, draft_cost, verify_cost)
+             for n in sizes]
     speeds = [speedup(t, draft_cost, verify_cost) for t in trees]
     i = max(range(len(trees)), key=lambda j: (speeds[j], -trees[j].nodes))
     return trees[i], speeds[i]
