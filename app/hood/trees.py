@@ -137,7 +137,7 @@ def real_trees_sentence(trace: Trace, hits: te.RankHits, draft_cost: float, v: C
                  "nodes where they pay, which a model of alike positions cannot. ")
     else:
         text += "The two agree within 0.02×. "
-    return text + "From this few positions, read the gap as rough."
+    return text + "From so few positions, read the gap as rough."
 
 
 def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
