@@ -18,7 +18,7 @@ elif trace is not None:
     view.verification_section(trace, step)
     view.cache_section(trace, step)
     if trace.settings.tree is not None:  # a tree run: the tree rules right after its own tree
-        view.trees_section()
+        trees.rules_section()
     view.overlap_section(trace)
     view.position_section(trace)
     view.closed_form_note(trace)
@@ -26,7 +26,7 @@ elif trace is not None:
     if trace.settings.tree is None:  # a tree run's size is the tree's settings: K policies come after the trees
         view.adaptive_section(trace)
 if trace is None or not trace.iterations or trace.settings.tree is None:
-    view.trees_section()
+    trees.rules_section()
 if trace is not None and trace.iterations:
     trees.section(trace, plain, state.get(state.CALC_DRAFT_COST))
     if trace.settings.tree is not None:

@@ -311,3 +311,62 @@ def test_a_predictions_interval_comes_from_cs_and_vs_and_the_sentence_names_the_
     assert "(K = 1, 2, 3, each known to within ±3%)" in sentence
     assert "the best K for the default drafter" in _profile().k_sentence()  # no tie recorded: the argmax, as before
     assert machine.Profile.from_json(tied.to_json()) == tied
+
+
+def test_the_profile_chooses_among_chains_and_trees_the_narrowest_pass_within_its_noise():
+    """Issue 64, item 4: a tree clearly ahead is chosen; settings the measurement cannot tell apart go to the one
+    whose verification pass reads the fewest tokens, a chain on a tie of widths."""
+    clear = {"K=1": 1.30, "K=2": 1.35, "tree 8": 1.60, "tree 12": 1.50}
+    assert machine.choose_setting(clear, {key: 0.02 for key in clear}) == ("tree 8", ["tree 8"])
+    noisy = {"K=2": 1.40, "K=4": 1.45, "tree 4": 1.47, "tree 8": 1.50}
+    chosen, tied = machine.choose_setting(noisy, {key: 0.03 for key in noisy})
+    assert tied == ["K=4", "tree 4", "tree 8"] and chosen == "K=4"  # K = 4 reads 5 tokens, as a tree of 4 does
+    assert machine.choose_setting({"K=3": 1.2, "tree 3": 1.2}, {}) == ("K=3", ["K=3", "tree 3"])
+    assert machine.choose_setting({"K=1": 1.0, "tree 16": 1.9}, {"K=1": 0.5, "tree 16": 0.5})[0] == "K=1"
+
+
+def test_tree_noise_is_the_chains_formula_with_the_trees_draft_passes_and_pass_width():
+    from specsim.measure.costmodel import cost_model
+    from tests.live_traces import hand_plain, hand_trace
+
+    spec, plain = hand_trace(), hand_plain()
+    v, spread = {n: 1.0 + 0.1 * (n - 1) for n in range(1, 18)}, {n: 0.04 for n in range(1, 18)}
+    model = cost_model([spec], [plain])
+    got = profile_timing.tree_noise({4: [spec]}, [plain], 0.1, v, spread)[4]
+    drafting = model.k * model.draft_cost
+    assert got == pytest.approx((drafting * 0.1 + v[5] * 0.04) / (drafting + v[5]))
+
+
+def _tree_profile(best_setting: str, tied: list[str]) -> machine.Profile:
+    return _profile(speedup_by_tree={4: 1.31, 8: 1.62, 12: 1.55}, tree_noise={4: 0.03, 8: 0.03, 12: 0.03},
+                    tokens_per_loop_by_tree={4: 1.9, 8: 2.2, 12: 2.3}, tree_depths={4: 3, 8: 4, 12: 5},
+                    best_setting=best_setting, settings_within_noise=tied)
+
+
+def test_the_k_sentence_says_which_setting_won_among_chains_and_trees_and_how_to_run_a_tree():
+    from app.live.params import POLICIES, TREE
+
+    tree = _tree_profile("tree 8", ["tree 12", "tree 8"])
+    text = tree.k_sentence()
+    assert "Token trees were timed beside the chains (4 guesses 1.31×, 8 guesses 1.62×, 12 guesses 1.55×)" in text
+    assert "the best setting here is a tree of 8 guesses, 4 levels deep (1.62× predicted" in text
+    assert f'pick the K policy "{POLICIES[TREE]}"' in text  # the live page's own name for it
+    assert "cannot tell it from a tree of 12 guesses" in text
+    assert machine.Profile.from_json(tree.to_json()) == tree
+    assert "chosen among chains and trees: a tree of 8 guesses" in machine.format_profile(tree)
+    chain = _tree_profile("K=2", ["K=2"]).k_sentence()
+    assert "the choice here is a chain, K = 2: the trees' wider passes cost more" in chain
+    assert "Token trees" not in _profile().k_sentence()  # a profile measured before trees says nothing of them
+
+
+def test_the_tree_bench_says_where_the_profiles_choice_stands_among_the_measured_settings():
+    from specsim.measure import treebench
+
+    rows = [{"setting": "chain K=1", "speedup": 1.30}, {"setting": "chain K=2", "speedup": 1.52},
+            {"setting": "tree 8 (depth 4, width 3)", "speedup": 1.49},
+            {"setting": "tree 12 (depth 5, width 3)", "speedup": 1.41}]
+    assert treebench.choice_report(rows, "K=2").endswith("chain K=2 at 1.52x: the best setting here.")
+    assert "within 2.0% of the best" in treebench.choice_report(rows, "tree 8")
+    assert "7.2% below the best, more than 3 %" in treebench.choice_report(rows, "tree 12")
+    assert "it was not run here" in treebench.choice_report(rows, "tree 16")
+    assert [s.nodes for s in treebench.TREE_SHAPES] == [n for n, _ in profile_timing.PROFILE_TREES]

@@ -18,7 +18,6 @@ from specsim.core.trace import Trace
 from specsim.lesson import hood, hood_tree, kpolicy_runs, recorded, roofline
 from specsim.lesson.replay import after_prefill, is_greedy, visible
 from specsim.measure import analytics
-from specsim.variants import tree_rules
 
 
 def pick_run() -> tuple[Trace | None, Trace | None]:
@@ -332,58 +331,6 @@ def policies_comparison() -> None:
         + ("Every policy wrote exactly the tokens of plain decoding." if all(r.identical for r in runs) else
            "A policy wrote different tokens from plain decoding: on this decode path, passes over different "
            "numbers of tokens are not bitwise equal (see the live page's note on invariance)."))
-
-
-def tree_rules_example() -> str:
-    """The worked example beside the two rules: the draft's top candidates at one node, checked both ways."""
-    p, q, k = tree_rules.EXAMPLE_P, tree_rules.EXAMPLE_Q, tree_rules.EXAMPLE_CANDIDATES
-    names = "ABCDEFGH"[: len(p)]
-
-    def spelled(dist) -> str:
-        return ", ".join(f"{name} {x:.2f}" for name, x in zip(names, dist, strict=True))
-
-    def verdict(dist) -> str:
-        return "which is p" if tree_rules.is_target(dist, p) else "not p"
-
-    eagle, wrong, iid = (tree_rules.eagle2(p, q, k), tree_rules.specinfer_rule_on_top_k(p, q, k),
-                         tree_rules.specinfer(p, q, k))
-    tops = " and ".join(names[i] for i in tree_rules.top_k(q, k))
-    return (f"A worked node: the target's p is ({spelled(p)}) and the draft's q is ({spelled(q)}); the tree puts "
-            f"the draft's top {k}, {tops}, at the node. Checked with EAGLE-2's rule they give ({spelled(eagle)}), "
-            f"{verdict(eagle)}. Checked with SpecInfer's min(1, p/q) rule, which assumes the candidates were drawn "
-            f"from q, the same candidates give ({spelled(wrong)}), {verdict(wrong)}. Drawn from q instead, {k} "
-            f"candidates checked with SpecInfer's rule give ({spelled(iid)}), {verdict(iid)} (exact sums over every "
-            "case, no sampling).")
-
-
-def trees_section() -> None:
-    st.subheader("Trees, and which variants stay lossless")
-    st.markdown(
-        "A chain proposes one guess per position. A **token tree** proposes several candidates per position "
-        "(SpecInfer, Medusa, EAGLE-2) and verifies the whole tree in one pass, with a **tree attention mask**: each "
-        "node attends to the cached context, its ancestors and itself, the tree version of a chain's causal "
-        "mask.\n\n"
-        "- **Greedy trees** are lossless trivially: the longest path whose every token is the target's argmax is "
-        "kept. The app's trees are checked this way: the live page's drafted trees, and on the Variants page Medusa's "
-        "and lookahead's.\n"
-        "- **Sampling trees** stay lossless with **multi-candidate rejection sampling**, and which rule is right "
-        "depends on how the candidates at a node were chosen:\n"
-        "  - **Candidates drawn independently from the draft's q** (SpecInfer, Miao et al., 2024): try them in "
-        "turn, each kept with probability min(1, p/q); after a refusal replace p by the normalised residual "
-        "max(0, p − q) and try the next; if all are refused, sample the residual. Each step is the one-slot rule "
-        "of *Why the output is unchanged*.\n"
-        "  - **The draft's distinct top-k tokens** (EAGLE-2, Li et al., 2024): q plays no part. Keep candidate x "
-        "with probability p(x); after a refusal set p(x) = 0 and renormalise, then try the next; if all are "
-        "refused, sample what is left of p. Refusing x and renormalising is p conditioned on \"not x\", so the "
-        "output is p.\n"
-        "  - Mixing them up breaks the guarantee: min(1, p/q) assumes the candidate was a draw from q, and a "
-        "top-k token was not.\n"
-        "- **Medusa's typical acceptance** (its sampling mode; it decodes greedily by default) keeps a candidate "
-        "whose probability under the target clears a threshold. It is faster and **lossy**: the output no longer "
-        "follows the target's distribution.")
-    st.markdown(tree_rules_example())
-    st.page_link(script_path("variants.py"), label="Run the Medusa tree on the Variants page",
-                 icon=":material/account_tree:")
 
 
 def closed_form_note(trace: Trace) -> None:

@@ -142,7 +142,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="time the target's two decode-pass paths against each other (previous: transformers' "
                              "forward; one call: specsim.core.target_pass) and print only that table")
     parser.add_argument("--trees", action="store_true",
-                        help="chains of K = 1..4 against token trees of 4..16 guesses (specsim.measure.treebench), "
+                        help="chains of K = 1..4 against the machine profile's token trees of 4..16 guesses "
+                             "(specsim.measure.treebench), and where the profile's choice stands among them, "
                              "interleaved, with the first model drafter; print only that table")
     parser.add_argument("--save", metavar="JSON", default=None,
                         help="with --passes: also write the run where the pages read it "
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             print("--trees needs a drafter that drafts with a model (--drafters model)", file=sys.stderr)
             return 2
         print(f"drafter: {model[1].name}\n\n" + treebench.report(target, model[1], prompts, args.max_new_tokens,
-                                                                  args.rounds))
+                                                                  args.rounds, machine.cached()))
         return 0
     if not args.no_passes:
         print("\n" + pass_cost_report(target, args) + "\n", flush=True)

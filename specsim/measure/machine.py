@@ -37,7 +37,9 @@ from specsim.core.defaults import COPY_NGRAM, DEFAULT_DRAFT, DEFAULT_DRAFTER, DE
 from specsim.measure import analytics, flags
 from specsim.measure.profile_timing import (
     PROFILE_KS,
+    PROFILE_TREES,
     SPREAD_GOAL,
+    chains,
     draft_cost_interval,
     position_rates,
     predicted_speedups,
@@ -45,9 +47,13 @@ from specsim.measure.profile_timing import (
     speedup_noise,
     time_runs,
     time_v,
+    tree_key,
+    tree_noise,
+    trees_of,
 )
 
-PROFILE_VERSION = 3  # 2: K from real runs, v(n) timed to ±5 % and fitted monotone; 3: the cheapest K within noise
+PROFILE_VERSION = 4  # 2: K from real runs, v(n) timed to ±5 % and fitted monotone; 3: the cheapest K within noise;
+# 4: token trees timed beside the chains, the best setting chosen among both
 
 PATHS = (("bfloat16", True), ("bfloat16", False), ("float32", False))
 """Candidate target paths on the CPU: (dtype, position-invariant). Only the invariant path guarantees identity."""
@@ -87,6 +93,13 @@ class Profile:
     device: str = "cpu"  # where it was measured: the device the app runs its models on
     speedup_noise: dict[int, float] = field(default_factory=dict)  # each prediction's 95 % interval, ± share
     within_noise: list[int] = field(default_factory=list)  # the Ks the measurement cannot tell from the best
+    # token trees, by their guesses: predicted speedup, its 95 % interval (± share), tokens per loop, depth
+    speedup_by_tree: dict[int, float] = field(default_factory=dict)
+    tree_noise: dict[int, float] = field(default_factory=dict)
+    tokens_per_loop_by_tree: dict[int, float] = field(default_factory=dict)
+    tree_depths: dict[int, int] = field(default_factory=dict)
+    best_setting: str = ""  # the choice among chains and trees: "K=2" or "tree 12" ("": measured before trees)
+    settings_within_noise: list[str] = field(default_factory=list)  # the settings it cannot tell from the best
 
     @property
     def runner_up(self) -> tuple[str, float] | None:
@@ -124,6 +137,28 @@ class Profile:
                 f"{self.speedup_by_k[self.best_k]:.2f}× ({others}).")
         if self.noisy and not tied:
             text += f" The timings were noisy ({self.noisy}), so neighbouring Ks may be as good."
+        return text + self.tree_sentence()
+
+    def tree_sentence(self) -> str:
+        """Where token trees stand against the chains on this machine, and which setting it chose among both."""
+        if not self.speedup_by_tree or not self.best_setting:
+            return ""
+        timed = ", ".join(f"{n} guesses {s:.2f}×" for n, s in sorted(self.speedup_by_tree.items()))
+        text = f" Token trees were timed beside the chains ({timed})"
+        tied = [s for s in self.settings_within_noise if s != self.best_setting]
+        if self.best_setting.startswith("tree"):
+            n = int(self.best_setting.split()[1])
+            text += (f": the best setting here is a tree of {n} guesses, {self.tree_depths.get(n, 0)} levels deep "
+                     f"({self.speedup_by_tree[n]:.2f}× predicted, against {self.speedup_by_k[self.best_k]:.2f}× for "
+                     f"K = {self.best_k}); pick the K policy \"a token tree of alternative guesses\" on the live page "
+                     "to run it.")
+        else:
+            text += f"; the choice here is a chain, {setting_label(self.best_setting)}" + (
+                "." if any(s.startswith("tree") for s in tied) else
+                ": the trees' wider passes cost more here than their extra tokens bring.")
+        if tied:
+            text += (f" The measurement cannot tell it from {', '.join(setting_label(s) for s in tied)}; it took the "
+                     "one with the narrowest verification pass.")
         return text
 
     def path_sentence(self) -> str:
@@ -246,11 +281,18 @@ def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     log(f"v(n) after {timing.rounds} rounds: " + " ".join(f"{timing.v[n]:.2f}" for n in sorted(timing.v)[1:9]) + " …")
     drafter = build_drafter(DEFAULT_DRAFTER, target, DEFAULT_DRAFT)
     prompts = profile_prompts()
-    spec, plain = time_runs(target, drafter, prompts, log=log)
+    runs, plain = time_runs(target, drafter, prompts, log=log, trees=PROFILE_TREES)
+    spec, tree_runs = chains(runs), trees_of(runs)
     c, c_spread = draft_cost_interval(spec, plain)
     predicted = predicted_speedups(spec, plain, timing.v)
     noise = speedup_noise(c, c_spread, timing.v, timing.spread, predicted)
     k = analytics.cheapest_k(predicted, noise)
+    by_tree = predicted_speedups(tree_runs, plain, timing.v)  # a tree's v is its pass's: guesses + 1 tokens
+    t_noise = tree_noise(tree_runs, plain, c_spread, timing.v, timing.spread)
+    setting, tied = choose_setting({**{f"K={kk}": s for kk, s in predicted.items()},
+                                    **{tree_key(n): s for n, s in by_tree.items()}},
+                                   {**{f"K={kk}": x for kk, x in noise.items()},
+                                    **{tree_key(n): x for n, x in t_noise.items()}})
     noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
     return Profile(key=profile_key(device=device), machine=device_name(device), threads=torch.get_num_threads(),
                    one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),
@@ -259,7 +301,9 @@ def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
                    within_noise=list(analytics.within_noise(predicted, noise)),
                    tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
                    alpha_by_position=position_rates(spec),
-                   prompts=len(prompts), device=device)
+                   prompts=len(prompts), device=device, speedup_by_tree=by_tree, tree_noise=t_noise,
+                   tokens_per_loop_by_tree={n: pooled_tokens_per_pass(r) for n, r in tree_runs.items()},
+                   tree_depths=dict(PROFILE_TREES), best_setting=setting, settings_within_noise=tied)
 
 
 def load_or_measure(log=print, device: str | None = None) -> Profile:
@@ -271,6 +315,25 @@ def load_or_measure(log=print, device: str | None = None) -> Profile:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(profile.to_json(), encoding="utf-8")
     return profile
+
+
+def setting_label(key: str) -> str:
+    """ "K=2" → "K = 2", "tree 12" → "a tree of 12 guesses"."""
+    return f"a tree of {key.split()[1]} guesses" if key.startswith("tree") else key.replace("=", " = ")
+
+
+def choose_setting(predicted: dict[str, float], noise: dict[str, float]) -> tuple[str, list[str]]:
+    """The setting to run among chains ("K=2") and trees ("tree 12") and those the measurement cannot tell from the
+    best: every setting whose 95 % interval reaches the best one's. Of those it takes the narrowest verification
+    pass (K + 1 tokens, or a tree's guesses + 1), a chain on a tie: the least arithmetic spent on guesses."""
+    best = max(predicted, key=predicted.get)
+    floor = predicted[best] * (1 - noise.get(best, 0.0))
+    tied = sorted(key for key, s in predicted.items() if s * (1 + noise.get(key, 0.0)) >= floor)
+
+    def width(key: str) -> tuple[int, bool]:
+        return int(key.replace("=", " ").split()[1]) + 1, key.startswith("tree")
+
+    return min(tied, key=width), tied
 
 
 def format_profile(p: Profile) -> str:
@@ -289,6 +352,12 @@ def format_profile(p: Profile) -> str:
     if p.tokens_per_loop_by_k:
         lines.append("tokens/loop   " + " ".join(f"{p.tokens_per_loop_by_k[k]:5.2f}" for k in ks))
     lines.append("predicted     " + " ".join(f"{p.speedup_by_k[k]:5.2f}" for k in ks))
+    if p.speedup_by_tree:
+        ns = sorted(p.speedup_by_tree)
+        lines.append("tree guesses  " + " ".join(f"{n:5d}" for n in ns))
+        lines.append("tokens/loop   " + " ".join(f"{p.tokens_per_loop_by_tree.get(n, 0.0):5.2f}" for n in ns))
+        lines.append("predicted     " + " ".join(f"{p.speedup_by_tree[n]:5.2f}" for n in ns))
+        lines.append(f"chosen among chains and trees: {setting_label(p.best_setting)}")
     lines.append(p.k_sentence())
     return "\n".join(lines)
 

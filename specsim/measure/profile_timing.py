@@ -18,6 +18,9 @@ from specsim.core.kpolicy import KPolicy
 
 PROFILE_KS = tuple(range(1, 7))
 """The Ks the profile runs for real; the live page starts at the best of them."""
+PROFILE_TREES = ((4, 3), (8, 4), (12, 5), (16, 6))
+"""The token trees the profile runs beside the chains: (guesses, depth), each node expanded into min(3, guesses)
+children as the live page's trees (:attr:`specsim.request.RunRequest.tree`)."""
 PROFILE_PROMPTS = 6  # held-out prompts for the runs, after the ones the bench's check (--heldout 8) uses
 PROFILE_TOKENS = 24  # new tokens per run
 SPREAD_GOAL = 0.05  # keep timing until every 95 % interval is within ± this share of its median
@@ -117,21 +120,33 @@ def profile_prompts(n: int = PROFILE_PROMPTS) -> list[str]:
     return order[8:8 + n] or order[:n]
 
 
+def tree_shape(nodes: int, depth: int):
+    """The :class:`specsim.core.trees.TreeShape` the live page runs for ``nodes`` guesses and ``depth`` levels."""
+    from specsim.core.defaults import TREE_WIDTH
+    from specsim.core.trees import TreeShape
+
+    return TreeShape(nodes, depth, min(TREE_WIDTH, nodes))
+
+
 def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFILE_KS,
               n_new: int = PROFILE_TOKENS, log=print, goal: float = SPREAD_GOAL, cap_s: float = RUNS_TIME_CAP_S,
-              seed: int = 0, max_rounds: int = 20) -> tuple[dict[int, list], list]:
-    """Greedy runs at every K on every prompt, timed by :func:`specsim.measure.timing.time_decoders` (each prompt's
-    plain
-    run and the Ks in a random order); more rounds over the prompts while the draft cost's 95 % interval is wider
-    than ±``goal`` and time is left. Returns each K's runs and the plain runs."""
+              seed: int = 0, max_rounds: int = 20, trees: Sequence[tuple[int, int]] = ()) -> tuple[dict, list]:
+    """Greedy runs at every K (and every tree of ``trees``, (guesses, depth)) on every prompt, timed by
+    :func:`specsim.measure.timing.time_decoders` (each prompt's plain run and the settings in a random order); more
+    rounds over the prompts while the draft cost's 95 % interval is wider than ±``goal`` and time is left. Returns
+    each setting's runs (a chain's under its K, a tree's under :func:`tree_key`) and the plain runs."""
     from specsim.core.clock import now
     from specsim.core.engine import plain_generate, speculative_generate
     from specsim.core.models import format_prompt
+    from specsim.core.trees import tree_generate
     from specsim.measure.timing import PLAIN, Contender, time_decoders
 
     encoded = [format_prompt(target.tokenizer, p) for p in prompts]
     contenders = [Contender(f"K={k}", lambda ids, n, k=k: speculative_generate(target, drafter, ids, KPolicy(k), n))
                   for k in ks]
+    shapes = {nodes: tree_shape(nodes, depth) for nodes, depth in trees}
+    contenders += [Contender(tree_key(nodes), lambda ids, n, s=shape: tree_generate(target, drafter, ids, s, n))
+                   for nodes, shape in shapes.items()]
     start = now(target.device)
 
     def progress(round_: int, prompt: int, name: str, _tokens: int) -> None:
@@ -146,7 +161,24 @@ def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFI
     timed = time_decoders(encoded, contenders, lambda ids, n: plain_generate(target, ids, n), n_new,
                           rounds=max_rounds, order="shuffle", seed=seed, warmup_tokens=4, enough=enough,
                           on_run=progress)
-    return {k: timed.runs[f"K={k}"] for k in ks}, timed.plain_runs()
+    runs: dict = {k: timed.runs[f"K={k}"] for k in ks}
+    runs.update({tree_key(nodes): timed.runs[tree_key(nodes)] for nodes, _ in trees})
+    return runs, timed.plain_runs()
+
+
+def tree_key(nodes: int) -> str:
+    """A tree's key among the profile's runs and predictions (a chain's is its K)."""
+    return f"tree {nodes}"
+
+
+def chains(runs: dict) -> dict[int, list]:
+    """The chain runs of :func:`time_runs`' result, by K."""
+    return {k: r for k, r in runs.items() if isinstance(k, int)}
+
+
+def trees_of(runs: dict) -> dict[int, list]:
+    """The tree runs of :func:`time_runs`' result, by their guesses."""
+    return {int(k.split()[1]): r for k, r in runs.items() if isinstance(k, str)}
 
 
 def draft_cost_interval(spec: dict[int, list], plain: list) -> tuple[float, float]:
@@ -159,12 +191,28 @@ def draft_cost_interval(spec: dict[int, list], plain: list) -> tuple[float, floa
 
 
 def predicted_speedups(spec: dict[int, list], plain: list, v: dict[int, float]) -> dict[int, float]:
-    """The cost model of each K's real runs, its v replaced by the fitted curve's v(K + 1): t ÷ (K·c + v + o)."""
+    """The cost model of each K's real runs, its v replaced by the fitted curve's v(K + 1): t ÷ (K·c + v + o). For a
+    tree's runs (keyed by its guesses n) the same with its draft passes for K and v(n + 1), its pass's width."""
     from dataclasses import replace
 
     from specsim.measure.costmodel import cost_model
 
     return {k: replace(cost_model(runs, plain), verify_cost=v[k + 1]).speedup for k, runs in spec.items()}
+
+
+def tree_noise(tree_runs: dict[int, list], plain: list, c_spread: float, v: dict[int, float],
+               v_spread: dict[int, float]) -> dict[int, float]:
+    """Each tree's predicted speedup's 95 % interval as a share, as :func:`speedup_noise` gives a chain's, with the
+    tree's draft passes per loop in place of K."""
+    from specsim.measure.costmodel import cost_model
+
+    out = {}
+    for n, runs in tree_runs.items():
+        model = cost_model(runs, plain)
+        passes = model.k
+        out[n] = ((passes * model.draft_cost * c_spread + v[n + 1] * v_spread.get(n + 1, 0.0))
+                  / (passes * model.draft_cost + v[n + 1]))
+    return out
 
 
 def speedup_noise(c: float, c_spread: float, v: dict[int, float], v_spread: dict[int, float],

@@ -26,11 +26,12 @@ from specsim.core.kpolicy import KPolicy
 from specsim.core.trace import Trace, pooled_tokens_per_pass
 from specsim.core.trees import TreeShape, tree_generate
 from specsim.measure.costmodel import plain_pass_times
+from specsim.measure.profile_timing import PROFILE_TREES, tree_shape
 from specsim.measure.tables import render
 from specsim.measure.timing import Contender, time_decoders
 
 CHAIN_KS = (1, 2, 3, 4)
-TREE_SHAPES = (TreeShape(4, 3, 2), TreeShape(8, 4, 3), TreeShape(12, 5, 3), TreeShape(16, 6, 4))
+TREE_SHAPES = tuple(tree_shape(nodes, depth) for nodes, depth in PROFILE_TREES)  # the machine profile's trees
 COLUMNS = ("setting", "τ", "pass width", "v", "c", "tok/s", "speedup", "identical")
 
 
@@ -86,9 +87,14 @@ def format_rows(rows: list[dict]) -> str:
     return render([list(COLUMNS)] + [[cell(row[c]) for c in COLUMNS] for row in rows])
 
 
-def report(target, drafter, prompts: Sequence[Sequence[int]], max_new_tokens: int, rounds: int = 1) -> str:
-    """The table, and the best chain and the best tree by measured speedup."""
-    rows = tree_rows(target, drafter, prompts, max_new_tokens, rounds=rounds)
+def report(target, drafter, prompts: Sequence[Sequence[int]], max_new_tokens: int, rounds: int = 1,
+           profile=None) -> str:
+    """The table, the best chain and the best tree by measured speedup, and where the machine profile's choice
+    (``profile``, a :class:`specsim.measure.machine.Profile`) stands among them: K = 1..4 run, and the profile's K
+    where it is larger."""
+    choice = getattr(profile, "best_setting", "") or ""
+    ks = tuple(sorted({*CHAIN_KS, profile.best_k})) if profile is not None else CHAIN_KS
+    rows = tree_rows(target, drafter, prompts, max_new_tokens, ks=ks, rounds=rounds)
     plain = rows.pop()
     chains = [r for r in rows if r["setting"].startswith("chain")]
     trees = [r for r in rows if r["setting"].startswith("tree")]
@@ -97,4 +103,27 @@ def report(target, drafter, prompts: Sequence[Sequence[int]], max_new_tokens: in
             f"{plain['pass s'] * 1000:.1f} ms (median).\nbest chain: {best_chain['setting']} at "
             f"{best_chain['speedup']:.2f}x "
             f"(τ {best_chain['τ']:.2f}); best tree: {best_tree['setting']} at {best_tree['speedup']:.2f}x "
-            f"(τ {best_tree['τ']:.2f})")
+            f"(τ {best_tree['τ']:.2f})" + ("\n" + choice_report(rows, choice) if choice else ""))
+
+
+def setting_row(rows: list[dict], choice: str) -> dict | None:
+    """The row of a profile's setting ("K=2", "tree 12"), or None where it was not run."""
+    if choice.startswith("K="):
+        name = chain_name(int(choice[2:]))
+        return next((r for r in rows if r["setting"] == name), None)
+    nodes = int(choice.split()[1])
+    return next((r for r in rows if r["setting"].startswith(f"tree {nodes} ")), None)
+
+
+def choice_report(rows: list[dict], choice: str) -> str:
+    """The machine profile's choice among chains and trees beside the best setting measured here."""
+    best = max(rows, key=lambda r: r["speedup"])
+    row = setting_row(rows, choice)
+    head = f"the machine profile chose {choice}"
+    if row is None:
+        return f"{head}; it was not run here; the best setting here: {best['setting']} at {best['speedup']:.2f}x."
+    gap = 1 - row["speedup"] / best["speedup"]
+    verdict = ("the best setting here" if row is best else
+               f"within {gap:.1%} of the best" if gap <= 0.03 else f"{gap:.1%} below the best, more than 3 %")
+    return (f"{head}: {row['setting']} at {row['speedup']:.2f}x; the best here {best['setting']} at "
+            f"{best['speedup']:.2f}x: {verdict}.")
