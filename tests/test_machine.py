@@ -308,7 +308,7 @@ def test_a_predictions_interval_comes_from_cs_and_vs_and_the_sentence_names_the_
     tied = _profile(best_k=1, within_noise=[1, 2, 3], speedup_noise={1: 0.02, 2: 0.025, 3: 0.03})
     sentence = tied.k_sentence()
     assert sentence.startswith("K starts at 1, the smallest of the Ks")
-    assert "(K = 1, 2, 3, each known to within ±3%)" in sentence
+    assert "(K = 1, 2, 3, each known to within ±3%, none predicted more than 2% below the best)" in sentence
     assert "the best K for the default drafter" in _profile().k_sentence()  # no tie recorded: the argmax, as before
     assert machine.Profile.from_json(tied.to_json()) == tied
 
@@ -318,11 +318,14 @@ def test_the_profile_chooses_among_chains_and_trees_the_narrowest_pass_within_it
     whose verification pass reads the fewest tokens, a chain on a tie of widths."""
     clear = {"K=1": 1.30, "K=2": 1.35, "tree 8": 1.60, "tree 12": 1.50}
     assert machine.choose_setting(clear, {key: 0.02 for key in clear}) == ("tree 8", ["tree 8"])
-    noisy = {"K=2": 1.40, "K=4": 1.45, "tree 4": 1.47, "tree 8": 1.50}
+    noisy = {"K=2": 1.40, "K=4": 1.48, "tree 4": 1.48, "tree 8": 1.50}
     chosen, tied = machine.choose_setting(noisy, {key: 0.03 for key in noisy})
     assert tied == ["K=4", "tree 4", "tree 8"] and chosen == "K=4"  # K = 4 reads 5 tokens, as a tree of 4 does
+    # every interval reaches the best one's, but a tie may cost at most 2 % of the best prediction
+    wide = {"K=1": 1.23, "K=2": 1.27, "K=3": 1.29, "tree 8": 1.27, "tree 16": 1.06}
+    assert machine.choose_setting(wide, dict.fromkeys(wide, 0.07)) == ("K=2", ["K=2", "K=3", "tree 8"])
     assert machine.choose_setting({"K=3": 1.2, "tree 3": 1.2}, {}) == ("K=3", ["K=3", "tree 3"])
-    assert machine.choose_setting({"K=1": 1.0, "tree 16": 1.9}, {"K=1": 0.5, "tree 16": 0.5})[0] == "K=1"
+    assert machine.choose_setting({"K=1": 1.0, "tree 16": 1.9}, {"K=1": 0.5, "tree 16": 0.5})[0] == "tree 16"
 
 
 def test_tree_noise_is_the_chains_formula_with_the_trees_draft_passes_and_pass_width():

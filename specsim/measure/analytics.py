@@ -112,12 +112,21 @@ def best_k(speedups: Mapping[int, float]) -> int:
     return min(speedups, key=lambda k: (-speedups[k], k))
 
 
-def within_noise(speedups: Mapping[int, float], noise: Mapping[int, float]) -> tuple[int, ...]:
+TIE_LOSS = 0.02
+"""A tie costs at most this share of the best prediction. Two predictions share their c and their v(n) curve, so
+their intervals overlap more than the two could differ: on a busy machine every K's interval reached the best's, and
+the cheapest, K = 1, ran 10 % below the best on unseen prompts (docs/measurements/trees-2026-12-06.md)."""
+
+
+def within_noise(speedups: Mapping[int, float], noise: Mapping[int, float],
+                 max_loss: float = TIE_LOSS) -> tuple[int, ...]:
     """The Ks a measurement cannot tell from the best: those whose 95 % interval (``speedups[k]`` ± ``noise[k]``, a
-    share of it) reaches the best K's interval. The best K is always among them."""
+    share of it) reaches the best K's interval, and whose prediction is at most ``max_loss`` below the best's. The
+    best K is always among them."""
     best = best_k(speedups)
     floor = speedups[best] * (1 - noise.get(best, 0.0))
-    return tuple(sorted(k for k, s in speedups.items() if s * (1 + noise.get(k, 0.0)) >= floor))
+    return tuple(sorted(k for k, s in speedups.items()
+                        if s * (1 + noise.get(k, 0.0)) >= floor and s >= speedups[best] * (1 - max_loss)))
 
 
 def cheapest_k(speedups: Mapping[int, float], noise: Mapping[int, float]) -> int:

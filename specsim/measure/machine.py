@@ -126,7 +126,8 @@ class Profile:
         choice = ("the best K for the default drafter on this machine" if not tied else
                   f"the smallest of the Ks whose predicted speedups this measurement cannot tell apart "
                   f"(K = {', '.join(str(k) for k in sorted(self.within_noise))}, each known to within ±"
-                  f"{max(self.speedup_noise.get(k, 0.0) for k in self.within_noise):.0%}): it drafts the fewest "
+                  f"{max(self.speedup_noise.get(k, 0.0) for k in self.within_noise):.0%}, none predicted more than "
+                  f"{analytics.TIE_LOSS:.0%} below the best): it drafts the fewest "
                   "guesses per loop, so the least drafting time goes on guesses the target throws away")
         text = (f"K starts at {self.best_k}, {choice}. Run for real on "
                 f"{self.prompts} held-out prompts, it kept {self.draft_alpha:.0%} of the guesses the target checked "
@@ -324,16 +325,19 @@ def setting_label(key: str) -> str:
 
 def choose_setting(predicted: dict[str, float], noise: dict[str, float]) -> tuple[str, list[str]]:
     """The setting to run among chains ("K=2") and trees ("tree 12") and those the measurement cannot tell from the
-    best: every setting whose 95 % interval reaches the best one's. Of those it takes the narrowest verification
-    pass (K + 1 tokens, or a tree's guesses + 1), a chain on a tie: the least arithmetic spent on guesses."""
+    best (narrowest pass first): every setting whose 95 % interval reaches the best one's and whose prediction is at
+    most :data:`specsim.measure.analytics.TIE_LOSS` below it. Of those it takes the narrowest verification pass
+    (K + 1 tokens, or a tree's guesses + 1), a chain on a tie: the least arithmetic spent on guesses."""
     best = max(predicted, key=predicted.get)
     floor = predicted[best] * (1 - noise.get(best, 0.0))
-    tied = sorted(key for key, s in predicted.items() if s * (1 + noise.get(key, 0.0)) >= floor)
 
     def width(key: str) -> tuple[int, bool]:
         return int(key.replace("=", " ").split()[1]) + 1, key.startswith("tree")
 
-    return min(tied, key=width), tied
+    tied = sorted((key for key, s in predicted.items()
+                   if s * (1 + noise.get(key, 0.0)) >= floor and s >= predicted[best] * (1 - analytics.TIE_LOSS)),
+                  key=width)
+    return tied[0], tied
 
 
 def format_profile(p: Profile) -> str:
