@@ -254,7 +254,7 @@ def heldout_alpha(draft: str = DEFAULT_DRAFT, copy: bool = True) -> float:
 
 def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     """Measure this machine (see the module docstring) on ``device`` (default: the one the app uses, CUDA where
-    present); about a minute."""
+    present); about two minutes on two CPU cores."""
     import torch
 
     from specsim.core.cpu import device_name
@@ -263,8 +263,8 @@ def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     from specsim.measure.passcost import measure_pass_costs
     from specsim.methods import build_drafter
 
-    log("Measuring this machine once (about a minute): decode paths, v(n), then real runs at "
-        f"K = {min(PROFILE_KS)}..{max(PROFILE_KS)}")
+    log("Measuring this machine once (about two minutes): decode paths, v(n), then real runs at "
+        f"K = {min(PROFILE_KS)}..{max(PROFILE_KS)} and trees of {PROFILE_TREES[0][0]}..{PROFILE_TREES[-1][0]} guesses")
     device = device or default_device()
     targets = {path_name(d, inv): load_bundled_target(device, d, invariant=inv) for d, inv in paths_for(device)}
     samples: dict[str, list[float]] = {name: [] for name in targets}
