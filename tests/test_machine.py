@@ -373,3 +373,14 @@ def test_the_tree_bench_says_where_the_profiles_choice_stands_among_the_measured
     assert "7.2% below the best, more than 3 %" in treebench.choice_report(rows, "tree 12")
     assert "it was not run here" in treebench.choice_report(rows, "tree 16")
     assert [s.nodes for s in treebench.TREE_SHAPES] == [n for n, _ in profile_timing.PROFILE_TREES]
+
+
+def test_where_a_chain_is_chosen_the_live_pages_k_is_that_chain():
+    """A tree ahead of every chain ties with K = 3 only; among the chains alone K = 2 would tie with K = 3. The page
+    must open on the K the sentence names."""
+    by_k, by_tree = {2: 1.30, 3: 1.31}, {8: 1.335}
+    k_noise, t_noise = {2: 0.03, 3: 0.03}, {8: 0.03}
+    assert analytics.cheapest_k(by_k, k_noise) == 2
+    assert machine.choose(by_k, k_noise, by_tree, t_noise) == (3, [3], "K=3", ["K=3", "tree 8"])
+    clear = machine.choose(by_k, k_noise, {8: 1.60}, t_noise)
+    assert clear == (2, [2, 3], "tree 8", ["tree 8"])  # a tree chosen: the page's chain K is the chains' own

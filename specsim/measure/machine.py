@@ -287,19 +287,15 @@ def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     c, c_spread = draft_cost_interval(spec, plain)
     predicted = predicted_speedups(spec, plain, timing.v)
     noise = speedup_noise(c, c_spread, timing.v, timing.spread, predicted)
-    k = analytics.cheapest_k(predicted, noise)
     by_tree = predicted_speedups(tree_runs, plain, timing.v)  # a tree's v is its pass's: guesses + 1 tokens
     t_noise = tree_noise(tree_runs, plain, c_spread, timing.v, timing.spread)
-    setting, tied = choose_setting({**{f"K={kk}": s for kk, s in predicted.items()},
-                                    **{tree_key(n): s for n, s in by_tree.items()}},
-                                   {**{f"K={kk}": x for kk, x in noise.items()},
-                                    **{tree_key(n): x for n, x in t_noise.items()}})
+    k, chain_ties, setting, tied = choose(predicted, noise, by_tree, t_noise)
     noisy = timing.noisy or ("" if c_spread <= SPREAD_GOAL else f"the draft cost still ±{c_spread:.0%}")
     return Profile(key=profile_key(device=device), machine=device_name(device), threads=torch.get_num_threads(),
                    one_token_ms=one_token_ms, chosen=chosen, v=timing.v, draft_alpha=pooled_acceptance_rate(spec[k]),
                    draft_cost=c, best_k=k, speedup_by_k=predicted, v_spread=timing.spread,
                    draft_cost_spread=c_spread, rounds=timing.rounds, noisy=noisy, speedup_noise=noise,
-                   within_noise=list(analytics.within_noise(predicted, noise)),
+                   within_noise=chain_ties,
                    tokens_per_loop_by_k={kk: pooled_tokens_per_pass(runs) for kk, runs in spec.items()},
                    alpha_by_position=position_rates(spec),
                    prompts=len(prompts), device=device, speedup_by_tree=by_tree, tree_noise=t_noise,
@@ -338,6 +334,20 @@ def choose_setting(predicted: dict[str, float], noise: dict[str, float]) -> tupl
                    if s * (1 + noise.get(key, 0.0)) >= floor and s >= predicted[best] * (1 - analytics.TIE_LOSS)),
                   key=width)
     return tied[0], tied
+
+
+def choose(by_k: dict[int, float], k_noise: dict[int, float], by_tree: dict[int, float],
+           t_noise: dict[int, float]) -> tuple[int, list[int], str, list[str]]:
+    """(the live page's K, the Ks tied with it, the setting chosen among chains and trees, the settings tied with
+    it). Where the choice is a chain, the page's K is that chain: a tree ahead of every chain lifts the floor a
+    chain's tie must reach."""
+    setting, tied = choose_setting({**{f"K={k}": s for k, s in by_k.items()},
+                                    **{tree_key(n): s for n, s in by_tree.items()}},
+                                   {**{f"K={k}": x for k, x in k_noise.items()},
+                                    **{tree_key(n): x for n, x in t_noise.items()}})
+    if setting.startswith("K="):
+        return int(setting[2:]), sorted(int(s[2:]) for s in tied if s.startswith("K=")), setting, tied
+    return analytics.cheapest_k(by_k, k_noise), list(analytics.within_noise(by_k, k_noise)), setting, tied
 
 
 def format_profile(p: Profile) -> str:
