@@ -95,7 +95,8 @@ def controls(pairs: Mapping[str, str]) -> LiveSettings:
                        "CPU's position-invariant path; a GPU gives no such guarantee). With a temperature, the guesses "
                        "at a step are tried in the draft's order, each kept with probability p(x), p renormalised "
                        "after each refusal, so the output has the target's own distribution (*Under the hood*, token "
-                       "trees).")
+                       "trees). A tree's guesses all come from the draft model: it does not copy repeated text, as "
+                       "the bundled draft does in a chain.")
         # numbers in text boxes (live_params.TEXT_BOXES): what was typed stays, and a refusal names it; the
         # temperature shows itself as typed (0.0001, 1e-40), never a rounded 0.00 that reads as greedy. One row at a
         # time, so the boxes read in order
