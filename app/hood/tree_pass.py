@@ -40,6 +40,8 @@ def verification_section(trace: Trace, step: int) -> None:
               "score (q down the path)": "—" if r.score is None else f"{r.score:.3f}",
               "target's top token after it (p)": f"{visible(r.target_top.text)} ({r.target_top.prob:.2f})",
               "verdict": hood_tree.VERDICT[r.status]} for r in rows]
+    st.caption("q: the draft's probability of a guess after its parent; p: the target's probability of its own top "
+               "token after the node's path.")
     st.dataframe(table, hide_index=True, width="stretch")
     decisive = rows[hood_tree.decisive_row(it)]
     where = "the root's row" if decisive.index == 0 else f"row {decisive.index}, the last kept guess"

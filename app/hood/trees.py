@@ -19,7 +19,7 @@ from specsim.core.defaults import GPU_RIDGE
 from specsim.core.trace import Trace
 from specsim.lesson import roofline
 from specsim.lesson import tree_economics as te
-from specsim.measure import costmodel
+from specsim.measure import costmodel, fairtime
 from specsim.variants import tree_rules
 
 SIZES = tuple(range(1, 17))  # nodes: the chain's K, or a tree's candidates (a pass over 1 + nodes tokens)
@@ -167,22 +167,25 @@ def real_trees(trace: Trace, draft_cost: float, v: Callable[[int], float]) -> Re
                      trace.draft_passes / len(its), trace.tokens_per_pass / cost)
 
 
-def real_trees_sentence(trace: Trace, hits: te.RankHits, draft_cost: float, v: Callable[[int], float]) -> str:
-    """A tree run's measured τ and priced speedup beside the model's fastest tree under the same limits."""
+def real_trees_sentence(trace: Trace, hits: te.RankHits, draft_cost: float, v: Callable[[int], float],
+                        measured: float | None = None) -> str:
+    """A tree run's measured τ and priced speedup beside the model's fastest tree under the same limits, and
+    ``measured``, the run's own speedup timed against plain decoding, where there is one."""
     nodes, depth, width = trace.settings.tree
     real = real_trees(trace, draft_cost, v)
     model = te.fastest_tree(hits.probs, nodes, draft_cost, v, width=width, max_depth=depth)
     s_model = te.speedup(model, draft_cost, v)
     idle = sum(1 for it in trace.iterations if it.k == 0)
     text = (f"**This run drafted real trees** (at most {nodes} guesses, {depth} levels and {width} children a node; "
-            f"{real.guesses:.1f} guesses a tree on average): {trace.n_decoded} tokens in {len(trace.iterations)} "
+            f"{real.guesses:.1f} guesses a loop on average): {trace.n_decoded} tokens in {len(trace.iterations)} "
             f"loops, **τ = {real.tau:.2f}**, with {real.passes:.1f} draft passes a loop. Priced as the chart prices "
             f"the model, that is **{real.speedup:.2f}×** (the star). The model's fastest tree under the same limits "
             f"writes τ = {model.tau:.2f} with {model.depth} draft pass{'' if model.depth == 1 else 'es'}, "
             f"{s_model:.2f}×. ")
     if real.speedup < s_model - 0.02:
         text += (f"The real trees fall short for plain reasons: the model is scored on the {hits.checked} positions "
-                 "it was fitted to, which flatters it, and takes every position as alike; the real draft spends a "
+                 "it was fitted to, which flatters it, and takes every position as alike; the real trees are shaped "
+                 "by the draft's own q, not by those ranks; the real draft spends a "
                  f"pass on every level asked for ({depth} here) even where the guesses it keeps stop short of them"
                  + (f"; and {idle} loop{'s' if idle != 1 else ''} had no room left for a guess" if idle else "")
                  + ". ")
@@ -191,7 +194,11 @@ def real_trees_sentence(trace: Trace, hits: te.RankHits, draft_cost: float, v: C
                  "nodes where they pay, which a model of alike positions cannot. ")
     else:
         text += "The two agree within 0.02×. "
-    return text + "From so few positions, read the gap as rough."
+    text += "From so few positions, read the gap as rough."
+    if measured is not None:
+        text += (f" Timed against plain decoding on this machine, the run itself ran at {measured:.2f}×: the chart "
+                 "prices every tree with the same v(n), and a real pass costs what this machine's kernels make it.")
+    return text
 
 
 def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
@@ -221,7 +228,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     ch, s_ch = te.best_by_size(hits.probs, c, v, SIZES, te.chain)
     same = te.chain(hits.probs, tree.nodes)
     st.markdown(
-        f"With c = {c:.3f} ({c_from}) and v(n) from {v_name}: the best tree of up to {SIZES[-1]} nodes has "
+        f"With c = {c:.3f} (one draft pass's time over one target pass: {c_from}) and v(n) (a target pass over n "
+        f"tokens, over a one-token pass) from {v_name}: the best tree of up to {SIZES[-1]} nodes has "
         f"{tree.nodes} and writes τ = {tree.tau:.2f} tokens a loop, where a chain of the same size writes "
         f"{same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} "
@@ -230,7 +238,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"verification reads {tree.nodes + 1} tokens. From {hits.checked} positions these rates are rough: a few "
         "more hits at rank 2 or 3 move the tree's τ.")
     if trace.settings.tree is not None:
-        st.markdown(real_trees_sentence(trace, hits, c, v))
+        timed = fairtime.fair_speedup([(trace, plain)]).headline if measured_c else None
+        st.markdown(real_trees_sentence(trace, hits, c, v, timed))
     rows = batch_rows(hits.probs, c)
     st.markdown(batch_sentence(rows))
     st.table(batch_table(rows), hide_index=True)

@@ -126,13 +126,20 @@ def cache_sentences(it: Iteration) -> list[str]:
     if c is None:
         return [f"Target: the pass writes {n} entries, the root and its {n - 1} guesses; the {kept} of the kept path "
                 "stay, moved up behind the root, and the others are dropped."]
+    path = tree.kept_path()
+    shifted = [row for i, row in enumerate(path, start=1) if row != i]  # row i sits at the root's slot + i already
+    moved = (" (" + ("row " if len(shifted) == 1 else "rows ") + ", ".join(str(r) for r in shifted)
+             + (" moves" if len(shifted) == 1 else " move") + "; the others already sit in their slots)"
+             if shifted else " (every one already sits in its slot: nothing moves)")
     out = [f"Target: {c.target_before} positions cached before the pass; the pass writes an entry for the root and "
            f"each of the {n - 1} guesses, {n} more, {c.target_written} in all. A chain would now crop the end off; "
-           f"a tree's kept guesses need not be its first rows, so the engine moves the entries of the root and the "
-           f"{kept} kept guess{'' if kept == 1 else 'es'} up to sit right after the context and drops the other "
-           f"{c.target_written - c.target_kept}: {c.target_kept} stay. No entry needs computing again: each node's "
-           "keys were rotated for its position in the text (the root's plus its depth), which is where the kept "
-           "path sits once moved. The +1 token is not cached yet: it is the first input of the next pass."]
+           f"a tree's kept guesses need not be its first rows, so the engine keeps the entries of the root and the "
+           f"{kept} kept guess{'' if kept == 1 else 'es'}, moved up where needed to sit right after the context, and "
+           "drops the other "
+           f"{c.target_written - c.target_kept}: {c.target_kept} stay{moved}. No entry needs computing again: each "
+           "node's keys were rotated for its position in the text (rotary position embeddings, RoPE: the root's "
+           "position plus its depth), which is where the kept path sits once moved. The +1 token is not cached "
+           "yet: it is the first input of the next pass."]
     if c.draft_before is not None and c.draft_drafted is not None:
         read = c.draft_drafted - c.draft_before
         again = (f"the {kept} kept guess{'' if kept == 1 else 'es'} (inputs of its level passes, whose entries went "
@@ -142,15 +149,17 @@ def cache_sentences(it: Iteration) -> list[str]:
                    "the tree one level per pass. Each level's entries serve only the levels below it and are dropped "
                    f"once the tree is drafted, so the draft holds the context and the root alone, {c.draft_drafted}, "
                    f"when the target checks, and {c.draft_kept} after the verdict. Before its next tree it reads "
-                   f"{c.draft_catch_up} token{'s' if c.draft_catch_up != 1 else ''}: {again}. Keeping the kept path's "
-                   "entries, as the target does, would spare that re-read.")
+                   f"{c.draft_catch_up} token{'s' if c.draft_catch_up != 1 else ''}: {again}."
+                   + (" Keeping the kept path's entries, as the target does, would spare re-reading the kept guesses."
+                      if kept else ""))
     return out
 
 
 POSITION_INTRO = (
     "For a chain the calculator assumes one α for every guess, so slot j survives with probability αʲ. A tree asks the "
     "same question one level at a time: **rⱼ** is the chance that the walk goes down to depth j given that it reached "
-    "depth j − 1, that is, that one of the candidates drafted there is the target's token. Offering several "
+    "a node at depth j − 1 with candidates below it (a kept guess with no children ends the walk unchecked), that is, "
+    "that one of those candidates is the target's token. Offering several "
     "candidates is what lifts rⱼ above a chain's: the target's token needs to be among them, not first. The "
     "chain's 1 + α + … + α^K does not describe a tree; *What a tree buys* below models a tree's tokens per loop "
     "from the run's acceptance by rank.")
@@ -166,8 +175,9 @@ def overlap_note(trace: Trace) -> str:
                if s.status != "unchecked" and s.draft_top and s.target_top
                and s.draft_top[0].token_id == s.target_top[0].token_id)
     chain = (f" The draft's single top guess was the target's at {hits} of those {checked} steps "
-             f"({hits / checked:.2f}): that is the α a chain drafted by the same draft would see. The α on this "
-             "page's charts below is the tree's rate per step." if checked else "")
+             f"({hits / checked:.2f}): an estimate, on the positions the tree's walk reached and taking positions as "
+             "alike, of the α a chain drafted by the same draft would see. The α on this page's charts below is the "
+             "tree's rate per step." if checked else "")
     greedy = ("This run is greedy (temperature 0): p and q are one-hot, so 1 − TV(p, q) is 1 when the draft's top "
               "token is the target's and 0 otherwise. " if trace.settings.temperature == 0 else "")
     return (greedy + "The identity above is for one candidate a position, drawn from q and checked with "

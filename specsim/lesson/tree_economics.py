@@ -110,13 +110,12 @@ def speedup(tree: Tree, draft_cost: float, verify_cost: Callable[[int], float]) 
 
 def fastest_tree(probs: Sequence[float], nodes: int, draft_cost: float, verify_cost: Callable[[int], float],
                  width: int | None = None, max_depth: int | None = None) -> Tree:
-    """The tree of ``nodes`` nodes with the highest :func:`speedup`, not the highest τ: every extra level costs a
-    draft pass, so a shallower tree of the same size can be faster. It is the most probable paths under some depth
-    cap d (:func:`best_tree`), the best over every d up to ``max_depth`` (default: ``nodes``)."""
-    caps = range(1, (max_depth or nodes) + 1)
-    trees = [best_tree(probs, nodes, d, width) for d in caps]
-    full = [t for t in trees if t.nodes == max(u.nodes for u in trees)]  # a low cap may not hold ``nodes`` nodes
-    return max(full, key=lambda t: (speedup(t, draft_cost, verify_cost), -t.depth))
+    """The tree of at most ``nodes`` nodes (a budget, as the live page's) with the highest :func:`speedup`, not the
+    highest τ: every extra level costs a draft pass, and a wider pass costs v, so a shallower or smaller tree can be
+    faster. It is the most probable paths of some size m under some depth cap d (:func:`best_tree`), the best over
+    every m up to ``nodes`` and every d up to ``max_depth`` (default: m); the smaller tree on a tie."""
+    trees = [best_tree(probs, m, d, width) for m in range(1, nodes + 1) for d in range(1, (max_depth or m) + 1)]
+    return max(trees, key=lambda t: (speedup(t, draft_cost, verify_cost), -t.nodes, -t.depth))
 
 
 def best_by_size(probs: Sequence[float], draft_cost: float, verify_cost: Callable[[int], float],
