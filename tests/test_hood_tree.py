@@ -136,7 +136,7 @@ def test_the_tree_economics_marks_the_runs_own_trees_beside_the_models(trace):
     c, v = 0.1, (lambda n: 1.0 + 0.02 * (n - 1))
     own = real_trees(trace, c, v)
     its = trace.iterations
-    loop_cost = sum((it.k_planned or 1) * c + v(it.tree.width_read) for it in its) / len(its)
+    loop_cost = sum(it.k_planned * c + v(it.tree.width_read) for it in its) / len(its)
     assert own.speedup == pytest.approx(trace.tokens_per_pass / loop_cost)
     assert own.passes == pytest.approx(trace.draft_passes / len(its))
     fig = economics_figure(hits.probs, c, v, "v", own)
@@ -215,3 +215,21 @@ def test_the_cache_sentence_names_the_rows_that_move_and_only_those(trace):
             assert f"row{'s' if len(shifted) > 1 else ''} {rows} move" in target, target
         else:
             assert "nothing moves" in target
+
+
+def test_a_loop_with_room_for_the_plus_one_alone_drafts_nothing_and_spends_no_draft_pass(trace):
+    """The run's last loop, where the token budget leaves one token: no draft pass, a root-only tree, and the pages
+    say so instead of describing a tree of 0 guesses."""
+    from specsim.lesson.replay import narrate_tree
+
+    last = trace.iterations[-1]
+    assert trace.n_generated == trace.settings.max_new_tokens and len(last.tree.nodes) == 1
+    assert last.draft_passes == 0 and last.caches.draft_drafted == last.caches.draft_before
+    assert trace.draft_passes == sum(it.draft_passes for it in trace.iterations)
+    assert narrate_tree(trace, len(trace.iterations) - 1).startswith("Drafted nothing")
+    at = open_page(None)
+    at.session_state[state.LIVE_TRACE] = trace
+    at.session_state[state.HOOD_STEP] = len(trace.iterations)
+    at.switch_page(str(ROOT / "pages" / "hood.py")).run()
+    assert not at.exception
+    assert any(i.value.startswith("In this iteration the draft proposed nothing") for i in at.info)

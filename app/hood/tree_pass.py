@@ -21,6 +21,11 @@ def verification_section(trace: Trace, step: int) -> None:
     rows = hood_tree.tree_rows(trace, step)
     n, depth = len(rows) - 1, max(r.depth for r in rows)
     st.subheader("One pass over the whole tree")
+    if n == 0:
+        st.info(f"In this iteration the draft proposed nothing: the token budget left room for one token, the "
+                f"target's own +1 ({md_plain(visible(it.extra.text))}), so the pass read the root alone and the draft "
+                "spent no pass. Pick another iteration to see a tree checked.")
+        return
     greedy = trace.settings.temperature == 0
     st.markdown(
         f"This iteration's draft proposed a **tree** of {n} guesses, {depth} level{'s' if depth != 1 else ''} deep: "
@@ -68,6 +73,9 @@ def cache_section(trace: Trace, step: int) -> None:
         "A **KV cache** keeps each layer's attention keys and values for every position already processed, so a "
         "pass over new tokens does not recompute the context. The tree pass writes an entry for every node, and "
         "only one path survives the walk.")
+    if len(it.tree.nodes) == 1:
+        st.markdown("- This iteration drafted nothing: the pass wrote the root's entry alone and kept it.")
+        return
     story = hood.cache_story(it)
     if it.caches is not None:
         chart(figs.cache_figure(story, written="target: after the pass<br>draft: when the target checks",

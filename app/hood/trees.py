@@ -162,7 +162,7 @@ class RealTrees:
 
 def real_trees(trace: Trace, draft_cost: float, v: Callable[[int], float]) -> RealTrees:
     its = trace.iterations
-    cost = sum((it.k_planned or 1) * draft_cost + v(it.tree.width_read) for it in its) / len(its)
+    cost = sum(it.draft_passes * draft_cost + v(it.tree.width_read) for it in its) / len(its)
     return RealTrees(sum(len(it.tree.nodes) - 1 for it in its) / len(its), trace.tokens_per_pass,
                      trace.draft_passes / len(its), trace.tokens_per_pass / cost)
 

@@ -157,6 +157,15 @@ class Iteration:
         return len(self.slots)
 
     @property
+    def draft_passes(self) -> int:
+        """Draft-model passes this iteration spent: a chain's, one per guess the model made (a copied guess had
+        none); a tree's, its recorded passes (reading the context, then one per level expanded; 0 where the token
+        budget left room for the +1 alone; 1 in a trace recorded before they were counted)."""
+        if self.tree is not None:
+            return self.k_planned if self.k_planned is not None else 1
+        return sum(1 for s in self.slots if not s.copied)
+
+    @property
     def ended_by_text_end(self) -> bool:
         """An accepted end-of-text proposal ended the run: the slots after it were never checked or counted."""
         return 0 < self.n_accepted < self.k and self.slots[self.n_accepted].status == "unchecked"
@@ -253,8 +262,7 @@ class Trace:
         one per level of each tree (its planned depth: specsim.core.trees reads each level in one pass)."""
         if self.settings.drafter in COPYING_DRAFTERS:
             return 0
-        return sum(max(1, it.k_planned or 1) if it.tree is not None else sum(1 for s in it.slots if not s.copied)
-                   for it in self.iterations)
+        return sum(it.draft_passes for it in self.iterations)
 
     @property
     def longest_pass(self) -> int:

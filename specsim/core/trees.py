@@ -88,6 +88,8 @@ def draft_tree(drafter: Drafter, context: Sequence[int], shape: TreeShape, max_d
     Node order is creation order, so a parent always comes before its children; ties in score keep the
     earlier node. The draft's cache holds the context again afterwards."""
     device = drafter.device
+    if max_depth < 1:  # the budget leaves room for the target's +1 alone: no guess to draft, no pass to spend
+        return DraftedTree(TokenTree.rooted(int(context[-1])), [1.0], [1.0], [[]], [])
     tokens, parents, q, score, depth = [int(context[-1])], [-1], [1.0], [1.0], [0]
     top: list[list[tuple[int, float]]] = [[]]
     times = []

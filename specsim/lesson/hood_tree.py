@@ -93,7 +93,7 @@ def growth_sentence(trace: Trace, step: int) -> str:
     nodes, depth, width = trace.settings.tree
     guesses = it.tree.nodes[1:]
     low = min(guesses, key=lambda node: node.score) if guesses else None
-    passes = it.k_planned or 0
+    passes = it.draft_passes
     text = (f"**How the draft grew it** (EAGLE-2's dynamic tree): a node's **score** is q multiplied down its path, "
             "the draft's own estimate that the guess is kept, so the scores of a tree add up to the draft's estimate "
             f"of τ − 1. At each level the draft expanded its {width} best-scored newest nodes, {width} children each, "

@@ -174,6 +174,9 @@ def narrate_tree(trace: Trace, index: int) -> str:
     it = trace.iterations[index]
     tree, greedy = it.tree, is_greedy(trace)
     nodes = tree.nodes
+    if len(nodes) == 1:
+        return (f"Drafted nothing: the token budget left room for one token, so the target's one-token pass chose "
+                f"{it.extra.text!r} itself, and the run ended there.")
     sentence = (f"Drafted a tree of {_guesses(len(nodes) - 1)}; the target scored them all, with the context's last "
                 f"token, in one pass of {tree.width_read} tokens, then walked down from the root")
     kept = [nodes[n].token.text for n in tree.kept_path()]

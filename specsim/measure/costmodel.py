@@ -154,7 +154,7 @@ class CostModel:
 def drafts(it) -> int:
     """What K counts in an iteration: its guesses in a chain (one draft pass each, or a copy); the draft passes
     that grew its tree (one per level) in a tree run (:mod:`specsim.core.trees`)."""
-    return it.k if it.tree is None else max(1, it.k_planned or 1)
+    return it.k if it.tree is None else it.draft_passes
 
 
 def guesses_read(it) -> int:

@@ -61,7 +61,7 @@ def tree_rows(target, drafter, prompts: Sequence[Sequence[int]], max_new_tokens:
         widths = [it.caches.target_written - it.caches.target_before for it in loops if it.caches is not None]
         # a chain's draft makes one pass per guess; a tree's one per depth (its planned K; fewer only where the
         # token budget's end cut the tree short)
-        passes = [it.k if contender.name.startswith("chain") else (it.k_planned or 1) for it in loops]
+        passes = [it.k if contender.name.startswith("chain") else it.draft_passes for it in loops]
         drafting = [it.draft_time_s / n for it, n in zip(loops, passes, strict=True) if n > 0]
         decode = sum(t.decode_time_s for t in traces)
         rows.append({
