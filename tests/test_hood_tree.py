@@ -113,6 +113,7 @@ def test_the_hood_page_takes_a_tree_run_apart(trace):
     text = "\n".join(m.value for m in at.markdown)
     assert f"all {len(it.tree.nodes) - 1} guesses in **one** pass, {len(it.tree.nodes)} inputs" in text
     assert "This run drafted real trees" in text and f"τ = {trace.tokens_per_pass:.2f}" in text
+    assert "The walk met " in text and "the tree thins with depth" in text
     assert "tokens per loop; the run made" not in text  # the chain's geometric model is not a tree's
     table = at.dataframe[0].value
     assert len(table) == len(it.tree.nodes) and list(table["verdict"])[0] == hood_tree.VERDICT["root"]
@@ -233,3 +234,11 @@ def test_a_loop_with_room_for_the_plus_one_alone_drafts_nothing_and_spends_no_dr
     at.switch_page(str(ROOT / "pages" / "hood.py")).run()
     assert not at.exception
     assert any(i.value.startswith("In this iteration the draft proposed nothing") for i in at.info)
+
+
+def test_the_candidates_the_walk_met_thin_with_depth_and_start_with_the_roots_children(trace):
+    met = hood_tree.candidates_by_depth(trace)
+    roots = [sum(1 for n in it.tree.nodes if n.parent == 0) for it in trace.iterations if len(it.tree.nodes) > 1]
+    assert met[0] == pytest.approx(sum(roots) / len(roots))
+    assert all(0 < x <= trace.settings.tree[2] for x in met) and len(met) <= trace.settings.tree[1]
+    assert hood_tree.candidates_by_depth(_any_trace()) == []  # a chain has no tree to walk

@@ -37,6 +37,8 @@ def pick_run() -> tuple[Trace | None, Trace | None]:
         state.put(state.HOOD_RUN, opening if opening in options else next(iter(options)))
     name = st.radio("Run", list(options), format_func=lambda n: options[n][2], key=state.bound(state.HOOD_RUN),
                     on_change=_new_run)
+    if len(options) > 1 or state.HOOD_LIVE not in options:
+        st.caption("Beside each recording: its speedup over plain decoding, timed when it was recorded.")
     return options[name][:2]
 
 
@@ -174,6 +176,11 @@ def position_section(trace: Trace) -> None:
     tree = trace.settings.tree is not None
     st.markdown(hood_tree.POSITION_INTRO if tree else hood.POSITION_INTRO)
     measured = hood.rates_sentence(model)
+    if measured and tree:
+        met = hood_tree.candidates_by_depth(trace)
+        measured += (" The walk met " + ", ".join(f"{x:.1f}" for x in met) + " candidates on average at depths "
+                     + ", ".join(str(j) for j in range(1, len(met) + 1)) + ": the tree thins with depth, so a deeper "
+                     "rⱼ judges fewer candidates and comes closer to a chain's single guess.") if met else ""
     if measured:
         st.markdown(measured)
     chart(figs.position_figure(model, chain=not tree), key=state.HOOD_POSITION_CHART)

@@ -165,6 +165,28 @@ POSITION_INTRO = (
     "from the run's acceptance by rank.")
 
 
+def candidates_by_depth(trace: Trace) -> list[float]:
+    """The candidates the walk met at each depth j = 1, 2, …: the children of the node it stood on when it checked
+    depth j, averaged over the loops whose walk checked depth j. A tree thins with depth, so a deeper rⱼ judges fewer
+    candidates."""
+    met: dict[int, list[int]] = {}
+    for it in trace.iterations:
+        if it.tree is None:
+            continue
+        nodes = it.tree.nodes
+        children: dict[int, int] = {}
+        for node in nodes[1:]:
+            children[node.parent] = children.get(node.parent, 0) + 1
+        at = 0  # the walk starts at the root and steps down the kept path
+        for depth, row in enumerate([*it.tree.kept_path(), None], start=1):
+            if children.get(at):
+                met.setdefault(depth, []).append(children[at])
+            if row is None:
+                break
+            at = row
+    return [sum(met[d]) / len(met[d]) for d in sorted(met)]
+
+
 def overlap_note(trace: Trace) -> str:
     """Why α = 1 − TV(p, q) is a chain's identity and what a tree's α per step is instead."""
     kept, checked = trace.n_accepted, trace.n_checked
