@@ -195,7 +195,7 @@ class RunRequest(BaseModel):
             return None
         from specsim.core.trees import TreeShape  # here: it imports torch, which a class replica never loads
 
-        return TreeShape(self.tree_nodes, self.tree_depth, min(defaults.TREE_WIDTH, self.tree_nodes))
+        return TreeShape.live(self.tree_nodes, self.tree_depth)
 
     def resolved(self) -> RunRequest:
         """The same request with device, dtype and decode path made explicit (the running machine's defaults)."""

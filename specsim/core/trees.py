@@ -70,6 +70,14 @@ class TreeShape:
     def label(self) -> str:
         return f"tree of {self.nodes} guesses, depth {self.depth}, width {self.width}"
 
+    @classmethod
+    def live(cls, nodes: int, depth: int) -> TreeShape:
+        """The shape the live page, the CLI and the machine profile run: ``nodes`` guesses, ``depth`` levels and
+        min(TREE_WIDTH, nodes) children a node."""
+        from specsim.core.defaults import TREE_WIDTH
+
+        return cls(nodes, depth, min(TREE_WIDTH, nodes))
+
 
 @dataclass
 class DraftedTree:

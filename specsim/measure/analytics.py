@@ -118,11 +118,10 @@ their intervals overlap more than the two could differ: on a busy machine every 
 the cheapest, K = 1, ran 10 % below the best on unseen prompts (docs/measurements/trees-2026-12-06.md)."""
 
 
-def within_noise(speedups: Mapping[int, float], noise: Mapping[int, float],
-                 max_loss: float = TIE_LOSS) -> tuple[int, ...]:
+def within_noise(speedups: Mapping, noise: Mapping, max_loss: float = TIE_LOSS) -> tuple:
     """The Ks a measurement cannot tell from the best: those whose 95 % interval (``speedups[k]`` ± ``noise[k]``, a
     share of it) reaches the best K's interval, and whose prediction is at most ``max_loss`` below the best's. The
-    best K is always among them."""
+    best K is always among them. (Any settings may be the keys: the machine profile passes chains and trees.)"""
     best = best_k(speedups)
     floor = speedups[best] * (1 - noise.get(best, 0.0))
     return tuple(sorted(k for k, s in speedups.items()

@@ -324,15 +324,10 @@ def choose_setting(predicted: dict[str, float], noise: dict[str, float]) -> tupl
     best (narrowest pass first): every setting whose 95 % interval reaches the best one's and whose prediction is at
     most :data:`specsim.measure.analytics.TIE_LOSS` below it. Of those it takes the narrowest verification pass
     (K + 1 tokens, or a tree's guesses + 1), a chain on a tie: the least arithmetic spent on guesses."""
-    best = max(predicted, key=predicted.get)
-    floor = predicted[best] * (1 - noise.get(best, 0.0))
-
     def width(key: str) -> tuple[int, bool]:
         return int(key.replace("=", " ").split()[1]) + 1, key.startswith("tree")
 
-    tied = sorted((key for key, s in predicted.items()
-                   if s * (1 + noise.get(key, 0.0)) >= floor and s >= predicted[best] * (1 - analytics.TIE_LOSS)),
-                  key=width)
+    tied = sorted(analytics.within_noise(predicted, noise), key=width)  # the chains' rule, over every setting
     return tied[0], tied
 
 

@@ -120,14 +120,6 @@ def profile_prompts(n: int = PROFILE_PROMPTS) -> list[str]:
     return order[8:8 + n] or order[:n]
 
 
-def tree_shape(nodes: int, depth: int):
-    """The :class:`specsim.core.trees.TreeShape` the live page runs for ``nodes`` guesses and ``depth`` levels."""
-    from specsim.core.defaults import TREE_WIDTH
-    from specsim.core.trees import TreeShape
-
-    return TreeShape(nodes, depth, min(TREE_WIDTH, nodes))
-
-
 def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFILE_KS,
               n_new: int = PROFILE_TOKENS, log=print, goal: float = SPREAD_GOAL, cap_s: float = RUNS_TIME_CAP_S,
               seed: int = 0, max_rounds: int = 20, trees: Sequence[tuple[int, int]] = ()) -> tuple[dict, list]:
@@ -138,13 +130,13 @@ def time_runs(target, drafter, prompts: Sequence[str], ks: Sequence[int] = PROFI
     from specsim.core.clock import now
     from specsim.core.engine import plain_generate, speculative_generate
     from specsim.core.models import format_prompt
-    from specsim.core.trees import tree_generate
+    from specsim.core.trees import TreeShape, tree_generate
     from specsim.measure.timing import PLAIN, Contender, time_decoders
 
     encoded = [format_prompt(target.tokenizer, p) for p in prompts]
     contenders = [Contender(f"K={k}", lambda ids, n, k=k: speculative_generate(target, drafter, ids, KPolicy(k), n))
                   for k in ks]
-    shapes = {nodes: tree_shape(nodes, depth) for nodes, depth in trees}
+    shapes = {nodes: TreeShape.live(nodes, depth) for nodes, depth in trees}
     contenders += [Contender(tree_key(nodes), lambda ids, n, s=shape: tree_generate(target, drafter, ids, s, n))
                    for nodes, shape in shapes.items()]
     start = now(target.device)

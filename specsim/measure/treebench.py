@@ -26,12 +26,12 @@ from specsim.core.kpolicy import KPolicy
 from specsim.core.trace import Trace, pooled_tokens_per_pass
 from specsim.core.trees import TreeShape, tree_generate
 from specsim.measure.costmodel import plain_pass_times
-from specsim.measure.profile_timing import PROFILE_TREES, tree_shape
+from specsim.measure.profile_timing import PROFILE_TREES
 from specsim.measure.tables import render
 from specsim.measure.timing import Contender, time_decoders
 
 CHAIN_KS = (1, 2, 3, 4)
-TREE_SHAPES = tuple(tree_shape(nodes, depth) for nodes, depth in PROFILE_TREES)  # the machine profile's trees
+TREE_SHAPES = tuple(TreeShape.live(nodes, depth) for nodes, depth in PROFILE_TREES)  # the machine profile's trees
 COLUMNS = ("setting", "τ", "pass width", "v", "c", "tok/s", "speedup", "identical")
 
 
