@@ -82,6 +82,84 @@ def test_a_cropped_cache_holds_views_and_the_pass_still_matches(target):
     assert torch.equal(fast.logits, slow.logits) and _same_cache(fast_cache, slow_cache)
 
 
+def _tree(root: int):
+    """A token tree of 8 nodes and 4 depths: siblings, a chain below one of them, leaves at every depth."""
+    from specsim.core.token_tree import TokenTree
+
+    parents = [-1, 0, 0, 0, 1, 1, 2, 4]
+    return TokenTree([root, 11, 12, 13, 14, 15, 16, 17], parents, ["root", *["guess"] * 7])
+
+
+@pytest.mark.parametrize("cropped", [False, True], ids=["fresh cache", "cropped cache"])
+def test_a_token_trees_pass_takes_the_one_call_and_gives_the_forwards_logits_and_cache_bitwise(target, cropped):
+    """A tree's pass (each node at the root's position plus its depth, seeing the context and its ancestors) runs
+    in the one call, and its logits and cache entries are bitwise transformers' forward on the same mask and
+    positions; the same after a rejection left the cache as views."""
+    from specsim.core.drafters import crop_cache
+
+    ids, cache = _prefilled(target)
+    if cropped:
+        with torch.inference_mode():
+            target.model(input_ids=torch.tensor([[ids[-1], 11, 12, 13]]), past_key_values=cache, use_cache=True)
+        crop_cache(cache, len(ids))
+    tree, past = _tree(ids[-1] if not cropped else 21), cache.get_seq_length()
+    placed = {"attention_mask": tree.attention_mask(past), "position_ids": tree.position_ids(past)}
+    new = torch.tensor([tree.tokens])
+    assert target_pass.covers(target.model, new, cache, {"use_cache": True, **placed})
+    assert placed["position_ids"][0].tolist() == [past + tree.depth(i) for i in range(len(tree))]
+    (fast, fast_cache), (slow, slow_cache) = _both(target, new, cache, **placed)
+    assert fast.logits.shape == (1, len(tree), slow.logits.shape[-1])
+    assert torch.equal(fast.logits, slow.logits) and _same_cache(fast_cache, slow_cache)
+    # not a causal pass in disguise: the same tokens laid out as a chain give other logits past the first sibling
+    (chain, _), _ = _both(target, new, cache)
+    assert torch.equal(chain.logits[0, :2], fast.logits[0, :2])
+    assert not torch.equal(chain.logits[0, 2], fast.logits[0, 2])
+
+
+def test_a_tree_run_verifies_every_tree_in_the_one_call_and_writes_the_previous_paths_tokens(target, monkeypatch):
+    """The live page's trees, drafted by the default draft: every tree the target checks (the last loop's may be its
+    root alone) goes through the one call with the tree's positions and mask, and the run writes what the same run
+    on transformers' forward writes, which is plain decoding's."""
+    from specsim.core.engine import plain_generate
+    from specsim.core.models import format_prompt
+    from specsim.core.prompt_sets import heldout_prompts
+    from specsim.core.trees import TreeShape, tree_generate
+    from specsim.methods import build_drafter
+
+    drafter = build_drafter("draft_model", target, DEFAULT_DRAFT)
+    ids = format_prompt(target.tokenizer, heldout_prompts(1)[0]["prompt"])
+    trees, real = [], target_pass.one_call
+
+    def spy(model, input_ids, cache, keep, positions=target_pass._NONE, allowed=target_pass._NONE):
+        if positions.numel():
+            trees.append(input_ids.shape[1])
+        return real(model, input_ids, cache, keep, positions, allowed)
+
+    monkeypatch.setattr(target_pass, "one_call", spy)
+    trace = tree_generate(target, drafter, ids, TreeShape.live(8, 4), 24)
+    checked = [it.tree.width_read for it in trace.iterations]
+    assert max(checked) == 9 and trees == checked
+    target_pass.ENABLED = False
+    try:
+        before = tree_generate(target, drafter, ids, TreeShape.live(8, 4), 24).generated_ids
+    finally:
+        target_pass.ENABLED = True
+    assert trace.generated_ids == before == plain_generate(target, ids, 24).generated_ids
+
+
+def test_a_mask_or_positions_it_does_not_take_keep_transformers_forward(target):
+    """Padding (a float or 2-D mask), positions without a mask, a mask without positions: the forward's calls."""
+    ids, cache = _prefilled(target)
+    tree, past = _tree(ids[-1]), cache.get_seq_length()
+    new = torch.tensor([tree.tokens])
+    mask, positions = tree.attention_mask(past), tree.position_ids(past)
+    for extra in ({"attention_mask": mask}, {"position_ids": positions},
+                  {"attention_mask": mask.float(), "position_ids": positions},
+                  {"attention_mask": torch.ones(1, past + len(tree), dtype=torch.bool), "position_ids": positions},
+                  {"attention_mask": mask, "position_ids": positions.int()}):
+        assert not target_pass.covers(target.model, new, cache, extra), extra
+
+
 def test_plain_and_speculative_decoding_write_the_previous_paths_tokens(target):
     from specsim.core.engine import plain_generate, speculative_generate
     from specsim.core.models import format_prompt

@@ -23,8 +23,11 @@ the invariant kernels themselves. Per layer, the pass is::
     logits = (rms_norm(x) * w_final) Eᵀ           (the last ``logits_to_keep`` positions)
 
 :func:`install` switches a loaded model to it where it applies (a Llama-shaped bfloat16 model on the invariant
-path with the fused linear kernel, on a CPU); every other call (a prefill, a pass that asks for hidden states
-or carries a mask, a model it does not fit) takes transformers' forward as before. ``SPECSIM_NO_TARGET_PASS=1``
+path with the fused linear kernel, on a CPU). A token tree's pass takes it too: each node's rotary rows are its
+own position's (the root's position plus its depth) and the attention sees only the keys the tree's mask allows
+(the context and the node's ancestors), the same kernel skipping the others. Every other call (a prefill, a pass
+that asks for hidden states or carries a padding mask, a model it does not fit) takes transformers' forward as
+before. ``SPECSIM_NO_TARGET_PASS=1``
 switches it off, so the benchmark can time the two paths against each other (``python -m specsim.bench
 --passes``).
 """
@@ -101,7 +104,7 @@ def covers(model: torch.nn.Module, input_ids, past_key_values, extra: dict) -> b
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
     if not ENABLED or fused.linear_kernel() is None or model.training or any(extra.get(name) is not None for name in (
-            "attention_mask", "position_ids", "inputs_embeds", "labels")):
+            "inputs_embeds", "labels")):
         return False
     if any(value not in (None, False) for name, value in extra.items() if name.startswith("output_")):
         return False
@@ -120,7 +123,29 @@ def covers(model: torch.nn.Module, input_ids, past_key_values, extra: dict) -> b
         if length not in (None, layer.keys.shape[-2]):
             return False
         length = layer.keys.shape[-2]
-    return len(past_key_values.layers) == len(model.model.layers)
+    if len(past_key_values.layers) != len(model.model.layers):
+        return False
+    return _placed(extra, input_ids.shape[1], length) is not None
+
+
+def _placed(extra: dict, n: int, past: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """A token tree's pass (:func:`specsim.core.token_tree.tree_forward`) as the one call takes it: the new tokens'
+    positions, (n,) int64, and the keys each may see, (1, n, past + n) booleans; both empty for a plain decode pass
+    (no mask, no positions). None for a mask or positions it does not take (padding of a batch, a float mask, a
+    mask without positions): those calls keep transformers' forward."""
+    mask, positions = extra.get("attention_mask"), extra.get("position_ids")
+    if mask is None and positions is None:
+        return _NONE, _NONE
+    if not (isinstance(mask, torch.Tensor) and isinstance(positions, torch.Tensor)):
+        return None
+    if mask.dtype != torch.bool or mask.shape != (1, 1, n, past + n) or mask.device.type != "cpu":
+        return None
+    if positions.dtype != torch.long or positions.shape != (1, n) or positions.device.type != "cpu":
+        return None
+    return positions[0], mask[:, 0]
+
+
+_NONE = torch.empty(0)
 
 
 def pack(model: torch.nn.Module) -> bool:
@@ -215,15 +240,18 @@ def rotary_tables(model: torch.nn.Module, length: int) -> tuple[torch.Tensor, to
     return held
 
 
-def one_call(model: torch.nn.Module, input_ids: torch.Tensor, cache, logits_to_keep: int) -> torch.Tensor:
-    """One decode pass through ``target_pass``: the logits, and the cache grown by the new positions."""
+def one_call(model: torch.nn.Module, input_ids: torch.Tensor, cache, logits_to_keep: int,
+             positions: torch.Tensor = _NONE, allowed: torch.Tensor = _NONE) -> torch.Tensor:
+    """One decode pass through ``target_pass``: the logits, and the cache grown by the new positions. A token tree's
+    pass gives each node's position and the keys it may see (:func:`_placed`); a plain pass gives neither."""
     inner, config, layers = model.model, model.config, cache.layers
-    cos, sin = rotary_tables(model, cache.get_seq_length() + input_ids.shape[1])
+    last = int(positions.max()) + 1 if positions.numel() else cache.get_seq_length() + input_ids.shape[1]
+    cos, sin = rotary_tables(model, last)
     out = fused.kernel().target_pass(
         input_ids, inner.embed_tokens.weight, weights(model), [layer.keys for layer in layers],
         [layer.values for layer in layers], cos, sin, config.num_attention_heads, config.num_key_value_heads,
         inner.norm.variance_epsilon, inner.layers[0].self_attn.scaling, inner.norm.weight, head(model),
-        int(logits_to_keep))
+        int(logits_to_keep), positions, allowed)
     count = len(layers)
     for layer, keys, values in zip(layers, out[1:1 + count], out[1 + count:], strict=True):
         layer.keys, layer.values = keys, values
@@ -239,5 +267,7 @@ def _forward(self, *args, **kwargs):
             self, input_ids, cache, extra):
         from transformers.modeling_outputs import CausalLMOutputWithPast
 
-        return CausalLMOutputWithPast(logits=one_call(self, input_ids, cache, keep), past_key_values=cache)
+        positions, allowed = _placed(extra, input_ids.shape[1], cache.get_seq_length())
+        return CausalLMOutputWithPast(logits=one_call(self, input_ids, cache, keep, positions, allowed),
+                                      past_key_values=cache)
     return super(type(self), self).forward(*args, **kwargs)

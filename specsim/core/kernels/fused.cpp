@@ -427,7 +427,10 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, tor
 // and v stacked), w_o, w_post, w_gate_up (gate and up stacked), w_down, bfloat16 (a stacked product's outputs are
 // each what their own product gives: rows_linear computes every output alone); keys, values: per layer (1, kv
 // heads, past, head dim) bfloat16, the cache before the pass; cos, sin: (positions, head dim) bfloat16, the rotary
-// tables from position 0 (the model's own rotary module computed them). Returns the logits of the last `keep`
+// tables from position 0 (the model's own rotary module computed them); positions: (n) int64, each new token's
+// position (a token tree's node sits at the root's position plus its depth), or empty for past, past + 1, ...;
+// allowed: (1, n, past + n) bool, the keys each new token may see (a tree's context and its ancestors), or empty for
+// the causal rule. Returns the logits of the last `keep`
 // positions (all when keep is 0), (1, keep, vocab) bfloat16, then each layer's keys and then each layer's values with
 // the new positions
 // appended (what the cache's torch.cat would give).
@@ -491,7 +494,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
                                        std::vector<torch::Tensor> keys, std::vector<torch::Tensor> values,
                                        torch::Tensor cos, torch::Tensor sin, int64_t heads, int64_t kv_heads,
                                        double eps, double scaling, torch::Tensor norm, torch::Tensor head,
-                                       int64_t keep) {
+                                       int64_t keep, torch::Tensor positions, torch::Tensor allowed) {
   const int64_t count = static_cast<int64_t>(layers.size()) / 6;
   TORCH_CHECK(layers.size() % 6 == 0 && static_cast<int64_t>(keys.size()) == count
               && static_cast<int64_t>(values.size()) == count && ids.dim() == 2 && ids.size(0) == 1
@@ -507,11 +510,25 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
     TORCH_CHECK(idp[i] >= 0 && idp[i] < embed.size(0), "target_pass: token id out of range");
     std::memcpy(bfp(x) + i * d, bfp(embed) + idp[i] * d, d * 2);
   }
-  const uint16_t* cp = bfp(cos) + past * hd;  // the new positions' rows
-  const uint16_t* sp = bfp(sin) + past * hd;
+  // Each new token's rows of the rotary tables: its own position's (the model's rotary module gives a position the
+  // same row in any pass, so gathering the rows is what computing them for these positions gives).
+  std::vector<const uint16_t*> crow(n), srow(n);
+  const bool placed = positions.numel() > 0;
+  TORCH_CHECK(!placed || (positions.scalar_type() == torch::kInt64 && positions.numel() == n),
+              "target_pass: positions must hold one int64 position per new token");
+  positions = positions.contiguous();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t at = placed ? positions.data_ptr<int64_t>()[i] : past + i;
+    TORCH_CHECK(at >= 0 && at < cos.size(0), "target_pass: a position outside the rotary table");
+    crow[i] = bfp(cos) + at * hd;
+    srow[i] = bfp(sin) + at * hd;
+  }
+  TORCH_CHECK(allowed.numel() == 0 || (allowed.scalar_type() == torch::kBool && allowed.dim() == 3
+                                       && allowed.size(0) == 1 && allowed.size(1) == n && allowed.size(2) == length),
+              "target_pass: the mask must be (1, new tokens, past + new tokens) booleans");
+  allowed = allowed.contiguous();
   const float scale = static_cast<float>(scaling);
   std::vector<torch::Tensor> out(1 + 2 * count);
-  auto empty = torch::empty({0}, x.options().dtype(torch::kBool));
   auto f32 = x.options().dtype(torch::kFloat32);
   for (int64_t l = 0; l < count; ++l) {
     const torch::Tensor* L = &layers[6 * l];
@@ -534,7 +551,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
         std::memcpy(bfp(v_all) + g * length * hd, bfp(pv) + g * pv.stride(1), past * hd * 2);
       }
       for (int64_t i = 0; i < n; ++i) {
-        rotary_row(kp + i * row + g * hd, cp + i * hd, sp + i * hd, bfp(k_all) + (g * length + past + i) * hd, hd);
+        rotary_row(kp + i * row + g * hd, crow[i], srow[i], bfp(k_all) + (g * length + past + i) * hd, hd);
         std::memcpy(bfp(v_all) + (g * length + past + i) * hd, vp + i * row + g * hd, hd * 2);
       }
     }
@@ -549,7 +566,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
     float* qsp = qs.data_ptr<float>();
     for (int64_t i = 0; i < n; ++i)
       for (int64_t hh = 0; hh < heads; ++hh) {
-        rotary_row(qp + i * row + hh * hd, cp + i * hd, sp + i * hd, rotated.data(), hd);
+        rotary_row(qp + i * row + hh * hd, crow[i], srow[i], rotated.data(), hd);
         float* dst = qsp + (hh * n + i) * hd;  // (kv head, group) = head hh, row i
         for (int64_t t = 0; t < hd; ++t) dst[t] = bf(rotated[t]) * scale;
       }
@@ -563,7 +580,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
           ktp[(g * hd + t) * length + j] = bf(kap[(g * length + j) * hd + t]);
           vfp[(g * length + j) * hd + t] = bf(vap[(g * length + j) * hd + t]);
         }
-    auto att = attend(qs, kt, vf, empty);  // (1, kv heads, groups, n, hd) float32
+    auto att = attend(qs, kt, vf, allowed);  // (1, kv heads, groups, n, hd) float32
     auto merged = torch::empty({1, n, qw}, x.options());  // transposed to (1, n, heads * hd), in bfloat16
     const float* ap = att.data_ptr<float>();
     uint16_t* mp = bfp(merged);
