@@ -83,6 +83,69 @@ def test_the_one_call_pass_equals_the_python_steps_through_chunks_crops_and_grow
     assert caches[0].keys.shape[2] >= position > 4  # it grew past its first capacity
 
 
+def _int8_here() -> None:
+    from specsim.core.draft_forward import int8_available
+
+    if not int8_available():
+        pytest.skip(f"no int8 route here: {fused.status()}")
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 9, 17])
+def test_the_int8_kernel_gives_x_times_the_scaled_int8_weights_whatever_the_row_count(rows):
+    """rows_linear_q8 against float64 arithmetic on the dequantized matrix, and each row alone gives its row of the
+    whole product bitwise (the draft's one call and its Python steps read the same matrices)."""
+    from specsim.core.draft_forward import Int8Matrix
+
+    _int8_here()
+    generator = torch.Generator().manual_seed(rows)
+    matrix = Int8Matrix.of(torch.randn(8 * 29 + 3, 96, generator=generator).to(torch.bfloat16))
+    x = torch.randn(rows, 96, generator=generator)
+    got = fused.kernel().rows_linear_q8(x, matrix.q, matrix.scale)
+    exact = x.double() @ (matrix.q.double() * matrix.scale.double()[:, None]).T
+    torch.testing.assert_close(got.double(), exact, rtol=1e-5, atol=1e-5)
+    alone = torch.cat([fused.kernel().rows_linear_q8(x[i:i + 1], matrix.q, matrix.scale) for i in range(rows)])
+    assert torch.equal(alone, got)
+
+
+def test_int8_rounds_each_weight_to_its_rows_grid_and_keeps_the_largest_exactly():
+    from specsim.core.draft_forward import Int8Matrix
+
+    weight = torch.randn(40, 64) * torch.linspace(0.01, 3.0, 40)[:, None]  # rows of very different ranges
+    matrix = Int8Matrix.of(weight)
+    assert matrix.q.dtype == torch.int8 and int(matrix.q.abs().max()) == 127
+    back = matrix.q.float() * matrix.scale[:, None]
+    assert torch.all((back - weight).abs() <= matrix.scale[:, None] / 2 + 1e-6)  # half a step of its own row
+    largest = weight.abs().argmax(dim=1)
+    torch.testing.assert_close(back.gather(1, largest[:, None]), weight.gather(1, largest[:, None]))
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2], ids=["mha", "gqa"])
+def test_the_int8_draft_reads_int8_by_default_and_stays_close_to_its_bfloat16_self(kv_heads, monkeypatch):
+    """Where the kernel reads int8 the lean draft does unless SPECSIM_DRAFT_INT8=0; its logits stay within the
+    rounding's reach of the bfloat16 draft's, and its one call equals its Python steps."""
+    _int8_here()
+    draft = tiny_draft(kv_heads).to(torch.bfloat16)
+    int8, steps = LeanLlama(draft, torch.bfloat16), LeanLlama(draft, torch.bfloat16, one_call=False)
+    monkeypatch.setenv("SPECSIM_DRAFT_INT8", "0")
+    plain = LeanLlama(draft, torch.bfloat16)
+    assert int8.int8 and steps.int8 and not plain.int8
+    assert int8.one_call is not None and plain.one_call is not None
+    ids = [random.Random(kv_heads).randrange(150) for _ in range(12)]
+    caches = [LeanCache(2, kv_heads, 16, torch.float32, "cpu") for _ in range(3)]
+    for chunk in (ids[:6], ids[6:7], ids[7:10], ids[10:]):
+        a, b, c = (lean.forward(chunk, cache) for lean, cache in zip((int8, steps, plain), caches, strict=True))
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+        assert not torch.equal(a, c)  # int8 really ran
+        torch.testing.assert_close(a, c, rtol=0, atol=0.05 * float(c.abs().max()))
+
+
+def test_int8_is_refused_with_a_reason_where_the_kernel_cannot_read_it():
+    draft = tiny_draft()  # float32: no fused kernel path
+    with pytest.raises(ValueError, match="int8"):
+        LeanLlama(draft, torch.float32, int8=True)
+    assert not LeanLlama(draft, torch.float32).int8
+
+
 def test_lean_cache_crops_like_a_transformers_cache():
     cache = LeanCache(1, 1, 2, torch.float32, "cpu", capacity=8)
     cache.length = 6

@@ -170,7 +170,7 @@ def test_the_readmes_table_lists_every_setting_of_the_environment_class_as_it_de
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Settings from the environment", 1)[1].split("\n## ", 1)[0]
-    listed = dict(re.findall(r"^\| `(SPECSIM_[A-Z_]+)` \| (.+?) \|$", table, re.MULTILINE))
+    listed = dict(re.findall(r"^\| `(SPECSIM_[A-Z0-9_]+)` \| (.+?) \|$", table, re.MULTILINE))
     described = {env_name(name): field.description for name, field in Environment.model_fields.items()}
     assert listed == described
 

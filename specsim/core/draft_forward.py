@@ -24,10 +24,13 @@ again (about 0.5 against 0.9 ms a pass here, measured in
 compare that call with, and runs a prompt's prefill (``ONE_CALL_ROWS``).
 
 It runs in the target's dtype, as the stock draft did; with bfloat16 on a CPU where the fused linear kernel
-runs, the weights are bfloat16 and the activations float32 (see ``LeanLlama.__init__``).
+runs, the weights are bfloat16 and the activations float32, and on the kernel's AVX2 route the weights are int8 with
+one scale per row, half the bytes to read (see ``LeanLlama.__init__``).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -71,10 +74,34 @@ class LeanCache:
             setattr(self, name, new)
 
 
+class Int8Matrix(NamedTuple):
+    """A weight matrix W [out, in] as int8 values and one float32 scale per output row: W ≈ q · scale[:, None].
+    Each row's scale is its largest magnitude over 127, so every weight is rounded to the nearest of 255 evenly spaced
+    values over its row's range. Read by the fused kernel's ``rows_linear_q8``: half the bytes of bfloat16."""
+
+    q: torch.Tensor  # [out, in] int8
+    scale: torch.Tensor  # [out] float32
+
+    @classmethod
+    def of(cls, weight: torch.Tensor) -> Int8Matrix:
+        w = weight.detach().float()
+        scale = w.abs().amax(dim=1).clamp_min(torch.finfo(torch.float32).tiny) / 127
+        return cls(torch.round(w / scale[:, None]).clamp(-127, 127).to(torch.int8).contiguous(), scale.contiguous())
+
+
+def int8_available() -> bool:
+    """Whether the fused kernel reads int8 weights here (``rows_linear_q8``: a build with AVX2 and FMA)."""
+    from specsim.core import fused
+
+    module = fused.kernel()
+    return fused.linear_kernel() is not None and module is not None and bool(module.q8_ready())
+
+
 class LeanLlama:
     """A Llama-architecture draft (``StandaloneDraft``) as plain tensors and one forward function."""
 
-    def __init__(self, draft: torch.nn.Module, dtype: torch.dtype | None = None, one_call: bool = True):
+    def __init__(self, draft: torch.nn.Module, dtype: torch.dtype | None = None, one_call: bool = True,
+                 int8: bool | None = None):
         config, model = draft.config, draft.llama.model
         weight = model.embed_tokens.weight
         self.dtype = dtype or weight.dtype
@@ -99,17 +126,32 @@ class LeanLlama:
         # - float32: M is Wᵀ stored [in, out], so one row times it reads memory in order; the 8k-row head
         #   then costs a third of what it does as stored (the same CPU).
         # - otherwise (bfloat16 without the kernel, or CUDA): M is a transposed view of W, as in nn.Linear.
-        from specsim.core import fused
+        # - int8 (on the kernel's AVX2 route unless SPECSIM_DRAFT_INT8=0, or ``int8=True``): M is an
+        #   :class:`Int8Matrix`, read by the kernel's ``rows_linear_q8``: half the bytes again. A draft pass is
+        #   bound by reading its weights (13.4 MB in bfloat16 for the default draft), and a guess only has to be
+        #   likely, not exact: the target checks it (docs/measurements/draft-int8-2026-12-07.md: held-out α
+        #   0.3771 -> 0.3783 at K = 2, c 0.066 -> 0.045).
+        from specsim.core import environment, fused
 
         kernel = fused.linear_kernel() if self.dtype == torch.bfloat16 and self.device.type == "cpu" else None
         self.kernel = kernel is not None and config.hidden_size % 16 == 0 and config.intermediate_size % 16 == 0
+        # by default only on the route it was measured on (AVX2); AMX reads bfloat16 in tiles, int8 is unmeasured there
+        measured = self.kernel and fused.kernel().linear_path() == "avx2"
+        wanted = (environment.current().draft_int8 and measured) if int8 is None else int8
+        if int8 and not (self.kernel and int8_available()):
+            raise ValueError(f"int8 draft weights need the fused kernel's AVX2 route: {fused.status()}")
+        self.int8 = bool(wanted and self.kernel and int8_available())
         if self.kernel:
-            self.dtype, self._times, layout = torch.float32, kernel, "bf16 as stored"
+            self.dtype, layout = torch.float32, "int8" if self.int8 else "bf16 as stored"
+            q8 = fused.kernel().rows_linear_q8 if self.int8 else None
+            self._times = lambda x, m: q8(x, m.q, m.scale) if isinstance(m, Int8Matrix) else kernel(x, m)
         else:
             self._times, layout = torch.matmul, "in-out" if self.dtype == torch.float32 else "view"
 
-        def matrix(t: torch.Tensor) -> torch.Tensor:
+        def matrix(t: torch.Tensor) -> torch.Tensor | Int8Matrix:
             t = t.detach()
+            if layout == "int8":
+                return Int8Matrix.of(t)
             if layout == "bf16 as stored":
                 return t.to(torch.bfloat16).contiguous()
             if layout == "in-out":
@@ -135,7 +177,11 @@ class LeanLlama:
         self.head = matrix(draft.llama.lm_head.weight[: draft.n_out])
         # The whole pass as one C++ call where the kernel runs (``one_call=False``: the Python steps below).
         self.one_call = fused.kernel().draft_pass if self.kernel and one_call else None
-        self._flat = [w for layer in self.layers for w in layer]
+        # draft_pass reads each matrix with its rows' scales (empty for a norm or a bfloat16 matrix)
+        none = torch.empty(0)
+        self._flat = [w.q if isinstance(w, Int8Matrix) else w for layer in self.layers for w in layer]
+        self._scales = [w.scale if isinstance(w, Int8Matrix) else none for layer in self.layers for w in layer]
+        self._head = (self.head.q, self.head.scale) if isinstance(self.head, Int8Matrix) else (self.head, none)
         self.to_small = draft.to_small
         self._cos = self._sin = torch.empty(0, self.head_dim)
 
@@ -211,8 +257,8 @@ class LeanLlama:
         index = self.to_small[torch.tensor(ids, dtype=torch.long, device=self.device)]
         x = self.embed[index]  # [n, d]
         if self.one_call is not None and n <= ONE_CALL_ROWS:
-            logits = self.one_call(x, self._flat, cache.keys, cache.values, cos, sin, start, self.heads,
-                                   self.kv_heads, self.eps, self.norm, self.head)
+            logits = self.one_call(x, self._flat, self._scales, cache.keys, cache.values, cos, sin, start,
+                                   self.heads, self.kv_heads, self.eps, self.norm, *self._head)
             cache.length = end
             return logits
         mask = None

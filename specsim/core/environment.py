@@ -41,6 +41,8 @@ class Environment(BaseSettings):
     queue_limit: int | None = Field(None, ge=0, description="how many runs may wait in the class queue (default 20)")
     no_fused: bool = Field(False, description="`1`: no fused C++ kernels (the Python fallback)")
     no_target_pass: bool = Field(False, description="`1`: transformers' forward instead of the one-call target pass")
+    draft_int8: bool = Field(True, description="`0`: the standalone draft reads its weights in bfloat16, not int8 "
+                                               "(where the fused kernel runs)")
 
     @field_validator("cache", mode="before")
     @classmethod
@@ -55,7 +57,7 @@ class Environment(BaseSettings):
         return value
 
     @field_validator("run_cache", "queue_url", "queue_name", "queue_limit", "show_answers", "no_fused",
-                     "no_target_pass", mode="before")
+                     "no_target_pass", "draft_int8", mode="before")
     @classmethod
     def _blank_is_unset(cls, value, info):
         """Spaces around a value are dropped, and a blank value reads as the field's default (None, off, "")."""

@@ -149,8 +149,9 @@ class LeanStandaloneDrafter(ModelDrafter):
     """:class:`~specsim.core.model_drafters.ModelDrafter` for a standalone draft, its passes run by
     :class:`LeanLlama`."""
 
-    def __init__(self, draft: StandaloneDraft, name: str, dtype: torch.dtype | None = None):
-        self.lean = LeanLlama(draft, dtype=dtype)
+    def __init__(self, draft: StandaloneDraft, name: str, dtype: torch.dtype | None = None,
+                 int8: bool | None = None):
+        self.lean = LeanLlama(draft, dtype=dtype, int8=int8)
         super().__init__(draft, name, vocab_map=draft.id_map.tolist())
 
     def _new_cache(self):

@@ -67,6 +67,17 @@ def stock_drafter(lean_drafter) -> ModelDrafter:
                         vocab_map=lean_drafter.model.id_map.tolist())
 
 
+def bf16_drafter(lean_drafter):
+    """The same trained draft with its matrices read in bfloat16 instead of int8 (where the app reads int8: the fused
+    kernel's AVX2 route), copying repeated text as the shipped drafter does."""
+    from specsim.core.trained_drafters import LeanStandaloneDrafter
+
+    twin = LeanStandaloneDrafter(lean_drafter.model, f"{lean_drafter.name}, bfloat16 weights",
+                                 dtype=lean_drafter.model.llama.model.embed_tokens.weight.dtype, int8=False)
+    twin.copy_from = lean_drafter.copy_from
+    return twin
+
+
 def bench_row(target, drafter, k: int, prompts: list[list[int]], max_new_tokens: int, with_hf: bool,
               label: str | None = None, policy: KPolicy | None = None, rounds: int = 1) -> dict:
     """Every prompt decoded plainly, speculatively (K as ``policy`` says; fixed ``k`` by default) and through
@@ -145,6 +156,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="chains of K = 1..4 against the machine profile's token trees of 4..16 guesses "
                              "(specsim.measure.treebench), and where the profile's choice stands among them, "
                              "interleaved, with the first model drafter; print only that table")
+    parser.add_argument("--bf16-draft", action="store_true",
+                        help="also run each trained standalone draft that reads int8 weights with its bfloat16 "
+                             "weights (rows 'NAME bf16'): held-out alpha and c before and after int8")
     parser.add_argument("--save", metavar="JSON", default=None,
                         help="with --passes: also write the run where the pages read it "
                              "(assets/measurements/decode_paths.json)")
@@ -195,10 +209,13 @@ def main(argv: list[str] | None = None) -> int:
             for draft in (args.draft if kind == DRAFT_MODEL else [""]):
                 label = Path(draft).name if kind == DRAFT_MODEL and Path(draft).is_dir() else kind
                 drafters.append((label, build_drafter(kind, target, draft, args.early_exit_layers)))
+                shipped = drafters[-1][1]
                 if args.no_copy and getattr(drafters[-1][1], "copy_from", None) is not None:
                     drafters.append((f"{label} no copy", load_draft_model(draft, target, copy=False)))
                 if args.stock_draft and hasattr(drafters[-1][1], "lean"):
                     drafters.append((f"{label} stock", stock_drafter(drafters[-1][1])))
+                if args.bf16_draft and getattr(getattr(shipped, "lean", None), "int8", False):
+                    drafters.append((f"{label} bf16", bf16_drafter(shipped)))
     except (ModelUnavailable, TokenizerMismatch, ValueError) as error:
         print(f"python -m specsim.bench: error: {error}", file=sys.stderr)
         return 2

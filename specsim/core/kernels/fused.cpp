@@ -203,47 +203,53 @@ static void rows_linear_amx(const uint16_t* xp, const uint16_t* wp, float* op, i
 // - while one block computes, the next block's weights are prefetched, so reading memory and the arithmetic
 //   of the extra rows overlap instead of taking turns.
 #define ALWAYS_INLINE __attribute__((always_inline)) static inline  // inlined, the accumulators stay in registers
-static inline __m256 load8_bf16(const uint16_t* p) {
+static inline __m256 load8(const uint16_t* p) {  // 8 bfloat16 weights widened to float32 (exact: a shift)
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+static inline __m256 load8(const int8_t* p) {  // 8 int8 weights as float32 (exact); the row's scale comes after
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 static inline float lanes_sum8(__m256 a) {                    // (l + l+4), then (l + l+2), then (0 + 1)
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
   const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
-template <int R, int T>
-ALWAYS_INLINE void block_avx2(const float* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
-                              int64_t IN, int64_t OUT) {
+// W: uint16_t (bfloat16 weights) or int8_t (int8 weights, each output's sum then times its row's scale, sc[j]).
+template <int R, int T, typename W>
+ALWAYS_INLINE void block_avx2(const float* xp, const W* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
+                              int64_t IN, int64_t OUT, const float* sc = nullptr) {
   __m256 acc[R][T];
   for (int r = 0; r < R; ++r) for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-  const uint16_t* w[T];
+  const W* w[T];
   for (int t = 0; t < T; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
-  const uint16_t* ahead = wp + (j0 + T) * IN;  // the next block (a prefetch past the end never faults)
+  const W* ahead = wp + (j0 + T) * IN;  // the next block (a prefetch past the end never faults)
   for (int64_t k = 0; k < IN; k += 8) {
     if ((k & 31) == 0)  // one 64-byte line of each of the next block's rows every 32 values
       for (int t = 0; t < T; ++t) _mm_prefetch(reinterpret_cast<const char*>(ahead + t * IN + k), _MM_HINT_T0);
     __m256 wv[T];
-    for (int t = 0; t < T; ++t) wv[t] = load8_bf16(w[t] + k);
+    for (int t = 0; t < T; ++t) wv[t] = load8(w[t] + k);
     for (int r = 0; r < R; ++r) {
       const __m256 xv = _mm256_loadu_ps(xp + (m0 + r) * IN + k);
       for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(xv, wv[t], acc[r][t]);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < nj; ++t) op[(m0 + r) * OUT + j0 + t] = lanes_sum8(acc[r][t]);
+    for (int t = 0; t < nj; ++t)
+      op[(m0 + r) * OUT + j0 + t] = sc ? lanes_sum8(acc[r][t]) * sc[j0 + t] : lanes_sum8(acc[r][t]);
 }
 // Every row against one block of T = 2 outputs, in ceil(M / 6) groups of 3 to 6 rows (M >= 5).
-ALWAYS_INLINE void groups_avx2(const float* xp, const uint16_t* wp, float* op, int64_t M, int64_t j0, int64_t nj,
-                               int64_t IN, int64_t OUT) {
+template <typename W>
+ALWAYS_INLINE void groups_avx2(const float* xp, const W* wp, float* op, int64_t M, int64_t j0, int64_t nj,
+                               int64_t IN, int64_t OUT, const float* sc) {
   const int64_t groups = (M + 5) / 6;
   for (int64_t g = 0, m = 0; g < groups; ++g) {
     const int64_t size = (M - m) / (groups - g);  // an even split: sizes differ by at most one
     switch (size) {
-      case 6: block_avx2<6, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-      case 5: block_avx2<5, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-      case 4: block_avx2<4, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
-      default: block_avx2<3, 2>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 6: block_avx2<6, 2>(xp, wp, op, m, j0, nj, IN, OUT, sc); break;
+      case 5: block_avx2<5, 2>(xp, wp, op, m, j0, nj, IN, OUT, sc); break;
+      case 4: block_avx2<4, 2>(xp, wp, op, m, j0, nj, IN, OUT, sc); break;
+      default: block_avx2<3, 2>(xp, wp, op, m, j0, nj, IN, OUT, sc); break;
     }
     m += size;
   }
@@ -255,13 +261,20 @@ static void over_blocks_avx2(int64_t OUT, Block block) {
   });
 }
 // Block shapes measured on an AMD EPYC (see docs/invariant.md): 1 x 8, 2 x 6, 3 x 4, 4 x 3, then groups x 2.
-static void rows_linear_avx2(const float* x, const uint16_t* w, float* o, int64_t M, int64_t IN, int64_t OUT) {
+template <typename W>
+static void rows_linear_avx2(const float* x, const W* w, float* o, int64_t M, int64_t IN, int64_t OUT,
+                             const float* sc = nullptr) {
   switch (M) {
-    case 1: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_avx2<1, 8>(x, w, o, 0, j, n, IN, OUT); }); break;
-    case 2: over_blocks_avx2<6>(OUT, [&](int64_t j, int64_t n) { block_avx2<2, 6>(x, w, o, 0, j, n, IN, OUT); }); break;
-    case 3: over_blocks_avx2<4>(OUT, [&](int64_t j, int64_t n) { block_avx2<3, 4>(x, w, o, 0, j, n, IN, OUT); }); break;
-    case 4: over_blocks_avx2<3>(OUT, [&](int64_t j, int64_t n) { block_avx2<4, 3>(x, w, o, 0, j, n, IN, OUT); }); break;
-    default: over_blocks_avx2<2>(OUT, [&](int64_t j, int64_t n) { groups_avx2(x, w, o, M, j, n, IN, OUT); }); break;
+    case 1: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_avx2<1, 8>(x, w, o, 0, j, n, IN, OUT, sc); });
+      break;
+    case 2: over_blocks_avx2<6>(OUT, [&](int64_t j, int64_t n) { block_avx2<2, 6>(x, w, o, 0, j, n, IN, OUT, sc); });
+      break;
+    case 3: over_blocks_avx2<4>(OUT, [&](int64_t j, int64_t n) { block_avx2<3, 4>(x, w, o, 0, j, n, IN, OUT, sc); });
+      break;
+    case 4: over_blocks_avx2<3>(OUT, [&](int64_t j, int64_t n) { block_avx2<4, 3>(x, w, o, 0, j, n, IN, OUT, sc); });
+      break;
+    default: over_blocks_avx2<2>(OUT, [&](int64_t j, int64_t n) { groups_avx2(x, w, o, M, j, n, IN, OUT, sc); });
+      break;
   }
 }
 #endif
@@ -325,9 +338,45 @@ torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
   return out;
 }
 
+// x (M, IN) float32 times an int8 weight (OUT, IN) transposed, each output's sum times its row's scale (OUT) float32:
+// x @ (w * scale[:, None]).T, a quarter of float32's bytes and half of bfloat16's read from memory. The same blocks
+// as rows_linear's AVX2 route, so a row's result does not depend on M either. Returns float32 (M, OUT).
+torch::Tensor rows_linear_q8(torch::Tensor x, torch::Tensor w, torch::Tensor scale) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && w.scalar_type() == torch::kChar
+              && scale.scalar_type() == torch::kFloat32 && scale.numel() == w.size(0),
+              "rows_linear_q8: x (M, IN), w (OUT, IN) int8 and scale (OUT) float32");
+  const int64_t M = x.size(0), IN = x.size(1), OUT = w.size(0);
+  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
+#if defined(__AVX2__) && defined(__FMA__)
+  TORCH_CHECK(IN % 8 == 0, "rows_linear_q8 needs in_features divisible by 8");
+  auto xf = x.to(torch::kFloat32).contiguous();
+  w = w.contiguous(); scale = scale.contiguous();
+  rows_linear_avx2(xf.data_ptr<float>(), w.data_ptr<int8_t>(), out.data_ptr<float>(), M, IN, OUT,
+                   scale.data_ptr<float>());
+  return out;
+#else
+  TORCH_CHECK(false, "rows_linear_q8 needs a build with AVX2 and FMA");
+  return out;
+#endif
+}
+// Whether rows_linear_q8 runs on this build (AVX2 and FMA).
+bool q8_ready() {
+#if defined(__AVX2__) && defined(__FMA__)
+  return true;
+#else
+  return false;
+#endif
+}
+// A draft matrix as draft_pass reads it: bfloat16 through rows_linear, or int8 with its rows' scales.
+static inline torch::Tensor draft_linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& scale) {
+  return w.scalar_type() == torch::kChar ? rows_linear_q8(x, w, scale) : rows_linear(x, w);
+}
+
 // One pass of a Llama draft (no biases, default RoPE) over n new tokens, the whole pass in one call: the same
 // steps as specsim.core.draft_forward.LeanLlama.forward, which is its readable reference (tests compare the two).
-// Activations float32, matrices bfloat16 as stored, through rows_linear. x: (n, d) embeddings of the new
+// Activations float32, matrices bfloat16 as stored through rows_linear, or int8 through rows_linear_q8 with their
+// rows' scales (scales: one tensor per entry of layers, empty for the norms and for bfloat16 matrices; head_scale
+// likewise for the head). x: (n, d) embeddings of the new
 // tokens; layers: per layer w_in (d), w_qkv, w_o, w_post (d), w_gate_up, w_down; keys, values: (layers, kv
 // heads, capacity, head dim), written at positions start .. start + n - 1; cos, sin: (n, head dim) for those
 // positions. Returns the logits at the last position, (vocab).
@@ -349,10 +398,12 @@ static inline void rope_into(const float* in, const float* c, const float* s, fl
   const int64_t half = hd / 2;
   for (int64_t t = 0; t < hd; ++t) out[t] = in[t] * c[t] + (t < half ? -in[t + half] : in[t - half]) * s[t];
 }
-torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, torch::Tensor keys, torch::Tensor values,
-                         torch::Tensor cos, torch::Tensor sin, int64_t start, int64_t heads, int64_t kv_heads,
-                         double eps, torch::Tensor norm, torch::Tensor head) {
-  TORCH_CHECK(x.dtype() == torch::kFloat32 && keys.dtype() == torch::kFloat32 && layers.size() % 6 == 0);
+torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, std::vector<torch::Tensor> scales,
+                         torch::Tensor keys, torch::Tensor values, torch::Tensor cos, torch::Tensor sin, int64_t start,
+                         int64_t heads, int64_t kv_heads, double eps, torch::Tensor norm, torch::Tensor head,
+                         torch::Tensor head_scale) {
+  TORCH_CHECK(x.dtype() == torch::kFloat32 && keys.dtype() == torch::kFloat32 && layers.size() % 6 == 0
+              && scales.size() == layers.size());
   TORCH_CHECK(keys.is_contiguous() && values.is_contiguous());
   x = x.contiguous(); cos = cos.contiguous(); sin = sin.contiguous();
   const int64_t n = x.size(0), hd = keys.size(3), cap = keys.size(2);
@@ -364,7 +415,8 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, tor
   std::vector<float> q(hd), w(start + n);
   for (size_t l = 0; l < layers.size() / 6; ++l) {
     const torch::Tensor* L = &layers[6 * l];
-    auto qkv = rows_linear(rms_scaled(x, L[0], eps), L[1]);  // (n, qw + 2 kvw)
+    const torch::Tensor* S = &scales[6 * l];
+    auto qkv = draft_linear(rms_scaled(x, L[0], eps), L[1], S[1]);  // (n, qw + 2 kvw)
     const float* qkvp = qkv.data_ptr<float>();
     float* kc = keys.data_ptr<float>() + l * kv_heads * cap * hd;
     float* vc = values.data_ptr<float>() + l * kv_heads * cap * hd;
@@ -398,8 +450,8 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, tor
         }
       }
     }
-    x = x + rows_linear(attended, L[2]);
-    auto gate_up = rows_linear(rms_scaled(x, L[3], eps), L[4]);  // (n, 2 I): gate, then up
+    x = x + draft_linear(attended, L[2], S[2]);
+    auto gate_up = draft_linear(rms_scaled(x, L[3], eps), L[4], S[4]);  // (n, 2 I): gate, then up
     const int64_t inter = gate_up.size(1) / 2;
     auto act = torch::empty({n, inter}, x.options());
     const float* gp = gate_up.data_ptr<float>();
@@ -409,9 +461,9 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, tor
         const float g = gp[i * 2 * inter + j];
         actp[i * inter + j] = g / (1.f + std::exp(-g)) * gp[i * 2 * inter + inter + j];
       }
-    x = x + rows_linear(act, L[5]);
+    x = x + draft_linear(act, L[5], S[5]);
   }
-  return rows_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head)[0];
+  return draft_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head, head_scale)[0];
 }
 
 // One decode pass of the position-invariant bfloat16 target over n new tokens (a Llama: no biases, default RoPE,
@@ -628,6 +680,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("attend", torch::wrap_pybind_function(attend), "softmax(q k^T) v row by row, in a fixed order");
   m.def("rows_linear", torch::wrap_pybind_function(rows_linear), "x @ w.T in float32, row-count invariant");
   m.def("rows_linear_packed", torch::wrap_pybind_function(rows_linear_packed), "rows_linear on AMX-packed tiles");
+  m.def("rows_linear_q8", torch::wrap_pybind_function(rows_linear_q8), "x @ (w * scale).T, int8 weights, AVX2");
+  m.def("q8_ready", torch::wrap_pybind_function(q8_ready), "whether rows_linear_q8 runs on this build");
   m.def("draft_pass", torch::wrap_pybind_function(draft_pass), "one pass of a Llama draft, logits at the last");
   m.def("target_pass", torch::wrap_pybind_function(target_pass), "one decode pass of the invariant target");
   m.def("linear_path", torch::wrap_pybind_function(linear_path), "which route rows_linear takes here");
