@@ -72,37 +72,44 @@ class EagleDrafter:
             raise ValueError("the EAGLE drafter needs the target's hidden states")
         self.feats = torch.cat([self.feats, target_hidden.float().to(self.device)])[: len(context) - 1]
 
+    def _catch_up(self, context: Sequence[int], n_true: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Read the inputs (f_t, x_{t+1}) for t < ``n_true`` that the cache has not read, on the target's true
+        features (when it has read them all, the root's input again, for its outputs). Returns the draft's predicted
+        features and logits after the root, the context's last token: what its first guess reads."""
+        crop_cache(self.cache, min(self.n_true, n_true))
+        done = min(self.cache.get_seq_length(), n_true - 1)
+        crop_cache(self.cache, done)
+        feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
+        nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
+        h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
+        self.n_true = n_true
+        return h[:, -1:], logits[0, -1]
+
     def propose(
         self, context: Sequence[int], k: int, sampling: SamplingConfig, generator: torch.Generator | None,
         stop_below: float = 0.0,
     ) -> Proposal:
         n_true = min(len(self.feats), len(context) - 1)  # inputs (f_t, x_{t+1}) for t < n_true
-        crop_cache(self.cache, min(self.n_true, n_true))
-        done = self.cache.get_seq_length()
-        feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
+        feats = None
 
         def draft_pass(unread: list[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
             """First catch up on the inputs with true features, then continue on the draft's own."""
             nonlocal feats
-            previous = unread[-1] if unread else None  # it never copies, so it has read all but the last
-            if previous is None:
+            if not unread:  # it never copies, so it has read all but the last guess
                 if n_true == 0:
                     return None
-                nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
+                feats, logits = self._catch_up(context, n_true)
             else:
-                nxt = torch.tensor([[previous]], dtype=torch.long, device=self.device)
-            h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
-            if previous is None:
-                self.n_true = n_true
-            feats = h[:, -1:]
-            return logits[0, -1], self.draft.id_map
+                nxt = torch.tensor([[unread[-1]]], dtype=torch.long, device=self.device)
+                h, out, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
+                feats, logits = h[:, -1:], out[0, -1]
+            return logits, self.draft.id_map
 
         with torch.inference_mode():
             proposal = propose_by_passes(draft_pass, k, self.vocab_size, sampling, generator, self.device,
                                          stop_below=stop_below)
         crop_cache(self.cache, self.n_true)  # drop the entries built on the draft's own guesses
         return proposal
-
 
     # ---- token trees (specsim.core.trees): node i reads (its parent's predicted features, its token) ----
 
@@ -115,19 +122,10 @@ class EagleDrafter:
         n_true = min(len(self.feats), len(context) - 1)
         if n_true < 1:
             raise ValueError("the EAGLE drafter's tree needs a context of at least two tokens")
-        crop_cache(self.cache, min(self.n_true, n_true))
-        done = self.cache.get_seq_length()
         with torch.inference_mode():
-            feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
-            if feats.shape[1] == 0:  # everything read already: read the root's input again
-                crop_cache(self.cache, n_true - 1)
-                done = n_true - 1
-                feats = self.feats[done:n_true][None].to(self.draft.embed.weight.dtype)
-            nxt = torch.tensor([list(context[done + 1 : n_true + 1])], dtype=torch.long, device=self.device)
-            h, logits, self.cache = self.draft(feats, nxt, past_key_values=self.cache, use_cache=True)
-        self.n_true = n_true
+            h, logits = self._catch_up(context, n_true)
         self._tree_h = {0: h[0, -1]}
-        return logits[0, -1]
+        return logits
 
     def tree_pass(self, ids: list[int], positions: list[int], allowed: torch.Tensor, nodes: Sequence[int] = (),
                   parents: Sequence[int] = ()) -> torch.Tensor:
