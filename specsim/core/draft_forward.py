@@ -143,8 +143,8 @@ class LeanLlama:
         self.int8 = bool(wanted and self.kernel and int8_available())
         if self.kernel:
             self.dtype, layout = torch.float32, "int8" if self.int8 else "bf16 as stored"
-            q8 = fused.kernel().rows_linear_q8 if self.int8 else None
-            self._times = lambda x, m: q8(x, m.q, m.scale) if isinstance(m, Int8Matrix) else kernel(x, m)
+            q8 = fused.kernel().rows_linear_q8
+            self._times = (lambda x, m: q8(x, m.q, m.scale)) if self.int8 else kernel  # every matrix is int8, or none
         else:
             self._times, layout = torch.matmul, "in-out" if self.dtype == torch.float32 else "view"
 

@@ -27,9 +27,8 @@ path with the fused linear kernel, on a CPU). A token tree's pass takes it too: 
 own position's (the root's position plus its depth) and the attention sees only the keys the tree's mask allows
 (the context and the node's ancestors), the same kernel skipping the others. Every other call (a prefill, a pass
 that asks for hidden states or carries a padding mask, a model it does not fit) takes transformers' forward as
-before. ``SPECSIM_NO_TARGET_PASS=1``
-switches it off, so the benchmark can time the two paths against each other (``python -m specsim.bench
---passes``).
+before. ``SPECSIM_NO_TARGET_PASS=1`` switches it off, so the benchmark can time the two paths against each other
+(``python -m specsim.bench --passes``).
 """
 
 from __future__ import annotations
@@ -101,31 +100,36 @@ def install(model: torch.nn.Module) -> str | None:
 
 def covers(model: torch.nn.Module, input_ids, past_key_values, extra: dict) -> bool:
     """Whether this call is a decode pass the one call computes exactly as the forward would."""
+    return _covered(model, input_ids, past_key_values, extra) is not None
+
+
+def _covered(model: torch.nn.Module, input_ids, past_key_values, extra: dict) -> tuple[torch.Tensor, ...] | None:
+    """:func:`covers`, giving the pass's placement (:func:`_placed`) where it covers the call, else None."""
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
     if not ENABLED or fused.linear_kernel() is None or model.training or any(extra.get(name) is not None for name in (
             "inputs_embeds", "labels")):
-        return False
+        return None
     if any(value not in (None, False) for name, value in extra.items() if name.startswith("output_")):
-        return False
+        return None
     if set(extra) - {"attention_mask", "position_ids", "inputs_embeds", "labels", "output_hidden_states",
                      "output_attentions", "use_cache", "return_dict"} or extra.get("return_dict") is False:
-        return False
+        return None
     if not (isinstance(input_ids, torch.Tensor) and input_ids.dim() == 2 and input_ids.shape[0] == 1
             and 1 <= input_ids.shape[1] <= MAX_INVARIANT_QUERIES and input_ids.device.type == "cpu"):
-        return False
+        return None
     if not isinstance(past_key_values, DynamicCache) or not past_key_values.layers:
-        return False
+        return None
     length = None
     for layer in past_key_values.layers:
         if type(layer) is not DynamicLayer or not layer.is_initialized or layer.keys.numel() == 0:
-            return False
+            return None
         if length not in (None, layer.keys.shape[-2]):
-            return False
+            return None
         length = layer.keys.shape[-2]
     if len(past_key_values.layers) != len(model.model.layers):
-        return False
-    return _placed(extra, input_ids.shape[1], length) is not None
+        return None
+    return _placed(extra, input_ids.shape[1], length)
 
 
 def _placed(extra: dict, n: int, past: int) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -263,11 +267,13 @@ def _forward(self, *args, **kwargs):
     extra = dict(kwargs)
     input_ids = extra.pop("input_ids", args[0] if args else None)
     cache, keep = extra.pop("past_key_values", None), extra.pop("logits_to_keep", 0)
-    if len(args) <= 1 and isinstance(keep, int) and extra.get("use_cache") in (None, True) and covers(
-            self, input_ids, cache, extra):
+    placed = None
+    if len(args) <= 1 and isinstance(keep, int) and extra.get("use_cache") in (None, True):
+        placed = _covered(self, input_ids, cache, extra)
+    if placed is not None:
         from transformers.modeling_outputs import CausalLMOutputWithPast
 
-        positions, allowed = _placed(extra, input_ids.shape[1], cache.get_seq_length())
+        positions, allowed = placed
         return CausalLMOutputWithPast(logits=one_call(self, input_ids, cache, keep, positions, allowed),
                                       past_key_values=cache)
     return super(type(self), self).forward(*args, **kwargs)
