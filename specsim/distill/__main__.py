@@ -24,7 +24,7 @@ from pathlib import Path  # noqa: E402
 BUDGETS = {
     # the corpus (answer tokens, seed requests and direct prompts a round, answer length), training steps,
     # the vocabulary's minimum count, held-out prompts and continuation length for eval, speed prompts
-    "tiny": dict(gen_tokens=60, gen_seeds=2, gen_direct=2, gen_max_new=6, steps=8, min_count=1,
+    "tiny": dict(gen_tokens=30, gen_seeds=2, gen_direct=2, gen_max_new=6, steps=8, min_count=1,
                  eval_prompts=2, eval_len=8, speed_prompts=2, speed_len=8),
     "full": dict(gen_tokens=3_000_000, gen_seeds=64, gen_direct=48, gen_max_new=160, steps=3000, min_count=2,
                  eval_prompts=0, eval_len=64, speed_prompts=4, speed_len=48),
