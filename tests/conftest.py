@@ -226,6 +226,13 @@ def pytest_collection_modifyitems(config, items):
     items[:] = [item for f in order for item in files[f]]
 
 
+ONE_RENDERER_PER_SITE = ["--process-per-site"]
+"""The tabs of one browser context that show the app share one renderer process while any of them is open
+(tests.browser.conftest.tabs keeps one open), so a test's new tab does not start a renderer and compile Streamlit's
+and plotly's scripts again: six page loads, each in a new tab, cost the machine 37 CPU s without it and 17-20 s with
+it. Pages in different contexts (the class's learners, the three users) still get a process each."""
+
+
 @pytest.fixture(scope="session")
 def browser():
     """One headless Debian chromium per test worker (Playwright, never its own download)."""
@@ -239,7 +246,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *ONE_RENDERER_PER_SITE])
         yield b
         b.close()
 

@@ -66,7 +66,8 @@ KINDS = ["self", "tiny", "reduced", "early_exit", "prompt_lookup"]
 @pytest.mark.parametrize("kind", KINDS)
 def test_greedy_identity(default_target, prompts_and_references, kind):
     """Every K on one prompt each, the prompts rotated per drafter: every drafter meets every K, every prompt
-    every drafter, and every K every prompt (a 5 x 5 Latin square instead of all 125 runs; 3 x 3 in the fallback run)."""
+    every drafter, and every K every prompt (a 5 x 5 Latin square instead of all 125 runs; 3 x 3 in the fallback
+    run)."""
     drafter = make_drafter(kind, default_target)
     shift = KINDS.index(kind)
     for i, k in enumerate(KS):

@@ -88,10 +88,14 @@ def new_page(browser, app_url: str, user_agent: str | None = None):
 
 
 @pytest.fixture(scope="module")
-def tabs(browser):
-    """One browser context for a module's tests: each test gets its own tab, so its own Streamlit session, and the
-    tabs share the browser's cache, so Streamlit's and plotly's scripts load once (0.4-0.5 s less a page load)."""
+def tabs(browser, app_url):
+    """One browser context for a module's tests: each test gets its own tab, so its own Streamlit session and its own
+    history. The tabs share the browser's cache, and one renderer process (tests.conftest.ONE_RENDERER_PER_SITE),
+    which a tab left open on the server's health address keeps alive between tests: a test's tab then opens the
+    app without a new process compiling Streamlit's and plotly's scripts again."""
     context = browser.new_context(viewport=VIEWPORT)
+    keeper = context.new_page()
+    keeper.goto(f"{app_url}/_stcore/health")
     yield context
     context.close()
 
