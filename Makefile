@@ -67,9 +67,9 @@ NO_FUSED_TESTS := "tests/test_engine_greedy.py::test_greedy_identity[self]" \
 # pytest exits with 5 when it collects nothing; that is not a failure of the suite.
 # The fused kernels are built once before the suite (about 27 s; cached per CPU flags, torch release and source, so
 # a new clone with the same torch imports the earlier build), so no test pays the build inside a timed run. The
-# fallback step above (96-112 s of one core on a 2-core AVX2 EPYC, 2026-12-07) needs no kernels: it starts first
-# and runs beside the build and the suite's first minutes; its output follows the suite's. Either failing fails the
-# target.
+# fallback step above (three K on three prompts there: 29 CPU s alone on a 2-core AVX2 EPYC, 2026-12-07, and about a
+# minute beside the suite) needs no kernels: it starts first and runs beside the build and the suite's first minutes;
+# its output follows the suite's. Either failing fails the target.
 # Two pytest workers share two cores with the browser and its Streamlit servers: each process computes on one
 # thread and its OpenMP threads wait passively, instead of four spinning threads fighting over two cores.
 TEST_ENV := OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
