@@ -78,8 +78,8 @@ class PeakRSS:
         self._thread.join()
 
 
-def test_three_users_at_once_each_get_their_own_settings(browser, app_url):
-    pages = [new_page(browser, app_url) for _ in USERS]
+def test_three_users_at_once_each_get_their_own_settings(tabs, app_url):
+    pages = [new_page(tabs, app_url) for _ in USERS]  # three tabs: three sessions of the server
     try:
         for pg, user in zip(pages, USERS, strict=True):
             goto(pg, user.url())
@@ -122,7 +122,7 @@ def test_three_users_at_once_each_get_their_own_settings(browser, app_url):
         assert rss.peak - rss.first < 2 * one_model, "memory grows with users: a model per session?"
     finally:
         for pg in pages:
-            pg.context.close()
+            pg.close()
     SHOTS.parent.mkdir(parents=True, exist_ok=True)
     report = (f"users {len(USERS)}, {N_NEW} new tokens each: " + ", ".join(
                   f"{u.drafter} K={u.k} T={number_text(u.temperature)}" for u in USERS) + "\n"
