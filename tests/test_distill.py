@@ -202,7 +202,8 @@ def test_tiny_recipe_runs_end_to_end(tmp_path, capsys):
     root = tmp_path / "distill"
     repo_corpus = sorted(Path(CORPUS_DIR).glob("shard-*.npz"))
     # gen, featurize, train and eval, with the corpus under ROOT (never the repo's)
-    assert main(["all", "--budget", "tiny", "--root", str(root), "--name", "s", "--width", "64", "--k", "3"]) == 0
+    assert main(["all", "--budget", "tiny", "--root", str(root), "--name", "s", "--width", "64", "--k", "3",
+                 "--target-dtype", "float32"]) == 0
     assert sorted(Path(CORPUS_DIR).glob("shard-*.npz")) == repo_corpus
     shards = sorted((root / "corpus").glob("shard-*.npz"))
     assert shards and [f.stem.split("-")[1] for f in shards] == [
