@@ -263,6 +263,15 @@ def _browser_before_any_test(request):
         request.getfixturevalue("browser")
 
 
+def tidy_class_folder(request, room) -> None:
+    """After a class the tests started has stopped: remove its folder in /tmp (its logs, Redis's append-only file,
+    nginx's scratch folders), unless a test has failed so far, when the logs are kept for reading."""
+    import shutil
+
+    if request.session.testsfailed == 0:
+        shutil.rmtree(room.folder, ignore_errors=True)
+
+
 def require_class_binaries() -> None:
     """nginx and redis-server, which a whole class needs: missing is a failure unless SPECSIM_SKIP_REDIS=1 asks to
     skip the class tests (tests/browser/test_class_browser.py, tests/test_class_public.py)."""

@@ -18,7 +18,7 @@ import time
 import psutil
 import pytest
 
-from tests.conftest import ROOT, require_class_binaries
+from tests.conftest import ROOT, require_class_binaries, tidy_class_folder
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
 classroom = sys.modules.setdefault("specsim_classroom", importlib.util.module_from_spec(_spec))
@@ -26,12 +26,13 @@ _spec.loader.exec_module(classroom)
 
 
 @pytest.fixture(scope="module")
-def public_room():
+def public_room(request):
     require_class_binaries()
     if classroom.lan_address().startswith("127."):
         pytest.skip("this machine has no network address other than loopback")
     with classroom.classroom(workers=1, replicas=1, public=True, env={"OMP_NUM_THREADS": "1"}) as started:
         yield started
+    tidy_class_folder(request, started)
 
 
 def test_a_worker_elsewhere_connects_with_the_printed_command_and_no_one_without_the_password(public_room):

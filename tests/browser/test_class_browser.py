@@ -23,7 +23,7 @@ from specsim.classroom import jobs, records
 from specsim.request import RunRequest
 from tests.browser.conftest import IDLE, assert_no_exception, download_trace, goto, new_page
 from tests.class_hold import hold
-from tests.conftest import ROOT, require_class_binaries
+from tests.conftest import ROOT, require_class_binaries, tidy_class_folder
 
 _spec = importlib.util.spec_from_file_location("specsim_classroom", ROOT / "scripts" / "classroom.py")
 classroom = sys.modules.setdefault("specsim_classroom", importlib.util.module_from_spec(_spec))
@@ -43,13 +43,14 @@ CLICK_RUN_AT = ("(at) => setTimeout(() => { window.specsimClickedAt = Date.now()
 
 
 @pytest.fixture(scope="module")
-def room():
+def room(request):
     require_class_binaries()
     with classroom.classroom(workers=2, replicas=2, env={"OMP_NUM_THREADS": "1"}) as started:
         yield started
         pids = started.pids()
     assert started.supervisor.poll() is not None and not any(psutil.pid_exists(pid) for pid in pids.values()), \
         "a process outlived the class"
+    tidy_class_folder(request, started)
 
 
 def _replica_of(url: str, agent: str) -> str:
