@@ -92,9 +92,14 @@ def test_a_full_queue_says_when_to_try_again(class_mode, monkeypatch):
 
 def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the_next_worker(
         monkeypatch, redis_url, tmp_path):
-    """Issue 52: the worker dies while it runs the learner's job. Within records.ALIVE_TTL_S the run is back at the
-    front of the queue (the page's bar says so); the next worker (as the class's supervisor starts one) runs it, and
-    the page shows that run with a note saying what happened. The settings stay throughout."""
+    """Issue 52: the worker dies while it runs the learner's job. Once its heartbeat has gone stale (at most
+    records.ALIVE_TTL_S after the kill), the page's first poll puts the run back at the front of the queue (the page's
+    bar says so); the next worker (as the class's supervisor starts one) runs it, and the page shows that run with a
+    note saying what happened. The settings stay throughout.
+
+    Checked by the polls themselves, not by a bound in seconds: "back within ALIVE_TTL_S + 2 s" failed once on a
+    loaded machine (5.08 s), where a poll that is due can come late. That the first poll after the heartbeat went
+    stale puts the run back is the code's to keep; how soon that poll comes is the machine's."""
     import signal
     import threading
 
@@ -106,15 +111,28 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
     with (tmp_path / "worker.log").open("w") as log:
         processes = [start_worker(redis_url, queue, log, preload=("bundled",))]
         killed_at: list[float] = []
+        stale_at: list[float] = []  # when the killed worker's heartbeat stops counting (at the latest)
         retried_at: list[float] = []
+        polls: list[tuple[float, int]] = []  # each poll of the page: when it began, the attempt it reported
+        real_status = jobs.status
+
+        def watched_status(*args, **kwargs):
+            began = time.monotonic()
+            got = real_status(*args, **kwargs)
+            polls.append((began, got.attempt))
+            return got
 
         def kill_once_running_then_replace() -> None:
             registry = StartedJobRegistry(queue=Queue(queue, connection=conn))
             deadline = time.monotonic() + 240
             while not registry.get_job_ids() and time.monotonic() < deadline:
                 time.sleep(0.05)
+            run = registry.get_job_ids()[0]
             processes[0].send_signal(signal.SIGKILL)
             killed_at.append(time.monotonic())
+            left_ms = conn.pttl(records.key(run, "alive"))  # no key (-2): a run older than the TTL is stale
+            read_at = time.monotonic()  # after the read: read_at + what was left is never before the key expires
+            stale_at.append(read_at + left_ms / 1000 if left_ms > 0 else killed_at[0] + records.ALIVE_TTL_S)
             while time.monotonic() < deadline and not any(
                     job_id.endswith("-retry") for job_id in Queue(queue, connection=conn).job_ids):
                 time.sleep(0.05)
@@ -125,6 +143,7 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
         killer.start()
         monkeypatch.setenv(classqueue.QUEUE_ENV, redis_url)
         monkeypatch.setenv(classqueue.QUEUE_NAME_ENV, queue)
+        monkeypatch.setattr(jobs, "status", watched_status)
         try:
             at = open_page("live.py", timeout=300)
             at.text_area(key=state.widget_key(state.LIVE_PROMPT)).set_value(PROMPT)
@@ -138,7 +157,11 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
                 process.kill()
                 process.wait()
     assert not at.exception, at.exception
-    assert killed_at and retried_at and retried_at[0] - killed_at[0] <= records.ALIVE_TTL_S + 2.0
+    assert killed_at and stale_at and retried_at, (killed_at, stale_at, retried_at)
+    after = [(round(began - stale_at[0], 2), attempt) for began, attempt in polls if began > stale_at[0]]
+    assert after and after[0][1] == 2, f"polls after the heartbeat went stale (s after, attempt): {after[:5]}"
+    print(f"heartbeat stale {stale_at[0] - killed_at[0]:.2f} s after the kill, first poll after it "
+          f"{after[0][0]:.2f} s later, the retry seen {retried_at[0] - killed_at[0]:.2f} s after the kill")  # for -s
     assert any(classmode.RETRIED_NOTE in i.value for i in at.info), [i.value for i in at.info]
     spec = at.session_state[state.LIVE_TRACE]
     assert spec is not None and spec.n_generated >= 1 and at.session_state[state.LIVE_PLAIN] is not None
