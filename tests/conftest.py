@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,17 @@ def start_worker(redis_url: str, queue: str, log, preload: tuple[str, ...] = ())
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
+def heartbeat_stale_at(conn, run: str, killed: float) -> float:
+    """Read right after a class worker running ``run`` was killed (at ``killed``, time.monotonic()): when its heartbeat
+    stops counting, at the latest. The alive key's time left is read first, the clock after it, so the sum is never
+    before the key expires; without the key (-2) a run older than the TTL is already stale."""
+    from specsim.classroom import records
+
+    left_ms = conn.pttl(records.key(run, "alive"))
+    read_at = time.monotonic()
+    return read_at + left_ms / 1000 if left_ms > 0 else killed + records.ALIVE_TTL_S
+
+
 HEAVY_FILES = ("test_distill.py", "test_invariant.py", "test_variants_bundled.py", "test_bad_input_app.py",
                "test_engine_greedy.py", "test_variants_page.py", "test_live_page.py", "test_kpolicy.py",
                "test_whole_block.py", "test_cache_lengths.py", "test_accepted_mass.py")
@@ -230,7 +242,8 @@ ONE_RENDERER_PER_SITE = ["--process-per-site"]
 """The tabs of one browser context that show the app share one renderer process while any of them is open
 (tests.browser.conftest.tabs keeps one open), so a test's new tab does not start a renderer and compile Streamlit's
 and plotly's scripts again: six page loads, each in a new tab, cost the machine 37 CPU s without it and 17-20 s with
-it. Pages in different contexts (the class's learners, the three users) still get a process each."""
+it. Pages in different contexts (the class's learners, each with a user agent of their own) still get a process
+each."""
 
 
 @pytest.fixture(scope="session")

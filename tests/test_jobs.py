@@ -16,7 +16,7 @@ from specsim.core.draft_loader import prompt_lookup_drafter
 from specsim.core.models import load_model
 from specsim.liverun import SPECULATIVE, run_live
 from specsim.request import RunRequest
-from tests.conftest import start_worker, stop_process
+from tests.conftest import heartbeat_stale_at, start_worker, stop_process
 from tests.local_models import save_tiny_model
 
 WAIT_S = 90  # a worker's start (torch, transformers) on a busy machine, then a job of a moment
@@ -200,10 +200,7 @@ def _kill(served, redis_url: str, job_id: str) -> float:
     """Kill the worker running ``job_id``; return when its heartbeat stops counting, at the latest."""
     served.process.send_signal(signal.SIGKILL)
     served.process.wait()
-    killed = time.monotonic()
-    left_ms = records.connect(redis_url).pttl(records.key(job_id, "alive"))  # no key (-2): stale by the run's age
-    read_at = time.monotonic()  # after the read: read_at + what was left is never before the key expires
-    return read_at + left_ms / 1000 if left_ms > 0 else killed + records.ALIVE_TTL_S
+    return heartbeat_stale_at(records.connect(redis_url), job_id, time.monotonic())
 
 
 def _first_poll_after(redis_url, job_id, token, stale_at: float) -> jobs.JobStatus:

@@ -17,7 +17,7 @@ from app.urlcodec import number_text
 from specsim.classroom import jobs, records
 from specsim.core.engine import plain_generate
 from specsim.core.models import format_prompt, load_bundled_target
-from tests.conftest import ROOT, open_page, start_worker, stop_process
+from tests.conftest import ROOT, heartbeat_stale_at, open_page, start_worker, stop_process
 
 PROMPT = "red green blue red green blue red green"
 N_NEW = 4
@@ -130,9 +130,7 @@ def test_a_worker_killed_mid_run_puts_the_run_back_and_the_page_gets_it_from_the
             run = registry.get_job_ids()[0]
             processes[0].send_signal(signal.SIGKILL)
             killed_at.append(time.monotonic())
-            left_ms = conn.pttl(records.key(run, "alive"))  # no key (-2): a run older than the TTL is stale
-            read_at = time.monotonic()  # after the read: read_at + what was left is never before the key expires
-            stale_at.append(read_at + left_ms / 1000 if left_ms > 0 else killed_at[0] + records.ALIVE_TTL_S)
+            stale_at.append(heartbeat_stale_at(conn, run, killed_at[0]))
             while time.monotonic() < deadline and not any(
                     job_id.endswith("-retry") for job_id in Queue(queue, connection=conn).job_ids):
                 time.sleep(0.05)
