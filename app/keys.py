@@ -63,6 +63,7 @@ LIVE_PLAYING = "live_playing"
 LIVE_SPEED = "live_speed"  # iterations per second while playing
 LIVE_LAST_TICK = "live_last_tick"  # time.monotonic() of the last automatic step
 LIVE_STEP_SEEN = "live_step_seen"  # hidden box holding the step drawn; the browser reports it with every click
+LIVE_PRESSES = "live_presses"  # playing-time Back and Forward presses applied since ▶ Play (app.live.playback)
 LIVE_SLOT = "live_slot"  # the slot t+i whose alternatives are charted
 LIVE_RECORDING = "live_recording"  # name of the shipped recording on screen before a run (specsim.lesson.recorded)
 GUESS_LOOPS = "guess_loops"  # Be the draft: {recording key: [specsim.lesson.guess.GuessLoop, ...]} of this session
@@ -115,6 +116,7 @@ DEFAULTS: dict[str, Any] = {
     LIVE_PLAYING: False,
     LIVE_SPEED: 2.0,
     LIVE_LAST_TICK: None,
+    LIVE_PRESSES: (),
     LIVE_SLOT: 1,
     LIVE_RECORDING: "prose_run",  # the typical run first (specsim.lesson.recorded.RECIPES)
     GUESS_LOOPS: dict,

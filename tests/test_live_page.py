@@ -161,6 +161,77 @@ def test_back_pressed_while_playing_steps_back_from_the_step_the_learner_saw():
         assert at.session_state[state.LIVE_PLAYING] is False
 
 
+def _playing_at(step: int):
+    """The live page with the shipped recording, playing, iteration ``step`` on screen and no tick due."""
+    from specsim.lesson import recorded
+
+    shown = next(recorded.load(r.path) for r in recorded.RECIPES if r.name == "prose_run")
+    at = open_page("live.py")
+    at.session_state[state.LIVE_TRACE], at.session_state[state.LIVE_PLAIN] = shown.spec, shown.plain
+    assert len(shown.spec.iterations) > step + 2
+    at.session_state[state.LIVE_STEP] = step
+    at.session_state[state.LIVE_PLAYING] = True
+    at.session_state[state.LIVE_LAST_TICK] = time.monotonic() + 3600  # no tick advances during the test
+    at.run()
+    return at
+
+
+def test_pause_pressed_while_playing_pauses_however_often_the_press_arrives():
+    """The browser can send one press twice (the click rides on the playback timer's request too). ❚❚ Pause was a
+    toggle, so the second copy played again: Pause left playback running in 1 of 20 presses in a real browser."""
+    seen = 3
+    at = _playing_at(seen)
+    box = at.text_input(key=state.LIVE_STEP_SEEN)
+    sent = box.value
+    assert sent == playback.seen_value(seen, playing=True)
+    for copy in range(2):  # the press, then the same press again, carrying what the browser held when it sent it
+        at.text_input(key=state.LIVE_STEP_SEEN).set_value(sent)
+        at.button(key=state.LIVE_PLAY_BUTTON).click().run()
+        assert not at.exception, at.exception
+        assert at.session_state[state.LIVE_PLAYING] is False, copy
+        assert at.session_state[state.LIVE_STEP] == seen, copy
+    at.button(key=state.LIVE_PLAY_BUTTON).click().run()  # a new press on the paused page plays
+    assert at.session_state[state.LIVE_PLAYING] is True
+
+
+def _press_back_twice_while_playing():
+    """Back pressed on iteration 3 while playing, then a late copy of the same press (run by AppTest as a script)."""
+    import streamlit as st
+
+    from app import state
+    from app.live import playback
+
+    n, seen = 9, 3
+    st.session_state[state.LIVE_PLAYING] = True
+    st.session_state[state.LIVE_STEP] = seen + 1  # the server a tick ahead of the page
+    st.session_state[state.LIVE_STEP_SEEN] = playback.seen_value(seen, playing=True)
+    playback._shift(n, -1, seen)  # the press, from the button drawn on iteration 3
+    first = state.get(state.LIVE_STEP)
+    st.session_state[state.LIVE_STEP_SEEN] = playback.seen_value(first, playing=False)  # the paused page's box
+    playback._shift(n, -1, seen)  # the same press again
+    again = state.get(state.LIVE_STEP)
+    playback._shift(n, -1)  # a new press of the paused page's Back
+    st.write(f"steps {first} {again} {state.get(state.LIVE_STEP)}")
+
+
+def test_back_pressed_while_playing_counts_once_when_a_late_copy_arrives():
+    """A second copy of the press can leave the browser after the paused page reached it, its box one step lower:
+    stepping back from that went back two (Back from iteration 3 landed on 1, once in a full test run). Streamlit
+    still runs the callback of the button the paused page replaced, which AppTest cannot send, so the callback is
+    called the way Streamlit calls it."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_press_back_twice_while_playing).run()
+    assert not at.exception, at.exception
+    assert [m.value for m in at.markdown] == ["steps 2 2 1"]
+
+
+def test_the_box_reports_the_step_and_whether_the_page_played():
+    for step, playing in ((0, False), (7, True), (12, False)):
+        assert playback.read_seen(playback.seen_value(step, playing)) == (step, playing)
+    assert playback.read_seen(None) is None and playback.read_seen("") is None
+
+
 @pytest.mark.parametrize("prompt,needle", [("   \n ", "empty"), ("x" * 2001, "2000")])
 def test_bad_prompt_shows_a_message_and_keeps_the_text(prompt, needle):
     at = _set_form(open_page("live.py"), prompt=prompt)

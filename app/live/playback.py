@@ -32,6 +32,16 @@ stayed on screen. A button drawn with its step says which step it was pressed on
 reaches the browser element by element, buttons first, so for a moment the buttons already belong to the next
 step while the header still shows this one. While playing the step only grows, so each piece of evidence is the
 step on screen or later, and a button steps from the earlier of its own step and the box's.
+
+Why a press must count once however often it arrives: the browser can send one press twice. Streamlit's page puts a
+click into the next message it sends, and sends that message a moment later (a zero-delay timer); the playback timer's
+request, sent in between, carries the press as well, and the server runs a callback for each request it does not fold
+into the other (measured: the press arrived twice in about 1 of 5 presses while playing). ▶ Play and ❚❚ Pause were one
+toggle, so a doubled press paused and played again: ❚❚ Pause left playback running in 1 of 20 presses. The box now
+also says whether the page the learner pressed on was playing (:func:`seen_value`), so the button means what its label
+said, and the same press arriving again does the same thing again. Back and Forward while playing step from evidence
+that a later copy of the press could carry one step lower (the box after the paused page reached the browser), so
+each such button's press is applied once until ▶ Play starts playback again (:data:`~app.keys.LIVE_PRESSES`).
 """
 
 from __future__ import annotations
@@ -77,18 +87,40 @@ def _go(n: int, step: int) -> None:
     state.put(state.LIVE_STEP, clamp(step, n))
 
 
+PLAYING_MARK = " playing"  # after the step in the hidden box when the page drawn was playing
+
+
+def seen_value(step: int, playing: bool) -> str:
+    """What the hidden box holds for a page showing ``step``, playing or not (see the module docstring)."""
+    return f"{step}{PLAYING_MARK if playing else ''}"
+
+
+def read_seen(value: object) -> tuple[int, bool] | None:
+    """(step, playing) from the box's value, or None when it holds no report (nothing drawn yet)."""
+    text = str(value) if value is not None else ""
+    playing = text.endswith(PLAYING_MARK)
+    try:
+        return int(text.removesuffix(PLAYING_MARK)), playing
+    except ValueError:
+        return None
+
+
 def on_screen(n: int) -> int:
     """The step the browser showed when it sent this request (the hidden box drawn with it); before any redraw
     wrote the box, the step the server holds."""
-    try:
-        return clamp(int(state.stored(state.LIVE_STEP_SEEN)), n)
-    except (TypeError, ValueError):
-        return clamp(state.get(state.LIVE_STEP), n)
+    seen = read_seen(state.stored(state.LIVE_STEP_SEEN))
+    return clamp(seen[0] if seen else state.get(state.LIVE_STEP), n)
 
 
 def _shift(n: int, delta: int, drawn: int | None = None) -> None:
     """Step relative to the iteration the learner saw when they pressed the button (see the module docstring). While
-    playing, ``drawn`` is the step the pressed button was drawn with; the step steps from the earlier of the two."""
+    playing, ``drawn`` is the step the pressed button was drawn with; the step steps from the earlier of the two, and
+    the press counts once."""
+    if drawn is not None:
+        press = (delta, drawn)
+        if press in state.get(state.LIVE_PRESSES):
+            return  # the same press arriving again
+        state.put(state.LIVE_PRESSES, (*state.get(state.LIVE_PRESSES), press))
     _pause()
     seen = on_screen(n) if drawn is None else min(drawn, on_screen(n))
     state.put(state.LIVE_STEP, clamp(seen + delta, n))
@@ -107,14 +139,20 @@ def _from_slider(key: str, drawn: int) -> None:
         state.put(state.LIVE_STEP, value - 1)
 
 
-def _toggle_play(n: int) -> None:
-    playing = not state.get(state.LIVE_PLAYING)
-    if not playing:
+def _play_or_pause(n: int) -> None:
+    """▶ Play or ❚❚ Pause, whichever the page the learner pressed on showed (the box says; see the module docstring)."""
+    seen = read_seen(state.stored(state.LIVE_STEP_SEEN))
+    if seen[1] if seen else state.get(state.LIVE_PLAYING):  # ❚❚ Pause
+        state.put(state.LIVE_PLAYING, False)
         state.put(state.LIVE_STEP, on_screen(n))  # pause on the iteration the learner saw, not a tick ahead of it
-    elif state.get(state.LIVE_STEP) >= n - 1:
+        return
+    if state.get(state.LIVE_PLAYING):
+        return  # ▶ Play arriving again: playback has started already
+    if state.get(state.LIVE_STEP) >= n - 1:
         state.put(state.LIVE_STEP, 0)  # play again from the start
-    state.put(state.LIVE_PLAYING, playing)
+    state.put(state.LIVE_PLAYING, True)
     state.put(state.LIVE_LAST_TICK, time.monotonic())
+    state.put(state.LIVE_PRESSES, ())
 
 
 def stop() -> None:
@@ -132,7 +170,7 @@ def player(n: int, render: Callable[[int], None], header: Callable[[int], str] |
         return
     playing = bool(state.get(state.LIVE_PLAYING))
     cols = st.columns([1, 1.2, 2])
-    cols[0].button("❚❚ Pause" if playing else "▶ Play", key=state.LIVE_PLAY_BUTTON, on_click=_toggle_play, args=(n,),
+    cols[0].button("❚❚ Pause" if playing else "▶ Play", key=state.LIVE_PLAY_BUTTON, on_click=_play_or_pause, args=(n,),
                    width="stretch", disabled=n < 2)
     cols[1].select_slider("Speed (iterations/s)", SPEEDS, key=state.LIVE_SPEED, label_visibility="collapsed",
                           format_func=lambda s: f"{s:g} iterations/s")
@@ -170,7 +208,7 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None,
         key = slider_key(step)
         st.slider("Jump to iteration", 1, n, value=step + 1, key=key, on_change=_from_slider,
                   args=(key, step + 1))
-    _report_step(step, header(step) if header is not None else f"**Iteration {step + 1} of {n}**")
+    _report_step(step, interval is not None, header(step) if header is not None else f"**Iteration {step + 1} of {n}**")
     render(step)
 
 
@@ -181,10 +219,10 @@ _HIDE_SEEN = (f"<style>.st-key-{state.LIVE_STEP_SEEN}_box [data-testid='stTextIn
               f".st-key-{state.LIVE_STEP_SEEN}_box label p {{ font-size: 1rem; }}</style>")
 
 
-def _report_step(step: int, header: str) -> None:
+def _report_step(step: int, playing: bool, header: str) -> None:
     """Draw the iteration's header as the label of a hidden box that tells the server, with the browser's next
-    request, which step is on screen."""
-    state.put(state.LIVE_STEP_SEEN, str(step))
+    request, which step is on screen and whether the page is playing."""
+    state.put(state.LIVE_STEP_SEEN, seen_value(step, playing))
     with st.container(key=f"{state.LIVE_STEP_SEEN}_box"):
         st.html(_HIDE_SEEN)
         st.text_input(header, key=state.LIVE_STEP_SEEN)
