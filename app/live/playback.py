@@ -28,10 +28,12 @@ full test run). Streamlit folds requests that reach a busy server into one, keep
 and every other widget's value from the newer. A tick the browser sent after the click, carrying the next step in
 the box, joined the click, and Back stepped back from one iteration further on: the iteration the learner had seen
 stayed on screen. A button drawn with its step says which step it was pressed on, whatever it is folded with
-(Streamlit still calls the callback of a button the last redraw replaced). Neither alone is enough: a redraw
-reaches the browser element by element, buttons first, so for a moment the buttons already belong to the next
-step while the header still shows this one. While playing the step only grows, so each piece of evidence is the
-step on screen or later, and a button steps from the earlier of its own step and the box's.
+(Streamlit still calls the callback of a button the last redraw replaced). While playing, that step is the only
+evidence a Back or Forward press uses. The box can trail the header: Streamlit's page copies a value the server set
+into what it sends only two React effect passes after it draws the label, and on a starved CPU a press sent 50 ms
+after the header changed still carried the step before (Back then went back two, 1 of 20 presses under load). And
+the header is drawn before the buttons: a redraw reaches the browser element by element, so a button on screen
+never belongs to a step whose header has not been drawn.
 
 Why a press must count once however often it arrives: the browser can send one press twice. Streamlit's page puts a
 click into the next message it sends, and sends that message a moment later (a zero-delay timer); the playback timer's
@@ -39,9 +41,9 @@ request, sent in between, carries the press as well, and the server runs a callb
 into the other (measured: the press arrived twice in about 1 of 5 presses while playing). ▶ Play and ❚❚ Pause were one
 toggle, so a doubled press paused and played again: ❚❚ Pause left playback running in 1 of 20 presses. The box now
 also says whether the page the learner pressed on was playing (:func:`seen_value`), so the button means what its label
-said, and the same press arriving again does the same thing again. Back and Forward while playing step from evidence
-that a later copy of the press could carry one step lower (the box after the paused page reached the browser), so
-each such button's press is applied once until ▶ Play starts playback again (:data:`~app.keys.LIVE_PRESSES`).
+said, and the same press arriving again does the same thing again; ❚❚ Pause stops on the step in the box, which can
+trail the header by the effect passes above. Each playing-time Back or Forward press is applied once until ▶ Play
+starts playback again (:data:`~app.keys.LIVE_PRESSES`).
 """
 
 from __future__ import annotations
@@ -113,16 +115,15 @@ def on_screen(n: int) -> int:
 
 
 def _shift(n: int, delta: int, drawn: int | None = None) -> None:
-    """Step relative to the iteration the learner saw when they pressed the button (see the module docstring). While
-    playing, ``drawn`` is the step the pressed button was drawn with; the step steps from the earlier of the two, and
-    the press counts once."""
+    """Step relative to the iteration the learner saw when they pressed the button (see the module docstring): while
+    paused, the step in the box; while playing, ``drawn``, the step the pressed button was drawn with, once."""
     if drawn is not None:
         press = (delta, drawn)
         if press in state.get(state.LIVE_PRESSES):
             return  # the same press arriving again
         state.put(state.LIVE_PRESSES, (*state.get(state.LIVE_PRESSES), press))
     _pause()
-    seen = on_screen(n) if drawn is None else min(drawn, on_screen(n))
+    seen = on_screen(n) if drawn is None else drawn
     state.put(state.LIVE_STEP, clamp(seen + delta, n))
 
 
@@ -163,8 +164,8 @@ def stop() -> None:
 
 # ---- the widget -------------------------------------------------------------------------------
 def player(n: int, render: Callable[[int], None], header: Callable[[int], str] | None = None) -> None:
-    """Controls for ``n`` iterations, then ``header(step)`` (Markdown, e.g. "**Iteration 3 of 9**") and
-    ``render(step)`` for the one on screen."""
+    """▶ Play and the speed, then ``header(step)`` (Markdown, e.g. "**Iteration 3 of 9**"), the step controls and
+    ``render(step)`` for the iteration on screen."""
     if n <= 0:
         st.info("This run has no iterations to replay.")
         return
@@ -191,6 +192,7 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None,
             state.put(state.LIVE_PLAYING, False)
             st.rerun(scope="app")  # stop the timer and relabel the play button
     state.put(state.LIVE_STEP, step)
+    _report_step(step, interval is not None, header(step) if header is not None else f"**Iteration {step + 1} of {n}**")
     cols = st.columns(4)
     cols[0].button("|◀ Restart", key=state.LIVE_RESTART_BUTTON, on_click=_go, args=(n, 0), width="stretch",
                    disabled=step == 0)
@@ -208,7 +210,6 @@ def _replay(n: int, render: Callable[[int], None], interval: float | None,
         key = slider_key(step)
         st.slider("Jump to iteration", 1, n, value=step + 1, key=key, on_change=_from_slider,
                   args=(key, step + 1))
-    _report_step(step, interval is not None, header(step) if header is not None else f"**Iteration {step + 1} of {n}**")
     render(step)
 
 
