@@ -33,7 +33,9 @@ evidence a Back or Forward press uses. The box can trail the header: Streamlit's
 into what it sends only two React effect passes after it draws the label, and on a starved CPU a press sent 50 ms
 after the header changed still carried the step before (Back then went back two, 1 of 20 presses under load). And
 the header is drawn before the buttons: a redraw reaches the browser element by element, so a button on screen
-never belongs to a step whose header has not been drawn.
+never belongs to a step whose header has not been drawn. The other way round can happen: on a starved CPU the
+buttons of the step before stayed on screen under the new header for more than 50 ms, and a press there steps from
+the iteration its button belongs to.
 
 Why a press must count once however often it arrives: the browser can send one press twice. Streamlit's page puts a
 click into the next message it sends, and sends that message a moment later (a zero-delay timer); the playback timer's

@@ -9,6 +9,8 @@ settled one iteration short.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser.conftest import (
@@ -77,19 +79,29 @@ WATCH_HEADER = """() => {
     if (text !== window.__header.text) window.__header = {text, since: performance.now()};
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
 }"""
-# Waits until the header shows iteration 3 or later and has been on screen for SEEN_MS, then, in one task of the
-# page's own event loop, reads it and presses the button: the test knows exactly what the learner saw when they
-# pressed it (a read and a click through Playwright are two round trips apart, and a tick can land between them).
-# The button pressed is the visible one: Streamlit keeps a hidden copy of a button the last redraw replaced, which
-# no learner can press. SEEN_MS: a header younger than that has not been seen by anyone.
-PRESS_AS_SEEN = """([label, seenMs]) => new Promise(done => {
+# Waits until the header shows iteration `least` or later, has been on screen for SEEN_MS, and the step buttons on
+# screen belong to it, then, in one task of the page's own event loop, reads it and presses the button: the test knows
+# exactly what the learner saw when they pressed it (a read and a click through Playwright are two round trips apart,
+# and a tick can land between them). The button pressed is the visible one: Streamlit keeps a hidden copy of a button
+# the last redraw replaced, which no learner can press. A redraw reaches the page element by element, header first;
+# on a starved CPU the buttons of the step before stayed on screen under the new header for more than 50 ms, and a
+# press there steps from the iteration its button belongs to (app.live.playback). SEEN_MS: a header younger than that
+# has not been seen by anyone.
+PRESS_AS_SEEN = """([label, seenMs, least]) => new Promise(done => {
+  const visible = text => Array.from(document.querySelectorAll('button'))
+    .find(b => b.innerText.trim() === text && b.checkVisibility());
+  const drawnFor = () => {  // the step the visible Back button was drawn for, from its key (live_back_<step>)
+    const box = visible('◀ Back')?.closest('[class*="st-key-"]');
+    const key = [...(box?.classList || [])].find(c => c.startsWith('st-key-'));
+    return Number(key?.split('_').pop());
+  };
   const tryNow = () => {
-    const h = window.__header;
-    if (!(Number(h.text) >= 3) || performance.now() - h.since < seenMs) return requestAnimationFrame(tryNow);
-    const button = Array.from(document.querySelectorAll('button'))
-      .find(b => b.innerText.trim() === label && b.checkVisibility());
-    button.click();
-    done(Number(h.text) - 1);
+    const h = window.__header, step = Number(h.text) - 1;
+    if (!(step + 1 >= least) || performance.now() - h.since < seenMs || drawnFor() !== step) {
+      return requestAnimationFrame(tryNow);
+    }
+    visible(label).click();
+    done(step);
   };
   tryNow();
 })"""
@@ -111,13 +123,17 @@ def test_back_or_pause_pressed_while_playing_lands_where_the_learner_saw_every_t
         speed = slider(page, "iterations/s").locator("input[type='range']")
         # the fastest speed, 4 iterations/s: a tick is on its way at almost any moment, so a click often meets one
         act(page, lambda: (speed.focus(), page.keyboard.press("End")))
+        header = page.get_by_text("Iteration ", exact=False).filter(has_text=" of ").first.inner_text()
+        n = int(re.search(r"Iteration \d+ of (\d+)", header).group(1))
         outcomes = []
         for trial in range(TRIALS):
             label = "◀ Back" if trial % 2 == 0 else "❚❚ Pause"
-            if shown_iteration(page) > 0:
+            if shown_iteration(page) >= n - 4:  # else play on from where the last trial paused
                 click(page, "|◀ Restart")
+            # pressed on iteration 3 or later, and at least one tick after ▶ Play: a tick is on its way
+            least = max(3, shown_iteration(page) + 2)
             click(page, "▶ Play")
-            seen = page.evaluate(PRESS_AS_SEEN, [label, SEEN_MS])
+            seen = page.evaluate(PRESS_AS_SEEN, [label, SEEN_MS, least])
             page.get_by_role("button", name="▶ Play", exact=True).wait_for(timeout=60_000)
             page.wait_for_function(IDLE, timeout=60_000)
             page.wait_for_timeout(600)  # more than two timer periods: a tick still on its way would have landed
