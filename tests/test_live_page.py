@@ -215,8 +215,8 @@ def _press_back_twice_while_playing():
 
 
 def test_back_pressed_while_playing_counts_once_when_a_late_copy_arrives():
-    """A second copy of the press can leave the browser after the paused page reached it, its box one step lower:
-    stepping back from that went back two (Back from iteration 3 landed on 1, once in a full test run). Streamlit
+    """A second copy of the press can reach the server after the paused page was drawn, its box one step lower:
+    stepping back from that would go back two. Streamlit
     still runs the callback of the button the paused page replaced, which AppTest cannot send, so the callback is
     called the way Streamlit calls it."""
     from streamlit.testing.v1 import AppTest

@@ -145,7 +145,8 @@ def _from_slider(key: str, drawn: int) -> None:
 def _play_or_pause(n: int) -> None:
     """▶ Play or ❚❚ Pause, whichever the page the learner pressed on showed (the box says; see the module docstring)."""
     seen = read_seen(state.stored(state.LIVE_STEP_SEEN))
-    if seen[1] if seen else state.get(state.LIVE_PLAYING):  # ❚❚ Pause
+    pressed_pause = seen[1] if seen else state.get(state.LIVE_PLAYING)
+    if pressed_pause:
         state.put(state.LIVE_PLAYING, False)
         state.put(state.LIVE_STEP, on_screen(n))  # pause on the iteration the learner saw, not a tick ahead of it
         return
