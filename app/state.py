@@ -27,7 +27,9 @@ def init() -> None:
 
 
 def get(key: str) -> Any:
-    init()
+    if key not in st.session_state:  # a key no init() of this session created yet: its default
+        value = DEFAULTS[key]
+        st.session_state[key] = value() if callable(value) else value
     return st.session_state[key]
 
 

@@ -266,12 +266,13 @@ def identical_sentence(compared: int, dtype: str) -> str:
 
 
 def export_button(spec: Trace, plain: Trace | None) -> None:
-    """Download the speculative trace (and the plain one) as JSON."""
+    """Download the speculative trace (and the plain one) as JSON, written when the button is pressed (a long
+    run's JSON is large, and the page is drawn far more often than a trace is downloaded)."""
     left, right = st.columns(2)
-    left.download_button("Download the trace (JSON)", spec.to_json(), file_name="specsim-trace.json",
+    left.download_button("Download the trace (JSON)", spec.to_json, file_name="specsim-trace.json",
                          mime="application/json", key=state.LIVE_EXPORT_BUTTON, on_click="ignore")
     if plain is not None:
-        right.download_button("Download the plain run (JSON)", plain.to_json(), file_name="specsim-plain.json",
+        right.download_button("Download the plain run (JSON)", plain.to_json, file_name="specsim-plain.json",
                               mime="application/json", key=state.LIVE_EXPORT_PLAIN_BUTTON, on_click="ignore")
 
 

@@ -11,6 +11,7 @@ variable, what it must be and what it was.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Annotated
@@ -77,7 +78,19 @@ def env_name(field: str) -> str:
 
 
 def current() -> Environment:
-    """The settings as the environment gives them now; SettingsError for a value that does not parse."""
+    """The settings as the environment gives them now; SettingsError for a value that does not parse.
+
+    Read once per set of ``SPECSIM_*`` values (a page's script run asks dozens of times; parsing costs about a
+    millisecond each time): a changed variable is a new set, read afresh. ``HOME`` too, where the cache's default
+    lies."""
+    names = {key: value for key, value in os.environ.items() if key.upper().startswith(PREFIX) or key == "HOME"}
+    return _parsed(tuple(sorted(names.items())))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(variables: tuple[tuple[str, str], ...]) -> Environment:
+    """The settings for these ``SPECSIM_*`` variables (the frozen :class:`Environment` is safe to share)."""
+    del variables  # the cache key: Environment reads os.environ, which holds exactly these
     try:
         return Environment()
     except ValidationError as error:
