@@ -87,17 +87,30 @@ def new_page(browser, app_url: str, user_agent: str | None = None):
     return pg
 
 
-@pytest.fixture(scope="module")
-def tabs(browser, app_url):
-    """One browser context for a module's tests: each test gets its own tab, so its own Streamlit session and its own
-    history. The tabs share the browser's cache, and one renderer process (tests.conftest.ONE_RENDERER_PER_SITE),
-    which a tab left open on the server's health address keeps alive between tests: a test's tab then opens the
-    app without a new process compiling Streamlit's and plotly's scripts again."""
+@pytest.fixture(scope="session")
+def _one_context(browser):
+    """The browser context every test's tab opens in (a test worker's whole run), and the tab that keeps its
+    renderer alive (opened by the first :func:`tabs`)."""
     context = browser.new_context(viewport=VIEWPORT)
-    keeper = context.new_page()
-    keeper.goto(f"{app_url}/_stcore/health")
-    yield context
+    keeper: list = []
+    yield context, keeper
     context.close()
+
+
+@pytest.fixture
+def tabs(_one_context, app_url):
+    """One browser context for the tests of a test worker: each test gets its own tab, so its own Streamlit session
+    and its own history. The tabs share the browser's cache, and one renderer process
+    (tests.conftest.ONE_RENDERER_PER_SITE: a site is the host, whatever the port, so every app server here is one
+    site), which a tab left open on a server's health address keeps alive between tests and between test files: a
+    test's tab then opens the app without a new process compiling Streamlit's and plotly's scripts again. (A context
+    per test file started that process once a file: eight small browser files alone, 110-113 CPU s of the whole
+    machine that way, 80-97 with one context.)"""
+    context, keeper = _one_context
+    if not keeper:
+        keeper.append(context.new_page())
+        keeper[0].goto(f"{app_url}/_stcore/health")
+    return context
 
 
 @pytest.fixture

@@ -35,9 +35,23 @@ from tests.browser.conftest import (
 )
 
 DOCS_SHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshot-calculator.png"
-def test_keyboard_arrows_move_each_slider_one_step_and_everything_follows(page):
+def test_the_sliders_follow_bursts_of_keys_single_arrows_and_the_mouse(page):
+    """The three sliders, on one page: a burst of arrow keys (issue 23 (2): it sometimes reset the sliders to an
+    older URL while the address bar kept the moved values), one arrow at a time with every chart redrawn, End and
+    Home, then the thumbs dragged with the mouse; after each, the sliders, the numbers, the charts and the address
+    agree."""
     goto(page, "calculator")
-    start = check_page_matches_sliders(page)
+    start = settings(page)
+    thumb = slider(page, K_LABEL).locator("input[type='range']")
+    for burst in range(3):
+        thumb.focus()
+        for _ in range(4):
+            page.keyboard.press("ArrowRight" if burst != 1 else "ArrowLeft", delay=15)
+        page.wait_for_timeout(1500)
+        page.wait_for_function(IDLE, timeout=60_000)
+    after_bursts = check_page_matches_sliders(page)  # sliders, numbers, charts and URL agree
+    assert after_bursts == (start[0] + 4, start[1], start[2]), "a burst of keys snapped a slider back"
+
     drawn = page.locator("[data-testid='stPlotlyChart']").count()
     assert drawn == 2, "the open tab (One loop) draws its two charts, and the other tabs nothing"
     charts = [svg_signature(page, i) for i in range(drawn)]
@@ -45,7 +59,7 @@ def test_keyboard_arrows_move_each_slider_one_step_and_everything_follows(page):
     press_key(page, ALPHA_LABEL, "ArrowLeft", 3)
     press_key(page, C_LABEL, "ArrowRight")
     k, alpha_pct, c = check_page_matches_sliders(page)
-    assert (k, alpha_pct, round(c, 3)) == (start[0] + 2, start[1] - 3, round(start[2] + 0.001, 3))
+    assert (k, alpha_pct, round(c, 3)) == (after_bursts[0] + 2, after_bursts[1] - 3, round(after_bursts[2] + 0.001, 3))
     after = [svg_signature(page, i) for i in range(drawn)]
     assert all(a != b for a, b in zip(charts, after, strict=True)), "every chart re-rendered with new data"
     press_key(page, K_LABEL, "End")
@@ -53,11 +67,25 @@ def test_keyboard_arrows_move_each_slider_one_step_and_everything_follows(page):
     press_key(page, ALPHA_LABEL, "Home")
     assert check_page_matches_sliders(page)[1] == 0
 
+    before = metrics(page)
+    drag(page, K_LABEL, 0.0)
+    assert settings(page)[0] == 1
+    drag(page, ALPHA_LABEL, 0.3)
+    k, alpha_pct, c = check_page_matches_sliders(page)
+    assert 25 <= alpha_pct <= 35, "the thumb lands where it was dropped"
+    drag(page, C_LABEL, 0.0)
+    k, alpha_pct, c = check_page_matches_sliders(page)
+    assert c == 0.0 and k == 1
+    assert metrics(page) != before
+
 
 def test_each_tab_follows_the_sliders_and_the_link_keeps_the_settings(page):
-    """Only the open tab is drawn; opening another draws its charts for the sliders' current values, and a
-    slider moved there redraws that tab."""
+    """A shared link opens with its settings and no message about them; only the open tab is drawn; opening another
+    draws its charts for the sliders' current values, and a slider moved there redraws that tab."""
     goto(page, "calculator?k=6&alpha=55&c=0.2")
+    assert settings(page) == (6, 55, 0.2)
+    check_page_matches_sliders(page)
+    assert not alerts(page) or all("URL parameter" not in a for a in alerts(page))
     for label in ("Choosing K", "Where it pays off"):
         open_tab(page, label)
         assert check_page_matches_sliders(page) == (6, 55, 0.2)
@@ -73,28 +101,6 @@ def test_each_tab_follows_the_sliders_and_the_link_keeps_the_settings(page):
         assert metrics(page) == expected_metrics(4, 56, 0.2)
     open_tab(page, "One loop")
     assert check_page_matches_sliders(page) == (4, 56, 0.2)
-
-
-def test_dragging_the_thumbs_with_the_mouse(page):
-    goto(page, "calculator")
-    before = metrics(page)
-    drag(page, K_LABEL, 1.0)
-    assert settings(page)[0] == 16
-    drag(page, ALPHA_LABEL, 0.3)
-    k, alpha_pct, c = check_page_matches_sliders(page)
-    assert 25 <= alpha_pct <= 35, "the thumb lands where it was dropped"
-    drag(page, C_LABEL, 0.0)
-    k, alpha_pct, c = check_page_matches_sliders(page)
-    assert c == 0.0 and k == 16
-    assert metrics(page) != before
-
-
-def test_a_shared_link_opens_with_its_settings(page):
-    goto(page, "calculator?k=6&alpha=55&c=0.2")
-    assert settings(page) == (6, 55, 0.2)
-    check_page_matches_sliders(page)
-    assert not alerts(page) or all("URL parameter" not in a for a in alerts(page))
-
 
 
 def _history(page) -> int:
@@ -188,38 +194,6 @@ def test_another_pages_settings_written_onto_this_path_are_dropped(page):
     assert _history(page) == before + 1
 
 
-def test_quick_key_presses_never_snap_the_sliders_back(page):
-    """Issue 23 (2): a burst of arrow keys sometimes reset the sliders to an older URL while the address bar
-    kept the moved values."""
-    goto(page, "calculator")
-    start = settings(page)
-    thumb = slider(page, K_LABEL).locator("input[type='range']")
-    for burst in range(3):
-        thumb.focus()
-        for _ in range(4):
-            page.keyboard.press("ArrowRight" if burst != 1 else "ArrowLeft", delay=15)
-        page.wait_for_timeout(1500)
-        page.wait_for_function(IDLE, timeout=60_000)
-    k, alpha_pct, c = check_page_matches_sliders(page)  # sliders, numbers, charts and URL agree
-    assert (k, alpha_pct, c) == (start[0] + 4, start[1], start[2])
-
-
-def test_a_v_typed_out_of_range_is_replaced_by_the_value_used_with_a_message(page):
-    """Issue 23 (4): the box kept 0.5 with a red outline while every number used 1.00."""
-    goto(page, "calculator")
-    page.get_by_text("Calibrate with measured costs").click()
-    box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
-    act(page, lambda: (box.fill("0.5"), box.press("Tab")))
-    message = " ".join(alerts(page))
-    assert "0.5" in message and "1.00" in message, alerts(page)
-    assert box.input_value() == "1.00"
-    assert metrics(page) == expected_metrics(*settings(page), v=1.0)
-    act(page, lambda: (box.fill("10.5"), box.press("Tab")))
-    assert "10.5" in " ".join(alerts(page)) and box.input_value() == "10.00"
-    assert metrics(page) == expected_metrics(*settings(page), v=10.0)
-    assert parse_qs(urlparse(page.url).query)["v"] == ["10.00"]
-
-
 def test_screenshots_of_the_calculator(page):
     """The whole page, and the top of the page at the lesson's example for the README.
 
@@ -238,23 +212,6 @@ def test_screenshots_of_the_calculator(page):
         shutil.copyfile(shot, DOCS_SHOT)
 
 
-def test_every_typed_v_reaches_the_metrics_the_notice_and_the_address(page):
-    """Issue 39: after typing 10.5 the box and the notice said v = 10.00 while the metrics kept the v = 1 numbers,
-    and typing 1 after another value left the previous v's numbers on screen."""
-    goto(page, "calculator")
-    page.get_by_text("Calibrate with measured costs").click()
-    box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
-    for typed, used in (("10.5", 10.0), ("1", 1.0), ("2.5", 2.5), ("1", 1.0), ("1.35", 1.35)):
-        act(page, lambda typed=typed: (box.fill(typed), box.press("Enter")))
-        page.wait_for_timeout(300)  # let any late re-render of the sliders land
-        assert box.input_value() == f"{used:.2f}"
-        assert metrics(page) == expected_metrics(*settings(page), v=used), typed
-        query = parse_qs(urlparse(page.url).query)
-        assert query.get("v", ["1.00"]) == [f"{used:.2f}"] or (used == 1.0 and "v" not in query)
-        if used != float(typed):
-            assert f"v = {used:.2f}" in " ".join(alerts(page))
-
-
 def test_backwards_box_refuses_impossible_speedups_and_never_shows_another_values_sentence(page):
     """Issue 39: typing 0, 25 or letters left the sentence on 1.92× with no word."""
     goto(page, "calculator")
@@ -270,11 +227,33 @@ def test_backwards_box_refuses_impossible_speedups_and_never_shows_another_value
             assert "a speedup of" not in body and "1.92× means" not in body
 
 
-def test_a_slider_moved_after_typing_v_keeps_the_typed_v(page):
-    """The browser-side copy of the numbers must use the v the server last drew, not the one it first saw."""
+def test_every_typed_v_is_used_everywhere_and_a_slider_moved_after_keeps_it(page):
+    """v typed into its box, on one page, in the order a learner might:
+
+    - out of range (issue 23 (4): the box kept 0.5 with a red outline while every number used 1.00): the box shows
+      the value used, and a message names both;
+    - one value after another (issue 39: after typing 10.5 the box and the notice said v = 10.00 while the metrics
+      kept the v = 1 numbers, and typing 1 after another value left the previous v's numbers on screen): the box, the
+      metrics and the address follow each;
+    - then a slider moved: the browser-side copy of the numbers uses the v the server last drew, not the one it
+      first saw."""
     goto(page, "calculator")
     page.get_by_text("Calibrate with measured costs").click()
     box = page.get_by_role("spinbutton", name="v: one verification pass", exact=False)
+    act(page, lambda: (box.fill("0.5"), box.press("Tab")))
+    message = " ".join(alerts(page))
+    assert "0.5" in message and "1.00" in message, alerts(page)
+    assert box.input_value() == "1.00"
+    assert metrics(page) == expected_metrics(*settings(page), v=1.0)
+    for typed, used in (("10.5", 10.0), ("1", 1.0), ("2.5", 2.5), ("1", 1.0), ("1.35", 1.35)):
+        act(page, lambda typed=typed: (box.fill(typed), box.press("Enter")))
+        page.wait_for_timeout(300)  # let any late re-render of the sliders land
+        assert box.input_value() == f"{used:.2f}"
+        assert metrics(page) == expected_metrics(*settings(page), v=used), typed
+        query = parse_qs(urlparse(page.url).query)
+        assert query.get("v", ["1.00"]) == [f"{used:.2f}"] or (used == 1.0 and "v" not in query)
+        if used != float(typed):
+            assert f"v = {used:.2f}" in " ".join(alerts(page))
     for typed in ("2.5", "1.4"):
         act(page, lambda typed=typed: (box.fill(typed), box.press("Enter")))
         for key in ("ArrowRight", "ArrowLeft"):
