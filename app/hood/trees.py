@@ -4,7 +4,8 @@ batch size B (:mod:`specsim.lesson.tree_economics`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -63,17 +64,19 @@ def economics_figure(probs: tuple[float, ...], draft_cost: float, v: Callable[[i
     return fig
 
 
-def batch_rows(probs: tuple[float, ...], draft_cost: float) -> list[tuple[int, te.Tree, float, te.Tree, float]]:
-    """(B, best chain, its speedup, best tree, its speedup) at each batch size, weights-only roofline."""
+@functools.lru_cache(maxsize=16)
+def batch_rows(probs: tuple[float, ...], draft_cost: float) -> tuple[tuple[int, te.Tree, float, te.Tree, float], ...]:
+    """(B, best chain, its speedup, best tree, its speedup) at each batch size, weights-only roofline; kept for the
+    runs last shown (every script run of the page asks again)."""
     rows = []
     for b in BATCHES:
         ch, s_ch = te.best_by_size(probs, draft_cost, batch_v(b), SIZES, te.chain)
         tr, s_tr = te.best_by_size(probs, draft_cost, batch_v(b), SIZES)
         rows.append((b, ch, s_ch, tr, s_tr))
-    return rows
+    return tuple(rows)
 
 
-def batch_table(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> list[dict]:
+def batch_table(rows: Sequence[tuple[int, te.Tree, float, te.Tree, float]]) -> list[dict]:
     """One row per batch size: the best chain and the best tree, each with its speedup (1× where neither pays)."""
     out = []
     for b, ch, s_ch, tr, s_tr in rows:

@@ -15,6 +15,7 @@ pages price it with this machine's v(n), and with the roofline at batch size B.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -81,7 +82,15 @@ class Tree:
 def best_tree(probs: Sequence[float], nodes: int, depth: int | None = None, width: int | None = None) -> Tree:
     """The ``nodes`` most probable paths, each prefix before its extensions (a path's extension is never more
     probable than the path), grown by always adding the most probable child of a node already in the tree; at most
-    ``depth`` levels and ``width`` children a node where they are given (the shape a live tree run was drafted to)."""
+    ``depth`` levels and ``width`` children a node where they are given (the shape a live tree run was drafted to).
+
+    Kept per arguments (a :class:`Tree` is immutable): :func:`fastest_tree` of every size asks for the same trees
+    again, and *Under the hood* asks for every size at several batch sizes on each script run."""
+    return _best_tree(tuple(probs), nodes, depth, width)
+
+
+@functools.lru_cache(maxsize=4096)
+def _best_tree(probs: tuple[float, ...], nodes: int, depth: int | None, width: int | None) -> Tree:
     ranked = [(r, p) for r, p in enumerate(probs, start=1) if p > 0 and (width is None or r <= width)]
     frontier: list[tuple[float, tuple[int, ...]]] = [(-p, (r,)) for r, p in ranked]
     heapq.heapify(frontier)
