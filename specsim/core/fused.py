@@ -21,7 +21,8 @@ block while this one computes: the pass is bound by reading the weights, and the
 four extra rows hides under that reading. Anywhere else (bfloat16 arithmetic without AMX, or no AVX2) the
 invariant path keeps the stock linears it has probed (see :func:`linear_kernel`).
 
-The kernels are compiled with ``torch.utils.cpp_extension.load`` on first use (about 25-60 s with g++) and
+The kernels are compiled with ``torch.utils.cpp_extension.load`` on first use (about 20 s with g++ on a 2-core
+EPYC; the C++ includes ATen's tensor and pybind11's glue, not the whole of ``torch/extension.h``, which took 45) and
 cached under ``~/.cache/specsim/torch_extensions``, one folder per build key (:func:`extension_name`: the CPU
 flags ``-march=native`` compiles for, torch, the source); ``make run`` builds them ahead of time. Where no
 compiler is at hand, or ``SPECSIM_NO_FUSED=1`` switches them off, :func:`kernel` returns None, :func:`status`

@@ -1,5 +1,14 @@
-#include <torch/extension.h>
+// Headers: only what the kernels use (ATen's tensor, its four operators, parallel_for) and the pybind11 glue that
+// passes tensors to Python. torch/extension.h would bring in the whole C++ frontend (autograd, nn, optim): 36 of the
+// 45 s the build took on a 2-core EPYC; with these it takes about 21.
+#include <ATen/core/Tensor.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/silu.h>
+#include <ATen/ops/zeros.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/utils/pybind.h>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -34,13 +43,13 @@ static inline float exp_nonpositive(float x) {
 // float32; allowed: (B, N, L) bool, or empty for causal (row i sees keys 0 .. L - N + i).
 // Per row: each score sums over d in order 0..D-1; the softmax total and the weighted sum of values run
 // over the visible keys in key order. Nothing depends on N or on the other rows. Returns (B, H, G, N, D).
-torch::Tensor attend(torch::Tensor q, torch::Tensor kt, torch::Tensor v, torch::Tensor allowed) {
-  TORCH_CHECK(q.dtype() == torch::kFloat32 && kt.dtype() == torch::kFloat32 && v.dtype() == torch::kFloat32);
+at::Tensor attend(at::Tensor q, at::Tensor kt, at::Tensor v, at::Tensor allowed) {
+  TORCH_CHECK(q.dtype() == at::kFloat && kt.dtype() == at::kFloat && v.dtype() == at::kFloat);
   q = q.contiguous(); kt = kt.contiguous(); v = v.contiguous();
   const int64_t B = q.size(0), H = q.size(1), G = q.size(2), N = q.size(3), D = q.size(4), L = kt.size(3);
   const bool causal = allowed.numel() == 0;
-  torch::Tensor mask = causal ? allowed : allowed.to(torch::kBool).contiguous();
-  auto out = torch::empty_like(q);
+  at::Tensor mask = causal ? allowed : allowed.to(at::kBool).contiguous();
+  auto out = at::empty_like(q);
   const float* qp = q.data_ptr<float>();
   const float* kp = kt.data_ptr<float>();
   const float* vp = v.data_ptr<float>();
@@ -286,13 +295,13 @@ std::string linear_path();
 // weights as a few sequential streams instead of 16 rows at a time, 1,152 or 3,072 bytes apart; the memory
 // prefetchers keep up (measured here: the bundled target's linears 11.0 -> 9.9 ms a pass). The same tile products
 // in the same k order as rows_linear, so the same values. x (M, IN) bfloat16; returns float32 (M, OUT).
-torch::Tensor rows_linear_packed(torch::Tensor x, torch::Tensor packed) {
+at::Tensor rows_linear_packed(at::Tensor x, at::Tensor packed) {
   TORCH_CHECK(x.dim() == 2 && packed.dim() == 4 && packed.size(2) == 16 && packed.size(3) == 32
-              && x.size(1) == packed.size(1) * 32 && x.scalar_type() == torch::kBFloat16
-              && packed.scalar_type() == torch::kBFloat16 && packed.is_contiguous(),
+              && x.size(1) == packed.size(1) * 32 && x.scalar_type() == at::kBFloat16
+              && packed.scalar_type() == at::kBFloat16 && packed.is_contiguous(),
               "rows_linear_packed: x (M, IN) bfloat16 and tiles (OUT / 16, IN / 32, 16, 32) bfloat16");
   const int64_t M = x.size(0), IN = x.size(1), OUT = packed.size(0) * 16;
-  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
+  auto out = at::empty({M, OUT}, x.options().dtype(at::kFloat));
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
   if (amx_ready()) {
     auto xc = x.contiguous();
@@ -308,14 +317,14 @@ torch::Tensor rows_linear_packed(torch::Tensor x, torch::Tensor packed) {
 
 // x (M, IN) times w (OUT, IN) transposed, in float32 with reductions fixed per (row, output): a row's result
 // does not depend on M or on the thread count. Returns float32 (M, OUT).
-torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
+at::Tensor rows_linear(at::Tensor x, at::Tensor w) {
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1));
   TORCH_CHECK(w.size(1) % 16 == 0, "rows_linear needs in_features divisible by 16");
   w = w.contiguous();
   const int64_t M = x.size(0), IN = x.size(1), OUT = w.size(0);
-  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
+  auto out = at::empty({M, OUT}, x.options().dtype(at::kFloat));
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-  if (x.scalar_type() == torch::kBFloat16 && w.scalar_type() == torch::kBFloat16 && IN % 32 == 0 && OUT % 16 == 0
+  if (x.scalar_type() == at::kBFloat16 && w.scalar_type() == at::kBFloat16 && IN % 32 == 0 && OUT % 16 == 0
       && amx_ready()) {
     auto xc = x.contiguous();
     rows_linear_amx<false>(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()),
@@ -324,8 +333,8 @@ torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
   }
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
-  if (w.scalar_type() == torch::kBFloat16 && IN % 8 == 0) {
-    auto xf = x.to(torch::kFloat32).contiguous();
+  if (w.scalar_type() == at::kBFloat16 && IN % 8 == 0) {
+    auto xf = x.to(at::kFloat).contiguous();
     rows_linear_avx2(xf.data_ptr<float>(), reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()),
                      out.data_ptr<float>(), M, IN, OUT);
     return out;
@@ -341,15 +350,15 @@ torch::Tensor rows_linear(torch::Tensor x, torch::Tensor w) {
 // x (M, IN) float32 times an int8 weight (OUT, IN) transposed, each output's sum times its row's scale (OUT) float32:
 // x @ (w * scale[:, None]).T, a quarter of float32's bytes and half of bfloat16's read from memory. The same blocks
 // as rows_linear's AVX2 route, so a row's result does not depend on M either. Returns float32 (M, OUT).
-torch::Tensor rows_linear_q8(torch::Tensor x, torch::Tensor w, torch::Tensor scale) {
-  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && w.scalar_type() == torch::kChar
-              && scale.scalar_type() == torch::kFloat32 && scale.numel() == w.size(0),
+at::Tensor rows_linear_q8(at::Tensor x, at::Tensor w, at::Tensor scale) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && w.scalar_type() == at::kChar
+              && scale.scalar_type() == at::kFloat && scale.numel() == w.size(0),
               "rows_linear_q8: x (M, IN), w (OUT, IN) int8 and scale (OUT) float32");
   const int64_t M = x.size(0), IN = x.size(1), OUT = w.size(0);
-  auto out = torch::empty({M, OUT}, x.options().dtype(torch::kFloat32));
+  auto out = at::empty({M, OUT}, x.options().dtype(at::kFloat));
 #if defined(__AVX2__) && defined(__FMA__)
   TORCH_CHECK(IN % 8 == 0, "rows_linear_q8 needs in_features divisible by 8");
-  auto xf = x.to(torch::kFloat32).contiguous();
+  auto xf = x.to(at::kFloat).contiguous();
   w = w.contiguous(); scale = scale.contiguous();
   rows_linear_avx2(xf.data_ptr<float>(), w.data_ptr<int8_t>(), out.data_ptr<float>(), M, IN, OUT,
                    scale.data_ptr<float>());
@@ -368,8 +377,8 @@ bool q8_ready() {
 #endif
 }
 // A draft matrix as draft_pass reads it: bfloat16 through rows_linear, or int8 with its rows' scales.
-static inline torch::Tensor draft_linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& scale) {
-  return w.scalar_type() == torch::kChar ? rows_linear_q8(x, w, scale) : rows_linear(x, w);
+static inline at::Tensor draft_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& scale) {
+  return w.scalar_type() == at::kChar ? rows_linear_q8(x, w, scale) : rows_linear(x, w);
 }
 
 // One pass of a Llama draft (no biases, default RoPE) over n new tokens, the whole pass in one call: the same
@@ -380,9 +389,9 @@ static inline torch::Tensor draft_linear(const torch::Tensor& x, const torch::Te
 // tokens; layers: per layer w_in (d), w_qkv, w_o, w_post (d), w_gate_up, w_down; keys, values: (layers, kv
 // heads, capacity, head dim), written at positions start .. start + n - 1; cos, sin: (n, head dim) for those
 // positions. Returns the logits at the last position, (vocab).
-static torch::Tensor rms_scaled(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+static at::Tensor rms_scaled(const at::Tensor& x, const at::Tensor& w, double eps) {
   const int64_t n = x.size(0), d = x.size(1);
-  auto out = torch::empty_like(x);
+  auto out = at::empty_like(x);
   const float* xp = x.data_ptr<float>();
   const float* wp = w.data_ptr<float>();
   float* op = out.data_ptr<float>();
@@ -398,11 +407,11 @@ static inline void rope_into(const float* in, const float* c, const float* s, fl
   const int64_t half = hd / 2;
   for (int64_t t = 0; t < hd; ++t) out[t] = in[t] * c[t] + (t < half ? -in[t + half] : in[t - half]) * s[t];
 }
-torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, std::vector<torch::Tensor> scales,
-                         torch::Tensor keys, torch::Tensor values, torch::Tensor cos, torch::Tensor sin, int64_t start,
-                         int64_t heads, int64_t kv_heads, double eps, torch::Tensor norm, torch::Tensor head,
-                         torch::Tensor head_scale) {
-  TORCH_CHECK(x.dtype() == torch::kFloat32 && keys.dtype() == torch::kFloat32 && layers.size() % 6 == 0
+at::Tensor draft_pass(at::Tensor x, std::vector<at::Tensor> layers, std::vector<at::Tensor> scales,
+                         at::Tensor keys, at::Tensor values, at::Tensor cos, at::Tensor sin, int64_t start,
+                         int64_t heads, int64_t kv_heads, double eps, at::Tensor norm, at::Tensor head,
+                         at::Tensor head_scale) {
+  TORCH_CHECK(x.dtype() == at::kFloat && keys.dtype() == at::kFloat && layers.size() % 6 == 0
               && scales.size() == layers.size());
   TORCH_CHECK(keys.is_contiguous() && values.is_contiguous());
   x = x.contiguous(); cos = cos.contiguous(); sin = sin.contiguous();
@@ -414,8 +423,8 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, std
   const float* sp = sin.data_ptr<float>();
   std::vector<float> q(hd), w(start + n);
   for (size_t l = 0; l < layers.size() / 6; ++l) {
-    const torch::Tensor* L = &layers[6 * l];
-    const torch::Tensor* S = &scales[6 * l];
+    const at::Tensor* L = &layers[6 * l];
+    const at::Tensor* S = &scales[6 * l];
     auto qkv = draft_linear(rms_scaled(x, L[0], eps), L[1], S[1]);  // (n, qw + 2 kvw)
     const float* qkvp = qkv.data_ptr<float>();
     float* kc = keys.data_ptr<float>() + l * kv_heads * cap * hd;
@@ -427,7 +436,7 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, std
         std::memcpy(vc + (g * cap + start + i) * hd, row + qw + kvw + g * hd, hd * sizeof(float));
       }
     }
-    auto attended = torch::zeros({n, qw}, x.options());
+    auto attended = at::zeros({n, qw}, x.options());
     float* ap = attended.data_ptr<float>();
     for (int64_t i = 0; i < n; ++i) {
       const int64_t seen = start + i + 1;  // causal: every cached key and the new ones up to its own position
@@ -450,10 +459,10 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, std
         }
       }
     }
-    x = x + draft_linear(attended, L[2], S[2]);
+    x = x.add(draft_linear(attended, L[2], S[2]));
     auto gate_up = draft_linear(rms_scaled(x, L[3], eps), L[4], S[4]);  // (n, 2 I): gate, then up
     const int64_t inter = gate_up.size(1) / 2;
-    auto act = torch::empty({n, inter}, x.options());
+    auto act = at::empty({n, inter}, x.options());
     const float* gp = gate_up.data_ptr<float>();
     float* actp = act.data_ptr<float>();
     for (int64_t i = 0; i < n; ++i)
@@ -461,7 +470,7 @@ torch::Tensor draft_pass(torch::Tensor x, std::vector<torch::Tensor> layers, std
         const float g = gp[i * 2 * inter + j];
         actp[i * inter + j] = g / (1.f + std::exp(-g)) * gp[i * 2 * inter + inter + j];
       }
-    x = x + draft_linear(act, L[5], S[5]);
+    x = x.add(draft_linear(act, L[5], S[5]));
   }
   return draft_linear(rms_scaled(x.slice(0, n - 1, n).contiguous(), norm, eps), head, head_scale)[0];
 }
@@ -499,18 +508,18 @@ static inline uint16_t to_bf(float f) {  // c10::BFloat16's round to nearest eve
   u += ((u >> 16) & 1u) + 0x7fffu;
   return static_cast<uint16_t>(u >> 16);
 }
-static inline uint16_t* bfp(const torch::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+static inline uint16_t* bfp(const at::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
 // LlamaRMSNorm: w * bf16(x * rsqrt(mean(x^2) + eps)), in float32; the mean is ATen's, over a (1, n, d) tensor.
-static torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+static at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& w, double eps) {
   const int64_t n = x.size(1), d = x.size(2);
-  auto f = torch::empty({1, n, d}, x.options().dtype(torch::kFloat32));
+  auto f = at::empty({1, n, d}, x.options().dtype(at::kFloat));
   const uint16_t* xp = bfp(x);
   float* fp = f.data_ptr<float>();
   for (int64_t i = 0; i < n * d; ++i) { const float v = bf(xp[i]); fp[i] = v * v; }  // pow(2): v * v
   auto variance = f.mean(-1, true);
   const float* vp = variance.data_ptr<float>();
   const uint16_t* wp = bfp(w);
-  auto out = torch::empty_like(x);
+  auto out = at::empty_like(x);
   uint16_t* op = bfp(out);
   for (int64_t i = 0; i < n; ++i) {
     const float r = 1.f / std::sqrt(vp[i] + static_cast<float>(eps));
@@ -520,12 +529,12 @@ static torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, do
 }
 // KernelLinear: the row-invariant product in float32, rounded to bfloat16. x: (1, n, in) bfloat16; w: (out, in), or
 // packed in tiles (rows_linear_packed).
-static torch::Tensor kernel_linear(const torch::Tensor& x, const torch::Tensor& w) {
+static at::Tensor kernel_linear(const at::Tensor& x, const at::Tensor& w) {
   const bool tiles = w.dim() == 4;
   const int64_t n = x.size(1), out_features = tiles ? w.size(0) * 16 : w.size(0);
   auto rows = x.reshape({n, x.size(2)});
   auto f = tiles ? rows_linear_packed(rows, w) : rows_linear(rows, w);
-  auto out = torch::empty({1, n, out_features}, x.options());
+  auto out = at::empty({1, n, out_features}, x.options());
   const float* fp = f.data_ptr<float>();
   uint16_t* op = bfp(out);
   for (int64_t i = 0; i < n * out_features; ++i) op[i] = to_bf(fp[i]);
@@ -542,20 +551,20 @@ static inline void rotary_row(const uint16_t* x, const uint16_t* c, const uint16
 static inline void residual_add(uint16_t* x, const uint16_t* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) x[i] = to_bf(bf(x[i]) + bf(y[i]));
 }
-std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, std::vector<torch::Tensor> layers,
-                                       std::vector<torch::Tensor> keys, std::vector<torch::Tensor> values,
-                                       torch::Tensor cos, torch::Tensor sin, int64_t heads, int64_t kv_heads,
-                                       double eps, double scaling, torch::Tensor norm, torch::Tensor head,
-                                       int64_t keep, torch::Tensor positions, torch::Tensor allowed) {
+std::vector<at::Tensor> target_pass(at::Tensor ids, at::Tensor embed, std::vector<at::Tensor> layers,
+                                       std::vector<at::Tensor> keys, std::vector<at::Tensor> values,
+                                       at::Tensor cos, at::Tensor sin, int64_t heads, int64_t kv_heads,
+                                       double eps, double scaling, at::Tensor norm, at::Tensor head,
+                                       int64_t keep, at::Tensor positions, at::Tensor allowed) {
   const int64_t count = static_cast<int64_t>(layers.size()) / 6;
   TORCH_CHECK(layers.size() % 6 == 0 && static_cast<int64_t>(keys.size()) == count
               && static_cast<int64_t>(values.size()) == count && ids.dim() == 2 && ids.size(0) == 1
-              && ids.scalar_type() == torch::kInt64 && embed.scalar_type() == torch::kBFloat16
-              && cos.scalar_type() == torch::kBFloat16 && cos.is_contiguous() && sin.is_contiguous());
+              && ids.scalar_type() == at::kLong && embed.scalar_type() == at::kBFloat16
+              && cos.scalar_type() == at::kBFloat16 && cos.is_contiguous() && sin.is_contiguous());
   const int64_t n = ids.size(1), d = embed.size(1), hd = keys[0].size(3), groups = heads / kv_heads;
   const int64_t past = keys[0].size(2), length = past + n, qw = heads * hd, kvw = kv_heads * hd, row = qw + 2 * kvw;
   TORCH_CHECK(cos.size(0) >= length && cos.size(1) == hd, "target_pass: the rotary table is too short");
-  auto x = torch::empty({1, n, d}, embed.options());  // the residual stream, from the embedding, updated in place
+  auto x = at::empty({1, n, d}, embed.options());  // the residual stream, from the embedding, updated in place
   ids = ids.contiguous();
   const int64_t* idp = ids.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
@@ -566,7 +575,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
   // same row in any pass, so gathering the rows is what computing them for these positions gives).
   std::vector<const uint16_t*> crow(n), srow(n);
   const bool placed = positions.numel() > 0;
-  TORCH_CHECK(!placed || (positions.scalar_type() == torch::kInt64 && positions.numel() == n),
+  TORCH_CHECK(!placed || (positions.scalar_type() == at::kLong && positions.numel() == n),
               "target_pass: positions must hold one int64 position per new token");
   positions = positions.contiguous();
   for (int64_t i = 0; i < n; ++i) {
@@ -575,17 +584,17 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
     crow[i] = bfp(cos) + at * hd;
     srow[i] = bfp(sin) + at * hd;
   }
-  TORCH_CHECK(allowed.numel() == 0 || (allowed.scalar_type() == torch::kBool && allowed.dim() == 3
+  TORCH_CHECK(allowed.numel() == 0 || (allowed.scalar_type() == at::kBool && allowed.dim() == 3
                                        && allowed.size(0) == 1 && allowed.size(1) == n && allowed.size(2) == length),
               "target_pass: the mask must be (1, new tokens, past + new tokens) booleans");
   allowed = allowed.contiguous();
   const float scale = static_cast<float>(scaling);
-  std::vector<torch::Tensor> out(1 + 2 * count);
-  auto f32 = x.options().dtype(torch::kFloat32);
+  std::vector<at::Tensor> out(1 + 2 * count);
+  auto f32 = x.options().dtype(at::kFloat);
   for (int64_t l = 0; l < count; ++l) {
-    const torch::Tensor* L = &layers[6 * l];
+    const at::Tensor* L = &layers[6 * l];
     // A cropped cache holds views: each head's rows are contiguous, the heads may sit further apart.
-    const torch::Tensor &pk = keys[l], &pv = values[l];
+    const at::Tensor &pk = keys[l], &pv = values[l];
     TORCH_CHECK(pk.size(2) == past && pv.size(2) == past && pk.size(1) == kv_heads && pv.size(1) == kv_heads
                 && (past == 0 || (pk.stride(3) == 1 && pk.stride(2) == hd && pv.stride(3) == 1 && pv.stride(2) == hd)),
                 "target_pass: a cache layer is not laid out as transformers' cache");
@@ -593,8 +602,8 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
     auto qkv = kernel_linear(h, L[1]);  // (1, n, qw + 2 kvw): each row's q, then k, then v
     TORCH_CHECK(qkv.size(2) == row, "target_pass: w_qkv has ", qkv.size(2), " outputs, not ", row);
     // The cache grows by the new positions (keys rotated, values as they are), as torch.cat on dim 2 would.
-    auto k_all = torch::empty({1, kv_heads, length, hd}, x.options());
-    auto v_all = torch::empty({1, kv_heads, length, hd}, x.options());
+    auto k_all = at::empty({1, kv_heads, length, hd}, x.options());
+    auto v_all = at::empty({1, kv_heads, length, hd}, x.options());
     const uint16_t* kp = bfp(qkv) + qw;
     const uint16_t* vp = bfp(qkv) + qw + kvw;
     for (int64_t g = 0; g < kv_heads; ++g) {
@@ -610,9 +619,9 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
     out[1 + l] = k_all;
     out[1 + count + l] = v_all;
     // invariant_attention: q (rotated, float32, scaled) as (1, kv heads, groups, n, hd), keys transposed.
-    auto qs = torch::empty({1, kv_heads, groups, n, hd}, f32);
-    auto kt = torch::empty({1, kv_heads, hd, length}, f32);
-    auto vf = torch::empty({1, kv_heads, length, hd}, f32);
+    auto qs = at::empty({1, kv_heads, groups, n, hd}, f32);
+    auto kt = at::empty({1, kv_heads, hd, length}, f32);
+    auto vf = at::empty({1, kv_heads, length, hd}, f32);
     std::vector<uint16_t> rotated(hd);
     const uint16_t* qp = bfp(qkv);
     float* qsp = qs.data_ptr<float>();
@@ -633,7 +642,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
           vfp[(g * length + j) * hd + t] = bf(vap[(g * length + j) * hd + t]);
         }
     auto att = attend(qs, kt, vf, allowed);  // (1, kv heads, groups, n, hd) float32
-    auto merged = torch::empty({1, n, qw}, x.options());  // transposed to (1, n, heads * hd), in bfloat16
+    auto merged = at::empty({1, n, qw}, x.options());  // transposed to (1, n, heads * hd), in bfloat16
     const float* ap = att.data_ptr<float>();
     uint16_t* mp = bfp(merged);
     for (int64_t hh = 0; hh < heads; ++hh)
@@ -644,7 +653,7 @@ std::vector<torch::Tensor> target_pass(torch::Tensor ids, torch::Tensor embed, s
     auto gate_up = kernel_linear(h, L[4]);  // (1, n, 2 inter): each row's gate, then up
     const int64_t inter = gate_up.size(2) / 2;
     auto gate = gate_up.slice(2, 0, inter).contiguous();
-    auto act = torch::silu(gate);  // ATen's SiLU on the (1, n, inter) bfloat16 gate, as LlamaMLP calls it
+    auto act = at::silu(gate);  // ATen's SiLU on the (1, n, inter) bfloat16 gate, as LlamaMLP calls it
     uint16_t* actp = bfp(act);
     const uint16_t* gup = bfp(gate_up);
     for (int64_t i = 0; i < n; ++i)
