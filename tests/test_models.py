@@ -115,3 +115,35 @@ def test_the_cached_weights_load_into_the_model_transformers_builds(bundled_targ
     with torch.inference_mode():
         assert torch.equal(fast(ids).logits, usual(ids).logits)
         assert torch.equal(fast(ids).logits, bundled_target.model(ids).logits)
+
+
+def test_while_converting_a_gguf_file_is_read_once_and_the_name_table_built_once(tmp_path):
+    """transformers reads a GGUF file three times to load one model, and builds gguf's tensor-name table once per
+    tensor; inside ``one_gguf_read`` a second read of the same file is the first one's reader (whatever the path's
+    spelling) and a second table the first, another file gets a reader of its own, and afterwards gguf is as it was."""
+    import gguf
+    import numpy as np
+
+    from specsim.core.models import one_gguf_read
+
+    files = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.gguf"
+        writer = gguf.GGUFWriter(str(path), "llama")
+        writer.add_string("general.name", name)
+        writer.add_tensor("token_embd.weight", np.arange(8, dtype=np.float32).reshape(2, 4))
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        files.append(path)
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    with one_gguf_read():
+        first = gguf.GGUFReader(files[0])
+        assert gguf.GGUFReader(tmp_path / "." / "a.gguf") is first
+        other = gguf.GGUFReader(files[1])
+        assert other is not first and other.fields["general.name"].contents() == "b"
+        table = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2)
+        assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2) is table
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader, name_map)
+    assert gguf.GGUFReader(files[0]) is not gguf.GGUFReader(files[0])  # outside the block each call reads again
