@@ -106,7 +106,11 @@ def tabs(_one_context, app_url):
     test's tab then opens the app without a new process compiling Streamlit's and plotly's scripts again. (A context
     per test file started that process once a file: eight small browser files alone, 110-113 CPU s of the whole
     machine that way, 80-97 with one context.)"""
-    context, keeper = _one_context
+    return _kept_alive(_one_context, app_url)
+
+
+def _kept_alive(one_context, app_url):
+    context, keeper = one_context
     if not keeper:
         keeper.append(context.new_page())
         keeper[0].goto(f"{app_url}/_stcore/health")
@@ -117,6 +121,32 @@ def tabs(_one_context, app_url):
 def page(tabs, app_url):
     pg = new_page(tabs, app_url)
     yield pg
+    _close_checked(pg)
+
+
+@pytest.fixture(scope="module")
+def tour(_one_context, app_url):
+    """One tab, one Streamlit session, for a test file that walks through the pages as a learner does, from page to
+    page through the sidebar (:func:`visit`): a switch inside the app costs the browser about 1 CPU s, a fresh load
+    of the app 2-5 (six of each, measured over the whole machine: 5.9-6.3 CPU s against 15-22)."""
+    pg = new_page(_kept_alive(_one_context, app_url), app_url)
+    yield pg
+    _close_checked(pg)
+
+
+def visit(page, spec) -> None:
+    """Open the page ``spec`` (an app.layout.PageSpec) through the sidebar when the app is on screen and well, by its
+    address otherwise (the first page of a tour, or after a test that left an exception box)."""
+    if page.url.startswith(page.base_url) and not page.locator(EXCEPTION).count():
+        act(page, lambda: nav(page, spec.title).click())
+        addresses = {f"{page.base_url}/{spec.url_path}"} | ({page.base_url} if spec.default else set())
+        page.wait_for_url(lambda url: url.split("?")[0].rstrip("/") in addresses)
+        page.wait_for_function(IDLE)
+    else:
+        goto(page, spec.url_path)
+
+
+def _close_checked(pg) -> None:
     try:
         assert not pg.dialogs, f"a script dialog opened: {pg.dialogs}"
         if not pg.is_closed():

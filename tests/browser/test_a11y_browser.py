@@ -15,7 +15,16 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from app.layout import all_pages
-from tests.browser.conftest import RUN_TIMEOUT, act, assert_no_exception, goto, live_url, screenshot, shown_iteration
+from tests.browser.conftest import (
+    RUN_TIMEOUT,
+    act,
+    assert_no_exception,
+    goto,
+    live_url,
+    screenshot,
+    shown_iteration,
+    visit,
+)
 
 WIDTH = 1024
 WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -64,10 +73,12 @@ def as_tall_as_the_page(page) -> None:
 
 
 @pytest.mark.parametrize("spec", all_pages(), ids=lambda p: p.url_path)
-def test_every_page_opens_with_no_wcag_violation_and_every_chart_described(page, spec):
-    """Each page opens under its title without an exception box (goto checks), folds open too, then axe."""
+def test_every_page_opens_with_no_wcag_violation_and_every_chart_described(tour, spec):
+    """Each page opens under its title without an exception box, folds open too, then axe. The pages are visited in
+    the sidebar's order in one tab, each through the sidebar's link, as a learner goes (the first by its address)."""
+    page = tour
     page.set_viewport_size({"width": WIDTH, "height": 768})
-    goto(page, spec.url_path)
+    visit(page, spec)
     assert page.locator("h1").first.inner_text().strip()
     open_every_fold(page)
     as_tall_as_the_page(page)
