@@ -65,7 +65,7 @@ NO_FUSED_TESTS := "tests/test_engine_greedy.py::test_greedy_identity[self]" \
 	tests/test_invariant.py::test_without_the_kernel_the_reason_says_which_path_runs
 
 # pytest exits with 5 when it collects nothing; that is not a failure of the suite.
-# The fused kernels are built once before the suite (about 27 s; cached per CPU flags, torch release and source, so
+# The fused kernels are built once before the suite (about 21 s; cached per CPU flags, torch release and source, so
 # a new clone with the same torch imports the earlier build), so no test pays the build inside a timed run. The
 # fallback step above (three K on three prompts there: 29 CPU s alone on a 2-core AVX2 EPYC, 2026-12-07, and about a
 # minute beside the suite) needs no kernels: it starts first and runs beside the build and the suite's first minutes;

@@ -1,5 +1,6 @@
 """The teaching panels in a real browser: the live page's recorded run and its "Why this speed" panel, the
-variants guide before any run, the verification page and "In practice"; each page screenshotted."""
+variants guide before any run, the verification page and "In practice"; each page screenshotted. One tab goes from
+page to page through the sidebar, as a learner does (tests.browser.conftest.tour)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import os
 import shutil
 from pathlib import Path
 
+from app.layout import all_pages
 from specsim.lesson import recorded, replay
-from tests.browser.conftest import act, alerts, click, goto, screenshot, shown_iteration
+from tests.browser.conftest import act, alerts, click, screenshot, shown_iteration, visit
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = {spec.url_path: spec for spec in all_pages()}
 
 
 def _publish(shot: Path | None, name: str) -> None:
@@ -20,8 +23,9 @@ def _publish(shot: Path | None, name: str) -> None:
         shutil.copyfile(shot, DOCS / f"screenshot-{name}.png")
 
 
-def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
-    goto(page, "live")
+def test_live_page_opens_on_the_recording_and_explains_its_speed(tour):
+    page = tour
+    visit(page, PAGES["live"])
     run = recorded.load(recorded.RECIPES[0].path)
     assert replay.narrate(run.spec, 0) in alerts(page)  # the browser shows the text as typed
     assert page.get_by_text(run.label()).count() == 1
@@ -35,8 +39,9 @@ def test_live_page_opens_on_the_recording_and_explains_its_speed(page):
     _publish(screenshot(page, "live-why-speed", full_page=False), "live-why-speed")
 
 
-def test_variants_guide_before_any_run(page):
-    goto(page, "variants")
+def test_variants_guide_before_any_run(tour):
+    page = tour
+    visit(page, PAGES["variants"])
     assert page.get_by_text("How each variant makes its guess").count() == 1
     page.get_by_text("Prompt lookup and inference with reference").click()
     page.wait_for_timeout(300)
@@ -44,8 +49,9 @@ def test_variants_guide_before_any_run(page):
     _publish(screenshot(page, "variants-guide"), "variants-guide")
 
 
-def test_verification_page_measures_and_plots(page):
-    goto(page, "verify")
+def test_verification_page_measures_and_plots(tour):
+    page = tour
+    visit(page, PAGES["verify"])
     act(page, lambda: page.get_by_role("button", name="Measure v(n) on this machine (a few seconds)").click(),
         timeout=300_000)
     page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot')).some("
@@ -54,7 +60,8 @@ def test_verification_page_measures_and_plots(page):
     _publish(screenshot(page, "verify-free"), "verify-free")
 
 
-def test_in_practice_page(page):
-    goto(page, "practice")
+def test_in_practice_page(tour):
+    page = tour
+    visit(page, PAGES["practice"])
     assert page.get_by_role("link", name="arXiv:2302.01318").count() == 1
     screenshot(page, "in-practice")
