@@ -147,3 +147,50 @@ def test_while_converting_a_gguf_file_is_read_once_and_the_name_table_built_once
         assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2) is table
     assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader, name_map)
     assert gguf.GGUFReader(files[0]) is not gguf.GGUFReader(files[0])  # outside the block each call reads again
+
+
+def test_conversions_saving_at_once_each_move_in_whole_files(tmp_path, monkeypatch, bundled_target):
+    """On a new machine several processes can convert the GGUF at once (a class's workers and replicas, the test
+    suite's workers). They used to share one temporary file name: one's rename took the other's file, and the other's
+    failed, or moved in weights that a third had half rewritten. Two saves that write at the same moment (a barrier
+    holds both after writing until the other has written) must each move complete files in and leave nothing else."""
+    import threading
+
+    import safetensors.torch
+    from transformers import LlamaForCausalLM
+
+    from specsim.core import models
+
+    written = safetensors.torch.save_file
+    both_written = threading.Barrier(2, timeout=30)
+
+    def save_then_wait(state, path, *args, **kwargs):
+        written(state, path, *args, **kwargs)
+        both_written.wait()
+
+    monkeypatch.setattr(safetensors.torch, "save_file", save_then_wait)
+    torch.manual_seed(3)
+    model = LlamaForCausalLM(LlamaConfig(  # tied head and embeddings, as the bundled target's
+        vocab_size=len(bundled_target.tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)).eval()
+    folder = tmp_path / "smollm2-135m-instruct"
+    errors: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            models._save_bundled_cache(model, bundled_target.tokenizer, folder)
+        except BaseException as error:  # noqa: BLE001 - the test reports it
+            errors.append(error)
+
+    threads = [threading.Thread(target=save) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors, errors
+    assert sorted(p.name for p in folder.iterdir() if not p.is_file()) == []  # no folder of a save left behind
+    loaded, tokenizer = models._load_bundled_from_cache(folder, torch.float32)
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.inference_mode():
+        assert torch.equal(loaded(ids).logits, model(ids).logits)
+    assert len(tokenizer) == len(bundled_target.tokenizer)

@@ -177,18 +177,26 @@ def _bundled_cache() -> Path:
 
 
 def _save_bundled_cache(model, tokenizer, folder: Path) -> None:
+    """Write the converted model into ``folder``: each file is written whole in a folder of this call's own, then
+    moved in, the weights last. Processes that convert at once on a new machine (a class's workers and replicas,
+    the test suite's) each write their own copy; a reader never meets a half-written file, whichever comes last."""
+    import os
+    import tempfile
+
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "model.safetensors.tmp"
-    # Tied embeddings share storage with lm_head; save each tensor once.
-    state = {k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
-    save_file(state, str(tmp))
-    config = model.config.to_dict()
-    config.pop("quantization_config", None)
-    (folder / "config.json").write_text(json.dumps(config, indent=1, default=str))
-    tokenizer.save_pretrained(str(folder))
-    tmp.rename(folder / "model.safetensors")
+    with tempfile.TemporaryDirectory(prefix=".converting-", dir=folder) as own:
+        own = Path(own)
+        # Tied embeddings share storage with lm_head; save each tensor once.
+        state = {k: v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+        save_file(state, str(own / "model.safetensors"))
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)
+        (own / "config.json").write_text(json.dumps(config, indent=1, default=str))
+        tokenizer.save_pretrained(str(own))
+        for path in sorted(own.iterdir(), key=lambda p: p.name == "model.safetensors"):  # the weights last
+            os.replace(path, folder / path.name)
 
 
 def _load_bundled_from_cache(folder: Path, dtype: torch.dtype):
