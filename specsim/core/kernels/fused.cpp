@@ -408,9 +408,9 @@ static inline void rope_into(const float* in, const float* c, const float* s, fl
   for (int64_t t = 0; t < hd; ++t) out[t] = in[t] * c[t] + (t < half ? -in[t + half] : in[t - half]) * s[t];
 }
 at::Tensor draft_pass(at::Tensor x, std::vector<at::Tensor> layers, std::vector<at::Tensor> scales,
-                         at::Tensor keys, at::Tensor values, at::Tensor cos, at::Tensor sin, int64_t start,
-                         int64_t heads, int64_t kv_heads, double eps, at::Tensor norm, at::Tensor head,
-                         at::Tensor head_scale) {
+                      at::Tensor keys, at::Tensor values, at::Tensor cos, at::Tensor sin, int64_t start,
+                      int64_t heads, int64_t kv_heads, double eps, at::Tensor norm, at::Tensor head,
+                      at::Tensor head_scale) {
   TORCH_CHECK(x.dtype() == at::kFloat && keys.dtype() == at::kFloat && layers.size() % 6 == 0
               && scales.size() == layers.size());
   TORCH_CHECK(keys.is_contiguous() && values.is_contiguous());
@@ -552,10 +552,10 @@ static inline void residual_add(uint16_t* x, const uint16_t* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) x[i] = to_bf(bf(x[i]) + bf(y[i]));
 }
 std::vector<at::Tensor> target_pass(at::Tensor ids, at::Tensor embed, std::vector<at::Tensor> layers,
-                                       std::vector<at::Tensor> keys, std::vector<at::Tensor> values,
-                                       at::Tensor cos, at::Tensor sin, int64_t heads, int64_t kv_heads,
-                                       double eps, double scaling, at::Tensor norm, at::Tensor head,
-                                       int64_t keep, at::Tensor positions, at::Tensor allowed) {
+                                    std::vector<at::Tensor> keys, std::vector<at::Tensor> values,
+                                    at::Tensor cos, at::Tensor sin, int64_t heads, int64_t kv_heads,
+                                    double eps, double scaling, at::Tensor norm, at::Tensor head,
+                                    int64_t keep, at::Tensor positions, at::Tensor allowed) {
   const int64_t count = static_cast<int64_t>(layers.size()) / 6;
   TORCH_CHECK(layers.size() % 6 == 0 && static_cast<int64_t>(keys.size()) == count
               && static_cast<int64_t>(values.size()) == count && ids.dim() == 2 && ids.size(0) == 1
