@@ -627,3 +627,25 @@ def test_a_tree_with_prompt_lookup_or_a_bad_size_is_refused_naming_the_box():
     assert any("A token tree needs a drafter that runs a model" in e for e in errors), errors
     assert any("“Tree: guesses” must be a whole number from 1 to 16, not '40'" in e for e in errors), errors
     assert at.text_input(key=state.widget_key(state.LIVE_TREE)).value == "40", "what was typed stays"
+
+
+def test_the_slot_a_learner_picks_stays_picked_from_one_iteration_to_the_next():
+    """The slot radio's options read the same at every iteration (t+1, t+2, ...; the verdicts are their captions).
+    Streamlit keeps a radio's choice as the text of the option chosen: when the texts carried the verdicts (t+2 ✓,
+    then t+2 ✗ one iteration on), the choice the page sent back matched no option, the page showed none chosen, and
+    the slot jumped to that iteration's rejected one."""
+    at = open_page("live.py")
+    radio = at.radio(key=state.LIVE_SLOT)
+    options = list(radio.options)
+    assert options[:2] == ["t+1", "t+2"], options
+    radio.set_value(2).run()
+    steps = 0
+    while not at.button(key="live_forward").disabled and steps < 12:
+        at.button(key="live_forward").click().run()
+        assert not at.exception, at.exception
+        steps += 1
+        radio = at.radio(key=state.LIVE_SLOT)
+        if "t+2" in radio.options:
+            assert radio.value == 2, f"iteration {steps + 1}: the slot moved to t+{radio.value}"
+        assert all(o.startswith("t+") and " " not in o for o in radio.options), radio.options
+    assert steps == 12  # the recording has more iterations than that

@@ -107,9 +107,12 @@ def iteration_view(spec: Trace, step: int) -> None:
         return
     if state.get(state.LIVE_SLOT) not in positions:
         state.put(state.LIVE_SLOT, min(it.n_accepted + 1, positions[-1]))
-    labels = {pos: _slot_label(spec, step, pos) for pos in positions}
-    chosen = st.radio("Look closer at slot", positions, format_func=labels.get, horizontal=True,
-                      key=state.LIVE_SLOT)
+    # The options' texts stay the same from one iteration to the next and the verdicts go in the captions: Streamlit
+    # keeps a radio's choice as the text of the option chosen, so a text that changed with the iteration (t+2 ✓, then
+    # t+2 ✗) matched no option on the next step; the page then showed no option chosen, and the next request reset the
+    # slot to that iteration's refused one.
+    chosen = st.radio("Look closer at slot", positions, format_func=_slot_label, horizontal=True,
+                      captions=[_slot_caption(it, pos) for pos in positions], key=state.LIVE_SLOT)
     cut = replay.is_cut(spec)
     chart(figs.alternatives_figure(it, chosen, cut=cut), key=f"{state.LIVE_ALTERNATIVES_CHART}{step}_{chosen}")
     if it.residual is not None:
@@ -118,13 +121,18 @@ def iteration_view(spec: Trace, step: int) -> None:
         st.caption("No residual summary was recorded for this rejection.")
 
 
-def _slot_label(spec: Trace, step: int, pos: int) -> str:
-    it = spec.iterations[step]
+def _slot_label(pos: int) -> str:
+    """A slot's option in the radio: the same text at every iteration (see :func:`iteration_view`)."""
+    return f"t+{pos}"
+
+
+def _slot_caption(it, pos: int) -> str:
+    """What happened at slot ``pos`` of iteration ``it``: the chips' marks, in words."""
     if pos > it.k:
-        return f"t+{pos} (bonus)"
+        return "the target's own +1"
     slot = it.slots[pos - 1]
-    mark = {"accepted": "✓", "rejected": "✗", "unchecked": "·"}[slot.status]
-    return f"t+{pos} {mark}" + (" copied" if slot.copied else "")
+    verdict = {"accepted": "✓ kept", "rejected": "✗ rejected", "unchecked": "· never checked"}[slot.status]
+    return verdict + (", copied" if slot.copied else "")
 
 
 # ---- the whole run ------------------------------------------------------------------------------

@@ -39,6 +39,23 @@ def test_live_page_opens_on_the_recording_and_explains_its_speed(tour):
     _publish(screenshot(page, "live-why-speed", full_page=False), "live-why-speed")
 
 
+def test_the_slot_a_learner_picks_stays_picked_as_they_step(tour):
+    """The slot radio's choice survives each step (tests/test_live_page.py says why it did not): on the recording, t+2
+    picked on the first iteration is still the one chosen four iterations on, where its verdict has changed."""
+    page = tour
+    visit(page, PAGES["live"])
+    if shown_iteration(page) != 0:
+        click(page, "|◀ Restart")
+    slots = page.locator("[data-testid='stRadio']").filter(has_text="Look closer at slot")
+    act(page, lambda: slots.get_by_text("t+2", exact=True).click())
+    for step in range(1, 5):
+        click(page, "Forward ▶")
+        assert shown_iteration(page) == step
+        chosen = slots.evaluate("r => [...r.querySelectorAll('input')].filter(i => i.checked)"
+                                ".map(i => i.closest('label').innerText.trim().split('\\n')[0])")
+        assert chosen == ["t+2"], f"iteration {step + 1}: chosen {chosen}"
+
+
 def test_variants_guide_before_any_run(tour):
     page = tour
     visit(page, PAGES["variants"])
