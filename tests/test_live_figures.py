@@ -19,6 +19,8 @@ def test_alternatives_show_both_models_sorted_with_the_proposal_highlighted():
     colours = dict(zip(f.layout.yaxis.ticktext, target.marker.color, strict=True))
     assert colours["␣sat"] == palette.REJECTED and colours["␣a"] == palette.EXTRA
     assert "rejected" in f.layout.title.text
+    assert f.layout.title.text.endswith("the target wrote ␣a here")  # the reason, on the chart itself
+    assert "the target wrote" not in fig.alternatives_figure(it, 1).layout.title.text  # a kept slot
 
 
 def test_alternatives_after_a_full_acceptance_show_only_the_target():

@@ -83,6 +83,8 @@ def alternatives_figure(it: Iteration, position: int, n: int = 8, cut: bool = Fa
     verdict = {"accepted": "kept ✓", "rejected": "rejected ✗", "unchecked": "never checked"}
     what = (f"{'copied' if copied else 'proposal'} {visible(slot.text)} — {verdict[slot.status]}" if slot
             else "bonus position after K")
+    if slot is not None and slot.status == "rejected" and position == it.n_accepted + 1:
+        what += f"; the target wrote {visible(it.extra.text)} here"  # its correction: the reason on the chart
     fig.update_layout(title=f"Slot t+{position}: {what}", height=360, margin=dict(t=80, l=10, r=10, b=40))
     return fig
 

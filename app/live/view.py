@@ -111,7 +111,7 @@ def iteration_view(spec: Trace, step: int) -> None:
     # keeps a radio's choice as the text of the option chosen, so a text that changed with the iteration (t+2 ✓, then
     # t+2 ✗) matched no option on the next step; the page then showed no option chosen, and the next request reset the
     # slot to that iteration's refused one.
-    chosen = st.radio("Look closer at slot (t+1 is the first position after the text so far, t+2 the next, …)",
+    chosen = st.radio("Look closer at slot (t+1 is the first position this loop writes, t+2 the next, …)",
                       positions, format_func=_slot_label, horizontal=True,
                       captions=[_slot_caption(it, pos) for pos in positions], key=state.LIVE_SLOT)
     cut = replay.is_cut(spec)
