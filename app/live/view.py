@@ -14,7 +14,7 @@ from app.live.params import calculator_link, number_text
 from app.live.tokens import md_plain, render_chips
 from app.live.tree_figure import tree_figure
 from specsim.core.defaults import DRAFT_MODEL
-from specsim.core.trace import Trace
+from specsim.core.trace import Iteration, Trace
 from specsim.lesson import replay
 from specsim.liverun import SPECULATIVE, LiveRun
 from specsim.measure import fairtime
@@ -127,7 +127,7 @@ def _slot_label(pos: int) -> str:
     return f"t+{pos}"
 
 
-def _slot_caption(it, pos: int) -> str:
+def _slot_caption(it: Iteration, pos: int) -> str:
     """What happened at slot ``pos`` of iteration ``it``: the chips' marks, in words."""
     if pos > it.k:
         return "the target's own +1"
