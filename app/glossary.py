@@ -45,17 +45,22 @@ def terms() -> tuple[Term, ...]:
              "(assets/prompts/heldout.json), "
              "by the draft's own evaluation; a run on your prompt can measure more or less.", "live"),
         Term("c, v, o", "The cost model's prices in one-token target passes: c for one draft guess, v for one "
-             "verification pass over K + 1 tokens, o for the bookkeeping between passes.", "calculator"),
-        Term("cost model", "speedup = tokens per loop ÷ (K·c + v + o), with c, v and o from median pass times: the "
-             "figure a busy machine hardly moves, checked against the wall clock.", "calculator"),
+             "verification pass over K + 1 tokens, and for a real run o, the bookkeeping between passes (the "
+             "calculator takes it as 0).", "calculator"),
+        Term("cost model", "speedup = tokens per loop ÷ (K·c + v) on the calculator; a real run on the live page "
+             "adds its measured o, ÷ (K·c + v + o), with c, v and o from median pass times: the figure a busy "
+             "machine hardly moves, checked against the wall clock.", "calculator"),
         Term("closed form", "The formula for the expected tokens per loop, (1 − α^(K+1)) / (1 − α), if every guess is "
              "kept independently with chance α.", "calculator"),
         Term("memory-bound", "A pass whose time goes into reading memory (the weights, and each request's KV cache), "
              "not into arithmetic; then scoring K + 1 tokens costs about what scoring one does (v ≈ 1).", "home"),
         Term("batch", "The requests a server decodes together in one pass; they share the weights' reading and the "
              "idle arithmetic that makes checking guesses cheap.", "home"),
-        Term("GEMM, kernel", "A GEMM is a matrix multiplication, the bulk of a layer's work; a kernel is one "
-             "operation run on the accelerator. A pass launches many kernels one after another.", "verify"),
+        Term("kernel", "One operation run on the accelerator. A pass launches many kernels one after another.",
+             "verify"),
+        Term("GEMM", "A matrix multiplication (general matrix multiply), the bulk of a layer's work: the batch's "
+             "tokens times the layer's weights, so one reading of the weights serves every token in the pass.",
+             "hood"),
         Term("launch-bound", "A pass whose time goes into starting its kernels, not into reading memory or "
              "arithmetic: a tiny model on a GPU. Its v looks flat, but a draft pays the same launches.", "verify"),
         Term("residual", "After a refused guess (sampling), the target draws from norm(max(0, p − q)): the part of its "
@@ -67,6 +72,10 @@ def terms() -> tuple[Term, ...]:
         Term("mixture of experts (MoE)", "A model whose feed-forward layers hold many experts, of which each token "
              "uses a few; K + 1 tokens can read more experts than one, so checking costs more at small batch.",
              "serving"),
+        Term("tensor parallelism, expert parallelism", "Two ways to spread one model over several GPUs: tensor "
+             "parallelism splits every layer's matrices among them, so each GPU reads a share of every weight; "
+             "expert parallelism gives each GPU its own experts of a mixture of experts, so a token's experts are "
+             "read on different GPUs at once.", "serving"),
         Term("roofline, ridge", "A pass is limited by memory or by arithmetic, whichever runs out first: v(n) ≈ "
              "max(1, n / R), where the ridge point R is how many tokens a pass carries before arithmetic sets its "
              "time.", "verify"),

@@ -96,9 +96,12 @@ st.markdown(
     "one pass, the way it reads a prompt; writing them itself would take K passes in a row.\n"
     "2. **Some tokens are easy.** A closing bracket, the end of a common phrase, the rest of a long word: a "
     "much weaker model predicts these correctly, and text is full of them.\n"
-    "3. **At small batch, decoding is limited by memory, not arithmetic.** Each pass streams the model's "
-    "weights from memory to produce a single token, and the compute units mostly wait. Scoring a handful of extra "
-    "positions in the same pass uses arithmetic that was sitting idle, so it costs little extra time."
+    "3. **At small batch, on a GPU, decoding a large model is limited by memory, not arithmetic.** Each pass "
+    "streams the model's weights from memory to produce a single token, and the compute units mostly wait. "
+    "Scoring a handful of extra positions in the same pass uses arithmetic that was sitting idle, so it costs "
+    "little extra time. Where that does not hold (a CPU that runs short of arithmetic, a model so small that "
+    "launching its kernels sets the pace, a large batch) the extra positions cost more: *Is verification free "
+    "here?* measures it."
 )
 
 st.subheader("Four words these pages use")

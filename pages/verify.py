@@ -11,6 +11,7 @@ from app.verify import figures as figs
 from app.verify import gpu, measure, paths
 from specsim.core.paths import DECODE_PATHS_MEASURED, VERIFY_CURVE_RECORDED
 from specsim.lesson import gpu_identity
+from specsim.lesson import roofline as chips
 from specsim.measure import passcost, pathbench
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -80,7 +81,12 @@ else:
         st.markdown(f"**No flat part:** already two tokens cost {curve.v_at(2):.2f} one-token passes, so on this "
                     "machine verification is not free.")
     roofline = ("A *roofline* models a pass as limited by whichever runs out first, reading the weights or doing "
-                "the arithmetic: v(n) ≈ max(1, n / R), flat up to a *ridge point* of R tokens, then rising.")
+                "the arithmetic: v(n) ≈ max(1, n / R), flat up to a *ridge point* of R tokens, then rising. R is "
+                "the chip's arithmetic rate over its memory bandwidth, counted in tokens (each token does two "
+                "operations per weight, each bfloat16 weight is two bytes): from the datasheets about "
+                f"{chips.A100.ridge_tokens:.0f} on an A100, {chips.H100.ridge_tokens:.0f} on an H100 and "
+                f"{chips.H200.ridge_tokens:.0f} on an H200; where this app needs one figure for a GPU it takes "
+                f"R = {chips.GPU_RIDGE}.")
     if fits:
         st.markdown(f"**Slope:** past the flat part each extra token adds about {slope:.3f} of a one-token pass. "
                     f"{roofline} Fitted to this curve, R = {ridge:.1f}: past {ridge:.0f} tokens, arithmetic, not "

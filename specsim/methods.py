@@ -230,9 +230,11 @@ METHODS: tuple[Method, ...] = (
     Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit,
            build=_build_early_exit, live="early exit (the target's first layers)", lesson=LessonRow(
                "Early exit, or self-speculation (LayerSkip, Draft & Verify, Kangaroo)",
-               "No extra weights: the target's first layers draft",
+               "No second model: part of the target drafts (its first layers, or layers skipped; Kangaroo adds a "
+               "small adapter)",
                "Untrained, as here, the first layers guess poorly; trained for it, they draft well enough to pay.",
-               "Lists of variants often leave it out, though it needs no extra weights at all.")),
+               "Lists of variants often leave it out, though it needs no second model (LayerSkip retrains the "
+               "target for it).")),
 )
 
 VARIANTS = tuple(m.key for m in METHODS if m.key != "plain")  # what the comparison runs beside plain decoding

@@ -36,7 +36,8 @@ def test_glossary_says_what_the_default_draft_really_is():
     assert form != "eagle" or "is not one" not in eagle.meaning
 
 
-@pytest.mark.parametrize("term", ["prefill", "KV cache", "roofline, ridge"])
+@pytest.mark.parametrize("term", ["prefill", "KV cache", "roofline, ridge", "GEMM", "kernel",
+                                  "tensor parallelism, expert parallelism"])
 def test_glossary_terms_link_to_a_page_that_teaches_them(term):
     entry = next(t for t in terms() if t.term == term)
     page = next(p for p in all_pages() if p.url_path == entry.page)

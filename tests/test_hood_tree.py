@@ -242,3 +242,25 @@ def test_the_candidates_the_walk_met_thin_with_depth_and_start_with_the_roots_ch
     assert met[0] == pytest.approx(sum(roots) / len(roots))
     assert all(0 < x <= trace.settings.tree[2] for x in met) and len(met) <= trace.settings.tree[1]
     assert hood_tree.candidates_by_depth(_any_trace()) == []  # a chain has no tree to walk
+
+
+def test_without_a_curve_measured_here_trees_are_priced_on_the_cpu_curve_not_a_gpus_roofline(monkeypatch):
+    """A lecturer's review: the tree economics priced this run's CPU-measured c with a GPU's roofline v(n), a machine
+    that exists nowhere (the best tree 2.08×, the chain 1.64×; on the CPU the tree loses). With nothing measured here,
+    the recorded CPU curve of *Is verification free here?* prices them; the batch table says its GPU keeps c only as a
+    stand-in."""
+    from app.calculator import v_curve
+    from app.hood import trees
+    from specsim.core.paths import VERIFY_CURVE_RECORDED
+    from specsim.measure import passcost
+
+    recorded = passcost.load_recorded(VERIFY_CURVE_RECORDED)
+    assert recorded is not None
+    monkeypatch.setattr(v_curve, "curves", lambda: {"a GPU serving one request (roofline, R = 256)": [1.0] * 16})
+    name, v = trees.machine_v()
+    assert "recorded on a CPU" in name and recorded.machine in name
+    assert v(1) == 1.0 and v(5) == pytest.approx(max(1.0, recorded.curve.v_at(5))) and v(5) > 1.05
+    measured = {"this machine, measured on the verify page": [1.5] * 16}
+    monkeypatch.setattr(v_curve, "curves", lambda: measured)
+    assert trees.machine_v()[0] == "this machine, measured on the verify page" and trees.machine_v()[1](5) == 1.5
+    assert "with this run's c kept as a stand-in" in trees.batch_sentence([])

@@ -20,13 +20,15 @@ def test_every_method_row_quotes_its_papers_figure():
     assert "distinct top-k" in rows["EAGLE-2 (dynamic draft tree)"]["checked as"]
 
 
-def _mtp_costs() -> tuple[tuple[float, float], tuple[float, float]]:
+def _mtp_costs() -> tuple[tuple[float, float], ...]:
+    """(c, v) on one memory system at B = 1 and at B = 256, and spread over many GPUs (by layers, v at best 1)."""
     from specsim.core.defaults import GPU_RIDGE
     from specsim.lesson import moe
 
     one = (round(pub.DEEPSEEK_MTP_COST_BY_BYTES, 3), round(moe.DEEPSEEK_V3.verify_cost(1, 1, GPU_RIDGE), 2))
     big = (round(pub.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3), round(moe.DEEPSEEK_V3.verify_cost(256, 1, GPU_RIDGE), 2))
-    return one, big
+    spread = (round(1 / pub.DEEPSEEK_V3_LAYERS, 3), 1.0)
+    return one, big, spread
 
 
 def test_mtp_in_the_apps_terms_is_the_formula_at_k_1():
@@ -46,7 +48,7 @@ def test_the_calculator_opened_from_mtp_shows_the_pages_speedup_at_each_batch_si
     from urllib.parse import parse_qs, urlsplit
 
     links = re.findall(r"\]\((/calculator\?[^)]*)\)", production.mtp_text())
-    assert len(links) == 2
+    assert len(links) == 3
     low, _ = pub.DEEPSEEK_MTP_ACCEPTANCE
     for link, (c, v) in zip(links, _mtp_costs(), strict=True):
         query = {k: x[0] for k, x in parse_qs(urlsplit(link).query).items()}
@@ -97,13 +99,13 @@ def test_mtp_in_the_apps_terms_gives_its_conditions_and_is_no_confirmation():
     tokens per second with no batch size stated. A lecturer's review: at a large batch every expert is read, module
     and model alike, so c there is the ratio of all their weights (about 0.019), not of the active ones."""
     text = production.mtp_text()
-    (c_one, v_one), (c_big, v_big) = _mtp_costs()
+    (c_one, v_one), (c_big, v_big), (c_layers, _) = _mtp_costs()
     assert f"B = 1 c ≈ {c_one:.3f}" in text and 0.03 < c_one < 0.05
     assert f"/ {pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g} ≈ {c_big:.3f}" in text and c_big < c_one
-    assert f"one block beside {pub.DEEPSEEK_V3_LAYERS}, would say {1 / pub.DEEPSEEK_V3_LAYERS:.3f}" in text
+    assert f"one block beside the model's {pub.DEEPSEEK_V3_LAYERS}, c ≈ {c_layers:.3f}" in text
     assert "mixture of experts" in text and f"puts v at {v_one:.2f}" in text and v_one > 1.2
     assert "*and* the embedding of the next token" in text and "the model's own output head" in text
-    assert "multi-token prediction" in text and "K stays 1" in text
+    assert "multi-token prediction" in text and "K stays 1" not in text
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     assert "The report gives no batch size" in text
     at = open_page("variants.py")
@@ -120,8 +122,21 @@ def test_mtp_says_at_which_batch_the_rounded_figure_fits_with_the_drafts_cost_in
     text = production.mtp_text()
     edge = pub.DEEPSEEK_MTP_SPEEDUP.high - 0.05
     assert f"covers {edge:.2f}–" in text
-    (c_one, v_one), (c_big, v_big) = _mtp_costs()
-    assert f"c + v = {c_one:.3f} + {v_one:.2f} = {c_one + v_one:.2f}" in text
-    assert f"c + v = {c_big:.3f} + {v_big:.2f} = {c_big + v_big:.2f}" in text
-    fits_one, fits_big = (low / (c + v) >= edge for c, v in _mtp_costs())
-    assert ("fits a large batch, and not a small one" in text) == (fits_big and not fits_one)
+    for c, v in _mtp_costs():
+        assert f"c + v = {c:.3f} + {v:.2f} = {c + v:.2f}" in text
+    fits_one, fits_big, fits_spread = (high / (c + v) >= edge for c, v in _mtp_costs())
+    assert ("it fits a large batch and not a small one" in text) == (fits_big and not fits_one)
+    assert ("it fits a single request as well" in text) == fits_spread
+
+
+def test_mtp_says_the_batch_reading_holds_on_one_memory_system_and_the_module_can_be_chained():
+    """A lecturer's review: "the figure fits a large batch" rested on one memory system reading every expert, while
+    DeepSeek decodes V3 spread over 320 GPUs by expert parallelism, where a step's time follows its layers (c ≈ 1/61,
+    v near 1) and the figure fits a single request too; and "K stays 1" was wrong for servers, which chain the module
+    (vLLM's num_speculative_tokens, SGLang's --speculative-num-steps)."""
+    text = production.mtp_text()
+    assert "**What a loop costs on one memory system.**" in text and "**Spread over many GPUs.**" in text
+    assert f"decoding unit is {pub.DEEPSEEK_V3_DECODE_GPUS} GPUs" in text and "*expert parallelism*" in text
+    assert "cannot say which batch it was measured at" in text
+    assert "draft K > 1 tokens" in text and "`num_speculative_tokens`" in text
+    assert "the later guesses are kept less often" in text

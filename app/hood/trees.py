@@ -17,10 +17,11 @@ from app.charts import chart
 from app.layout import script_path
 from app.palette import DRAFT, KEPT, REJECTED, TARGET
 from specsim.core.defaults import GPU_RIDGE
+from specsim.core.paths import VERIFY_CURVE_RECORDED
 from specsim.core.trace import Trace
 from specsim.lesson import roofline
 from specsim.lesson import tree_economics as te
-from specsim.measure import costmodel, fairtime
+from specsim.measure import costmodel, fairtime, passcost
 from specsim.variants import tree_rules
 
 SIZES = tuple(range(1, 17))  # nodes: the chain's K, or a tree's candidates (a pass over 1 + nodes tokens)
@@ -28,10 +29,17 @@ BATCHES = (1, 4, 16, 32, 64, 128, 256)
 
 
 def machine_v() -> tuple[str, Callable[[int], float]]:
-    """This machine's measured v(n) where there is one, else the app's GPU roofline; n = 1 costs 1."""
+    """This machine's measured v(n) where there is one; else the curve recorded on a CPU (the recordings' c was timed
+    on a CPU, so a GPU's roofline beside it would price a machine that exists nowhere); the app's GPU roofline only
+    when neither is there. n = 1 costs 1."""
     from app.calculator import v_curve
 
     name, curve = next(iter(v_curve.curves().items()))
+    if "measured" not in name:
+        recorded = passcost.load_recorded(VERIFY_CURVE_RECORDED)
+        if recorded is not None:
+            return (f"the curve recorded on a CPU ({recorded.machine}, {recorded.when}; *Is verification free "
+                    "here?*)", lambda n: 1.0 if n <= 1 else max(1.0, recorded.curve.v_at(n)))
     return name, lambda n: 1.0 if n <= 1 else float(curve[min(n - 1, len(curve)) - 1])
 
 
@@ -90,9 +98,10 @@ def batch_table(rows: Sequence[tuple[int, te.Tree, float, te.Tree, float]]) -> l
 def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> str:
     """What the table of :func:`batch_table` shows, in one or two sentences."""
     equal = next((b for b, ch, s_ch, tr, s_tr in rows if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
-    text = (f"**As the batch grows** (a GPU's roofline, weights only, R = {GPU_RIDGE}, with this run's c; the "
-            "long context's KV-cache reads, which *What it costs* adds, are left out here and keep the larger "
-            "batches paying longer): ")
+    text = (f"**As the batch grows** on a GPU (its roofline, weights only, R = {GPU_RIDGE}, with this run's c kept "
+            "as a stand-in: a small draft on a GPU is launch-bound and has a c of its own, *Is verification free "
+            "here?*; the long context's KV-cache reads, which *What it costs* adds, are left out here and keep the "
+            "larger batches paying longer): ")
     if equal is not None:
         text += (f"from B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
                  "arithmetic the batch already uses, so the tree's spare guesses stop paying.")
@@ -129,7 +138,8 @@ def rules_section() -> None:
         "A chain proposes one guess per position. A **token tree** proposes several candidates per position "
         "(SpecInfer, Medusa, EAGLE-2) and verifies the whole tree in one pass, with a **tree attention mask**: each "
         "node attends to the cached context, its ancestors and itself, the tree version of a chain's causal "
-        "mask.\n\n"
+        "mask, and takes its position from its depth, so siblings share a position (its rotary position ids: a "
+        "node's place in the text is its depth, not its row in the pass).\n\n"
         "- **Greedy trees** are lossless trivially: the longest path whose every token is the target's argmax is "
         "kept. The app's trees are checked this way: the live page's drafted trees, and on the Variants page Medusa's "
         "and lookahead's.\n"
@@ -224,7 +234,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     c = costmodel.cost_model([trace], [plain]).draft_cost if measured_c else fallback_cost
     c_from = "this run's measured drafting cost" if measured_c else "the calculator's draft cost"
     v_name, v = machine_v()
-    short = "v(n) measured here" if "measured" in v_name else f"the roofline's v(n), R = {GPU_RIDGE}"
+    short = ("v(n) measured here" if "measured" in v_name else "v(n) recorded on a CPU" if "recorded" in v_name
+             else f"the roofline's v(n), R = {GPU_RIDGE}")
     own = real_trees(trace, c, v) if trace.settings.tree is not None else None
     chart(economics_figure(hits.probs, c, v, short, own), key=state.HOOD_TREE_CHART)
     tree, s_tree = te.best_by_size(hits.probs, c, v, SIZES)

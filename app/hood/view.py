@@ -103,7 +103,7 @@ def verification_section(trace: Trace, step: int) -> None:
     st.caption("The mask is what makes one pass equal K + 1 separate passes: row i reads the cached context and "
                "the new inputs up to its own, never a later guess. So the distribution at row i is, in exact "
                "arithmetic, what plain decoding would compute after those tokens; in floating point the sums can "
-               "round differently (see the note on invariance on the live page).")
+               "round differently (see *Why the output is unchanged*, \"In floating point\").")
     chart(figs.rows_figure(rows), key=state.HOOD_ROWS_CHART)
 
 
@@ -204,7 +204,8 @@ def long_context_sentence(k: int, tree: bool = False) -> str:
     vs = [roofline.kv_verify_cost(b, k, GPU_RIDGE, context) for b in batches]
     return (f"Each sequence also reads its own KV cache every step, and those reads do not amortise over the batch: "
             f"for {model.name} at {context:,} tokens of context they add a memory-bound attention step beside the "
-            "GEMMs, which dilutes the GEMMs' extra arithmetic without hiding it. With "
+            "GEMMs (the layers' matrix multiplications, whose weights the batch shares), which dilutes the GEMMs' "
+            "extra arithmetic without hiding it. With "
             f"{f'a tree of {k} guesses' if tree else f'K = {k}'} the same model gives v = {vs[0]:.2f} at "
             f"B = {batches[0]} and {vs[1]:.2f} at B = {batches[1]} "
             f"(weights alone: {roofline.batched_verify_cost(batches[0], k, GPU_RIDGE):.2f} and "

@@ -141,7 +141,10 @@ def recorded_section(saved: dict) -> None:
                 "will give other numbers: prompt lookup, for one, wins only where the answer repeats the prompt. The "
                 "papers' speedups in the table above come from targets of billions of parameters on GPUs, mostly "
                 "serving one request at a time; here a 135M-parameter target runs on a CPU, where a pass over several "
-                "tokens already costs more than one (*Is verification free here?*), so the gains are smaller.")
+                "tokens already costs more than one (*Is verification free here?*), so the gains are smaller. "
+                "The draft model's row is not the live page's recording either: that is one prompt, on which the "
+                "draft keeps more of its guesses; *In practice* sets this draft's measured α side by side and says "
+                "what each counts.")
     st.dataframe(recorded_rows(saved), hide_index=True, width="stretch")
     with st.expander("How this was measured"):
         st.markdown(f"`python -m specsim.measure.compare_variants --heldout {saved['prompts']} --max-new-tokens "

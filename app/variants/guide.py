@@ -76,8 +76,8 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
          figs.medusa_figure),
         ("early_exit", "Early exit (self-speculation)",
          "Run only the target's first layers, apply its output head, and use that as the guess; the full model "
-         "verifies. No extra weights. Untrained, as in this app, it guesses poorly: the first layers were never "
-         "taught to predict the final output, and the run below shows how rarely they agree. Trained for it, "
+         "verifies. This form adds no weights. Untrained, as in this app, it guesses poorly: the first layers were "
+         "never taught to predict the final output, and the run below shows how rarely they agree. Trained for it, "
          "self-speculation works: LayerSkip (Elhoushi et al., 2024) trains with layer dropout and an early-exit "
          "loss, Draft & Verify (Zhang et al., 2024) skips layers chosen by a search, and Kangaroo (Liu et al., "
          "2024) adds a small adapter after a shallow part of the target.",

@@ -49,39 +49,52 @@ def _calculator(k: int, alpha: float, c: float, v: float) -> str:
 
 
 def mtp_text() -> str:
-    """MTP in this app's formulas, in three steps: what it drafts and τ; what a loop costs at batch size 1 and at a
-    large batch (c by weights read, v of a mixture of experts); and what the reported 1.8× implies, with a calculator
-    link for each batch size."""
+    """MTP in this app's formulas, in four steps: what it drafts and τ; what a loop costs on one memory system at batch
+    size 1 and at a large batch (c by weights read, v of a mixture of experts); what it costs spread over many GPUs
+    by expert parallelism, as DeepSeek serves it; and what the reported 1.8× implies under each, with a calculator
+    link for each."""
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
     big = 256
     c_one, c_big = round(pub.DEEPSEEK_MTP_COST_BY_BYTES, 3), round(pub.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3)
     v_one, v_big = (round(moe.DEEPSEEK_V3.verify_cost(b, 1, GPU_RIDGE), 2) for b in (1, big))
-    what = (f"**MTP in this app's terms.** DeepSeek-V3 trains one *multi-token prediction* (MTP) module that drafts "
-            f"one token per pass (K = 1); its report says the drafted token is kept {low:.0%}–{high:.0%} of the time, "
-            f"so a loop writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. The module reads the model's last "
-            "hidden state *and* the embedding of the next token, runs one more transformer block, then the model's own "
-            "output head. K stays 1: one module drafts one token, so the calculator's best-K suggestion does not "
-            "apply to it.")
-    cost = (f"**What a loop costs.** A decoding step's time is set by the weights it reads. DeepSeek-V3 is a "
-            "mixture of experts: each token runs a few of many expert layers, so what a step reads depends on the "
-            f"batch. One token reads {pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}B "
-            f"weights of the module (the output head included; the embedding is a one-row lookup) against "
-            f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of the model, so at batch size B = 1 c ≈ {c_one:.3f} (counting "
-            f"layers instead, one block beside {pub.DEEPSEEK_V3_LAYERS}, would say {1 / pub.DEEPSEEK_V3_LAYERS:.3f}, "
-            "but bytes, not layers, set the time). There the check is not free either: its two tokens can route to "
-            f"more experts than one token does, and this app's model of DeepSeek-V3 (*Serving many requests*) puts "
-            f"v at {v_one:.2f}. A batch of B = {big} sequences routes to nearly every expert in every step, module "
-            f"and model alike, so c ≈ ({pub.DEEPSEEK_MTP_UNIQUE_PARAMS_B:g} + {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) "
-            f"/ {pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g} ≈ {c_big:.3f} and v ≈ {v_big:.2f}.")
-    return what + "\n\n" + cost + "\n\n" + _mtp_batch_clause(tau_low, tau_high, (c_one, v_one), (c_big, v_big), big)
+    c_layers = round(1 / pub.DEEPSEEK_V3_LAYERS, 3)
+    what = (f"**MTP in this app's terms.** DeepSeek-V3 trains one *multi-token prediction* (MTP) module that predicts "
+            "one token further ahead than the model does. The module reads the model's last hidden state *and* the "
+            "embedding of the next token, runs one more transformer block, then the model's own output head. The "
+            f"report drafts one token per pass with it (K = 1) and says that token is kept {low:.0%}–{high:.0%} of "
+            f"the time, so a loop writes τ = 1 + α = {tau_low:.2f}–{tau_high:.2f} tokens. Serving stacks can also run "
+            "the module again on its own guess to draft K > 1 tokens (vLLM's `num_speculative_tokens`, SGLang's "
+            "`--speculative-num-steps`); it was trained for one step ahead, so the later guesses are kept less often, "
+            "and K is a choice to make as for any draft. The report's figures are for K = 1, and so is the rest of "
+            "this section.")
+    cost = ("**What a loop costs on one memory system.** Where one GPU's (or one node's) memory holds every weight "
+            "a step reads, a decoding step's time is set by the weights it reads. DeepSeek-V3 is a mixture of "
+            "experts: each token runs a few of many expert layers, so what a step reads depends on the batch. One "
+            f"token reads {pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}B weights of the "
+            f"module (the output head included; the embedding is a one-row lookup) against "
+            f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of the model, so at batch size B = 1 c ≈ {c_one:.3f}. There the "
+            "check is not free either: its two tokens can route to more experts than one token does, and this "
+            f"app's model of DeepSeek-V3 (*Serving many requests*) puts v at {v_one:.2f}. A batch of B = {big} "
+            "sequences routes to nearly every expert in every step, module and model alike, so c ≈ "
+            f"({pub.DEEPSEEK_MTP_UNIQUE_PARAMS_B:g} + {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
+            f"{pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g} ≈ {c_big:.3f} and v ≈ {v_big:.2f}.")
+    spread = ("**Spread over many GPUs.** DeepSeek serves V3 by *expert parallelism*: its report's decoding unit is "
+              f"{pub.DEEPSEEK_V3_DECODE_GPUS} GPUs, each holding its own experts. There the check's second token "
+              "reaches its extra experts on other GPUs at the same time, and a step waits on the busiest GPU and on "
+              "each layer's exchange of tokens between GPUs, so its time follows the layers it passes more than the "
+              f"bytes: the module is one block beside the model's {pub.DEEPSEEK_V3_LAYERS}, c ≈ {c_layers:.3f}, and "
+              "at best v ≈ 1.00.")
+    return "\n\n".join((what, cost, spread, _mtp_batch_clause(tau_low, tau_high, (c_one, v_one), (c_big, v_big),
+                                                               (c_layers, 1.0), big)))
 
 
 def _mtp_batch_clause(tau_low: float, tau_high: float, one: tuple[float, float], many: tuple[float, float],
-                      big: int) -> str:
-    """The loop's cost c + v at K = 1 and its speedup at batch size 1 and at a large batch, each with a calculator
-    link, against what DeepSeek's figure (given to one decimal) covers."""
-    reported, low, high = pub.DEEPSEEK_MTP_SPEEDUP.high, tau_low - 1, tau_high - 1
+                      spread: tuple[float, float], big: int) -> str:
+    """The loop's cost c + v at K = 1 and its speedup on one memory system at batch size 1 and at a large batch, and
+    spread over many GPUs, each with a calculator link, against what DeepSeek's figure (given to one decimal)
+    covers."""
+    reported, low = pub.DEEPSEEK_MTP_SPEEDUP.high, tau_low - 1
 
     def at(c: float, v: float, where: str) -> str:
         loop = c + v
@@ -90,18 +103,21 @@ def _mtp_batch_clause(tau_low: float, tau_high: float, one: tuple[float, float],
 
     text = (f"**What the reported {pub.DEEPSEEK_MTP_SPEEDUP.figure} implies.** The report gives no batch size for "
             f"its {pub.DEEPSEEK_MTP_SPEEDUP.figure} (tokens per second), and a figure given to one decimal covers "
-            f"{reported - 0.05:.2f}–{reported + 0.05:.2f}×. " + at(*one, "At B = 1") + "; " + at(*many, f"at B = {big}")
-            + ". ")
+            f"{reported - 0.05:.2f}–{reported + 0.05:.2f}×. On one memory system: " + at(*one, "at B = 1") + "; "
+            + at(*many, f"at B = {big}") + ". Spread over many GPUs: " + at(*spread, "at B = 1") + ". ")
     edge = reported - 0.05
-    fits_one, fits_big = (tau_low / (c + v) >= edge for c, v in (one, many))
-    if fits_one:
-        return text + "Both batch sizes fit it."
-    if fits_big:
-        return text + "So the figure fits a large batch, and not a small one."
-    if tau_high / sum(many) >= edge:
-        return text + (f"So the figure fits a large batch, at the top of the acceptance range (α = {high:.0%}), and "
-                       "not a small one.")
-    return text + "Neither fits: the figure needs a cheaper check than this model of DeepSeek-V3 gives."
+
+    def fits(cost: tuple[float, float]) -> bool:
+        return tau_high / sum(cost) >= edge
+
+    one_system = ("Both batch sizes fit it on one memory system" if fits(one) else
+                  "On one memory system it fits a large batch and not a small one" if fits(many) else
+                  "On one memory system neither batch size fits it")
+    if fits(spread):
+        return text + (one_system + "; spread over many GPUs, as DeepSeek deploys the model, it fits a single "
+                       "request as well. So the figure alone cannot say which batch it was measured at: that needs "
+                       "the deployment's details.")
+    return text + one_system + "; spread over many GPUs it does not fit either."
 
 
 def sglang_text() -> str:

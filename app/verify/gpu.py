@@ -29,11 +29,12 @@ def gpu_figure(data: dict, cpu: PathRun | None) -> go.Figure:
         row = cpu.row("one call")
         ns = [1, *sorted(row.v)]
         fig.add_scatter(x=ns, y=[1.0, *(row.v[n] for n in ns[1:])], mode="lines+markers",
-                        name="this app's CPU, one C++ call (measured)", line={"color": DRAFT, "dash": "dash"},
+                        name=f"{cpu.machine.split(' |')[0]}, one C++ call (measured)",
+                        line={"color": DRAFT, "dash": "dash"},
                         hovertemplate="CPU, n = %{x}: %{y:.2f}<extra></extra>")
     ns = data["passes"]["bfloat16"]["n"]
     fig.add_scatter(x=ns, y=[roofline.roofline_pass_cost(n, roofline.GPU_RIDGE) for n in ns], mode="lines",
-                    name=f"roofline model, R = {roofline.GPU_RIDGE}", line={"color": MUTED, "dash": "dot"})
+                    name=f"roofline of a generic GPU, R = {roofline.GPU_RIDGE}", line={"color": MUTED, "dash": "dot"})
     fig.update_layout(title="Measured v(n): a GPU beside a CPU", height=340,
                       xaxis={"title": "new tokens in the pass (n)", "dtick": 2},
                       yaxis={"title": "v(n)", "rangemode": "tozero", "tickformat": ".2f"},
@@ -54,11 +55,15 @@ def gpu_text(data: dict, cpu: PathRun | None = None, model: roofline.Transformer
     return (f"**A measurement on a GPU.** The project ran the bundled target on an {data['gpu']} (stock kernels, "
             f"{len(passes['n'])} pass widths). A one-token bfloat16 pass took {one:.1f} ms and a pass over "
             f"2 to {passes['n'][-1]} tokens {min(passes['ms'][1:]):.1f}–{max(passes['ms'][1:]):.1f} ms: v(n) steps up "
-            f"at n = 2 and is flat after it (median {statistics.median(v[1:]):.2f}), where the roofline says 1.00 this "
-            f"far below R = {roofline.GPU_RIDGE}. {f32_note}The flat part has another cause than memory. Reading "
+            f"at n = 2 and is flat after it (median {statistics.median(v[1:]):.2f}), where a roofline says 1.00 this "
+            f"far below the ridge (R = {chip.ridge_tokens:.0f} for this chip's datasheet). {f32_note}The flat part "
+            "has another cause than memory. Reading "
             f"{model.name}'s {model.weight_bytes / 1e6:.0f} MB of weights at the datasheet's "
             f"{chip.tb_per_s:g} TB/s takes {read_ms:.2f} ms, {read_ms / one:.1%} of the pass: the rest is the host "
-            "launching the pass's kernels, layer after layer, whatever their width. A model this small on a GPU is "
+            "launching the pass's kernels, layer after layer, whatever their width. The step at n = 2 is not the "
+            "weights either: with one new token the pass needs no causal mask, and from two on transformers builds "
+            "one and attention takes another kernel, a fixed extra cost whatever the width (the likely cause; it "
+            "was not timed apart). A model this small on a GPU is "
             "*launch-bound*; the flat v is real, but the draft's passes are launch-bound too, so its c is far from "
             "its share of the bytes. "
             + (f"That is also why this app's CPU path, at {cpu.row('one call').pass_ms:.1f} ms a one-token pass (on "

@@ -141,6 +141,9 @@ DEEPSEEK_MTP_COST_BY_BYTES = ((DEEPSEEK_MTP_ACTIVE_PARAMS_B - DEEPSEEK_V3_EMBEDD
 read in full), the shared output head included, over the main model's activated parameters (the file's newer
 version gives the 1.5B directly: "Activation parameters: 1.5B (including 0.9B for the output Head)"). What one
 token reads: c at batch size 1."""
+DEEPSEEK_V3_DECODE_GPUS = 320
+"""DeepSeek-V3's technical report (section 3.4.2, decoding): "The minimum deployment unit of the decoding stage consists
+of 40 nodes with 320 GPUs", its experts spread over them by expert parallelism (EP320, one expert a GPU)."""
 DEEPSEEK_V3_TOTAL_PARAMS_B = 671
 """The same file: the main model's parameters in all, every expert included."""
 DEEPSEEK_MTP_UNIQUE_PARAMS_B = 11.5

@@ -159,8 +159,9 @@ def _schedule(k: int) -> dict[str, str]:
 
 
 def _mtp() -> dict[str, str]:
-    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, c by weights read (not by its share of
-    the layers), and v at batch 1 from the mixture-of-experts roofline (:mod:`specsim.lesson.moe`)."""
+    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, c by weights read on one memory system
+    (by its share of the layers spread over many GPUs), and v at batch 1 from the mixture-of-experts roofline
+    (:mod:`specsim.lesson.moe`)."""
     low, high = published.DEEPSEEK_MTP_ACCEPTANCE
     c = published.DEEPSEEK_MTP_COST_BY_BYTES
     v = moe.DEEPSEEK_V3.verify_cost(1, 1, roofline.GPU_RIDGE)  # batch 1, K = 1
@@ -183,6 +184,10 @@ def _mtp() -> dict[str, str]:
         "mtp_loop_cost": (f"{analytics.tokens_per_loop(low, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
                           f"{analytics.tokens_per_loop(high, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}"),
         "mtp_big_v": _x(moe.DEEPSEEK_V3.verify_cost(256, 1, roofline.GPU_RIDGE)),
+        # spread over many GPUs by expert parallelism a step's time follows its layers: c by layers, v at best 1
+        "mtp_gpus": str(published.DEEPSEEK_V3_DECODE_GPUS),
+        "mtp_speedup_spread": (f"{analytics.speedup(low, 1, 1 / published.DEEPSEEK_V3_LAYERS, 1.0):.2f}–"
+                               f"{analytics.speedup(high, 1, 1 / published.DEEPSEEK_V3_LAYERS, 1.0):.2f}×"),
     }
 
 

@@ -68,7 +68,8 @@ out = target.generate(**inputs, prompt_lookup_num_tokens=4, max_new_tokens=64, d
             "https://huggingface.co/docs/transformers/generation_strategies", TRANSFORMERS_RELEASE,
             "No draft model: guesses are copied from the text so far (the prompt and what was generated), after "
             "the earliest earlier place where its last tokens appeared. specsim's prompt lookup copies after the "
-            "latest such place instead; the two rules can pick different guesses, never different verdicts."),
+            "latest such place instead; the two rules can pick different guesses, and so keep different numbers of "
+            "them, never a different output."),
     Snippet("vLLM", "n-gram (prompt lookup)", "python", """\
 from vllm import LLM, SamplingParams
 
