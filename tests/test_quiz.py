@@ -92,8 +92,10 @@ def test_tokens_per_loop_is_the_sum_of_the_kept_chances_plus_one():
     q, n = _at("tokens-per-loop")
     brute = 1 + sum(n["alpha"] ** i for i in range(1, n["k"] + 1))
     assert q.correct_option.startswith(f"{brute:.2f},")
-    one_short = 1 + sum(n["alpha"] ** i for i in range(1, n["k"]))  # a distractor: the sum one term short
-    assert any(o.startswith(f"{one_short:.2f},") for o in q.options if o != q.correct_option)
+    one_short = 1 + sum(n["alpha"] ** i for i in range(1, n["k"]))  # a misconception: the sum one term short
+    pool = [o.format(**n) for o in q.source["options"]]
+    assert any(o.startswith(f"{one_short:.2f},") for o in pool if o != q.correct_option)
+    assert set(q.options) <= set(pool) and len(q.options) == q.source["show"]
     assert f"α = {n['alpha']:.0%}" in q.prompt and f"K = {n['k']}" in q.prompt
 
 
@@ -184,7 +186,11 @@ def test_the_quiz_covers_the_lesson_and_at_most_two_questions_go_to_the_variants
 
 def test_every_question_stored_answer_index_matches_the_raw_file():
     for raw, q in zip(RAW["questions"], QUESTIONS, strict=True):
-        assert raw["answer"] == q.answer and len(raw["options"]) == len(q.options)
+        if "show" in raw:  # a pool: the key and show − 1 of its distractors
+            assert len(q.options) == raw["show"] < len(raw["options"])
+            assert q.options[q.answer] == quiz.parse_question(raw).correct_option
+        else:
+            assert raw["answer"] == q.answer and len(raw["options"]) == len(q.options)
 
 
 # ---- validation -----------------------------------------------------------------------------------

@@ -481,6 +481,32 @@ def test_numeric_keys_sit_at_every_rank():
     assert 1 - smallest - largest <= 0.6
 
 
+def test_no_numeric_question_keeps_its_key_at_one_rank():
+    """A lecturer's review: each numeric question's distractors all erred the same way (the speedup's key always the
+    largest, the batched speedup's and the share kept's always the smallest, break-even's never an extreme), so "the
+    key charges every cost" found six keys unread. Each keeps a pool of misconceptions on both sides, and an attempt
+    draws the key's rank first: over the draws, every numeric question shows its key at two ranks or more."""
+    ranks: dict[str, set[int]] = {}
+    for shown in attempts():
+        for qid, rank, _ in numeric_ranks(shown):
+            ranks.setdefault(qid, set()).add(rank)
+    assert len(ranks) >= 6, ranks
+    assert not {qid: r for qid, r in ranks.items() if len(r) < 2}
+
+
+def test_the_shown_options_draw_the_keys_rank_evenly():
+    """The selection itself: a key with two misconceptions below it and three above, four options shown, is the
+    smallest half of the time and in between (rank 1 or 2) the other half (the largest would need three below)."""
+    options = ["5.0", "1.0", "2.0", "7.0", "8.0", "9.0"]
+    counts = [0, 0, 0, 0]
+    for seed in range(900):
+        shown = quiz.shown_options(options, 0, 4, str(seed))
+        assert 0 in shown and len(shown) == 4
+        values = sorted(float(options[i]) for i in shown)
+        counts[values.index(5.0)] += 1
+    assert counts[3] == 0 and 390 <= counts[0] <= 510 and all(170 <= c <= 280 for c in counts[1:3]), counts
+
+
 def test_the_key_is_neither_longest_nor_shortest_in_most_questions():
     shown = [q for attempt in attempts() for q in attempt]
     longest = sum(len(q.correct_option) > max(len(o) for o in _distractors(q)) for q in shown) / len(shown)

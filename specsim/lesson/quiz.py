@@ -13,8 +13,11 @@ Every question may also quote the papers' figures from :mod:`specsim.core.publis
 
 Transfer questions name a model of :mod:`specsim.lesson.transfer` (``"transfer": "k_choice"``): each attempt draws
 its own numbers from the attempt's seed (:func:`questions_for`), and the model computes the key's figure and each
-distractor's. The key's index in the file stays the same for every draw, so an attempt's answers grade the same
-against any draw of the file. Each question names where to revisit it (``"revisit": {"page": "calculator",
+distractor's. A question may hold a pool of misconceptions (``"show": 4`` with a ``"why"`` sentence per option):
+each attempt shows the key and three of them, the key's place among the numbers drawn evenly
+(:func:`shown_options`), and its explanation takes the sentences of the distractors shown. An attempt's answers
+are graded against its own draw (the page draws the questions and the option order from the attempt's seed). Each
+question names where to revisit it (``"revisit": {"page": "calculator",
 "section": "…"}``), a page's url path from :mod:`app.layout` and a heading on that page.
 """
 
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +214,11 @@ class _RawQuestion(BaseModel):
     numeric: _RawNumeric | None = None
     transfer: str | None = None
     revisit: _RawRevisit | None = None
+    # A pool of misconceptions: ``show`` options per attempt, the key and distractors drawn from the rest, each
+    # distractor with its sentence of ``why`` (added to the explanation when it is shown). A misconception on each
+    # side of the key, drawn anew, keeps the key's rank among numbers from giving it away.
+    show: int | None = Field(None, ge=2)
+    why: list[str] | None = None
 
     @field_validator("transfer")
     @classmethod
@@ -221,6 +231,10 @@ class _RawQuestion(BaseModel):
     def _answer_is_an_option(self):
         if not 0 <= self.answer < len(self.options):
             raise ValueError("'answer' must index one of the options")
+        if self.show is not None and (self.show > len(self.options) or self.why is None):
+            raise ValueError("'show' needs at least that many options and a 'why' for each")
+        if self.why is not None and len(self.why) != len(self.options):
+            raise ValueError("'why' needs one sentence per option (the key's may be empty)")
         return self
 
 
@@ -303,8 +317,37 @@ def parse_question(raw: Mapping[str, Any], where: str = "question", seed: int | 
     prompt, explanation = _fill(q.prompt, names, where), _fill(q.explanation, names, where)
     options = tuple(_fill(o, names, where).strip() for o in q.options)
     _require(len(set(options)) == len(options), where, "options must be distinct")
+    answer = q.answer
+    if q.why is not None:
+        shown = shown_options(options, q.answer, q.show or len(options), f"{seed}:{q.id}")
+        explanation = " ".join([explanation] + [_fill(q.why[i], names, where) for i in shown if i != q.answer])
+        options, answer = tuple(options[i] for i in shown), shown.index(q.answer)
     revisit = None if q.revisit is None else Revisit(q.revisit.page, q.revisit.section)
-    return Question(q.id, q.topic, prompt, options, q.answer, explanation, numeric, revisit, q.transfer, dict(raw))
+    return Question(q.id, q.topic, prompt, options, answer, explanation, numeric, revisit, q.transfer, dict(raw))
+
+
+LEADING_NUMBER = re.compile(r"^\D*?(-?\d+(?:\.\d+)?)")
+
+
+def shown_options(options: Sequence[str], answer: int, show: int, seed: str) -> list[int]:
+    """Which of a question's options an attempt shows: the key and ``show`` − 1 distractors drawn at ``seed``, in the
+    file's order (the page shuffles them). Where every option leads with a number, where the key sits among the shown
+    numbers is drawn first, evenly among the places the pool allows (the smallest, the largest, in between; in
+    between at any middle rank), so neither "pick the largest", nor "the smallest", nor "drop the extremes" is a rule
+    that finds it."""
+    rng = random.Random(f"{seed}:options")
+    others = [i for i in range(len(options)) if i != answer]
+    numbers = [LEADING_NUMBER.match(o) for o in options]
+    if all(numbers):
+        value = [float(m.group(1)) for m in numbers]  # type: ignore[union-attr]
+        below = [i for i in others if value[i] < value[answer]]
+        above = [i for i in others if value[i] > value[answer]]
+        ranks = [r for r in range(show) if r <= len(below) and show - 1 - r <= len(above)]
+        places = [p for p in ([0], list(range(1, show - 1)), [show - 1]) if set(p) & set(ranks)]
+        if places:
+            rank = rng.choice([r for r in rng.choice(places) if r in ranks])
+            return sorted([answer, *rng.sample(below, rank), *rng.sample(above, show - 1 - rank)])
+    return sorted([answer, *rng.sample(others, show - 1)])
 
 
 def questions_for(questions: Sequence[Question], seed: int) -> tuple[Question, ...]:

@@ -31,6 +31,12 @@ def _distinct(*shown: str) -> bool:
     return len(set(shown)) == len(shown)
 
 
+def _apart(values, gap: float) -> bool:
+    """Every two of ``values`` at least ``gap`` apart: options read as "about" must not sit side by side."""
+    ordered = sorted(values)
+    return all(b - a >= gap for a, b in zip(ordered, ordered[1:], strict=False))
+
+
 def _retry(draw: Callable[[random.Random], Names | None]) -> Callable[[random.Random], Names]:
     """A model that draws again until ``draw`` accepts its numbers (returns names, not None)."""
     def model(rng: random.Random) -> Names:
@@ -47,19 +53,24 @@ def _retry(draw: Callable[[random.Random], Names | None]) -> Callable[[random.Ra
 @_retry
 def tokens_per_loop(rng: random.Random) -> Names | None:
     """τ for drawn α and K; wrong: E[j] (the +1 forgotten), α·K (the prefix rule forgotten), 1 + α + … + α^(K−1)
-    (the sum stopped one term short: the tokens of K − 1 guesses)."""
+    (the sum stopped one term short: the tokens of K − 1 guesses), and above the key 1 + α·K (the prefix rule
+    forgotten, the +1 kept), 1 / (1 − α) (the ceiling of unlimited K) and K + 1 (every guess kept, the most a loop
+    can write); below it, 1 + α (as if only the first guess could be kept)."""
     alpha, k = rng.choice(ALPHAS), rng.choice((3, 5, 6, 7))
     n = dict(alpha=alpha, k=k, answer=float(analytics.tokens_per_loop(alpha, k)),
              prefix=float(analytics.expected_accepted_prefix(alpha, k)), alpha_times_k=alpha * k,
-             short_sum=float(analytics.tokens_per_loop(alpha, k - 1)))
-    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "prefix", "alpha_times_k", "short_sum"))) else None
+             short_sum=float(analytics.tokens_per_loop(alpha, k - 1)), linear=1 + alpha * k,
+             ceiling=1 / (1 - alpha), most=float(k + 1), first_only=1 + alpha)
+    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "prefix", "alpha_times_k", "short_sum", "linear",
+                                                     "ceiling", "most", "first_only"))) else None
 
 
 @_retry
 def speedup(rng: random.Random) -> Names | None:
     """The speedup with a measured v; wrong: the kept guesses alone over the cost (the target's own token forgotten),
     one more pass for the target's own token (as if it needed a pass of its own), and v paid per position checked
-    ((K + 1)·v, as if v were a per-token price)."""
+    ((K + 1)·v, as if v were a per-token price); above the key, τ / v (the drafting forgotten), the check priced at
+    one plain pass (v = 1, the measured v ignored) and the drafting priced as one pass (c + v)."""
     alpha, k, c = rng.choice(ALPHAS), rng.choice((3, 5, 6)), rng.choice(DRAFT_COSTS)
     v = rng.choice((1.1, 1.15, 1.2, 1.25, 1.3, 1.4))
     tau = float(analytics.tokens_per_loop(alpha, k))
@@ -67,15 +78,17 @@ def speedup(rng: random.Random) -> Names | None:
     n = dict(alpha=alpha, k=k, c=c, v=v, n=k + 1, tau=tau, answer=float(analytics.speedup(alpha, k, c, v)),
              kept_only=float(analytics.expected_accepted_prefix(alpha, k)) / cost,
              extra_pass=float(analytics.speedup(alpha, k, c, v + 1.0)),
-             per_position=float(analytics.speedup(alpha, k, c, (k + 1) * v)), cost=cost)
-    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "kept_only", "extra_pass", "per_position"))) \
-        else None
+             per_position=float(analytics.speedup(alpha, k, c, (k + 1) * v)), cost=cost,
+             no_drafting=tau / v, free_check=float(analytics.speedup(alpha, k, c, 1.0)), once=tau / (c + v))
+    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "kept_only", "extra_pass", "per_position", "no_drafting",
+                                                     "free_check", "once"))) else None
 
 
 @_retry
 def k_choice(rng: random.Random) -> Names | None:
     """Two K with their measured v(K + 1): the speedup of each, so which is faster. Wrong pairs: every check priced at
-    one plain pass (v = 1), the drafting forgotten (τ / v), and the target's own token forgotten (E[j] over cost)."""
+    one plain pass (v = 1), the drafting forgotten (τ / v), the target's own token forgotten (E[j] over cost), v paid
+    per position checked ((K + 1)·v), and one draft pass priced for all K guesses (c + v)."""
     alpha, c = rng.choice(ALPHAS), rng.choice(DRAFT_COSTS)
     k_short, k_long = rng.choice((2, 3)), rng.choice((5, 6, 7))
     v_short, v_long = rng.choice((1.0, 1.02, 1.05, 1.08)), rng.choice((1.2, 1.3, 1.4, 1.5, 1.6))
@@ -98,8 +111,11 @@ def k_choice(rng: random.Random) -> Names | None:
              kept_long=float(analytics.expected_accepted_prefix(alpha, k_long)) / float(
                  analytics.cost_per_loop(k_long, c, v_long)),
              tau_short=tau[k_short], tau_long=tau[k_long],
+             pp_short=tau[k_short] / float(analytics.cost_per_loop(k_short, c, (k_short + 1) * v_short)),
+             pp_long=tau[k_long] / float(analytics.cost_per_loop(k_long, c, (k_long + 1) * v_long)),
+             once_short=tau[k_short] / (c + v_short), once_long=tau[k_long] / (c + v_long),
              best_v1=best_v1, other_v1=other_v1, s1_best=s1[best_v1], s1_other=s1[other_v1])
-    pairs = [f"{n[a + '_short']:.2f} {n[a + '_long']:.2f}" for a in ("s", "s1", "nd", "kept")]
+    pairs = [f"{n[a + '_short']:.2f} {n[a + '_long']:.2f}" for a in ("s", "s1", "nd", "kept", "pp", "once")]
     return n if _distinct(*pairs) and _distinct(*(p.split()[0] for p in pairs)) else None
 
 
@@ -107,24 +123,27 @@ def k_choice(rng: random.Random) -> Names | None:
 def share_kept(rng: random.Random) -> Names | None:
     """From τ and K, the share of drafted guesses kept, (τ − 1) / K. Wrong: τ / K (the +1 token counted as a kept
     guess), the per-slot α that the independent model would need for this τ (a chance, not a share), and
-    τ / (K + 1) (the tokens written over the positions the pass checks)."""
+    τ / (K + 1) (the tokens written over the positions the pass checks); below the key, (τ − 1) / (K + 1) (the kept
+    guesses over the positions checked) and α^K (the chance that all K are kept, at the α of the first)."""
     k, alpha = rng.choice((4, 5, 6, 8)), rng.choice(ALPHAS)
     if k == 4 and alpha == 0.7:
         return None
     tau = round(float(analytics.tokens_per_loop(alpha, k)), 2)
     slot_alpha = analytics.alpha_for_speedup(tau, k, 0.0, 1.0)
+    if slot_alpha is None:
+        return None
     n = dict(k=k, tau=tau, kept=tau - 1, answer=(tau - 1) / k, with_bonus=tau / k, slot_alpha=slot_alpha,
-             per_position=tau / (k + 1))
-    ok = slot_alpha is not None and n["with_bonus"] <= 1
-    return n if ok and _distinct(*(f"{n[x]:.0%}" for x in ("answer", "with_bonus", "slot_alpha", "per_position"))) \
-        else None
+             per_position=tau / (k + 1), kept_per_position=(tau - 1) / (k + 1), all_kept=slot_alpha ** k)
+    names = ("answer", "with_bonus", "slot_alpha", "per_position", "kept_per_position", "all_kept")
+    return n if n["with_bonus"] <= 1 and _apart([n[x] for x in names], 0.03) else None
 
 
 @_retry
 def moe_v(rng: random.Random) -> Names | None:
     """v at batch 1 for a mixture of experts, by bytes read (memory-bound): K + 1 tokens touch more experts than one.
     Wrong: 1 (a dense model's free check), the K guesses counted without the kept token that opens the pass (K tokens,
-    not K + 1), and no shared experts (each token reads its own, as if no two tokens chose the same)."""
+    not K + 1), no shared experts (each token reads its own, as if no two tokens chose the same), and K + 1 (each
+    token priced as a pass of its own, as if the pass were compute-bound)."""
     experts, active, k = rng.choice((64, 128, 256)), rng.choice((2, 4, 8)), rng.choice((3, 5, 7))
     shared = rng.choice((0.1, 0.2, 0.3))  # the share of a token's reads that every token reads
     base = moe.DEEPSEEK_V3
@@ -136,8 +155,8 @@ def moe_v(rng: random.Random) -> Names | None:
     no_overlap = shared + (1 - shared) * min(experts, active * (k + 1)) / active
     n = dict(experts=experts, active=active, k=k, n=k + 1, shared=shared, routed=1 - shared,
              answer=model.read_ratio(k), touched=touched, dense=1.0, no_overlap=no_overlap,
-             guesses_only=model.read_ratio(k - 1), touched_guesses=model.experts_touched(k))
-    values = sorted(n[x] for x in ("answer", "dense", "guesses_only", "no_overlap"))
+             guesses_only=model.read_ratio(k - 1), touched_guesses=model.experts_touched(k), per_token=float(k + 1))
+    values = sorted(n[x] for x in ("answer", "dense", "guesses_only", "no_overlap", "per_token"))
     gaps = [b - a for a, b in zip(values, values[1:], strict=False)]
     return n if min(gaps) >= 0.4 else None  # "about" must tell them apart
 
@@ -145,7 +164,8 @@ def moe_v(rng: random.Random) -> Names | None:
 @_retry
 def batched_speedup(rng: random.Random) -> Names | None:
     """The speedup at batch B under the roofline, v = max(1, B(K + 1)/R) / max(1, B/R). Wrong: the batch-1 figure
-    (v = 1), τ / v (the drafting forgotten), and τ (the loop's cost forgotten)."""
+    (v = 1), τ / v (the drafting forgotten), and τ (the loop's cost forgotten); below the key, v paid per position
+    checked ((K + 1)·v) and the kept guesses alone over the cost (the target's own token forgotten)."""
     ridge, batch, k = rng.choice((150, 200, 300, 400)), rng.choice((16, 32, 64, 128)), rng.choice((3, 5, 6))
     alpha, c = rng.choice(ALPHAS), rng.choice(DRAFT_COSTS)
     if not batch < ridge < batch * (k + 1):
@@ -156,24 +176,30 @@ def batched_speedup(rng: random.Random) -> Names | None:
              batch_one=float(analytics.speedup(alpha, k, c, 1.0)),
              tau=float(analytics.tokens_per_loop(alpha, k)))
     n["no_drafting"] = n["tau"] / v
-    return n if _distinct(*(f"{n[x]:.2f}" for x in ("answer", "batch_one", "no_drafting", "tau"))) else None
+    n["per_position"] = n["tau"] / float(analytics.cost_per_loop(k, c, (k + 1) * v))
+    n["kept_only"] = float(analytics.expected_accepted_prefix(alpha, k)) / float(analytics.cost_per_loop(k, c, v))
+    names = ("answer", "batch_one", "no_drafting", "tau", "per_position", "kept_only")
+    return n if _distinct(*(f"{n[x]:.2f}" for x in names)) else None
 
 
 @_retry
 def break_even(rng: random.Random) -> Names | None:
     """The α below which speculation is slower than plain decoding, speedup(α, K, c, v) = 1. Wrong: (K·c + v − 1) / K
     (the prefix rule forgotten: α·K guesses a loop), the check priced at one plain pass (v = 1), and the target's
-    own token forgotten (α + … + α^K kept guesses against the loop's cost)."""
+    own token forgotten (α + … + α^K kept guesses against the loop's cost, above the key), and the drafting
+    forgotten (1 + α + … + α^K = v)."""
     k, c, v = rng.choice((3, 5, 6, 8)), rng.choice(DRAFT_COSTS), rng.choice((1.1, 1.2, 1.3, 1.4))
     cost = float(analytics.cost_per_loop(k, c, v))
     alpha = analytics.alpha_for_speedup(1.0, k, c, v)
     free = analytics.alpha_for_speedup(1.0, k, c, 1.0)
     kept = analytics.alpha_for_speedup((cost + 1.0) / cost, k, c, v)  # 1 + α + … + α^K = cost + 1
-    if alpha is None or free is None or kept is None:
+    no_drafting = analytics.alpha_for_speedup(1.0, k, 0.0, v)
+    if None in (alpha, free, kept, no_drafting):
         return None
     n = dict(k=k, c=c, v=v, n=k + 1, answer=alpha, linear=(k * c + v - 1) / k, free_check=free, kept_only=kept,
-             cost=cost, loss=cost - 1)
-    return n if _distinct(*(f"{n[x]:.0%}" for x in ("answer", "linear", "free_check", "kept_only"))) else None
+             cost=cost, loss=cost - 1, no_drafting=no_drafting, draft_total=k * c)
+    names = ("answer", "linear", "free_check", "kept_only", "no_drafting")
+    return n if _apart([n[x] for x in names], 0.03) else None
 
 
 def _distribution(rng: random.Random) -> list[float]:
