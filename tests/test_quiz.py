@@ -685,3 +685,20 @@ def test_the_sequence_cards_do_not_presuppose_another_step():
     """A card that speaks of "the first rejected" guess or "the next round" gives the order away."""
     for text in (p.text.lower() for p in SEQ.pieces):
         assert not any(phrase in text for phrase in PRESUPPOSING), text
+
+
+def test_the_lecturers_form_cues_are_gone_from_five_questions():
+    """A lecturer's review found five keys readable from form: the tree rule's stem ruled out the one option using q
+    and two options shared "chance p(x)"; EAGLE-3's key alone said the head cannot be reused; the MTP key alone had
+    the full model check the guess; the numerics stem's "nearly tied" pointed at rounding; the suffix stem's "repeat
+    … earlier replies" matched its key while a distractor broke the stem's "no model to train"."""
+    tree = BY_ID["tree-rule"]
+    for feature in ("chance p(x)", "min(1, p(x)/q(x))", "under the unchanged p"):
+        assert sum(feature in o for o in tree.options) == 2, feature
+    assert "not sampled" not in tree.prompt
+    assert sum("training a new head" in o for o in BY_ID["eagle-3"].options) == 2
+    mtp = BY_ID["mtp"]
+    assert "checks every guess" in mtp.prompt and not any("check" in o for o in mtp.options)
+    assert "tied" not in BY_ID["greedy-numerics"].prompt
+    suffix = BY_ID["suffix"]
+    assert "earlier replies" not in suffix.prompt and not any(("EAGLE" in o or "Medusa" in o) for o in suffix.options)
