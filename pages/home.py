@@ -10,7 +10,9 @@ from app.home.figures import one_pass_figure
 from app.settings import CalcSettings
 from specsim.core.published import (
     CHEN_2023,
+    CHEN_HUMANEVAL,
     CHEN_SPEEDUP,
+    CHEN_XSUM,
     FU_SPEEDUP,
     LEVIATHAN_2023,
     LEVIATHAN_SPEEDUP,
@@ -127,7 +129,9 @@ st.markdown(
     "a token's time follows the layers run one after another more than the parameter count; a large model decoding "
     "one sequence on one chip pays mostly for the bytes of weights it reads. A draft token took "
     f"{CHEN_2023.draft_ms_per_token} ms against {CHEN_2023.target_ms_per_token} ms for the target, about "
-    f"{speed_ratio:.1f}× quicker, and decoding as a whole ran {CHEN_SPEEDUP.figure} faster: the {CHEN_2023.note}. "
+    f"{speed_ratio:.1f}× quicker, and decoding as a whole ran {CHEN_SPEEDUP.figure} faster: the {CHEN_2023.note} "
+    f"(their two tasks at K = {CHEN_XSUM.k}: {CHEN_XSUM.speedup:.2f}× on {CHEN_XSUM.task}, "
+    f"{CHEN_HUMANEVAL.speedup:.2f}× on {CHEN_HUMANEVAL.task}). "
     f"In the calculator's terms the draft cost is c = {CHEN_2023.draft_ms_per_token} / "
     f"{CHEN_2023.target_ms_per_token} = {fmt(CHEN_2023.draft_cost)} of a target pass, which is its default. "
     f"Leviathan et al. ({LEVIATHAN_2023.when}) measured {LEVIATHAN_SPEEDUP.figure} on **{LEVIATHAN_2023.target}**, "
