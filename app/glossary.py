@@ -48,8 +48,8 @@ def terms() -> tuple[Term, ...]:
              "verification pass over K + 1 tokens, and for a real run o, the bookkeeping between passes (the "
              "calculator takes it as 0).", "calculator"),
         Term("cost model", "speedup = tokens per loop ÷ (K·c + v) on the calculator; a real run on the live page "
-             "adds its measured o, ÷ (K·c + v + o), with c, v and o from median pass times: the figure a busy "
-             "machine hardly moves, checked against the wall clock.", "calculator"),
+             "adds its measured o, ÷ (K·c + v + o). There c, v and o are medians of timed passes (a median barely "
+             "moves when the machine is busy), and the result is checked against the wall clock.", "calculator"),
         Term("closed form", "The formula for the expected tokens per loop, (1 − α^(K+1)) / (1 − α), if every guess is "
              "kept independently with chance α.", "calculator"),
         Term("memory-bound", "A pass whose time goes into reading memory (the weights, and each request's KV cache), "

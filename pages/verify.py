@@ -82,10 +82,11 @@ else:
                     "machine verification is not free.")
     roofline = ("A *roofline* models a pass as limited by whichever runs out first, reading the weights or doing "
                 "the arithmetic: v(n) ≈ max(1, n / R), flat up to a *ridge point* of R tokens, then rising. R is "
-                "the chip's arithmetic rate over its memory bandwidth, counted in tokens (each token does two "
-                "operations per weight, each bfloat16 weight is two bytes): from the datasheets about "
-                f"{chips.A100.ridge_tokens:.0f} on an A100, {chips.H100.ridge_tokens:.0f} on an H100 and "
-                f"{chips.H200.ridge_tokens:.0f} on an H200; where this app needs one figure for a GPU it takes "
+                "the chip's arithmetic rate over its memory bandwidth, counted in tokens: a token does two "
+                "operations per weight and a bfloat16 weight is two bytes, so an A100's "
+                f"{chips.A100.tflops:g} TFLOP/s over {chips.A100.tb_per_s:g} TB/s gives "
+                f"R ≈ {chips.A100.ridge_tokens:.0f}; an H100's datasheet gives {chips.H100.ridge_tokens:.0f} and an "
+                f"H200's {chips.H200.ridge_tokens:.0f}. Where this app needs one figure for a GPU it takes "
                 f"R = {chips.GPU_RIDGE}.")
     if fits:
         st.markdown(f"**Slope:** past the flat part each extra token adds about {slope:.3f} of a one-token pass. "
@@ -94,7 +95,8 @@ else:
     else:
         gap = curve.roofline_gap()
         st.markdown(f"**Slope:** each extra token adds about {slope:.3f} of a one-token pass. {roofline} This "
-                    f"curve has no such corner (a roofline misses it by up to {gap:.2f} of a pass): it "
+                    f"curve has no such corner (the roofline fitted to it, R = {curve.ridge():.1f}, is off by up to "
+                    f"{gap:.2f} of a pass somewhere on it): it "
                     "rises steadily from the first extra token, as if each token's arithmetic added to the time of "
                     f"reading the weights instead of hiding behind it (up to n = {flat} the rise stays within "
                     f"{passcost.FLAT_TOLERANCE:.0%}). So here v(K + 1) ≈ 1 + {slope:.3f}·K, and every guess costs a "

@@ -230,8 +230,8 @@ METHODS: tuple[Method, ...] = (
     Method("early_exit", f"Early exit ({CAUTION_LAYERS} layers)", _run_early_exit,
            build=_build_early_exit, live="early exit (the target's first layers)", lesson=LessonRow(
                "Early exit, or self-speculation (LayerSkip, Draft & Verify, Kangaroo)",
-               "No second model: part of the target drafts (its first layers, or layers skipped; Kangaroo adds a "
-               "small adapter)",
+               "No second model: part of the target drafts, its first layers (LayerSkip; Kangaroo adds a small "
+               "adapter) or the whole model with some layers skipped (Draft & Verify)",
                "Untrained, as here, the first layers guess poorly; trained for it, they draft well enough to pay.",
                "Lists of variants often leave it out, though it needs no second model (LayerSkip retrains the "
                "target for it).")),

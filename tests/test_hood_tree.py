@@ -263,4 +263,4 @@ def test_without_a_curve_measured_here_trees_are_priced_on_the_cpu_curve_not_a_g
     measured = {"this machine, measured on the verify page": [1.5] * 16}
     monkeypatch.setattr(v_curve, "curves", lambda: measured)
     assert trees.machine_v()[0] == "this machine, measured on the verify page" and trees.machine_v()[1](5) == 1.5
-    assert "with this run's c kept as a stand-in" in trees.batch_sentence([])
+    assert "this run's c kept as a stand-in" in trees.batch_sentence([])

@@ -63,7 +63,12 @@ def test_trees_stop_paying_as_the_batch_grows():
     assert rows[0][4] > rows[0][2]  # batch 1: the best tree beats the best chain
     widths = [tr.nodes for _, _, _, tr, _ in rows]
     assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]
-    assert "the best tree is no wider than the best chain" in trees.batch_sentence(rows)
+    sentence = trees.batch_sentence(rows)
+    assert "the best tree has no more nodes than the best chain" in sentence
+    b, ch, s_ch, tr, s_tr = next(r for r in rows if r[3].nodes <= r[1].nodes or r[4] - r[2] < 0.005)
+    assert f"from B = {b} " in sentence and f"({tr.nodes} and {ch.nodes})" in sentence
+    # a learner's reading: at that batch the tree could still lead by placing its nodes better; the sentence says so
+    assert ("comes from placing its nodes better" in sentence) == (s_tr - s_ch >= 0.005)
     table = trees.batch_table(rows)  # a table, not a run-on list of seven batch sizes (a lecturer's review)
     assert [r["batch size B"] for r in table] == [b for b, *_ in rows]
     assert table[0]["best tree"] == f"{rows[0][3].nodes} nodes, {rows[0][4]:.2f}×"

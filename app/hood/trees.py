@@ -55,7 +55,8 @@ def economics_figure(probs: tuple[float, ...], draft_cost: float, v: Callable[[i
     chains = [te.chain(probs, n) for n in SIZES]
     trees = [te.fastest_tree(probs, n, draft_cost, v) for n in SIZES]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per loop τ", f"speedup, with {v_label}"))
-    for name, shapes, colour in (("chain of K guesses", chains, DRAFT), ("fastest tree of that size", trees, TARGET)):
+    for name, shapes, colour in (("chain of K guesses", chains, DRAFT),
+                                 ("fastest tree of up to that many nodes", trees, TARGET)):
         fig.add_scatter(x=list(SIZES), y=[t.tau for t in shapes], mode="lines+markers", name=name,
                         line={"color": colour}, legendgroup=name, row=1, col=1)
         fig.add_scatter(x=list(SIZES), y=[te.speedup(t, draft_cost, v) for t in shapes], mode="lines+markers",
@@ -97,17 +98,21 @@ def batch_table(rows: Sequence[tuple[int, te.Tree, float, te.Tree, float]]) -> l
 
 def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> str:
     """What the table of :func:`batch_table` shows, in one or two sentences."""
-    equal = next((b for b, ch, s_ch, tr, s_tr in rows if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
-    text = (f"**As the batch grows** on a GPU (its roofline, weights only, R = {GPU_RIDGE}, with this run's c kept "
-            "as a stand-in: a small draft on a GPU is launch-bound and has a c of its own, *Is verification free "
-            "here?*; the long context's KV-cache reads, which *What it costs* adds, are left out here and keep the "
-            "larger batches paying longer): ")
+    equal = next(((b, ch, s_ch, tr, s_tr) for b, ch, s_ch, tr, s_tr in rows
+                  if tr.nodes <= ch.nodes or s_tr - s_ch < 0.005), None)
+    text = "**As the batch grows** on a GPU, "
     if equal is not None:
-        text += (f"from B = {equal} the best tree is no wider than the best chain: each extra candidate is now "
-                 "arithmetic the batch already uses, so the tree's spare guesses stop paying.")
+        b, ch, s_ch, tr, s_tr = equal
+        text += (f"from B = {b} the best tree has no more nodes than the best chain ({tr.nodes} and {ch.nodes}): "
+                 "each extra candidate is now arithmetic the batch already uses, so width stops paying")
+        text += (f"; what lead the tree keeps there ({s_tr:.2f}× against {s_ch:.2f}×) comes from placing its "
+                 "nodes better, not from more of them." if s_tr - s_ch >= 0.005 else ".")
     else:
         text += "at every batch size here a tree still beats the chain."
-    return text
+    return text + (f" Assumptions: the GPU's roofline, weights only, R = {GPU_RIDGE}; this run's c kept as a stand-in "
+                   "(a small draft on a GPU is launch-bound and has a c of its own, *Is verification free here?*); "
+                   "the long context's KV-cache reads, which *What it costs* adds, left out (they keep the larger "
+                   "batches paying longer).")
 
 
 def rules_example() -> str:
@@ -138,8 +143,8 @@ def rules_section() -> None:
         "A chain proposes one guess per position. A **token tree** proposes several candidates per position "
         "(SpecInfer, Medusa, EAGLE-2) and verifies the whole tree in one pass, with a **tree attention mask**: each "
         "node attends to the cached context, its ancestors and itself, the tree version of a chain's causal "
-        "mask, and takes its position from its depth, so siblings share a position (its rotary position ids: a "
-        "node's place in the text is its depth, not its row in the pass).\n\n"
+        "mask. Each node is also numbered by its depth in the tree, not by its row in the pass, so siblings share "
+        "one position number (the position ids the model's position encoding reads).\n\n"
         "- **Greedy trees** are lossless trivially: the longest path whose every token is the target's argmax is "
         "kept. The app's trees are checked this way: the live page's drafted trees, and on the Variants page Medusa's "
         "and lookahead's.\n"
@@ -248,8 +253,9 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"{same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} "
         f"pass{'' if tree.depth == 1 else 'es'} (one per level; a draft pass is priced at c however many nodes its "
-        f"level reads) where that chain spends {ch.nodes} and a chain of the tree's size {tree.nodes}, and its "
-        f"verification reads {tree.nodes + 1} tokens. From {hits.checked} positions these rates are rough: a few "
+        f"level reads); the best chain (K = {ch.nodes}) spends {ch.nodes}, and a chain of {tree.nodes} guesses would "
+        f"spend {tree.nodes}. The tree's verification reads {tree.nodes + 1} tokens. "
+        f"From {hits.checked} positions these rates are rough: a few "
         "more hits at rank 2 or 3 move the tree's τ.")
     if trace.settings.tree is not None:
         timed = fairtime.fair_speedup([(trace, plain)]).headline if measured_c else None

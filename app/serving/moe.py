@@ -39,12 +39,16 @@ def moe_text(k: int, ridge: int, model: moe.MixtureOfExperts = moe.DEEPSEEK_V3) 
     one, many = model.experts_touched(1), model.experts_touched(k + 1)
     big = MOE_BATCHES[-1]
     share = big * (k + 1) * model.active / model.experts
+    always = model.always_read_params / model.active_params
     return (f"**A mixture-of-experts target.** {model.name} has {model.experts} experts in each of its "
             f"{model.moe_layers} routed layers and sends each token to {model.active} of them, so a token reads about "
             f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of its {model.total_params / 1e9:.0f}B weights. One token "
-            f"reads {one:.0f} experts a layer; K + 1 = {k + 1} tokens that choose independently read about "
-            f"{many:.0f}. At batch 1 the verification pass therefore reads {model.read_ratio(k):.1f}× the bytes of a "
-            f"plain pass, and v = {model.verify_cost(1, k, ridge):.2f} where a dense model's is "
+            f"reads {one:.0f} experts a layer; n tokens that each pick {model.active} of E = {model.experts} "
+            f"independently touch on average E·(1 − (1 − {model.active}/E)^n) distinct experts, so K + 1 = {k + 1} "
+            f"tokens read about {many:.0f}. The weights every token reads (attention, the shared expert, the dense "
+            f"layers) are {always:.0%} of a token's reads, so the verification pass reads {always:.2f} + "
+            f"{1 - always:.2f} × {many:.1f} / {one:.0f} ≈ {model.read_ratio(k):.1f}× the bytes of a plain pass, "
+            f"and v = {model.verify_cost(1, k, ridge):.2f} where a dense model's is "
             f"{moe.dense_verify_cost(1, k, ridge):.2f}: verification is not free, and the calculator's v = 1 does not "
             f"hold. A server batching {big} requests already reads every expert each step, so the extra tokens cost "
             f"arithmetic only: about {share:.0f} tokens per expert, {'below' if share <= ridge else 'above'} "

@@ -76,9 +76,11 @@ def mtp_text() -> str:
             f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of the model, so at batch size B = 1 c ≈ {c_one:.3f}. There the "
             "check is not free either: its two tokens can route to more experts than one token does, and this "
             f"app's model of DeepSeek-V3 (*Serving many requests*) puts v at {v_one:.2f}. A batch of B = {big} "
-            "sequences routes to nearly every expert in every step, module and model alike, so c ≈ "
-            f"({pub.DEEPSEEK_MTP_UNIQUE_PARAMS_B:g} + {pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
-            f"{pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g} ≈ {c_big:.3f} and v ≈ {v_big:.2f}.")
+            "sequences routes to nearly every expert in every step, module and model alike, so c is the module's "
+            f"weights over the model's: ({pub.DEEPSEEK_MTP_UNIQUE_PARAMS_B:g}B of its own, most of them experts, + "
+            f"{pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}B of the shared output head) / {pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g}B "
+            f"≈ {c_big:.3f}, and v ≈ {v_big:.2f}: every expert is read anyway, and the check's extra tokens add only "
+            "a few to each (*Serving many requests* works it out).")
     spread = ("**Spread over many GPUs.** DeepSeek serves V3 by *expert parallelism*: its report's decoding unit is "
               f"{pub.DEEPSEEK_V3_DECODE_GPUS} GPUs, each holding its own experts. There the check's second token "
               "reaches its extra experts on other GPUs at the same time, and a step waits on the busiest GPU and on "
