@@ -322,9 +322,11 @@ def numeric_ranks(questions: Sequence[quiz.Question]) -> list[tuple[str, int, in
     return out
 
 
+@cache
 def attempts() -> list[tuple[quiz.Question, ...]]:
+    questions = quiz.load_knowledge()
     draw = getattr(quiz, "questions_for", None)
-    return [draw(quiz.load_knowledge(), seed) if draw else quiz.load_knowledge() for seed in DRAWS]
+    return [draw(questions, seed) if draw else questions for seed in DRAWS]
 
 
 def second_audit() -> dict[str, list[str]]:
@@ -469,11 +471,11 @@ def test_no_absurd_distractor_mirror_pair_or_second_key_anywhere():
 
 
 def test_numeric_keys_sit_at_every_rank():
-    """Across the questions whose options are numbers (at several draws), the key is sometimes the smallest,
+    """Across the questions whose options are numbers (at many draws), the key is sometimes the smallest,
     sometimes the largest and sometimes between: "pick the smallest", "pick the largest" and "drop the extremes"
     each win at most 40 % of the time."""
-    ranks = [(rank, n) for shown in attempts() for _, rank, n in numeric_ranks(shown)]
-    assert len(ranks) >= 5 * len(DRAWS), ranks  # the measure sees the numeric questions
+    ranks = [(rank, n) for shown in _many_attempts() for _, rank, n in numeric_ranks(shown)]
+    assert len(ranks) >= 5 * len(MANY_DRAWS), ranks  # the measure sees the numeric questions
     smallest = sum(r == 0 for r, _ in ranks) / len(ranks)
     largest = sum(r == n - 1 for r, n in ranks) / len(ranks)
     assert 0.15 <= smallest <= 0.4, smallest
@@ -481,22 +483,36 @@ def test_numeric_keys_sit_at_every_rank():
     assert 1 - smallest - largest <= 0.6
 
 
+MANY_DRAWS = range(100)  # the rank audits count shares: more draws than the phrase audits need
+
+
+@cache
+def _many_attempts() -> list[tuple[quiz.Question, ...]]:
+    questions = quiz.load_knowledge()
+    return [quiz.questions_for(questions, seed) for seed in MANY_DRAWS]
+
+
 def test_no_numeric_question_keeps_its_key_at_one_rank():
     """A lecturer's review: each numeric question's distractors all erred the same way (the speedup's key always the
     largest, the batched speedup's and the share kept's always the smallest, break-even's never an extreme), so "the
     key charges every cost" found six keys unread. Each keeps a pool of misconceptions on both sides, and an attempt
-    draws the key's rank first: over the draws, every numeric question shows its key at two ranks or more."""
-    ranks: dict[str, set[int]] = {}
-    for shown in attempts():
+    draws the key's rank first, evenly among the ranks its pool allows."""
+    ranks: dict[str, list[int]] = {}
+    for shown in _many_attempts():
         for qid, rank, _ in numeric_ranks(shown):
-            ranks.setdefault(qid, set()).add(rank)
-    assert len(ranks) >= 6, ranks
-    assert not {qid: r for qid, r in ranks.items() if len(r) < 2}
+            ranks.setdefault(qid, []).append(rank)
+    pools = {q.id for q in quiz.load_knowledge() if q.source and "show" in q.source}
+    assert len(pools) >= 7 and pools <= set(ranks), (pools, sorted(ranks))
+    # a lecturer's second reading: a pool with too few misconceptions on one side still left a rank that won half
+    # the time; every pool lets the key sit at three ranks or more, none over 45 % of 100 draws (a third expected)
+    for qid in pools:
+        shares = [ranks[qid].count(r) / len(ranks[qid]) for r in range(4)]
+        assert sum(x > 0 for x in shares) >= 3 and max(shares) <= 0.45, (qid, shares)
 
 
 def test_the_shown_options_draw_the_keys_rank_evenly():
-    """The selection itself: a key with two misconceptions below it and three above, four options shown, is the
-    smallest half of the time and in between (rank 1 or 2) the other half (the largest would need three below)."""
+    """The selection itself: a key with two misconceptions below it and three above, four options shown, sits at
+    rank 0, 1 and 2 a third of the time each (the largest would need three below)."""
     options = ["5.0", "1.0", "2.0", "7.0", "8.0", "9.0"]
     counts = [0, 0, 0, 0]
     for seed in range(900):
@@ -504,7 +520,7 @@ def test_the_shown_options_draw_the_keys_rank_evenly():
         assert 0 in shown and len(shown) == 4
         values = sorted(float(options[i]) for i in shown)
         counts[values.index(5.0)] += 1
-    assert counts[3] == 0 and 390 <= counts[0] <= 510 and all(170 <= c <= 280 for c in counts[1:3]), counts
+    assert counts[3] == 0 and all(240 <= c <= 360 for c in counts[:3]), counts
 
 
 def test_the_key_is_neither_longest_nor_shortest_in_most_questions():

@@ -331,10 +331,10 @@ LEADING_NUMBER = re.compile(r"^\D*?(-?\d+(?:\.\d+)?)")
 
 def shown_options(options: Sequence[str], answer: int, show: int, seed: str) -> list[int]:
     """Which of a question's options an attempt shows: the key and ``show`` − 1 distractors drawn at ``seed``, in the
-    file's order (the page shuffles them). Where every option leads with a number, where the key sits among the shown
-    numbers is drawn first, evenly among the places the pool allows (the smallest, the largest, in between; in
-    between at any middle rank), so neither "pick the largest", nor "the smallest", nor "drop the extremes" is a rule
-    that finds it."""
+    file's order (the page shuffles them). Where every option leads with a number, the key's rank among the shown
+    numbers is drawn first, evenly among the ranks the pool allows (every rank where it holds three misconceptions
+    on each side of the key), so no rule by rank ("pick the largest", "the smallest", "drop the extremes") finds it
+    more often than chance."""
     rng = random.Random(f"{seed}:options")
     others = [i for i in range(len(options)) if i != answer]
     numbers = [LEADING_NUMBER.match(o) for o in options]
@@ -343,9 +343,8 @@ def shown_options(options: Sequence[str], answer: int, show: int, seed: str) -> 
         below = [i for i in others if value[i] < value[answer]]
         above = [i for i in others if value[i] > value[answer]]
         ranks = [r for r in range(show) if r <= len(below) and show - 1 - r <= len(above)]
-        places = [p for p in ([0], list(range(1, show - 1)), [show - 1]) if set(p) & set(ranks)]
-        if places:
-            rank = rng.choice([r for r in rng.choice(places) if r in ranks])
+        if ranks:
+            rank = rng.choice(ranks)
             return sorted([answer, *rng.sample(below, rank), *rng.sample(above, show - 1 - rank)])
     return sorted([answer, *rng.sample(others, show - 1)])
 

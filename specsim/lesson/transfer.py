@@ -88,7 +88,8 @@ def speedup(rng: random.Random) -> Names | None:
 def k_choice(rng: random.Random) -> Names | None:
     """Two K with their measured v(K + 1): the speedup of each, so which is faster. Wrong pairs: every check priced at
     one plain pass (v = 1), the drafting forgotten (τ / v), the target's own token forgotten (E[j] over cost), v paid
-    per position checked ((K + 1)·v), and one draft pass priced for all K guesses (c + v)."""
+    per position checked ((K + 1)·v), one draft pass priced for all K guesses (c + v), and a pass of its own for the
+    target's token (v + 1)."""
     alpha, c = rng.choice(ALPHAS), rng.choice(DRAFT_COSTS)
     k_short, k_long = rng.choice((2, 3)), rng.choice((5, 6, 7))
     v_short, v_long = rng.choice((1.0, 1.02, 1.05, 1.08)), rng.choice((1.2, 1.3, 1.4, 1.5, 1.6))
@@ -114,8 +115,10 @@ def k_choice(rng: random.Random) -> Names | None:
              pp_short=tau[k_short] / float(analytics.cost_per_loop(k_short, c, (k_short + 1) * v_short)),
              pp_long=tau[k_long] / float(analytics.cost_per_loop(k_long, c, (k_long + 1) * v_long)),
              once_short=tau[k_short] / (c + v_short), once_long=tau[k_long] / (c + v_long),
+             xp_short=float(analytics.speedup(alpha, k_short, c, v_short + 1.0)),
+             xp_long=float(analytics.speedup(alpha, k_long, c, v_long + 1.0)),
              best_v1=best_v1, other_v1=other_v1, s1_best=s1[best_v1], s1_other=s1[other_v1])
-    pairs = [f"{n[a + '_short']:.2f} {n[a + '_long']:.2f}" for a in ("s", "s1", "nd", "kept", "pp", "once")]
+    pairs = [f"{n[a + '_short']:.2f} {n[a + '_long']:.2f}" for a in ("s", "s1", "nd", "kept", "pp", "once", "xp")]
     return n if _distinct(*pairs) and _distinct(*(p.split()[0] for p in pairs)) else None
 
 
@@ -124,7 +127,8 @@ def share_kept(rng: random.Random) -> Names | None:
     """From τ and K, the share of drafted guesses kept, (τ − 1) / K. Wrong: τ / K (the +1 token counted as a kept
     guess), the per-slot α that the independent model would need for this τ (a chance, not a share), and
     τ / (K + 1) (the tokens written over the positions the pass checks); below the key, (τ − 1) / (K + 1) (the kept
-    guesses over the positions checked) and α^K (the chance that all K are kept, at the α of the first)."""
+    guesses over the positions checked), α^K (the chance that all K are kept, at the α of the first) and (τ − 2) / K
+    (as if τ also counted the token the pass starts from)."""
     k, alpha = rng.choice((4, 5, 6, 8)), rng.choice(ALPHAS)
     if k == 4 and alpha == 0.7:
         return None
@@ -133,8 +137,9 @@ def share_kept(rng: random.Random) -> Names | None:
     if slot_alpha is None:
         return None
     n = dict(k=k, tau=tau, kept=tau - 1, answer=(tau - 1) / k, with_bonus=tau / k, slot_alpha=slot_alpha,
-             per_position=tau / (k + 1), kept_per_position=(tau - 1) / (k + 1), all_kept=slot_alpha ** k)
-    names = ("answer", "with_bonus", "slot_alpha", "per_position", "kept_per_position", "all_kept")
+             per_position=tau / (k + 1), kept_per_position=(tau - 1) / (k + 1), all_kept=slot_alpha ** k,
+             less_start=(tau - 2) / k)
+    names = ("answer", "with_bonus", "slot_alpha", "per_position", "kept_per_position", "all_kept", "less_start")
     return n if n["with_bonus"] <= 1 and _apart([n[x] for x in names], 0.03) else None
 
 
@@ -143,7 +148,8 @@ def moe_v(rng: random.Random) -> Names | None:
     """v at batch 1 for a mixture of experts, by bytes read (memory-bound): K + 1 tokens touch more experts than one.
     Wrong: 1 (a dense model's free check), the K guesses counted without the kept token that opens the pass (K tokens,
     not K + 1), no shared experts (each token reads its own, as if no two tokens chose the same), and K + 1 (each
-    token priced as a pass of its own, as if the pass were compute-bound)."""
+    token priced as a pass of its own, as if the pass were compute-bound), and every expert read (the large batch's
+    case taken for batch 1)."""
     experts, active, k = rng.choice((64, 128, 256)), rng.choice((2, 4, 8)), rng.choice((3, 5, 7))
     shared = rng.choice((0.1, 0.2, 0.3))  # the share of a token's reads that every token reads
     base = moe.DEEPSEEK_V3
@@ -155,8 +161,9 @@ def moe_v(rng: random.Random) -> Names | None:
     no_overlap = shared + (1 - shared) * min(experts, active * (k + 1)) / active
     n = dict(experts=experts, active=active, k=k, n=k + 1, shared=shared, routed=1 - shared,
              answer=model.read_ratio(k), touched=touched, dense=1.0, no_overlap=no_overlap,
-             guesses_only=model.read_ratio(k - 1), touched_guesses=model.experts_touched(k), per_token=float(k + 1))
-    values = sorted(n[x] for x in ("answer", "dense", "guesses_only", "no_overlap", "per_token"))
+             guesses_only=model.read_ratio(k - 1), touched_guesses=model.experts_touched(k), per_token=float(k + 1),
+             every_expert=shared + (1 - shared) * experts / active)
+    values = sorted(n[x] for x in ("answer", "dense", "guesses_only", "no_overlap", "per_token", "every_expert"))
     gaps = [b - a for a, b in zip(values, values[1:], strict=False)]
     return n if min(gaps) >= 0.4 else None  # "about" must tell them apart
 
@@ -165,7 +172,8 @@ def moe_v(rng: random.Random) -> Names | None:
 def batched_speedup(rng: random.Random) -> Names | None:
     """The speedup at batch B under the roofline, v = max(1, B(K + 1)/R) / max(1, B/R). Wrong: the batch-1 figure
     (v = 1), τ / v (the drafting forgotten), and τ (the loop's cost forgotten); below the key, v paid per position
-    checked ((K + 1)·v) and the kept guesses alone over the cost (the target's own token forgotten)."""
+    checked ((K + 1)·v), the kept guesses alone over the cost (the target's own token forgotten) and a pass of its own
+    for the target's token (v + 1)."""
     ridge, batch, k = rng.choice((150, 200, 300, 400)), rng.choice((16, 32, 64, 128)), rng.choice((3, 5, 6))
     alpha, c = rng.choice(ALPHAS), rng.choice(DRAFT_COSTS)
     if not batch < ridge < batch * (k + 1):
@@ -178,7 +186,8 @@ def batched_speedup(rng: random.Random) -> Names | None:
     n["no_drafting"] = n["tau"] / v
     n["per_position"] = n["tau"] / float(analytics.cost_per_loop(k, c, (k + 1) * v))
     n["kept_only"] = float(analytics.expected_accepted_prefix(alpha, k)) / float(analytics.cost_per_loop(k, c, v))
-    names = ("answer", "batch_one", "no_drafting", "tau", "per_position", "kept_only")
+    n["extra_pass"] = float(analytics.speedup(alpha, k, c, v + 1.0))
+    names = ("answer", "batch_one", "no_drafting", "tau", "per_position", "kept_only", "extra_pass")
     return n if _distinct(*(f"{n[x]:.2f}" for x in names)) else None
 
 
@@ -186,19 +195,21 @@ def batched_speedup(rng: random.Random) -> Names | None:
 def break_even(rng: random.Random) -> Names | None:
     """The α below which speculation is slower than plain decoding, speedup(α, K, c, v) = 1. Wrong: (K·c + v − 1) / K
     (the prefix rule forgotten: α·K guesses a loop), the check priced at one plain pass (v = 1), and the target's
-    own token forgotten (α + … + α^K kept guesses against the loop's cost, above the key), and the drafting
-    forgotten (1 + α + … + α^K = v)."""
+    own token forgotten (α + … + α^K kept guesses against the loop's cost, above the key), the drafting forgotten
+    (1 + α + … + α^K = v), and a draft pass counted for the target's own token too ((K + 1)·c + v, above)."""
     k, c, v = rng.choice((3, 5, 6, 8)), rng.choice(DRAFT_COSTS), rng.choice((1.1, 1.2, 1.3, 1.4))
     cost = float(analytics.cost_per_loop(k, c, v))
     alpha = analytics.alpha_for_speedup(1.0, k, c, v)
     free = analytics.alpha_for_speedup(1.0, k, c, 1.0)
     kept = analytics.alpha_for_speedup((cost + 1.0) / cost, k, c, v)  # 1 + α + … + α^K = cost + 1
     no_drafting = analytics.alpha_for_speedup(1.0, k, 0.0, v)
-    if None in (alpha, free, kept, no_drafting):
+    extra_draft = analytics.alpha_for_speedup(1.0, k, c * (k + 1) / k, v)  # (K + 1)·c + v
+    if None in (alpha, free, kept, no_drafting, extra_draft):
         return None
     n = dict(k=k, c=c, v=v, n=k + 1, answer=alpha, linear=(k * c + v - 1) / k, free_check=free, kept_only=kept,
-             cost=cost, loss=cost - 1, no_drafting=no_drafting, draft_total=k * c)
-    names = ("answer", "linear", "free_check", "kept_only", "no_drafting")
+             cost=cost, loss=cost - 1, no_drafting=no_drafting, draft_total=k * c, extra_draft=extra_draft,
+             extra_draft_cost=(k + 1) * c + v)
+    names = ("answer", "linear", "free_check", "kept_only", "no_drafting", "extra_draft")
     return n if _apart([n[x] for x in names], 0.03) else None
 
 
