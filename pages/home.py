@@ -101,9 +101,9 @@ st.markdown(
     "3. **At small batch, on a GPU, decoding a large model is limited by memory, not arithmetic.** Each pass "
     "streams the model's weights from memory to produce a single token, and the compute units mostly wait. "
     "Scoring a handful of extra positions in the same pass uses arithmetic that was sitting idle, so it costs "
-    "little extra time. Where that does not hold (a CPU that runs short of arithmetic, a model so small that "
-    "launching its kernels sets the pace, a large batch) the extra positions cost more: *Is verification free "
-    "here?* measures it."
+    "little extra time. Where that does not hold (a CPU that runs short of arithmetic, a large batch) the extra "
+    "positions cost more; in a model so small that launching its kernels sets the pace, the check looks free, but "
+    "the draft pays the same launches, so its cost c is dear. *Is verification free here?* measures it."
 )
 
 st.subheader("Four words these pages use")

@@ -105,8 +105,15 @@ def batch_sentence(rows: list[tuple[int, te.Tree, float, te.Tree, float]]) -> st
         b, ch, s_ch, tr, s_tr = equal
         text += (f"from B = {b} the best tree has no more nodes than the best chain ({tr.nodes} and {ch.nodes}): "
                  "each extra candidate is now arithmetic the batch already uses, so width stops paying")
-        text += (f"; what lead the tree keeps there ({s_tr:.2f}× against {s_ch:.2f}×) comes from placing its "
-                 "nodes better, not from more of them." if s_tr - s_ch >= 0.005 else ".")
+        if s_tr - s_ch < 0.005:
+            text += "."
+        elif tr.tau > ch.tau:
+            text += (f"; what lead the tree keeps there ({s_tr:.2f}× against {s_ch:.2f}×) comes from placing its nodes "
+                     f"where the target's tokens are: τ {tr.tau:.2f} against {ch.tau:.2f}.")
+        else:
+            text += (f"; what lead the tree keeps there ({s_tr:.2f}× against {s_ch:.2f}×) comes from its shallower "
+                     f"shape: {tr.depth} draft pass{'' if tr.depth == 1 else 'es'} against the chain's {ch.nodes}, for "
+                     f"τ {tr.tau:.2f} against {ch.tau:.2f}.")
     else:
         text += "at every batch size here a tree still beats the chain."
     return text + (f" Assumptions: the GPU's roofline, weights only, R = {GPU_RIDGE}; this run's c kept as a stand-in "

@@ -343,10 +343,10 @@ def run_hint(spec: Trace) -> str:
     if s.drafter == DRAFT_MODEL and s.draft and Path(overlap.draft).name in s.draft:
         text += (f" *Why the output is unchanged* measured this draft's top token matching the target's on "
                  f"{overlap.greedy:.0%} of the positions of held-out answers, without its copying (its greedy "
-                 "α there). That scores every position once. A run checks a guess only after the ones before it "
-                 "were kept, so its checks bunch where the text is easy, and this draft also copies repeated text: "
-                 f"both can push a run's α (kept ÷ checked) above {overlap.greedy:.0%} (*In practice* sets this "
-                 "draft's measures side by side).")
+                 "α there). A greedy run without copying on those answers would keep about that share of its "
+                 "guesses (a little less: it never checks the target's +1 after a loop that kept all K). This run's "
+                 "α can differ because its text is one prompt, not those answers, and because this draft also "
+                 "copies repeated text (*In practice* sets this draft's measures side by side).")
     elif s.drafter == "prompt_lookup":
         text += " Prompt lookup proposes only text that appeared earlier; where there is none, a loop drafts nothing."
     return text

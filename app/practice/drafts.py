@@ -169,10 +169,12 @@ def alpha_reading(rows: list[AlphaFigure]) -> str:
     few = min(runs, key=lambda r: r.checked) if runs else None
     text = (
         "They do not contradict each other: they count different things on different text. Agreement scores "
-        "every position of a fixed text once. A run, or a chain, checks a guess only after the guesses before it "
-        "were kept, and kept guesses bunch where the text is easy, so kept ÷ checked comes out higher on the same "
-        f"answers ({chains.alpha:.0%} against {overlap.alpha:.0%}). Copying adds guesses that are right more often: "
-        f"the same chains with copying keep {with_copy:.0%}.")
+        "every position of a fixed text once. A greedy run on the same text, without copying, would check almost "
+        "the same positions (all but the target's +1 after a loop that kept every guess), so its α would sit near "
+        "the agreement, a little below. Chains started at every position count a position once for each chain "
+        "that reaches it, and more chains reach the positions after an easy stretch, so their kept ÷ checked comes "
+        f"out higher on the same answers ({chains.alpha:.0%} against {overlap.alpha:.0%}). Copying adds guesses "
+        f"that are right more often: the same chains with copying keep {with_copy:.0%}.")
     if "the validation set" in by_label:
         text += (f" The validation set is the kind of text the draft was trained on, and new prompts are harder "
                  f"({by_label['the validation set'].alpha:.0%} against {overlap.alpha:.0%}).")

@@ -70,7 +70,8 @@ def mtp_text() -> str:
             "this section.")
     cost = ("**What a loop costs on one memory system.** Where one GPU's (or one node's) memory holds every weight "
             "a step reads, a decoding step's time is set by the weights it reads. DeepSeek-V3 is a mixture of "
-            "experts: each token runs a few of many expert layers, so what a step reads depends on the batch. One "
+            "experts: in each of its routed layers a token uses a few of many experts, so what a step reads depends on "
+            "the batch. One "
             f"token reads {pub.DEEPSEEK_MTP_ACTIVE_PARAMS_B - pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}B weights of the "
             f"module (the output head included; the embedding is a one-row lookup) against "
             f"{pub.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B of the model, so at batch size B = 1 c ≈ {c_one:.3f}. There the "
@@ -79,8 +80,9 @@ def mtp_text() -> str:
             "sequences routes to nearly every expert in every step, module and model alike, so c is the module's "
             f"weights over the model's: ({pub.DEEPSEEK_MTP_UNIQUE_PARAMS_B:g}B of its own, most of them experts, + "
             f"{pub.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}B of the shared output head) / {pub.DEEPSEEK_V3_TOTAL_PARAMS_B:g}B "
-            f"≈ {c_big:.3f}, and v ≈ {v_big:.2f}: every expert is read anyway, and the check's extra tokens add only "
-            "a few to each (*Serving many requests* works it out).")
+            f"≈ {c_big:.3f}, and v ≈ {v_big:.2f}: every expert is read anyway and stays below the ridge, and the small "
+            f"rise comes from the weights every token reads (attention, the shared expert), which now carry "
+            f"{2 * big} tokens, past R = {GPU_RIDGE} (*Serving many requests* works it out).")
     spread = ("**Spread over many GPUs.** DeepSeek serves V3 by *expert parallelism*: its report's decoding unit is "
               f"{pub.DEEPSEEK_V3_DECODE_GPUS} GPUs, each holding its own experts. There the check's second token "
               "reaches its extra experts on other GPUs at the same time, and a step waits on the busiest GPU and on "

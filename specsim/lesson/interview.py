@@ -165,6 +165,8 @@ def _mtp() -> dict[str, str]:
     low, high = published.DEEPSEEK_MTP_ACCEPTANCE
     c = published.DEEPSEEK_MTP_COST_BY_BYTES
     v = moe.DEEPSEEK_V3.verify_cost(1, 1, roofline.GPU_RIDGE)  # batch 1, K = 1
+    c_big = round(published.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3)  # as the Variants page rounds them before adding
+    v_big = round(moe.DEEPSEEK_V3.verify_cost(256, 1, roofline.GPU_RIDGE), 2)
 
     def span(v_: float) -> str:
         return f"{analytics.speedup(low, 1, c, v_):.2f}–{analytics.speedup(high, 1, c, v_):.2f}×"
@@ -184,6 +186,7 @@ def _mtp() -> dict[str, str]:
         "mtp_loop_cost": (f"{analytics.tokens_per_loop(low, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
                           f"{analytics.tokens_per_loop(high, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}"),
         "mtp_big_v": _x(moe.DEEPSEEK_V3.verify_cost(256, 1, roofline.GPU_RIDGE)),
+        "mtp_big_loop": f"{c_big:.3f} + {v_big:.2f} = {c_big + v_big:.2f}",  # the draft's c at B = 256 added
         # spread over many GPUs by expert parallelism a step's time follows its layers: c by layers, v at best 1
         "mtp_gpus": str(published.DEEPSEEK_V3_DECODE_GPUS),
         "mtp_speedup_spread": (f"{analytics.speedup(low, 1, 1 / published.DEEPSEEK_V3_LAYERS, 1.0):.2f}–"

@@ -67,8 +67,8 @@ out = target.generate(**inputs, assistant_model=draft, max_new_tokens=64, do_sam
 out = target.generate(**inputs, prompt_lookup_num_tokens=4, max_new_tokens=64, do_sample=False)""",
             "https://huggingface.co/docs/transformers/generation_strategies", TRANSFORMERS_RELEASE,
             "No draft model: guesses are copied from the text so far (the prompt and what was generated), from "
-            "after the first place where its last few tokens appeared before; specsim's prompt lookup copies from "
-            "the most recent such place. The two can propose different guesses and keep different numbers of them, "
+            "after the earliest place where its last few tokens appeared before; specsim's prompt lookup copies from "
+            "the latest such place. The two can propose different guesses and keep different numbers of them, "
             "but the target checks every guess, so the greedy text is the same."),
     Snippet("vLLM", "n-gram (prompt lookup)", "python", """\
 from vllm import LLM, SamplingParams
