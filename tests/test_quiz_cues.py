@@ -377,7 +377,7 @@ def test_the_audit_flags_a_phrase_copied_from_a_page():
 def test_the_pages_text_holds_every_lesson_page():
     text = page_text()
     for title in ("Speedup calculator", "Is verification free here?", "Why the output is unchanged", "Under the hood",
-                  "Variants", "In practice"):
+                  "Variants", "Serving many requests", "In practice"):
         assert title in text, title
 
 
@@ -398,11 +398,11 @@ def _question(prompt: str, options: Sequence[str], answer: int = 0) -> quiz.Ques
 
 
 def test_the_second_audit_flags_a_key_that_paraphrases_a_page_sentence():
-    """The key reworks the hood's sentence on the caches ("cut back to what was kept") without five words in a
+    """The key reworks the hood's sentence on the caches ("keep only what was kept") without five words in a
     row."""
-    assert "caches are cut back to what was kept" in page_text()
+    assert "the caches keep only what was kept" in page_text()
     q = _question("What happens to the caches after a refusal?",
-                  ("What was kept stays: the caches get cut back to it",
+                  ("Caching keeps only the kept tokens; the rest are cut",
                    "They are rebuilt from scratch by a new prefill of the prompt",
                    "The draft's is emptied; the target's is left as it is",
                    "They grow by the refused tokens, marked as invalid"))
