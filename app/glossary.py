@@ -62,7 +62,8 @@ def terms() -> tuple[Term, ...]:
              "tokens times the layer's weights, so one reading of the weights serves every token in the pass.",
              "hood"),
         Term("launch-bound", "A pass whose time goes into starting its kernels, not into reading memory or "
-             "arithmetic: a tiny model on a GPU. Its v looks flat, but a draft pays the same launches.", "verify"),
+             "arithmetic: a tiny model on a GPU. Its v looks flat, but a draft pays a launch per kernel too, so its c "
+             "follows its share of the layers.", "verify"),
         Term("residual", "After a refused guess (sampling), the target draws from norm(max(0, p − q)): the part of its "
              "distribution p the draft's q left uncovered. It keeps the output exactly the target's.", "unchanged"),
         Term("token tree", "Several candidates per position, checked in one pass with a mask that lets each node see "

@@ -103,7 +103,8 @@ st.markdown(
     "Scoring a handful of extra positions in the same pass uses arithmetic that was sitting idle, so it costs "
     "little extra time. Where that does not hold (a CPU that runs short of arithmetic, a large batch) the extra "
     "positions cost more; in a model so small that launching its kernels sets the pace, the check looks free, but "
-    "the draft pays the same launches, so its cost c is dear. *Is verification free here?* measures it."
+    "the draft pays a launch for every kernel too, so its cost c follows its share of the target's layers, not its "
+    "much smaller share of the bytes. *Is verification free here?* measures it."
 )
 
 st.subheader("Four words these pages use")

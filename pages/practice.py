@@ -74,8 +74,10 @@ st.markdown(
     "models with different tokenizers can still be paired, losslessly: transformers' universal assisted generation "
     "(`generate(..., assistant_model=draft, tokenizer=..., assistant_tokenizer=...)`, after Timor et al., ICML "
     "2025) decodes the draft's guesses to text and re-tokenises them for the target, and the target's kept text "
-    "back for the draft. The price is the two translations every loop and guesses that no longer map one token to "
-    "one position, which lowers acceptance and speed against a pair that shares a tokenizer.")
+    "back for the draft, when decoding greedily. When sampling (transformers 4.50 on) it keeps the draft to the "
+    "tokens both vocabularies share and maps its guesses and its q onto the target's ids, so the usual rule, min(1, "
+    "p/q) and the residual, checks them. The price is the translations every loop and guesses that no longer map "
+    "one token to one position, which lowers acceptance and speed against a pair that shares a tokenizer.")
 shipped = recording.shipped_runs().get("prose_run")  # the default draft's recording
 coverage = domains.vocab_coverage(Path(defaults.DEFAULT_DRAFT), shipped.spec.generated_ids if shipped else ())
 if coverage is not None:

@@ -75,7 +75,8 @@ def test_the_ideas_claims_carry_their_conditions_where_they_first_appear():
     assert text.index("in exact arithmetic", first_greedy) - first_greedy < 60
     assert "**At small batch, on a GPU, decoding a large model is limited by memory, not arithmetic.**" in text
     assert "a CPU that runs short of arithmetic, a large batch" in text  # and where that does not hold
-    assert "the check looks free, but the draft pays the same launches" in text  # launch-bound: c, not v
+    assert "the check looks free, but the draft pays a launch for every kernel too" in text  # launch-bound: c, not v
+    assert "its share of the target's layers, not its much smaller share of the bytes" in text
     assert "in their distributed setup every layer pays fixed costs" in text
     assert "pays mostly for the bytes of weights it reads" in text
     step4 = text[text.index("**Add one.**"):text.index("One loop therefore")]

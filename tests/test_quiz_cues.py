@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from specsim.lesson import quiz
+from specsim.lesson import quiz, transfer
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURE = ROOT / "tests" / "lesson_text"
@@ -516,7 +516,7 @@ def test_the_shown_options_draw_the_keys_rank_evenly():
     options = ["5.0", "1.0", "2.0", "7.0", "8.0", "9.0"]
     counts = [0, 0, 0, 0]
     for seed in range(900):
-        shown = quiz.shown_options(options, 0, 4, str(seed))
+        shown = transfer.shown_options(options, 0, 4, str(seed))
         assert 0 in shown and len(shown) == 4
         values = sorted(float(options[i]) for i in shown)
         counts[values.index(5.0)] += 1

@@ -14,19 +14,17 @@ Every question may also quote the papers' figures from :mod:`specsim.core.publis
 Transfer questions name a model of :mod:`specsim.lesson.transfer` (``"transfer": "k_choice"``): each attempt draws
 its own numbers from the attempt's seed (:func:`questions_for`), and the model computes the key's figure and each
 distractor's. A question may hold a pool of misconceptions (``"show": 4`` with a ``"why"`` sentence per option):
-each attempt shows the key and three of them, the key's place among the numbers drawn evenly
-(:func:`shown_options`), and its explanation takes the sentences of the distractors shown. An attempt's answers
-are graded against its own draw (the page draws the questions and the option order from the attempt's seed). Each
-question names where to revisit it (``"revisit": {"page": "calculator",
-"section": "…"}``), a page's url path from :mod:`app.layout` and a heading on that page.
+each attempt shows the key and three of them, the key's rank among the numbers drawn evenly
+(:func:`specsim.lesson.transfer.shown_options`), and its explanation takes the sentences of the distractors shown.
+An attempt's answers are graded against its own draw (the page draws the questions and the option order from the
+attempt's seed). Each question names where to revisit it (``"revisit": {"page": "calculator", "section": "…"}``),
+a page's url path from :mod:`app.layout` and a heading on that page.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,34 +317,11 @@ def parse_question(raw: Mapping[str, Any], where: str = "question", seed: int | 
     _require(len(set(options)) == len(options), where, "options must be distinct")
     answer = q.answer
     if q.why is not None:
-        shown = shown_options(options, q.answer, q.show or len(options), f"{seed}:{q.id}")
+        shown = transfer.shown_options(options, q.answer, q.show or len(options), f"{seed}:{q.id}")
         explanation = " ".join([explanation] + [_fill(q.why[i], names, where) for i in shown if i != q.answer])
         options, answer = tuple(options[i] for i in shown), shown.index(q.answer)
     revisit = None if q.revisit is None else Revisit(q.revisit.page, q.revisit.section)
     return Question(q.id, q.topic, prompt, options, answer, explanation, numeric, revisit, q.transfer, dict(raw))
-
-
-LEADING_NUMBER = re.compile(r"^\D*?(-?\d+(?:\.\d+)?)")
-
-
-def shown_options(options: Sequence[str], answer: int, show: int, seed: str) -> list[int]:
-    """Which of a question's options an attempt shows: the key and ``show`` − 1 distractors drawn at ``seed``, in the
-    file's order (the page shuffles them). Where every option leads with a number, the key's rank among the shown
-    numbers is drawn first, evenly among the ranks the pool allows (every rank where it holds three misconceptions
-    on each side of the key), so no rule by rank ("pick the largest", "the smallest", "drop the extremes") finds it
-    more often than chance."""
-    rng = random.Random(f"{seed}:options")
-    others = [i for i in range(len(options)) if i != answer]
-    numbers = [LEADING_NUMBER.match(o) for o in options]
-    if all(numbers):
-        value = [float(m.group(1)) for m in numbers]  # type: ignore[union-attr]
-        below = [i for i in others if value[i] < value[answer]]
-        above = [i for i in others if value[i] > value[answer]]
-        ranks = [r for r in range(show) if r <= len(below) and show - 1 - r <= len(above)]
-        if ranks:
-            rank = rng.choice(ranks)
-            return sorted([answer, *rng.sample(below, rank), *rng.sample(above, show - 1 - rank)])
-    return sorted([answer, *rng.sample(others, show - 1)])
 
 
 def questions_for(questions: Sequence[Question], seed: int) -> tuple[Question, ...]:

@@ -13,7 +13,8 @@ off a page as it opens. A model retries its draw until the options it computes a
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -264,6 +265,29 @@ def temperature_overlap(rng: random.Random) -> Names | None:
     if not _distinct(f"{overlap:.2f}", f"{agree:.2f}", f"{p[top_p]:.2f}", "1.00"):
         return None
     return dict(p=_show(p), q=_show(q), top=TOKENS[top_p], overlap=overlap, agree=agree, p_top=p[top_p])
+
+
+LEADING_NUMBER = re.compile(r"^\D*?(-?\d+(?:\.\d+)?)")
+
+
+def shown_options(options: Sequence[str], answer: int, show: int, seed: str) -> list[int]:
+    """Which of a question's options an attempt shows: the key and ``show`` − 1 distractors drawn at ``seed``, in the
+    file's order (the page shuffles them). Where every option leads with a number, the key's rank among the shown
+    numbers is drawn first, evenly among the ranks the pool allows (rank r needs r misconceptions below the key and
+    ``show`` − 1 − r above it), so no rule by rank ("pick the largest", "the smallest", "drop the extremes") finds it
+    much more often than chance."""
+    rng = random.Random(f"{seed}:options")
+    others = [i for i in range(len(options)) if i != answer]
+    numbers = [LEADING_NUMBER.match(o) for o in options]
+    if all(numbers):
+        value = [float(m.group(1)) for m in numbers]  # type: ignore[union-attr]
+        below = [i for i in others if value[i] < value[answer]]
+        above = [i for i in others if value[i] > value[answer]]
+        ranks = [r for r in range(show) if r <= len(below) and show - 1 - r <= len(above)]
+        if ranks:
+            rank = rng.choice(ranks)
+            return sorted([answer, *rng.sample(below, rank), *rng.sample(above, show - 1 - rank)])
+    return sorted([answer, *rng.sample(others, show - 1)])
 
 
 MODELS: dict[str, Callable[[random.Random], Names]] = {
