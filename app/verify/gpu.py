@@ -50,7 +50,9 @@ def gpu_text(data: dict, cpu: PathRun | None = None, model: roofline.Transformer
     _, v = gpu_v(data, "bfloat16")
     read_ms = model.weight_bytes / (chip.tb_per_s * 1e12) * 1e3
     _, v32 = gpu_v(data, "float32") if "float32" in data["passes"] else ([], [])
-    f32_note = (f"(The float32 curve's dips below 1, to {min(v32):.2f}, are timing noise on a shared host.) "
+    f32_note = (f"(The float32 curve's dips below 1, to {min(v32):.2f}, cannot be real, since a wider pass does no "
+                f"less work: they show this run's timing noise, up to {1 - min(v32):.0%} at a single point on a shared "
+                "host, so read the curves by their medians, not point by point.) "
                 if v32 and min(v32) < 1 else "")
     return (f"**A measurement on a GPU.** The project ran the bundled target on an {data['gpu']} (stock kernels, "
             f"{len(passes['n'])} pass widths). A one-token bfloat16 pass took {one:.1f} ms and a pass over "
