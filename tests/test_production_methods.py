@@ -21,7 +21,8 @@ def test_every_method_row_quotes_its_papers_figure():
 
 
 def _mtp_costs() -> tuple[tuple[float, float], ...]:
-    """(c, v) on one memory system at B = 1 and at B = 256, and spread over many GPUs (by layers, v at best 1)."""
+    """(c, v) on one memory system at B = 1 and at B = 256, and spread over many GPUs (by layers, v at best 1),
+    worked out here from the published figures and the MoE model, rounded as the page shows them."""
     from specsim.core.defaults import GPU_RIDGE
     from specsim.lesson import moe
 
@@ -29,6 +30,22 @@ def _mtp_costs() -> tuple[tuple[float, float], ...]:
     big = (round(pub.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3), round(moe.DEEPSEEK_V3.verify_cost(256, 1, GPU_RIDGE), 2))
     spread = (round(1 / pub.DEEPSEEK_V3_LAYERS, 3), 1.0)
     return one, big, spread
+
+
+def test_the_mtp_loops_are_the_pages_and_the_interviews_one_source():
+    """The Variants page and the interview price the MTP loop with one function (they once rounded and added c and v
+    each on its own): its three loops are the costs worked out here, and both texts write each loop's sum."""
+    from specsim.lesson import moe
+
+    loops = moe.mtp_loops()
+    assert [(loop.c, loop.v) for loop in loops] == list(_mtp_costs())
+    assert [loop.batch for loop in loops] == [1, 256, 1]
+    answer = {q.id: q for q in interview.load()}["mtp"].answer
+    big = loops[1]
+    assert f"v = {big.v:.2f} at B = {big.batch}" in answer
+    assert f"{big.c:.3f} + {big.v:.2f} = {big.cost:.2f}" in answer
+    for loop in loops:
+        assert f"c + v = {loop.c:.3f} + {loop.v:.2f} = {loop.cost:.2f} plain steps" in production.mtp_text()
 
 
 def test_mtp_in_the_apps_terms_is_the_formula_at_k_1():

@@ -55,10 +55,8 @@ def mtp_text() -> str:
     link for each."""
     low, high = pub.DEEPSEEK_MTP_ACCEPTANCE
     tau_low, tau_high = analytics.tokens_per_loop(low, 1), analytics.tokens_per_loop(high, 1)
-    big = 256
-    c_one, c_big = round(pub.DEEPSEEK_MTP_COST_BY_BYTES, 3), round(pub.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3)
-    v_one, v_big = (round(moe.DEEPSEEK_V3.verify_cost(b, 1, GPU_RIDGE), 2) for b in (1, big))
-    c_layers = round(1 / pub.DEEPSEEK_V3_LAYERS, 3)
+    one, many, spread = moe.mtp_loops(GPU_RIDGE)
+    big, (c_one, v_one), (c_big, v_big), c_layers = many.batch, (one.c, one.v), (many.c, many.v), spread.c
     what = (f"**MTP in this app's terms.** DeepSeek-V3 trains one *multi-token prediction* (MTP) module that predicts "
             "one token further ahead than the model does. The module reads the model's last hidden state *and* the "
             "embedding of the next token, runs one more transformer block, then the model's own output head. The "
@@ -86,36 +84,36 @@ def mtp_text() -> str:
             f"rise comes from the weights every token reads (attention, the shared expert, the dense layers, the "
             "output head), which now carry "
             f"{2 * big} tokens, past R = {GPU_RIDGE} (*Serving many requests* works it out).")
-    spread = ("**Spread over many GPUs.** DeepSeek serves V3 by *expert parallelism*: its report's decoding unit is "
-              f"{pub.DEEPSEEK_V3_DECODE_GPUS} GPUs, each holding its own experts. There the check's second token "
-              "reaches its extra experts on other GPUs at the same time, and a step waits on the busiest GPU and on "
-              "each layer's exchange of tokens between GPUs, so its time follows the layers it passes more than the "
-              f"bytes: the module is one block beside the model's {pub.DEEPSEEK_V3_LAYERS}, c ≈ {c_layers:.3f}, and "
-              "at best v ≈ 1.00.")
-    return "\n\n".join((what, cost, spread, _mtp_batch_clause(tau_low, tau_high, (c_one, v_one), (c_big, v_big),
-                                                               (c_layers, 1.0), big)))
+    spread_text = (
+        "**Spread over many GPUs.** DeepSeek serves V3 by *expert parallelism*: its report's decoding unit is "
+        f"{pub.DEEPSEEK_V3_DECODE_GPUS} GPUs, each holding its own experts. There the check's second token reaches "
+        "its extra experts on other GPUs at the same time, and a step waits on the busiest GPU and on each layer's "
+        "exchange of tokens between GPUs, so its time follows the layers it passes more than the bytes: the module "
+        f"is one block beside the model's {pub.DEEPSEEK_V3_LAYERS}, c ≈ {c_layers:.3f}, and at best "
+        f"v ≈ {spread.v:.2f}.")
+    return "\n\n".join((what, cost, spread_text, _mtp_batch_clause(tau_low, tau_high, one, many, spread)))
 
 
-def _mtp_batch_clause(tau_low: float, tau_high: float, one: tuple[float, float], many: tuple[float, float],
-                      spread: tuple[float, float], big: int) -> str:
+def _mtp_batch_clause(tau_low: float, tau_high: float, one: moe.MtpLoop, many: moe.MtpLoop,
+                      spread: moe.MtpLoop) -> str:
     """The loop's cost c + v at K = 1 and its speedup on one memory system at batch size 1 and at a large batch, and
     spread over many GPUs, each with a calculator link, against what DeepSeek's figure (given to one decimal)
     covers."""
     reported, low = pub.DEEPSEEK_MTP_SPEEDUP.high, tau_low - 1
 
-    def at(c: float, v: float, where: str) -> str:
-        loop = c + v
-        return (f"{where}, c + v = {c:.3f} + {v:.2f} = {loop:.2f} plain steps, so {tau_low / loop:.2f}–"
-                f"{tau_high / loop:.2f}× ([open the calculator there]({_calculator(1, low, c, v)}))")
+    def at(loop: moe.MtpLoop) -> str:
+        c, v, cost = loop.c, loop.v, loop.cost
+        return (f"at B = {loop.batch}, c + v = {c:.3f} + {v:.2f} = {cost:.2f} plain steps, so {tau_low / cost:.2f}–"
+                f"{tau_high / cost:.2f}× ([open the calculator there]({_calculator(1, low, c, v)}))")
 
     text = (f"**What the reported {pub.DEEPSEEK_MTP_SPEEDUP.figure} implies.** The report gives no batch size for "
             f"its {pub.DEEPSEEK_MTP_SPEEDUP.figure} (tokens per second), and a figure given to one decimal covers "
-            f"{reported - 0.05:.2f}–{reported + 0.05:.2f}×. On one memory system: " + at(*one, "at B = 1") + "; "
-            + at(*many, f"at B = {big}") + ". Spread over many GPUs: " + at(*spread, "at B = 1") + ". ")
+            f"{reported - 0.05:.2f}–{reported + 0.05:.2f}×. On one memory system: " + at(one) + "; " + at(many)
+            + ". Spread over many GPUs: " + at(spread) + ". ")
     edge = reported - 0.05
 
-    def fits(cost: tuple[float, float]) -> bool:
-        return tau_high / sum(cost) >= edge
+    def fits(loop: moe.MtpLoop) -> bool:
+        return tau_high / loop.cost >= edge
 
     one_system = ("Both batch sizes fit it on one memory system" if fits(one) else
                   "On one memory system it fits a large batch and not a small one" if fits(many) else

@@ -159,38 +159,35 @@ def _schedule(k: int) -> dict[str, str]:
 
 
 def _mtp() -> dict[str, str]:
-    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, c by weights read on one memory system
-    (by its share of the layers spread over many GPUs), and v at batch 1 from the mixture-of-experts roofline
-    (:mod:`specsim.lesson.moe`)."""
+    """DeepSeek-V3's MTP module as the draft: K = 1, its reported acceptance, and the loop's c and v in the three
+    deployments the Variants page prices, from the same function (:func:`specsim.lesson.moe.mtp_loops`)."""
     low, high = published.DEEPSEEK_MTP_ACCEPTANCE
-    c = published.DEEPSEEK_MTP_COST_BY_BYTES
-    v = moe.DEEPSEEK_V3.verify_cost(1, 1, roofline.GPU_RIDGE)  # batch 1, K = 1
-    c_big = round(published.DEEPSEEK_MTP_COST_ALL_EXPERTS, 3)  # as the Variants page rounds them before adding
-    v_big = round(moe.DEEPSEEK_V3.verify_cost(256, 1, roofline.GPU_RIDGE), 2)
+    one, many, spread = moe.mtp_loops(roofline.GPU_RIDGE)
 
-    def span(v_: float) -> str:
-        return f"{analytics.speedup(low, 1, c, v_):.2f}–{analytics.speedup(high, 1, c, v_):.2f}×"
+    def span(loop: moe.MtpLoop, v: float | None = None) -> str:
+        v = loop.v if v is None else v
+        return f"{analytics.speedup(low, 1, loop.c, v):.2f}–{analytics.speedup(high, 1, loop.c, v):.2f}×"
 
     return {
         "mtp_acceptance": f"{low:.0%}–{high:.0%}",
         "mtp_tau": f"{analytics.tokens_per_loop(low, 1):.2f}–{analytics.tokens_per_loop(high, 1):.2f}",
-        "mtp_c_layers": f"1/{published.DEEPSEEK_V3_LAYERS} = {1 / published.DEEPSEEK_V3_LAYERS:.3f}",
+        "mtp_c_layers": f"1/{published.DEEPSEEK_V3_LAYERS} = {spread.c:.3f}",
         "mtp_c": f"({published.DEEPSEEK_MTP_ACTIVE_PARAMS_B:g} − {published.DEEPSEEK_V3_EMBEDDING_PARAMS_B:g}) / "
-                 f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {c:.3f}",
+                 f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g} = {one.c:.3f}",
         "mtp_active_b": f"{published.DEEPSEEK_V3_ACTIVE_PARAMS_B:g}B",
-        "mtp_speedup": span(1.0),
+        "mtp_speedup": span(one, 1.0),
         "mtp_ridge": str(roofline.GPU_RIDGE),
-        "mtp_moe_v": _x(v),
-        "mtp_speedup_moe": span(v),
+        "mtp_moe_v": _x(one.v),
+        "mtp_speedup_moe": span(one),
         # the report's figure read backwards: what a loop must cost for τ to give it (no batch size is stated)
         "mtp_loop_cost": (f"{analytics.tokens_per_loop(low, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}–"
                           f"{analytics.tokens_per_loop(high, 1) / published.DEEPSEEK_MTP_SPEEDUP.high:.2f}"),
-        "mtp_big_v": _x(moe.DEEPSEEK_V3.verify_cost(256, 1, roofline.GPU_RIDGE)),
-        "mtp_big_loop": f"{c_big:.3f} + {v_big:.2f} = {c_big + v_big:.2f}",  # the draft's c at B = 256 added
+        "mtp_big_v": _x(many.v),
+        "mtp_big_batch": str(many.batch),
+        "mtp_big_loop": f"{many.c:.3f} + {many.v:.2f} = {many.cost:.2f}",  # the draft's c at the large batch added
         # spread over many GPUs by expert parallelism a step's time follows its layers: c by layers, v at best 1
         "mtp_gpus": str(published.DEEPSEEK_V3_DECODE_GPUS),
-        "mtp_speedup_spread": (f"{analytics.speedup(low, 1, 1 / published.DEEPSEEK_V3_LAYERS, 1.0):.2f}–"
-                               f"{analytics.speedup(high, 1, 1 / published.DEEPSEEK_V3_LAYERS, 1.0):.2f}×"),
+        "mtp_speedup_spread": span(spread),
     }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from specsim.core import published
 from specsim.lesson import roofline
 
 
@@ -83,3 +84,38 @@ the shape above gives 37.5B activated, the shared expert and the dense layers co
 def dense_verify_cost(batch: int, k: int, ridge: float) -> float:
     """The dense model's v at the same batch, weights only, for the chart beside the MoE's."""
     return roofline.batched_verify_cost(batch, k, ridge)
+
+
+MTP_BIG_BATCH = 256
+"""The large batch at which the pages price DeepSeek-V3's MTP module: every expert is read each step."""
+
+
+@dataclass(frozen=True)
+class MtpLoop:
+    """One speculative loop of DeepSeek-V3 with its MTP module as the draft at K = 1, in one deployment: the draft's
+    cost c and the check's v in plain steps, rounded as the pages show them (c to 3 decimals, v to 2), so that the
+    sum a page writes, c + v, is the sum of the figures it shows."""
+
+    where: str
+    batch: int
+    c: float
+    v: float
+
+    @property
+    def cost(self) -> float:
+        """c + v: the loop's cost in plain steps."""
+        return self.c + self.v
+
+
+def mtp_loops(ridge: float = roofline.GPU_RIDGE) -> tuple[MtpLoop, MtpLoop, MtpLoop]:
+    """The MTP loop at K = 1 three ways: on one memory system at batch 1 (c by the weights one token reads, v from
+    this model), on one memory system at :data:`MTP_BIG_BATCH` (c by every weight of the module over the model's, as
+    every expert is read anyway), and spread over many GPUs by expert parallelism at batch 1 (a step's time follows
+    its layers: c by the module's one layer among the model's, v at best 1)."""
+    def loop(where: str, batch: int, c: float, v: float) -> MtpLoop:
+        return MtpLoop(where, batch, round(c, 3), round(v, 2))
+
+    return (loop("one memory system", 1, published.DEEPSEEK_MTP_COST_BY_BYTES, DEEPSEEK_V3.verify_cost(1, 1, ridge)),
+            loop("one memory system", MTP_BIG_BATCH, published.DEEPSEEK_MTP_COST_ALL_EXPERTS,
+                 DEEPSEEK_V3.verify_cost(MTP_BIG_BATCH, 1, ridge)),
+            loop("spread over many GPUs", 1, 1 / published.DEEPSEEK_V3_LAYERS, 1.0))
