@@ -256,11 +256,19 @@ def test_without_a_curve_measured_here_trees_are_priced_on_the_cpu_curve_not_a_g
 
     recorded = passcost.load_recorded(VERIFY_CURVE_RECORDED)
     assert recorded is not None
-    monkeypatch.setattr(v_curve, "curves", lambda: {"a GPU serving one request (roofline, R = 256)": [1.0] * 16})
-    name, v = trees.machine_v()
-    assert "recorded on a CPU" in name and recorded.machine in name
+    monkeypatch.setattr(v_curve, "measured", lambda: None)
+    source = trees.machine_v()
+    assert "recorded on a CPU" in source.name and recorded.machine in source.name
+    assert source.short == "v(n) recorded on a CPU"
+    v = source.v
     assert v(1) == 1.0 and v(5) == pytest.approx(max(1.0, recorded.curve.v_at(5))) and v(5) > 1.05
-    measured = {"this machine, measured on the verify page": [1.5] * 16}
-    monkeypatch.setattr(v_curve, "curves", lambda: measured)
-    assert trees.machine_v()[0] == "this machine, measured on the verify page" and trees.machine_v()[1](5) == 1.5
+    monkeypatch.setattr(v_curve, "measured", lambda: ("this machine, measured on the verify page", [1.5] * 16))
+    here = trees.machine_v()
+    assert (here.name, here.short, here.v(5), here.v(1)) == (
+        "this machine, measured on the verify page", "v(n) measured here", 1.5, 1.0)
+    monkeypatch.setattr(v_curve, "measured", lambda: None)
+    monkeypatch.setattr(passcost, "load_recorded", lambda path: None)
+    gpu = trees.machine_v()  # neither measured nor recorded: the GPU's roofline, named as the calculator names it
+    assert gpu.name == next(iter(v_curve.MODELS)) and gpu.short == "the roofline's v(n), R = 256"
+    assert gpu.v(17) == 1.0 and gpu.v(513) == pytest.approx(513 / 256)
     assert "this run's c kept as a stand-in" in trees.batch_sentence([])

@@ -22,19 +22,27 @@ MODELS = {f"a GPU serving one request (roofline, R = {GPU_RIDGE})": float(GPU_RI
           "a compute-bound CPU (roofline, R = 4)": 4.0}
 
 
-def curves() -> dict[str, np.ndarray]:
-    """v(K + 1) for K = K_MIN..K_MAX, by curve name; the measured one first when there is one."""
+def measured() -> tuple[str, np.ndarray] | None:
+    """This machine's v(K + 1) for K = K_MIN..K_MAX and the curve's name, where one was measured (the machine
+    profile, else a measurement on the verify page); None where neither was."""
     from app import class_profile as app_profile  # here, not at the top: out of a class it imports torch (1.6 s)
 
     ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
-    out: dict[str, np.ndarray] = {}
     profile = app_profile.cached()
     curve = state.get(state.VERIFY_CURVE)
     if profile is not None:
-        out["this machine, measured (python -m specsim.measure.machine)"] = np.array(
-            [max(1.0, profile.v.get(int(k) + 1, profile.v[max(profile.v)])) for k in ks])
-    elif curve is not None:
-        out["this machine, measured on the verify page"] = np.array([max(1.0, curve.v_at(int(k) + 1)) for k in ks])
+        return ("this machine, measured (python -m specsim.measure.machine)",
+                np.array([max(1.0, profile.v.get(int(k) + 1, profile.v[max(profile.v)])) for k in ks]))
+    if curve is not None:
+        return "this machine, measured on the verify page", np.array([max(1.0, curve.v_at(int(k) + 1)) for k in ks])
+    return None
+
+
+def curves() -> dict[str, np.ndarray]:
+    """v(K + 1) for K = K_MIN..K_MAX, by curve name; the measured one first when there is one."""
+    ks = np.arange(analytics.K_MIN, analytics.K_MAX + 1)
+    here = measured()
+    out: dict[str, np.ndarray] = {} if here is None else {here[0]: here[1]}
     for name, ridge in MODELS.items():
         out[name] = np.array([roofline.roofline_pass_cost(k + 1, ridge) for k in ks])
     return out

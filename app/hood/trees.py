@@ -28,19 +28,35 @@ SIZES = tuple(range(1, 17))  # nodes: the chain's K, or a tree's candidates (a p
 BATCHES = (1, 4, 16, 32, 64, 128, 256)
 
 
-def machine_v() -> tuple[str, Callable[[int], float]]:
+@dataclass(frozen=True)
+class VSource:
+    """Where the tree economics' v(n) comes from: its name in the text, its short name in the chart, and v(n)."""
+
+    name: str
+    short: str
+    v: Callable[[int], float]
+
+
+def machine_v() -> VSource:
     """This machine's measured v(n) where there is one; else the curve recorded on a CPU (the recordings' c was timed
     on a CPU, so a GPU's roofline beside it would price a machine that exists nowhere); the app's GPU roofline only
     when neither is there. n = 1 costs 1."""
     from app.calculator import v_curve
 
-    name, curve = next(iter(v_curve.curves().items()))
-    if "measured" not in name:
-        recorded = passcost.load_recorded(VERIFY_CURVE_RECORDED)
-        if recorded is not None:
-            return (f"the curve recorded on a CPU ({recorded.machine}, {recorded.when}; *Is verification free "
-                    "here?*)", lambda n: 1.0 if n <= 1 else max(1.0, recorded.curve.v_at(n)))
-    return name, lambda n: 1.0 if n <= 1 else float(curve[min(n - 1, len(curve)) - 1])
+    def from_curve(curve) -> Callable[[int], float]:  # v(K + 1) for K = 1..: v(n) at index n - 2
+        return lambda n: 1.0 if n <= 1 else float(curve[min(n - 1, len(curve)) - 1])
+
+    here = v_curve.measured()
+    if here is not None:
+        return VSource(here[0], "v(n) measured here", from_curve(here[1]))
+    recorded = passcost.load_recorded(VERIFY_CURVE_RECORDED)
+    if recorded is not None:
+        return VSource(f"the curve recorded on a CPU ({recorded.machine}, {recorded.when}; *Is verification free "
+                       "here?*)", "v(n) recorded on a CPU",
+                       lambda n: 1.0 if n <= 1 else max(1.0, recorded.curve.v_at(n)))
+    name, ridge = next(iter(v_curve.MODELS.items()))  # the GPU serving one request
+    return VSource(name, f"the roofline's v(n), R = {ridge:g}",
+                   lambda n: 1.0 if n <= 1 else roofline.roofline_pass_cost(n, ridge))
 
 
 def batch_v(batch: int, ridge: float = GPU_RIDGE) -> Callable[[int], float]:
@@ -245,9 +261,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     measured_c = plain is not None and plain.n_generated
     c = costmodel.cost_model([trace], [plain]).draft_cost if measured_c else fallback_cost
     c_from = "this run's measured drafting cost" if measured_c else "the calculator's draft cost"
-    v_name, v = machine_v()
-    short = ("v(n) measured here" if "measured" in v_name else "v(n) recorded on a CPU" if "recorded" in v_name
-             else f"the roofline's v(n), R = {GPU_RIDGE}")
+    source = machine_v()
+    v_name, v, short = source.name, source.v, source.short
     own = real_trees(trace, c, v) if trace.settings.tree is not None else None
     chart(economics_figure(hits.probs, c, v, short, own), key=state.HOOD_TREE_CHART)
     tree, s_tree = te.best_by_size(hits.probs, c, v, SIZES)
