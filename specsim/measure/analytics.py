@@ -192,4 +192,6 @@ def alpha_for_speedup(speedup_: float, k: int, draft_cost: float, verify_cost: f
     from scipy.optimize import brentq  # imported here: most pages never back-solve, and scipy is slow to import
 
     tokens = min(max(tokens, 1.0), k + 1.0)
-    return float(brentq(lambda a: float(tokens_per_loop(a, k)) - tokens, 0.0, 1.0, xtol=1e-12))
+    # tokens_per_loop as the finite sum 1 + α + … + α^K on plain floats: the root-finder calls it dozens of times,
+    # and the array version's checks cost 60 µs a call (the knowledge check's draws call it thousands of times)
+    return float(brentq(lambda a: sum(a**j for j in range(int(k) + 1)) - tokens, 0.0, 1.0, xtol=1e-12))
