@@ -272,3 +272,20 @@ def test_without_a_curve_measured_here_trees_are_priced_on_the_cpu_curve_not_a_g
     assert gpu.name == next(iter(v_curve.MODELS)) and gpu.short == "the roofline's v(n), R = 256"
     assert gpu.v(17) == 1.0 and gpu.v(513) == pytest.approx(513 / 256)
     assert "this run's c kept as a stand-in" in trees.batch_sentence([])
+
+
+def test_the_tau_panel_draws_the_richest_tree_which_never_keeps_less_than_the_chain():
+    """A new learner's reading: the τ panel drew only the fastest tree, which on a CPU curve was three nodes at
+    τ 1.86 under the chain's 2.0, beside a take-away that says trees raise τ. The panel now also draws the tree with
+    the most τ of each size: never below the chain (a chain is a tree), above it when runners-up are kept."""
+    from app.hood.trees import SIZES, economics_figure
+
+    probs = (0.4, 0.15, 0.08)
+    fig = economics_figure(probs, 0.05, lambda n: 1.0 + 0.05 * (n - 1))
+    richest = [t for t in fig.data if t.name.startswith("tree with the most τ")]
+    chain = [t for t in fig.data if t.name == "chain of K guesses" and t.xaxis == "x"]
+    assert len(richest) == 1 and len(chain) == 1
+    assert richest[0].xaxis == "x"  # the left (τ) panel only
+    assert all(r >= c - 1e-12 for r, c in zip(richest[0].y, chain[0].y, strict=True))
+    assert richest[0].y[-1] > chain[0].y[-1] + 0.1  # with 15 % and 8 % runners-up, 16 nodes keep far more
+    assert list(richest[0].x) == list(SIZES)

@@ -8,18 +8,21 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.palette import DRAFT, MUTED, PLAIN, TARGET
+from specsim.measure.passcost import FLAT_TOLERANCE
 
 
 def verify_curve_figure(ns: Sequence[int], v: Sequence[float], flat_until: int, ridge: float | None) -> go.Figure:
-    """Measured v(n) with the free level v = 1, the flat part shaded, and the roofline fit max(1, n / R) when it fits
-    (``ridge`` None: the curve has no corner a roofline could describe, so no fit is drawn)."""
+    """Measured v(n) with the free level v = 1, the part within :data:`FLAT_TOLERANCE` of it shaded, and the roofline
+    fit max(1, n / R) when it fits (``ridge`` None: the curve has no corner a roofline could describe, so no fit is
+    drawn). The shading says "within 10 %", not "flat": a curve that rises from its first extra token stays within
+    10 % for a few tokens too, and calling that part flat would draw the corner the text says it lacks."""
     ns = list(ns)
     fig = go.Figure()
     if flat_until > 1:
         fig.add_vrect(x0=0.5, x1=flat_until + 0.5, fillcolor=TARGET, opacity=0.12, line_width=0,
-                      annotation_text="flat: about one pass", annotation_position="top left")
+                      annotation_text=f"within {FLAT_TOLERANCE:.0%} of one pass", annotation_position="top left")
     fig.add_vrect(x0=flat_until + 0.5, x1=max(ns) + 0.5, fillcolor=PLAIN, opacity=0.08, line_width=0,
-                  annotation_text="rising: each token adds cost", annotation_position="top right")
+                  annotation_text=f"more than {FLAT_TOLERANCE:.0%} above", annotation_position="top right")
     if ridge is not None:
         grid = np.linspace(1, max(ns), 200)
         fig.add_scatter(x=grid, y=np.maximum(1.0, grid / ridge), mode="lines",
