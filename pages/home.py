@@ -88,8 +88,10 @@ st.success(
     f"{fmt(lesson.draft_cost)} of a target pass, and a check of K + 1 tokens costing no more than one pass, a useless "
     "draft runs at "
     f"**{fmt(useless)}× plain speed**, and its weights and cache take "
-    "memory besides. The loss is bounded, which is what makes speculation safe to try: measure how often guesses "
-    "are kept, and switch it off where they rarely are."
+    "memory besides; where a check of K + 1 tokens costs more than one pass (on a CPU, for one), slower still. "
+    "Either way the loss has a floor: one token for what a loop costs, its draft passes and one check, which a "
+    "short measurement finds. That is what makes speculation safe to try: measure how often guesses are kept, and "
+    "switch it off where they rarely are."
 )
 
 st.subheader("Three facts that make it work")
@@ -103,8 +105,8 @@ st.markdown(
     "Scoring a handful of extra positions in the same pass uses arithmetic that was sitting idle, so it costs "
     "little extra time. Where that does not hold (a CPU that runs short of arithmetic, a large batch) the extra "
     "positions cost more; in a model so small that launching its kernels sets the pace, the check looks free, but "
-    "the draft pays a launch for every kernel too, so its cost c follows its share of the target's layers, not its "
-    "much smaller share of the bytes. *Is verification free here?* measures it."
+    "the draft pays a launch for every kernel too, so a draft pass costs about its share of the target's layers, "
+    "not its much smaller share of the bytes. *Is verification free here?* measures it."
 )
 
 st.subheader("Four words these pages use")

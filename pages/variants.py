@@ -13,13 +13,14 @@ st.title("Variants: where the guesses come from")
 frame.opening("variants.py")
 st.markdown(
     "Speculative decoding needs *some* cheap guess of the next few tokens. Where the guess comes from is what "
-    "separates the variants. Four are classic: a second small model, text copied from the input, the target "
-    "guessing ahead of itself, and extra heads bolted onto the target. Two more are described here: a draft head "
-    "that reads the target's own features (EAGLE), and the target's first layers alone (early exit). "
+    "separates the variants. Four are classic: a second small model (a *draft model*), text copied from the input "
+    "(*prompt lookup*), the target guessing ahead of itself (*lookahead decoding*), and extra heads bolted onto the "
+    "target (*Medusa*). Two more are described here: a draft head that reads the target's own features (EAGLE), "
+    "and the target's first layers alone (early exit). "
     "Below, all six run on the bundled target (SmolLM2-135M-Instruct, "  # Medusa twice: as a chain and as a tree
     f"{loaders.bundled_dtype_name()}, greedy) on the same prompt, each timed against plain "
     "decoding: warmed up first, then in interleaved rounds, and cross-checked against the cost model (Medusa's "
-    "heads run twice, as a chain and as a tree, so the table has seven rows).")
+    "heads run twice, as a chain and as a tree, so the table has seven variant rows below plain decoding's).")
 
 variant_guide.guide()
 

@@ -76,7 +76,8 @@ def test_the_ideas_claims_carry_their_conditions_where_they_first_appear():
     assert "**At small batch, on a GPU, decoding a large model is limited by memory, not arithmetic.**" in text
     assert "a CPU that runs short of arithmetic, a large batch" in text  # and where that does not hold
     assert "the check looks free, but the draft pays a launch for every kernel too" in text  # launch-bound: c, not v
-    assert "its share of the target's layers, not its much smaller share of the bytes" in text
+    assert "a draft pass costs about its share of the target's layers, not its much smaller share of the bytes" in text
+    assert " c " not in text[text.index("**At small batch"):text.index("measures it.")]  # c is defined further down
     assert "in their distributed setup every layer pays fixed costs" in text
     assert "pays mostly for the bytes of weights it reads" in text
     step4 = text[text.index("**Add one.**"):text.index("One loop therefore")]
@@ -147,6 +148,9 @@ def test_home_key_insight_computes_what_a_useless_draft_costs_without_undefined_
     assert f"{worst}× plain speed" in insight and worst == "0.66"  # the lesson's own K = 4, c = 0.13
     assert "K·c" not in insight and "(v − 1)" not in insight  # c and v are not defined on the home page
     assert "small and bounded downside" not in insight and "switch it off" in insight
+    # a learner's reading: "the loss is bounded" at 0.66× read as the bound, and Variants then shows early exit at
+    # 0.50×; the floor is one token for a loop's cost, which is lower where the check costs more than a pass
+    assert "the loss has a floor: one token for what a loop costs" in insight and "slower still" in insight
 
 
 def test_home_says_chens_draft_was_shallow_because_latency_follows_depth(home_page):
