@@ -104,7 +104,8 @@ measured = unchanged.measured_overlap()
 peak_t, peak = measured.highest
 fewer = "fewer" if measured.at(1.0) < measured.greedy else "more"
 st.markdown(
-    "In the toy (the left chart) a high T makes both nearly uniform over the five tokens, so the overlap climbs "
+    f"In the toy (the left chart{'' if MASS_SHOWN else ', drawn once you have guessed above'}) a high T makes both "
+    "nearly uniform over the five tokens, so the overlap climbs "
     "towards 1, less whatever the draft never proposes: five tokens flatten quickly. **Real pairs usually go the "
     "other way** over the temperatures anyone samples at. Positions where the two models share a clear favourite "
     "are kept every time by greedy decoding; as T rises both spread mass over thousands of unlikely tokens, where a "

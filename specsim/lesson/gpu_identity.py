@@ -32,6 +32,7 @@ class Row:
     k: int
     dtype: str
     identical: bool
+    tokens_per_loop: float  # 1 + the guesses kept a loop: near 1, most loops checked no guess (a one-token pass)
 
 
 def parse_bench(text: str) -> tuple[list[Row], int, int]:
@@ -44,12 +45,13 @@ def parse_bench(text: str) -> tuple[list[Row], int, int]:
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["drafter", "K"])
     columns = lines[start].split()
     at = columns.index("identical") - len(columns)  # from the right: the drafter's name is one word, other cells too
+    per_loop = lines[start].index("tok/loop") + len("tok/loop")  # the columns are right-aligned under their names
     rows = []
     for line in lines[start + 2:]:
         cells = line.split()
         if not cells or not cells[1].isdigit():
             break
-        rows.append(Row(cells[0], int(cells[1]), dtype, cells[at] == "yes"))
+        rows.append(Row(cells[0], int(cells[1]), dtype, cells[at] == "yes", float(line[:per_loop].split()[-1])))
     return rows, prompts, tokens
 
 
@@ -83,25 +85,44 @@ def load(path: Path = ASSET) -> dict | None:
         return None
 
 
+PLAIN_NAMES = {"prompt_lookup": "prompt lookup", "standalone-L2-W384-v8k": "the default draft model"}
+"""The drafters' names in the bench's table, as the pages name them to a learner."""
+
+
 def sentence(data: dict) -> str:
     """What the measurement says about identity on a GPU, counted from its rows."""
     rows = [Row(**r) for r in data["rows"]]
 
+    def chosen(dtype: str, drafter: str | None = None) -> list[Row]:
+        return [r for r in rows if r.dtype == dtype and (drafter is None or r.drafter == drafter)]
+
     def counted(dtype: str, drafter: str | None = None) -> tuple[int, int]:
-        chosen = [r for r in rows if r.dtype == dtype and (drafter is None or r.drafter == drafter)]
-        return sum(not r.identical for r in chosen), len(chosen)
+        return sum(not r.identical for r in chosen(dtype, drafter)), len(chosen(dtype, drafter))
+
+    def loops(drafter: str) -> str:
+        per = [r.tokens_per_loop for r in chosen("bfloat16", drafter)]
+        return f"{min(per):.2f}" if min(per) == max(per) else f"{min(per):.2f}–{max(per):.2f}"
 
     bf_bad, bf_all = counted("bfloat16")
     f32_bad, f32_all = counted("float32")
-    per = ", ".join(f"{d} at {counted('bfloat16', d)[0]} of its {counted('bfloat16', d)[1]} Ks"
-                    for d in sorted({r.drafter for r in rows if r.dtype == "bfloat16"}))
-    return (f"**On a GPU, identity is observed, not guaranteed.** specsim's position-invariant kernels are CPU "
-            f"code; on a GPU the target runs the stock kernels. Measured on an {data['gpu']} ({data['prompts']} "
-            f"held-out prompts × {data['tokens']} greedy tokens for each drafter and K): in bfloat16, {bf_bad} of "
-            f"the {bf_all} drafter-and-K settings wrote other tokens than plain decoding on at least one prompt "
-            f"({per}); in float32, {f32_bad} of {f32_all} did. Same algorithm, same weights: only the rounding of a "
-            "pass over K + 1 tokens differs from a one-token pass's, and bfloat16's coarser rounding flips "
-            "near-ties more often.")
+    drafters = sorted({r.drafter for r in rows if r.dtype == "bfloat16"},
+                      key=lambda d: min(r.tokens_per_loop for r in chosen("bfloat16", d)))
+    per = "; ".join(f"{PLAIN_NAMES.get(d, d)} at {counted('bfloat16', d)[0]} of its {counted('bfloat16', d)[1]} Ks, "
+                    f"{loops(d)} tokens a loop" for d in drafters)
+    text = (f"**On a GPU, greedy output can differ from plain decoding.** specsim's position-invariant kernels are "
+            f"CPU code; on a GPU the target runs the stock kernels, which round a pass over K + 1 tokens differently "
+            f"from a one-token pass. Measured on an {data['gpu']} ({data['prompts']} held-out prompts × "
+            f"{data['tokens']} greedy tokens for each drafter and K): in bfloat16, {bf_bad} of the {bf_all} "
+            f"drafter-and-K settings wrote other tokens than plain decoding on at least one prompt ({per}); the "
+            f"float32 run timed {f32_all} of the settings, and {f32_bad} of them did. Same algorithm, same weights: "
+            "only that rounding differs, and bfloat16's coarser rounding flips near-ties more often.")
+    if len(drafters) > 1:
+        few, most = drafters[0], drafters[-1]
+        text += (f" Tokens a loop tell the drafters apart: {PLAIN_NAMES.get(few, few)} guesses only where it finds "
+                 "text to copy, and kept so little that most of its passes read one token, rounded as plain "
+                 f"decoding's are; {PLAIN_NAMES.get(most, most)} guesses every loop, and each of its checks is a wide "
+                 "pass where a near-tie can flip.")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
