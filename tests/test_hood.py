@@ -242,8 +242,8 @@ def test_the_page_says_a_separate_draft_does_not_compound_and_names_the_two_posi
     hood_title = hood_figs.position_figure(hood.position_model(trace)).layout.title.text
     stats = replay.run_stats(trace)
     live_title = live_figs.kept_share_figure(stats.kept_share, stats.alpha).layout.title.text
-    assert "Conditional acceptance rⱼ" in hood_title and live_title.startswith("Slot survival")
-    assert "conditional acceptance rⱼ" in hood.POSITION_INTRO and "slot survival" in hood.POSITION_INTRO
+    assert "Conditional acceptance rᵢ" in hood_title and live_title.startswith("Slot survival")
+    assert "conditional acceptance rᵢ" in hood.POSITION_INTRO and "slot survival" in hood.POSITION_INTRO
 
 
 def test_the_long_context_batch_says_when_its_cache_no_longer_fits_one_gpu():

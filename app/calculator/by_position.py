@@ -73,12 +73,12 @@ def sources() -> dict[str, Source]:
 def section(s: CalcSettings) -> None:
     st.markdown(
         "**When α is not the same at every slot.** The closed form keeps each guess with one chance α, "
-        "independently, so slot j survives with αʲ. Real drafts need not keep one rate: the chance rⱼ that guess j "
+        "independently, so slot i survives with αⁱ. Real drafts need not keep one rate: the chance rᵢ that guess i "
         "is kept when every guess before it was (the conditional acceptance) can rise along the draft or fall. A "
-        "separate draft model guessed j from text the target had kept, so nothing compounds and rⱼ tends to rise "
+        "separate draft model guessed i from text the target had kept, so nothing compounds and rᵢ tends to rise "
         "(the loops that get that far are in easy stretches); drafters whose later guesses rest on their own "
         "outputs, heads that feed back their own features (EAGLE) or guess ahead blind (Medusa), compound their "
-        "errors and rⱼ falls. With those rates a loop yields 1 + r₁ + r₁r₂ + … + r₁⋯r_K tokens.")
+        "errors and rᵢ falls. With those rates a loop yields 1 + r₁ + r₁r₂ + … + r₁⋯r_K tokens.")
     options = sources()
     if not options:
         st.info("No measured acceptance by position yet: run the live page with a draft, or let `make run` "

@@ -193,12 +193,12 @@ def prefix_distribution_figure(alpha: float, k: int) -> go.Figure:
     """P(j = i) for i = 0..K, the truncated geometric law of the accepted prefix, with E[j] marked."""
     probs = analytics.prefix_distribution(alpha, k)
     mean = float(analytics.expected_accepted_prefix(alpha, k))
-    fig = go.Figure(go.Bar(x=list(range(k + 1)), y=probs, marker_color=KEPT, name="P(j = i)",
+    fig = go.Figure(go.Bar(x=list(range(k + 1)), y=probs, marker_color=KEPT, name="P(j)",
                            text=[f"{p:.0%}" for p in probs], textposition="outside", textangle=0,
                            hovertemplate="P(j = %{x}) = %{y:.1%}<extra></extra>"))
     fig.add_vline(x=mean, line_dash="dash", line_color=INK,
                   annotation_text=f"E[j] = {mean:.2f}", annotation_position="top")
-    fig.update_layout(title=f"How many of the K = {k} guesses are kept: P(j = i) at α = {alpha:.0%}", height=300,
+    fig.update_layout(title=f"How many of the K = {k} guesses are kept: P(j) at α = {alpha:.0%}", height=300,
                       margin={"l": 10, "r": 10, "t": 60, "b": 40}, showlegend=False)
     fig.update_xaxes(title="j, guesses kept in one loop", dtick=1)
     fig.update_yaxes(title="probability", tickformat=".0%", range=[0, max(probs) * 1.25])

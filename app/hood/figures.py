@@ -100,22 +100,22 @@ def overlap_figure(overlaps: list[SlotOverlap], measured_alpha: float) -> go.Fig
 
 
 def position_figure(model: PositionModel, chain: bool = True) -> go.Figure:
-    """The conditional acceptance rⱼ and the slot survival by draft position, against the calculator's α and αʲ; for
-    a tree (``chain`` False) by depth, without the chain's αʲ."""
+    """The conditional acceptance rᵢ and the slot survival by draft position, against the calculator's α and αⁱ; for
+    a tree (``chain`` False) by depth, without the chain's αⁱ."""
     ks = list(range(1, len(model.by_position) + 1))
     fig = go.Figure()
     fig.add_scatter(x=ks, y=[None if math.isnan(v) else v for v in model.by_position], mode="lines+markers",
-                    name="rⱼ: kept when reached (this run)", line_color=KEPT)
+                    name="rᵢ: kept when reached (this run)", line_color=KEPT)
     fig.add_scatter(x=ks, y=[model.alpha] * len(ks), mode="lines", name=f"constant α = {model.alpha:.2f}",
                     line=dict(color=MUTED, dash="dash"))
-    if chain:  # a tree's walk reaches depth j only by keeping depth j - 1: its survival is rⱼ again
+    if chain:  # a tree's walk reaches depth i only by keeping depth i - 1: its survival is rᵢ again
         fig.add_scatter(x=ks, y=model.measured_share, mode="lines+markers",
-                        name="slot survival: share of the loops drafting slot j that kept it", line_color=DRAFT)
-        fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="α^j (the calculator's model)",
+                        name="slot survival: share of the loops drafting slot i that kept it", line_color=DRAFT)
+        fig.add_scatter(x=ks, y=model.geometric_share, mode="lines", name="αⁱ (the calculator's model)",
                         line=dict(color=TARGET, dash="dot"))
-    where = "draft position j" if chain else "depth j in the tree"
-    fig.update_layout(title=(f"Conditional acceptance rⱼ and slot survival, by {where}" if chain else
-                             f"Conditional acceptance rⱼ by {where}"),
+    where = "draft position i" if chain else "depth i in the tree"
+    fig.update_layout(title=(f"Conditional acceptance rᵢ and slot survival, by {where}" if chain else
+                             f"Conditional acceptance rᵢ by {where}"),
                       xaxis=dict(title=where, dtick=1),
                       yaxis=dict(title="probability", range=[0, 1.05]), height=340,
                       margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.25))

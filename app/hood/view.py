@@ -180,7 +180,7 @@ def position_section(trace: Trace) -> None:
         met = hood_tree.candidates_by_depth(trace)
         measured += (" The walk met " + ", ".join(f"{x:.1f}" for x in met) + " candidates on average at depths "
                      + ", ".join(str(j) for j in range(1, len(met) + 1)) + ": the tree thins with depth, so a deeper "
-                     "rⱼ judges fewer candidates and comes closer to a chain's single guess.") if met else ""
+                     "rᵢ judges fewer candidates and comes closer to a chain's single guess.") if met else ""
     if measured:
         st.markdown(measured)
     chart(figs.position_figure(model, chain=not tree), key=state.HOOD_POSITION_CHART)

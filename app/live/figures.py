@@ -117,7 +117,7 @@ def residual_figure(it: Iteration, n: int = 8, cut: bool = False) -> go.Figure:
 
 def kept_share_figure(kept_share: Sequence[float | None], alpha: float) -> go.Figure:
     """Slot survival: the measured share of iterations keeping slot t+i, against the model's alpha**i. Not the
-    conditional acceptance rⱼ of *Under the hood*, which counts only the loops whose check reached the slot."""
+    conditional acceptance rᵢ of *Under the hood*, which counts only the loops whose check reached the slot."""
     k = len(kept_share)
     xs = list(range(1, k + 1))
     fig = go.Figure()

@@ -222,23 +222,23 @@ def position_model(trace: Trace) -> PositionModel:
 
 
 POSITION_INTRO = (
-    "The calculator assumes one α for every guess, independent of the others, so slot j survives with probability "
-    "αʲ and a loop yields 1 + α + … + α^K tokens. Two measured quantities sit behind that picture, and they are not "
-    "the same: the **conditional acceptance rⱼ**, the chance that guess j is kept given that every guess before it "
-    "was (this page), and the **slot survival**, the share of the loops drafting slot j that kept it, r₁⋯rⱼ (the "
-    "live page's chart, the calculator's αʲ). Real drafts need not keep one rⱼ. For a separate draft model, like "
-    "this app's, rⱼ is measured only on loops that kept guesses 1 … j − 1, so the draft guessed j from the target's "
-    "own text and nothing of its earlier mistakes carries over: rⱼ can rise (only the easier stretches reach the "
+    "The calculator assumes one α for every guess, independent of the others, so slot i survives with probability "
+    "αⁱ and a loop yields 1 + α + … + α^K tokens. Two measured quantities sit behind that picture, and they are not "
+    "the same: the **conditional acceptance rᵢ**, the chance that guess i is kept given that every guess before it "
+    "was (this page), and the **slot survival**, the share of the loops drafting slot i that kept it, r₁⋯rᵢ (the "
+    "live page's chart, the calculator's αⁱ). Real drafts need not keep one rᵢ. For a separate draft model, like "
+    "this app's, rᵢ is measured only on loops that kept guesses 1 … i − 1, so the draft guessed i from the target's "
+    "own text and nothing of its earlier mistakes carries over: rᵢ can rise (only the easier stretches reach the "
     "later slots) or fall, and it gets noisier as fewer loops reach the later slots. Errors compound for drafters "
     "whose later guesses rest on their own outputs rather than the target's: heads that feed back their own "
-    "features (EAGLE) or guess several tokens ahead blind (Medusa). For them rⱼ falls along the draft.")
+    "features (EAGLE) or guess several tokens ahead blind (Medusa). For them rᵢ falls along the draft.")
 
-RATE_MIN_LOOPS = 20  # an rⱼ from fewer loops is shown with its interval: a handful of loops says little
+RATE_MIN_LOOPS = 20  # an rᵢ from fewer loops is shown with its interval: a handful of loops says little
 _SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def rates_sentence(model: PositionModel) -> str:
-    """The measured rⱼ, each beside the loops it rests on (kept of reached), and the 95 % Wilson interval of the
+    """The measured rᵢ, each beside the loops it rests on (kept of reached), and the 95 % Wilson interval of the
     one that rests on the fewest loops when that is under :data:`RATE_MIN_LOOPS`."""
     parts = []
     for j, (kept, reached) in enumerate(zip(model.kept, model.reached, strict=True), start=1):
@@ -247,7 +247,7 @@ def rates_sentence(model: PositionModel) -> str:
                      f"{name}: no loop reached it")
     if not parts:
         return ""
-    text = ("Measured on this run, each rⱼ with the loops it rests on (those that kept guess j, of those whose check "
+    text = ("Measured on this run, each rᵢ with the loops it rests on (those that kept guess i, of those whose check "
             "reached it): " + "; ".join(parts) + ".")
     rates = [kept / reached for kept, reached in zip(model.kept, model.reached, strict=True) if reached]
     if len(rates) > 1 and rates[-1] < rates[0]:

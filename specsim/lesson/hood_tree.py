@@ -156,18 +156,18 @@ def cache_sentences(it: Iteration) -> list[str]:
 
 
 POSITION_INTRO = (
-    "For a chain the calculator assumes one α for every guess, so slot j survives with probability αʲ. A tree asks the "
-    "same question one level at a time: **rⱼ** is the chance that the walk goes down to depth j given that it reached "
-    "a node at depth j − 1 with candidates below it (a kept guess with no children ends the walk unchecked), that is, "
+    "For a chain the calculator assumes one α for every guess, so slot i survives with probability αⁱ. A tree asks the "
+    "same question one level at a time: **rᵢ** is the chance that the walk goes down to depth i given that it reached "
+    "a node at depth i − 1 with candidates below it (a kept guess with no children ends the walk unchecked), that is, "
     "that one of those candidates is the target's token. Offering several "
-    "candidates is what lifts rⱼ above a chain's: the target's token needs to be among them, not first. The "
+    "candidates is what lifts rᵢ above a chain's: the target's token needs to be among them, not first. The "
     "chain's 1 + α + … + α^K does not describe a tree; *What a tree buys* below models a tree's tokens per loop "
     "from the run's acceptance by rank.")
 
 
 def candidates_by_depth(trace: Trace) -> list[float]:
-    """The candidates the walk met at each depth j = 1, 2, …: the children of the node it stood on when it checked
-    depth j, averaged over the loops whose walk checked depth j. A tree thins with depth, so a deeper rⱼ judges fewer
+    """The candidates the walk met at each depth i = 1, 2, …: the children of the node it stood on when it checked
+    depth i, averaged over the loops whose walk checked depth i. A tree thins with depth, so a deeper rᵢ judges fewer
     candidates."""
     met: dict[int, list[int]] = {}
     for it in trace.iterations:

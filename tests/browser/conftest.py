@@ -331,7 +331,7 @@ def check_page_matches_sliders(page, bare_address_ok: bool = False) -> tuple[int
     tab = page.get_by_role("tab", selected=True).inner_text().strip()
     if tab == "One loop":
         assert plot_trace(page, None, "draft proposals")["x"] == list(range(1, k + 1))
-        dist = plot_trace(page, None, "P(j = i)")
+        dist = plot_trace(page, None, "P(j)")
         assert dist["y"] == pytest.approx(list(analytics.prefix_distribution(a, k)), abs=1e-12)
     elif tab == "Choosing K":
         sweep = plot_trace(page, None, "speedup")

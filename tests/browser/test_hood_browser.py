@@ -39,7 +39,7 @@ def test_the_cache_mask_and_position_figures_are_the_runs_own(page):
         rows = _drawn(page, "target's top token: p")
         assert len(rows["y"]) == it.k + 1  # one row per input of the pass: the last kept token and K guesses
         model = hood.position_model(trace)
-        measured = _drawn(page, "rⱼ: kept when reached (this run)")
+        measured = _drawn(page, "rᵢ: kept when reached (this run)")
         assert len(measured["y"]) == len(model.by_position)
         for drawn, rate in zip(measured["y"], model.by_position, strict=True):  # a position never checked: a gap
             assert drawn is None if math.isnan(rate) else drawn == pytest.approx(rate)
