@@ -38,7 +38,10 @@ st.markdown(
     "independently with the same chance, which *Under the hood* checks on a real run;\n"
     "- **c**, what one draft pass costs next to one target pass;\n"
     "- **v**, what the target's check of K + 1 tokens costs next to a plain one-token pass: 1 unless you calibrate it "
-    "with measured costs below (or a link sets it), and measured on the next page.")
+    "with measured costs below (or a link sets it), and measured on the next page.\n\n"
+    "From them the page computes **τ**, the tokens one loop writes on average (the guesses kept plus the target's own "
+    "+1 token), and the **speedup**, τ over what a loop costs in target passes: K·c for the draft plus v for the "
+    "check.")
 st.caption("The address bar keeps your settings, so a link reproduces this view.")
 
 

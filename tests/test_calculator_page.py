@@ -423,3 +423,13 @@ def test_the_calculators_formulas_name_tau_beside_alpha():
     assert f"here α = {a:.2f} and τ = {float(analytics.tokens_per_loop(a, k)):.2f} tokens per loop" in text
     assert "mean acceptance length τ" in text and "some papers count only the kept guesses, E[j]" in text
     assert any(r"\tau = E[j] + 1" in x.value for x in at.get("latex"))
+
+
+def test_tau_is_defined_once_where_the_calculator_opens():
+    """A new learner's reading: τ was glossed three ways (the live page's "kept guesses plus the +1", Variants'
+    "tokens per target pass", the hood's "mean acceptance length"), and the calculator, which the live page credits
+    for it, never named it. The calculator's opening now defines it, with the speedup it divides."""
+    at = open_page("calculator.py")
+    opening = next(m.value for m in at.markdown if m.value.startswith("Four numbers decide"))
+    assert "**τ**, the tokens one loop writes on average (the guesses kept plus the target's own +1 token)" in opening
+    assert "**speedup**, τ over what a loop costs in target passes: K·c for the draft plus v for the check" in opening

@@ -270,7 +270,7 @@ def test_the_hood_mask_caption_says_in_exact_arithmetic(hood_page):
 
 def test_the_hood_calls_the_runs_tokens_per_loop_its_tau(hood_page):
     text = " ".join(m.value for m in hood_page.markdown)
-    assert "(its mean acceptance length τ, as papers and vLLM report it)" in text
+    assert "(its τ; papers and vLLM call it the mean acceptance length, and count the +1 in it)" in text
 
 
 def test_the_hood_teaches_both_tree_rules_with_a_computed_example(hood_page):

@@ -189,7 +189,7 @@ def position_section(trace: Trace) -> None:
         st.markdown(
             f"With this run's α = {model.alpha:.2f} and K = {k}, the geometric model predicts "
             f"**{model.geometric_tokens_per_loop:.2f}** tokens per loop; the run made **{model.tokens_per_loop:.2f}** "
-            "(its mean acceptance length τ, as papers and vLLM report it). "
+            "(its τ; papers and vLLM call it the mean acceptance length, and count the +1 in it). "
             f"The model {direction}states it by **{abs(model.error):.0%}**."
             + (f" Not every loop drafted K: {model.short_loops} of the run's {len(trace.iterations)} loops "
                f"drafted fewer than {k} guesses (nothing to copy, the token budget, or a confidence stop). At the K "
