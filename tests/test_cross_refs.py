@@ -21,6 +21,13 @@ def test_the_batch_context_moe_and_memory_rows_point_at_serving_many_requests():
     for row in ("Batch size", "Context length", "Model kind", "Memory"):
         assert shown_on[row] == SERVING, row
     assert shown_on["Hardware"] == "Is verification free here?"  # the measured v(n) is there
+    # a new learner's reading: the row pointed at In practice, whose own runs "neither confirm nor refute" it; the
+    # evidence is the papers' code-against-summaries figures, quoted on The idea
+    assert shown_on["Kind of text"] == "The idea"
+    from specsim.core.published import CHEN_HUMANEVAL, CHEN_XSUM
+
+    kind = next(c for c in when.CONDITIONS if c.what == "Kind of text")
+    assert f"{CHEN_HUMANEVAL.speedup:.2f}× on code against {CHEN_XSUM.speedup:.2f}× on summaries" in kind.use_it
     assert "*Under the hood*" not in when.CLOSING and "*Why the output is unchanged*" in when.CLOSING
 
 
