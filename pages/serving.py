@@ -47,7 +47,7 @@ if context:
 if ridge is not None:
     speedups[f"this machine, weights only (R = {ridge:.1f})"] = [
         roofline.batched_speedup(calc.alpha, calc.k, calc.draft_cost, b, ridge) for b in BATCHES]
-chart(figs.batch_figure(BATCHES, speedups, batch), key=state.VERIFY_BATCH_CHART)
+chart(figs.batch_figure(BATCHES, speedups, batch, calc.k), key=state.VERIFY_BATCH_CHART)
 st.markdown(batching.batching_sentence(calc, batch, gpu_r, context))
 st.markdown(batching.datasheet_paragraph())  # where R comes from, after the controls and the first result
 

@@ -153,6 +153,9 @@ def test_load_shortens_k_and_then_switches_speculation_off_without_a_long_contex
     assert f"From B = {off} no K beats plain decoding" in text
     fig = serving.load_figure(rows)
     assert list(fig.data[0].y) == ks
+    # a new learner's reading: the speedup axis took ticks 0.46 apart from the K axis's grid; it now steps by 0.5
+    # and each point carries its speedup
+    assert fig.layout.yaxis2.dtick == 0.5 and list(fig.data[1].text) == [f"{s:.2f}×" for _, _, s in rows]
 
 
 def test_a_long_context_keeps_speculation_paying_at_every_batch_size():
@@ -329,3 +332,6 @@ def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(curr
     line = next(t for name, t in named.items() if name.endswith(f"B = {current}"))
     assert set(line.x) == {current}
     assert "plain decoding (1×)" in named
+    assert fig.layout.title.text.startswith("Model: speedup as")  # no K given, none named
+    assert batch_figure(batches, {"R": [1.0] * len(batches)}, current, 4).layout.title.text.startswith(
+        "Model: speedup at K = 4 as the batch grows")

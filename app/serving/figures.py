@@ -10,9 +10,10 @@ import plotly.graph_objects as go
 from app.palette import DRAFT, MUTED, PLAIN, TARGET
 
 
-def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]], current: int) -> go.Figure:
+def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]], current: int,
+                 k: int | None = None) -> go.Figure:
     """Modelled speedup against batch size, one line per model (a ridge R, a context length), with 1× and the
-    current batch marked."""
+    current batch marked; ``k``, the K every line drafts, goes in the title."""
     fig = go.Figure()
     colours = [DRAFT, PLAIN, TARGET, MUTED]
     for (name, ys), colour in zip(speedups.items(), colours, strict=False):
@@ -25,7 +26,8 @@ def batch_figure(batches: Sequence[int], speedups: Mapping[str, Sequence[float]]
     # On a log axis an annotation's x is log10 of the data value (plotly draws x = 1 at B = 10).
     fig.add_annotation(x=math.log10(current), y=top, text=f"B = {current}", showarrow=False, xanchor="left",
                        yanchor="bottom")
-    fig.update_layout(title="Model: speedup as the batch grows (weights only, and with each sequence's cache)",
+    at_k = "" if k is None else f" at K = {k}"
+    fig.update_layout(title=f"Model: speedup{at_k} as the batch grows (weights only, and with each sequence's cache)",
                       height=360,
                       xaxis={"title": "batch size B (sequences decoded together)", "type": "log",
                              "tickvals": list(batches), "ticktext": [str(b) for b in batches]},

@@ -26,13 +26,13 @@ def load_figure(rows: Sequence[tuple[int, int, float]]) -> go.Figure:
     fig = go.Figure()
     fig.add_bar(x=labels, y=[k for _, k, _ in rows], name="best K (0: speculation off)", marker_color=DRAFT,
                 hovertemplate="B = %{x}: best K = %{y}<extra></extra>")
-    fig.add_scatter(x=labels, y=[s for _, _, s in rows], mode="lines+markers", name="its speedup (model)",
-                    yaxis="y2", line={"color": TARGET, "width": 3},
-                    hovertemplate="B = %{x}: %{y:.2f}×<extra></extra>")
+    fig.add_scatter(x=labels, y=[s for _, _, s in rows], mode="lines+markers+text", name="its speedup (model)",
+                    yaxis="y2", line={"color": TARGET, "width": 3}, text=[f"{s:.2f}×" for _, _, s in rows],
+                    textposition="top center", hovertemplate="B = %{x}: %{y:.2f}×<extra></extra>")
     fig.update_layout(title="The best K at each batch size, and what it buys", height=360,
                       xaxis={"title": "batch size B", "type": "category"}, yaxis={"title": "best K"},
                       yaxis2={"title": "speedup", "overlaying": "y", "side": "right", "rangemode": "tozero",
-                              "tickformat": ".2f"},
+                              "dtick": 0.5, "tickformat": ".1f", "showgrid": False},
                       legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 10})
     return fig
 
