@@ -50,7 +50,14 @@ def test_home_shows_that_one_pass_predicts_at_every_position_before_the_loop():
     text = "\n".join(m.value for m in at.markdown)
     assert text.index("predicts, at *every* position") < text.index("**Draft.**")
     fig = one_pass_figure(4)
-    assert len(fig.data[0].x) == len(fig.data[1].x) == 5 and fig.data[1].text[-1] == "the +1<br>token"
+    read = [x for t in fig.data if t.y[0] == 0 for x in t.x]
+    predicted = [x for t in fig.data if t.y[0] == 1 for x in t.x]
+    assert sorted(read) == sorted(predicted) == [0, 1, 2, 3, 4]
+    plus_one = next(t for t in fig.data if t.name.startswith("the +1 token"))
+    assert list(plus_one.x) == [4] and list(plus_one.text) == ["the +1<br>token"]
+    # a new learner's reading: the legend named grey and orange only; every colour on the chart now has its entry
+    colours = {t.marker.color for t in fig.data}
+    assert len(colours) == len(fig.data) == 4 and all(t.showlegend is not False for t in fig.data)
 
 
 def test_home_defines_the_words_the_next_pages_use():

@@ -309,3 +309,22 @@ def test_acceptance_by_position_can_rise_or_fall_and_the_hood_shows_the_measured
     calc = open_tab(open_page("calculator.py"), "Choosing K")
     calc_text = " ".join(m.value for m in calc.markdown)
     assert "kept more often deeper" not in calc_text and "can rise along the draft" in calc_text
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_every_colour_of_the_rows_chart_has_its_legend_entry(name):
+    """A new learner's reading: the judged guess's bars take their verdict's colour (green, red, grey), and the
+    legend showed one colour for all of them. Each verdict drawn now has its own entry, in its colour."""
+    from app.hood import figures
+
+    trace = RUNS[name].spec
+    step = hood.teaching_step(trace)
+    rows = hood.verification_rows(trace, step)
+    fig = figures.rows_figure(rows)
+    judged = next(t for t in fig.data if t.name == "the guess this row judges: p")
+    drawn = {colour for colour, r in zip(judged.marker.color, rows, strict=True) if r.proposed is not None}
+    legend = {t.marker.color: t.name for t in fig.data if t.showlegend is not False and t.offsetgroup == "guess"}
+    assert set(legend) == drawn and all(name.startswith("the guess this row judges: p, ") for name in legend.values())
+    it = trace.iterations[step]
+    if it.n_accepted < it.k:
+        assert any(n.endswith("refused") for n in legend.values())

@@ -13,19 +13,22 @@ def one_pass_figure(k: int) -> go.Figure:
     each of them. The prediction after token i is the check of guess i + 1; the prediction after the last guess is
     the +1 token."""
     xs = list(range(k + 1))
-    read = ["last\ncontext\ntoken", *[f"guess {i}" for i in range(1, k + 1)]]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(name="what the target reads", x=xs, y=[0] * (k + 1), mode="markers+text",
-                             text=[r.replace("\n", "<br>") for r in read],
-                             marker={"symbol": "square", "size": 62, "color": [MUTED, *[DRAFT] * k]},
-                             textfont={"color": ["black", *["white"] * k], "size": 11},
-                             hovertemplate="input position %{x}<extra></extra>"))
-    predicted = [f"checks<br>guess {i + 1}" for i in range(k)] + ["the +1<br>token"]
-    fig.add_trace(go.Scatter(name="what it predicts there (one pass)", x=xs, y=[1] * (k + 1), mode="markers+text",
-                             text=predicted, marker={"symbol": "square", "size": 62,
-                                                     "color": [TARGET] * k + [EXTRA]},
-                             textfont={"color": ["black"] * k + ["white"], "size": 11},
-                             hovertemplate="the next-token prediction after input %{x}<extra></extra>"))
+
+    def boxes(name: str, x: list[int], y: float, text: list[str], colour: str, ink: str, hover: str) -> None:
+        fig.add_trace(go.Scatter(name=name, x=x, y=[y] * len(x), mode="markers+text", text=text,
+                                 marker={"symbol": "square", "size": 62, "color": colour},
+                                 textfont={"color": ink, "size": 11}, hovertemplate=hover + "<extra></extra>"))
+
+    # one trace per colour, so the legend names every colour on the chart (the guesses are read too)
+    boxes("the last context token (read)", [0], 0, ["last<br>context<br>token"], MUTED, "black", "input position 0")
+    boxes("the draft's guesses (read in the same pass)", xs[1:], 0, [f"guess {i}" for i in range(1, k + 1)], DRAFT,
+          "white", "input position %{x}")
+    boxes("the target's prediction there: each checks a guess", xs[:-1], 1,
+          [f"checks<br>guess {i + 1}" for i in range(k)], TARGET, "black",
+          "the next-token prediction after input %{x}")
+    boxes("the +1 token: its prediction after the last guess", [k], 1, ["the +1<br>token"], EXTRA, "white",
+          "the next-token prediction after input %{x}")
     for x in xs:
         fig.add_annotation(x=x, y=0.82, ax=x, ay=0.18, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
                            arrowhead=2, arrowwidth=1.5, arrowcolor="black", text="")

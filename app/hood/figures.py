@@ -46,11 +46,18 @@ def rows_figure(rows: list[VerifyRow]) -> go.Figure:
     guess_text = [visible(r.proposed.text) if r.proposed is not None else "" for r in rows]
     fig = go.Figure()
     fig.add_bar(y=y, x=top_p, orientation="h", name="target's top token: p", marker_color=TARGET,
-                text=top_text, textposition="auto")
+                text=top_text, textposition="auto", offsetgroup="top")
     fig.add_bar(y=y, x=guess_p, orientation="h", name="the guess this row judges: p", marker_color=[
-        _outcome_colour(r.outcome) for r in rows], text=guess_text, textposition="auto")
+        _outcome_colour(r.outcome) for r in rows], text=guess_text, textposition="auto", offsetgroup="guess",
+        showlegend=False)
+    # the judged guess's bar takes its verdict's colour: one legend entry per colour drawn (no bars of their own)
+    verdicts = {"kept": "kept", "rejected": "refused", "not used": "never checked (after a refusal)"}
+    for outcome, said in verdicts.items():
+        if any(r.outcome.startswith(outcome) and r.proposed is not None for r in rows):
+            fig.add_bar(y=[y[0]], x=[None], orientation="h", name=f"the guess this row judges: p, {said}",
+                        marker_color=_outcome_colour(outcome), offsetgroup="guess", hoverinfo="skip")
     fig.add_bar(y=y, x=guess_q, orientation="h", name="the same guess: q (the draft's)", marker_color=DRAFT,
-                text=guess_text, textposition="auto")
+                text=guess_text, textposition="auto", offsetgroup="q")
     fig.update_layout(barmode="group", title="What each row of the one pass returns", height=140 + 70 * len(rows),
                       xaxis=dict(title="probability", range=[0, 1]), yaxis=dict(autorange="reversed"),
                       margin=dict(l=10, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.15))
