@@ -123,6 +123,9 @@ def test_the_algorithm_as_code_is_the_rule_that_runs_beside_the_papers():
     assert not at.exception
     assert any(c.value == source for c in at.code) and any("Uniform(0, 1)" in c.value for c in at.code)
     assert any(f"{len(source.splitlines())} lines from line {first}" in m.value for m in at.markdown)
+    # a new learner's reading: as a dataframe, the "what differs" column was cut off at its edge; a table wraps it
+    notes = [note for _paper, _code, note in algorithm.CORRESPONDENCE]
+    assert any(list(t.value["what differs"]) == notes for t in at.table if "what differs" in t.value)
 
 
 def _fake_results():

@@ -61,5 +61,6 @@ def section() -> None:
     st.caption("Leviathan et al. (2023), Algorithm 1, after the draft and the pass, in the notation of these pages.")
     st.code(source, language="python")
     st.caption(f"`{RULE}` in `{RULE_FILE}`: the code that runs, not a copy.")
-    st.dataframe([{"Algorithm 1": a, "specsim": code, "what differs": note} for a, code, note in CORRESPONDENCE],
-                 hide_index=True)
+    # a table, not a dataframe: its cells wrap, where a dataframe cut "what differs" off at the column's edge
+    st.table([{"Algorithm 1": a, "specsim": code, "what differs": note} for a, code, note in CORRESPONDENCE],
+             hide_index=True)
