@@ -66,6 +66,14 @@ def terms() -> tuple[Term, ...]:
              "follows its share of the layers.", "verify"),
         Term("residual", "After a refused guess (sampling), the target draws from norm(max(0, p − q)): the part of its "
              "distribution p the draft's q left uncovered. It keeps the output exactly the target's.", "unchanged"),
+        Term("K policy", "How many guesses each loop drafts: the same K every time, a K adapted from how the last "
+             "loops fared, or a draft that stops early at an unsure guess. It changes only what is checked, never "
+             "the rule that checks it.", "hood"),
+        Term("early exit", "A drafter made of the target's own first layers and its output head: no second model to "
+             "load, but its guesses are weaker than a trained draft's.", "variants"),
+        Term("top-k, top-p", "Cuts applied before sampling: keep the k most likely tokens, or the fewest most likely "
+             "tokens whose probabilities add up to p. Min-p keeps the tokens at least that share as likely as the "
+             "top one. Speculative decoding applies the same cut to the target's p and the draft's q.", "unchanged"),
         Term("token tree", "Several candidates per position, checked in one pass with a mask that lets each node see "
              "only its ancestors; it raises tokens per loop when the draft's runner-up is often right.", "hood"),
         Term("Medusa, MTP", "Extra heads (Medusa) or a module trained with the model (MTP, multi-token prediction) "

@@ -10,7 +10,8 @@ from app.layout import all_pages
 from tests.conftest import open_page
 from tests.page_text import page_text
 
-FIRST_SCREEN_TERMS = ("EAGLE", "position-invariant", "cost model", "o", "prefill", "memory-bound", "closed form")
+FIRST_SCREEN_TERMS = ("EAGLE", "position-invariant", "cost model", "o", "prefill", "memory-bound", "closed form",
+                      "K policy", "early exit", "top-k", "token tree")  # the live form's choices too
 
 
 def test_every_term_of_the_first_screen_is_explained_and_linked():
@@ -37,7 +38,7 @@ def test_glossary_says_what_the_default_draft_really_is():
 
 
 @pytest.mark.parametrize("term", ["prefill", "KV cache", "roofline, ridge", "GEMM", "kernel",
-                                  "tensor parallelism, expert parallelism"])
+                                  "tensor parallelism, expert parallelism", "early exit", "top-k, top-p"])
 def test_glossary_terms_link_to_a_page_that_teaches_them(term):
     entry = next(t for t in terms() if t.term == term)
     page = next(p for p in all_pages() if p.url_path == entry.page)
