@@ -40,6 +40,14 @@ def test_variants_guide_defines_eagle_terms_and_measures_it_against_the_standalo
     assert "Features are easier to predict than tokens, so one layer goes far" not in eagle
     for draft in (EAGLE_DRAFT, defaults.CLASSIC_DRAFT):
         assert f"{machine.heldout_alpha(draft, copy=False):.0%}" in eagle
+    # a new learner's reading: the 42% here, the 39% on Why the output is unchanged and the live run's 50% read as
+    # one α that disagrees; the panel says what it counts and where the counts are set side by side
+    import json
+    from pathlib import Path
+
+    k = json.loads((Path(defaults.CLASSIC_DRAFT) / "heldout_eval.json").read_text(encoding="utf-8"))["k"]
+    assert f"counted over chains of K = {k} guesses started at every position of the target's answers" in eagle
+    assert "*In practice* sets this α beside" in eagle
 
 
 def test_medusa_entry_names_typical_acceptance_and_medusa_2():

@@ -31,6 +31,7 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
                        "described next.")
     eagle_alpha, standalone_alpha = (machine.heldout_alpha(d, copy=False)
                                      for d in (EAGLE_DRAFT, defaults.CLASSIC_DRAFT))
+    chain_k = machine.heldout_chain_k(defaults.CLASSIC_DRAFT)
     eagle = ("Instead of a separate small language model, a single transformer layer drafts on top of the target. "
              "For every position the target's last layer computes a vector, its *hidden features*; the *output "
              "head*, the target's final linear layer, turns that vector into a score for every token of the "
@@ -40,8 +41,10 @@ def guide_entries(live_form: str) -> tuple[tuple[str, str, object], ...]:
              "far; the paper measures it on targets of 7B parameters and more. On this app's 135M target the "
              f"features do not guess better: the shipped one-layer head keeps {eagle_alpha:.0%} of its guesses on "
              f"held-out prompts, against {standalone_alpha:.0%} for the two-layer standalone draft (each without "
-             "copying text). In speed the two come out close in the runs at the foot of this page, which use other "
-             "prompts, and where the draft model also copies text that repeats.")
+             f"copying text, counted over chains of K = {chain_k} guesses started at every position of the target's "
+             "answers; *In practice* sets this α beside the other ways the pages count it). In speed the two come "
+             "out close in the runs at the foot of this page, which use other prompts, and where the draft model "
+             "also copies text that repeats.")
     if live_form == "eagle":
         eagle += " The live page's default draft is built this way."
     entries = (  # (form, heading, explanation, figure builder)

@@ -252,6 +252,11 @@ def heldout_alpha(draft: str = DEFAULT_DRAFT, copy: bool = True) -> float:
     return float((result.get("with_copy", result) if copy else result)["overall"]["alpha"])
 
 
+def heldout_chain_k(draft: str = DEFAULT_DRAFT) -> int:
+    """The K of the chains the held-out α of :func:`heldout_alpha` counts (one chain started at every position)."""
+    return int(json.loads((Path(draft) / "heldout_eval.json").read_text(encoding="utf-8"))["k"])
+
+
 def measure(repeats: int = 5, log=print, device: str | None = None) -> Profile:
     """Measure this machine (see the module docstring) on ``device`` (default: the one the app uses, CUDA where
     present); about two minutes on two CPU cores."""
