@@ -49,6 +49,11 @@ def _calculator(k: int, alpha: float, c: float, v: float) -> str:
 
 
 def mtp_text() -> str:
+    """:func:`mtp_parts` as one text."""
+    return "\n\n".join(mtp_parts())
+
+
+def mtp_parts() -> tuple[str, str]:
     """MTP in this app's formulas, in four steps: what it drafts and τ; what a loop costs on one memory system at batch
     size 1 and at a large batch (c by weights read, v of a mixture of experts); what it costs spread over many GPUs
     by expert parallelism, as DeepSeek serves it; and what the reported 1.8× implies under each, with a calculator
@@ -91,7 +96,7 @@ def mtp_text() -> str:
         "exchange of tokens between GPUs, so its time follows the layers it passes more than the bytes: the module "
         f"is one block beside the model's {pub.DEEPSEEK_V3_LAYERS}, c ≈ {c_layers:.3f}, and at best "
         f"v ≈ {spread.v:.2f}.")
-    return "\n\n".join((what, cost, spread_text, _mtp_batch_clause(tau_low, tau_high, one, many, spread)))
+    return what, "\n\n".join((cost, spread_text, _mtp_batch_clause(tau_low, tau_high, one, many, spread)))
 
 
 def _mtp_batch_clause(tau_low: float, tau_high: float, one: moe.MtpLoop, many: moe.MtpLoop,
@@ -149,7 +154,12 @@ def section() -> None:
         "i.i.d. from q, so at each node the target tries them in turn: candidate x is kept with probability p(x), "
         "and after a refusal p(x) is set to 0 and the rest renormalised before the next candidate (*Under the "
         "hood*, in \"Trees, and which variants stay lossless\", derives both rules).")
-    st.markdown(mtp_text())
+    what, cost = mtp_parts()
+    st.markdown(what)
+    # its price rests on the mixture-of-experts model and batching of the next page: folded, and said so
+    with st.expander("What MTP costs a loop, at one request and at many (uses *Serving many requests*, the next "
+                     "page)"):
+        st.markdown(cost)
     st.markdown(sglang_text())
     st.caption("Snippets that switch EAGLE-3 (vLLM and SGLang) and MTP (vLLM) on, each for a named release "
                "of the tool's documentation, are on *In practice* (*Turn it on*), beside the other methods'.")
