@@ -104,7 +104,7 @@ with st.expander("How this was measured"):
     st.markdown(loop_size.parts_sentence())
 algorithm.section()
 
-st.subheader("References")
-st.markdown(references.markdown())
 turn_on.section()
+st.subheader("References")  # last: a list to look things up in, not a step of the lesson
+st.markdown(references.markdown())
 frame.closing("practice.py")

@@ -399,3 +399,12 @@ def test_provenance_sits_in_how_this_was_measured(practice_page):
     for needle in ("kept 13 of 26", "lines from line", "specsim/core/acceptance.py", "docs/distill.md"):
         assert needle in inside, needle
     assert "about 5 million tokens" in outside and "loop is " in outside
+
+
+def test_the_references_close_the_page_after_the_how_to():
+    """A new learner's reading: the reference list sat between the algorithm and *Turn it on*; it is the page's end."""
+    from tests.conftest import open_page
+
+    at = open_page("practice.py")
+    headings = [h.value for h in at.subheader]
+    assert headings[-1] == "References" and headings.index("Turn it on") < headings.index("References")
