@@ -60,14 +60,21 @@ if spec is None:
     st.info("Pick a prompt (or an example) and press Run. The bundled models run offline on this machine.")
 else:
     st.caption(md_plain(live_view.describe(spec)))  # a custom model's path may hold Markdown characters
-if spec is not None and live_view.guessed_run(spec):
+if spec is not None:
+    # the guess is asked first; the loops themselves are no answer, so they play either way, and the run's α, τ
+    # and what its speed is made of wait for the guess
+    guessed = live_view.guessed_run(spec)
     st.subheader("Step through the run")
     live_view.prefill_note(spec)
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step),
                     lambda step: live_view.iteration_header(spec, step))
-    why_speed.panel(spec, plain)
-    be_the_draft.section(spec, plain)
-    st.subheader("The whole run")
-    live_view.run_view(spec, plain)
-    live_view.export_button(spec, plain)
+    if guessed:
+        why_speed.panel(spec, plain)
+        be_the_draft.section(spec, plain)
+        st.subheader("The whole run")
+        live_view.run_view(spec, plain)
+        live_view.export_button(spec, plain)
+    else:
+        st.caption("The run's α and τ, where its speed comes from, and the whole run show here once you have "
+                   "guessed above.")
 frame.closing("live.py")

@@ -104,6 +104,10 @@ def test_the_live_page_asks_for_alpha_and_tau_before_the_recording_plays():
     at = open_page("live.py", answers=False)
     assert not at.exception
     assert "The whole run" not in [h.value for h in at.subheader]
+    assert not [m for m in at.metric if m.label == "measured acceptance α"]
+    # a new learner's reading: nothing of the run showed before the guess; its loops play, its numbers wait
+    assert "Step through the run" in [h.value for h in at.subheader]
+    assert any("show here once you have guessed above" in c.value for c in at.caption)
     assert any("What share of the guesses" in m.value for m in at.markdown)
     box(at, "live_run", "alpha").set_value(90)
     box(at, "live_run", "tau").set_value(4.0)
