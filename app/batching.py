@@ -22,8 +22,9 @@ def datasheet_sentence() -> str:
             "GPU's ridge: a pass over K + 1 ≤ 17 tokens is deep in the flat part, which is why the papers could treat "
             "verification as free. A datasheet's R is an upper bound: measured knees come earlier for GEMMs with "
             "few rows (they use only part of the tensor cores' width), for weights stored in fewer bytes than they "
-            "are multiplied in (8- or 4-bit weights, bfloat16 arithmetic: each byte read carries more arithmetic), "
-            "and for a mixture of experts (further down this page).")
+            "are multiplied in (8- or 4-bit weights, bfloat16 arithmetic: each byte read carries more arithmetic). "
+            "A mixture of experts' v rises at small batch for another reason, more experts read (further down this "
+            "page).")
 
 
 def ridge_sentence() -> str:

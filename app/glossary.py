@@ -70,10 +70,12 @@ def terms() -> tuple[Term, ...]:
              "loops fared, or a draft that stops early at an unsure guess. It changes only what is checked, never "
              "the rule that checks it.", "hood"),
         Term("early exit", "A drafter made of the target's own first layers and its output head: no second model to "
-             "load, but its guesses are weaker than a trained draft's.", "variants"),
+             "load. Here it is untrained, so its guesses are poor; trained early exits (an adapter, or a model "
+             "trained to exit early) guess far better.", "variants"),
         Term("top-k, top-p", "Cuts applied before sampling: keep the k most likely tokens, or the fewest most likely "
-             "tokens whose probabilities add up to p. Min-p keeps the tokens at least that share as likely as the "
-             "top one. Speculative decoding applies the same cut to the target's p and the draft's q.", "unchanged"),
+             "tokens whose probabilities add up to p; min-p keeps the tokens whose probability is at least min-p "
+             "times the top token's. Speculative decoding must apply the cut to the target's p; cutting the draft's "
+             "q too, as this app does, is optional.", "unchanged"),
         Term("token tree", "Several candidates per position, checked in one pass with a mask that lets each node see "
              "only its ancestors; it raises tokens per loop when the draft's runner-up is often right.", "hood"),
         Term("Medusa, MTP", "Extra heads (Medusa) or a module trained with the model (MTP, multi-token prediction) "

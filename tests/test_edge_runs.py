@@ -101,7 +101,10 @@ def test_every_page_replays_the_edge_run_and_prints_the_traces_numbers(name):
         assert hood_metrics["Target positions computed per token written"] == f"{positions / t:.2f}"
         assert hood_metrics["Draft passes per token written"] == f"{draft_passes / (spec.n_generated - 1):.2f}"
         # the compute sentence's arithmetic holds as printed
-        assert f"{positions:.2f} ÷ {t:.2f} = {positions / t:.2f}×" in hood_text
+        loops = len(spec.iterations)
+        total_positions, total_tokens = round(positions * loops), round(t * loops)
+        assert f"{total_positions:,} positions ÷ {total_tokens:,} tokens = {total_positions / total_tokens:.2f}×" \
+            in hood_text
         assert f"{positions:.2f} positions per pass on average" in hood_text
         if replay.is_greedy(spec) and any(it.slots for it in spec.iterations):
             assert f"measured α {_alpha(spec):.2f}" in hood_text  # the same α as the live page's, to its digits

@@ -110,6 +110,11 @@ def test_compute_per_token_is_positions_per_pass_over_tokens_per_loop():
                                                         / trace.tokens_per_pass)
     assert c.target_tokens_per_emitted > 1  # speculation computes more per token than plain decoding
     assert not math.isnan(c.prefill_s)
+    # a lecturer's reading: "4.79 ÷ 1.96 = 2.45×" divides two rounded means into a third; the page divides the
+    # run's totals, which give the ratio exactly
+    assert c.positions == sum(i.k + 1 for i in trace.iterations)
+    assert c.tokens == sum(len(i.emitted) for i in trace.iterations)
+    assert c.positions / c.tokens == pytest.approx(c.target_tokens_per_emitted)
 
 
 def _page():

@@ -42,6 +42,7 @@ def iteration_figure(k: int, expected_prefix: float) -> go.Figure:
     or after the last slot when all are kept.
     """
     kept = expected_kept_slots(expected_prefix, k)
+    about = "" if float(expected_prefix) == kept else "about "  # an average drawn as whole slots, or an exact loop
     slots = list(range(1, k + 1))
     fig = go.Figure()
     fig.add_trace(go.Scatter(
@@ -83,7 +84,7 @@ def iteration_figure(k: int, expected_prefix: float) -> go.Figure:
                        font={"color": "black"})
     fig.update_layout(
         showlegend=False, height=300, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        title=f"One loop, K = {k}: about {kept} kept, then the target's own token, {kept + 1} tokens out",
+        title=f"One loop, K = {k}: {about}{kept} kept, then the target's own token, {kept + 1} tokens out",
         plot_bgcolor="rgba(0,0,0,0)",
         xaxis={"range": [0.3, k + 1.7], "visible": False},
         yaxis={"range": [-0.6, 3.6], "tickvals": [3, 2, 1, 0],

@@ -251,7 +251,7 @@ def cost_section(trace: Trace, plain: Trace | None) -> None:
         f"- **Compute rises.** Each loop runs the target over {fed}: "
         f"{c.positions_per_pass:.2f} positions per pass on average over this run's loops (the longest "
         f"carried {c.longest_pass}), to write {c.tokens_per_loop:.2f} tokens on average. So the target does "
-        f"{c.positions_per_pass:.2f} ÷ {c.tokens_per_loop:.2f} = {c.target_tokens_per_emitted:.2f}× the "
+        f"{c.positions:,} positions ÷ {c.tokens:,} tokens = {c.target_tokens_per_emitted:.2f}× the "
         "arithmetic of plain decoding per token, plus the draft's work. Speculation trades spare arithmetic for "
         "fewer sequential passes.\n"
         f"- **Latency per token falls** when a pass over {width} costs about as much as a pass over one, which "

@@ -15,24 +15,26 @@ ALGORITHM_1 = """\
 given the prefix, the draft's guesses x1 … xK and their q1 … qK,
 and the target's p1 … pK+1 from ONE pass over prefix + x1 … xK:
 
-  r1 … rK ~ Uniform(0, 1)
-  n  = the first i with ri > pi(xi) / qi(xi), minus 1   (K if none)
-  if n < K:  p' = norm(max(0, pn+1 − qn+1))             (the residual)
+  u1 … uK ~ Uniform(0, 1)
+  j  = the first i with ui > pi(xi) / qi(xi), minus 1   (K if none)
+  if j < K:  p' = norm(max(0, pj+1 − qj+1))             (the residual)
   else:      p' = pK+1                                  (the bonus row)
   t ~ p'
-  return prefix + x1 … xn + t"""
+  return prefix + x1 … xj + t"""
 """Leviathan, Kalman and Matias (2023), Algorithm 1 (SpeculativeDecodingStep), steps after the draft and the one
-target pass, written here in the notation of these pages (K guesses, p the target, q the draft)."""
+target pass, written here in the notation of these pages (K guesses, p the target, q the draft, j the guesses kept;
+the paper's r and n are u and j here, since Under the hood's rᵢ is an acceptance rate and n counts a pass's
+tokens)."""
 
 #: (a line of Algorithm 1, the code that does it, what differs) for the table under the two listings; each code
 #: cell is a line of the rule's source, which a test checks.
 CORRESPONDENCE = (
-    ("r1 … rK ~ Uniform(0, 1)", "draw = None if sampling.greedy else uniform(generator)",
+    ("u1 … uK ~ Uniform(0, 1)", "draw = None if sampling.greedy else uniform(generator)",
      "drawn one slot at a time, and none after the first rejection: the same distribution, fewer draws"),
-    ("n = the first i with ri > pi(xi) / qi(xi), minus 1",
+    ("j = the first i with ui > pi(xi) / qi(xi), minus 1",
      "acceptance_probability(float(target_probs[i, token]), proposal.q[i])",
      "greedy mode keeps a guess exactly when it is the target's top token (the limit T → 0)"),
-    ("p' = norm(max(0, pn+1 − qn+1))", "residual_distribution(p, q)", "greedy mode takes the target's top token"),
+    ("p' = norm(max(0, pj+1 − qj+1))", "residual_distribution(p, q)", "greedy mode takes the target's top token"),
     ("p' = pK+1", "elif verdict.n_accepted == len(draft_tokens)", "the bonus token"),
     ("(not in the paper)", "if token in eos:",
      "an accepted end-of-text ends the text: later guesses are not checked"),

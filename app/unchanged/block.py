@@ -31,8 +31,9 @@ def section() -> None:
         "own seed. The prefill draws the first token x₁ from the target alone; the first two tokens the loop writes "
         "after it are counted against the target's exact joint distribution P(x₂, x₃), that is p(x₁)·p(x₂ | x₁)·"
         "p(x₃ | x₁, x₂) summed over x₁, computed from its logits. The two tokens come from one block (kept, then "
-        "kept or replaced) or from two (a replacement, then the next block), so every branch of the proof is "
-        "exercised.")
+        "kept or replaced) or from two (a replacement, then the next block), so the check covers a kept guess, a "
+        f"refusal and its residual draw; the +1 after a fully kept block is a block's token {blockcheck.K + 1}, "
+        "which this count never reaches.")
     label = f"Run the whole-block check ({RUNS} runs{', on a class worker' if classtask.active() else ''})"
     if st.button(label, key=state.PQ_BLOCK_BUTTON):
         if classtask.active():  # a class: the engine runs on a worker, and this replica never loads torch

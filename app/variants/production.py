@@ -142,7 +142,8 @@ def sglang_text() -> str:
 
 def section() -> None:
     st.markdown(
-        "The methods this page runs are the classic forms. Serving stacks now ship their descendants: trees whose "
+        "The methods this page runs are the first published forms. Serving stacks now ship their descendants: trees "
+        "whose "
         "shape follows the draft's confidence, drafts that read several of the target's layers, draft modules "
         "trained together with the model, and drafting from text seen before with no model at all. All of them "
         "are lossless by construction, keeping the target's output up to numerics (a near-tie computed in floating "

@@ -109,19 +109,21 @@ def sentence(data: dict) -> str:
                       key=lambda d: min(r.tokens_per_loop for r in chosen("bfloat16", d)))
     per = "; ".join(f"{PLAIN_NAMES.get(d, d)} at {counted('bfloat16', d)[0]} of its {counted('bfloat16', d)[1]} Ks, "
                     f"{loops(d)} tokens a loop" for d in drafters)
+    f32 = "; ".join(f"{PLAIN_NAMES.get(d, d)} at K = {', '.join(str(r.k) for r in chosen('float32', d))}"
+                    for d in sorted({r.drafter for r in rows if r.dtype == "float32"}))
     text = (f"**On a GPU, greedy output can differ from plain decoding.** specsim's position-invariant kernels are "
             f"CPU code; on a GPU the target runs the stock kernels, which round a pass over K + 1 tokens differently "
             f"from a one-token pass. Measured on an {data['gpu']} ({data['prompts']} held-out prompts × "
             f"{data['tokens']} greedy tokens for each drafter and K): in bfloat16, {bf_bad} of the {bf_all} "
             f"drafter-and-K settings wrote other tokens than plain decoding on at least one prompt ({per}); the "
-            f"float32 run timed {f32_all} of the settings, and {f32_bad} of them did. Same algorithm, same weights: "
-            "only that rounding differs, and bfloat16's coarser rounding flips near-ties more often.")
+            f"float32 run ran {f32_all} of them ({f32}), and {f32_bad} did. Same algorithm, same weights: only that "
+            "rounding differs, and bfloat16's coarser rounding flips near-ties more often.")
     if len(drafters) > 1:
         few, most = drafters[0], drafters[-1]
-        text += (f" Tokens a loop tell the drafters apart: {PLAIN_NAMES.get(few, few)} guesses only where it finds "
-                 "text to copy, and kept so little that most of its passes read one token, rounded as plain "
-                 f"decoding's are; {PLAIN_NAMES.get(most, most)} guesses every loop, and each of its checks is a wide "
-                 "pass where a near-tie can flip.")
+        text += (f" Why the drafters differ was not measured. A likely part of it: {PLAIN_NAMES.get(few, few)} "
+                 "guesses only where it finds text to copy, so fewer of its passes are wide ones, while "
+                 f"{PLAIN_NAMES.get(most, most)} guesses in every loop, and every one of its checks is a wide pass "
+                 "where a near-tie can flip.")
     return text
 
 

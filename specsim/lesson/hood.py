@@ -276,6 +276,8 @@ class Compute:
     target_tokens_per_emitted: float  # positions_per_pass / t: target token-passes of arithmetic per token written
     draft_passes_per_emitted: float  # draft passes per token written (copied guesses cost none)
     prefill_s: float  # time to the first token: the prompt's prefill, which chooses it, with or without a draft
+    positions: int = 0  # every verification pass's positions, summed over the loops
+    tokens: int = 0  # every loop's tokens, summed: positions ÷ tokens is target_tokens_per_emitted, unrounded
 
 
 def compute_per_token(trace: Trace) -> Compute:
@@ -285,7 +287,9 @@ def compute_per_token(trace: Trace) -> Compute:
     fed = mean_width(trace)  # positions per pass: the guesses plus one, or a tree's nodes and its root
     emitted = trace.n_decoded  # the loops' tokens (the prefill chose the first without a draft)
     k = trace.k_max if trace.settings.tree is None else trace.settings.tree[0]
+    loops = len(trace.iterations)
     return Compute(k=k, tokens_per_loop=t, positions_per_pass=fed, longest_pass=trace.longest_pass,
                    target_tokens_per_emitted=fed / t if t else math.nan,
                    draft_passes_per_emitted=trace.draft_passes / emitted if emitted else math.nan,
-                   prefill_s=trace.prefill_time_s)
+                   prefill_s=trace.prefill_time_s, positions=round(fed * loops) if loops else 0,
+                   tokens=round(t * loops) if loops else 0)
