@@ -108,6 +108,9 @@ def test_the_live_page_asks_for_alpha_and_tau_before_the_recording_plays():
     # a new learner's reading: nothing of the run showed before the guess; its loops play, its numbers wait
     assert "Step through the run" in [h.value for h in at.subheader]
     assert any("show here once you have guessed above" in c.value for c in at.caption)
+    from app.live.view import BEFORE_STEPPING
+
+    assert any(BEFORE_STEPPING in m.value for m in at.markdown)  # and the question says to guess before stepping
     assert any("What share of the guesses" in m.value for m in at.markdown)
     box(at, "live_run", "alpha").set_value(90)
     box(at, "live_run", "tau").set_value(4.0)

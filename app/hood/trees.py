@@ -283,9 +283,9 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"level reads); the best chain (K = {ch.nodes}) spends {ch.nodes}, and a chain of {tree.nodes} guesses would "
         f"spend {tree.nodes}. The tree's verification reads {tree.nodes + 1} tokens. "
         f"From {hits.checked} positions these rates are rough: a few "
-        "more hits at rank 2 or 3 move the tree's τ. The live page's best K is another measurement: the machine "
-        "profile times whole runs on its own held-out prompts, and near the peak neighbouring K lie within a few "
-        "percent of each other, so the two can name different K.")
+        "more hits at rank 2 or 3 move the tree's τ. The live page's best K is another measurement and can name "
+        "another K: the machine profile times whole runs, copying included, on its own held-out prompts, where "
+        f"this model prices one run's acceptance by rank ({hits.checked} positions) with v(n) from {short}.")
     if trace.settings.tree is not None:
         timed = fairtime.fair_speedup([(trace, plain)]).headline if measured_c else None
         st.markdown(real_trees_sentence(trace, hits, c, v, timed))

@@ -312,7 +312,15 @@ def run_context(spec: Trace) -> tuple:
             spec.n_generated, s.tree)
 
 
+BEFORE_STEPPING = "Guess before you step through the loops below: they show every verdict."
+
+
 def run_question(spec: Trace) -> str:
+    """The question before the run's numbers: α and τ, with what earlier pages measured to reason from."""
+    return f"{_question(spec)} {BEFORE_STEPPING}"
+
+
+def _question(spec: Trace) -> str:
     s = spec.settings
     how = "taking the top token (greedy)" if replay.is_greedy(spec) else f"sampling at T = {number_text(s.temperature)}"
     if s.tree is not None:
@@ -344,7 +352,8 @@ def run_hint(spec: Trace) -> str:
         text += (f" *Why the output is unchanged* measured this draft's top token matching the target's on "
                  f"{overlap.greedy:.0%} of the positions of held-out answers, without its copying (its greedy "
                  "α there). A greedy run without copying on those answers would keep about that share of its "
-                 "guesses (a little less: it never checks the target's +1 after a loop that kept all K). This run's "
+                 "guesses (a little less: it never checks the position after a loop that kept all K, and such a "
+                 "position follows a run of agreements, which tend to continue). This run's "
                  "α can differ because its text is one prompt, not those answers, and because this draft also "
                  "copies repeated text (*In practice* sets this draft's measures side by side).")
     elif s.drafter == "prompt_lookup":

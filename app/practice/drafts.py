@@ -171,7 +171,8 @@ def alpha_reading(rows: list[AlphaFigure]) -> str:
         "They do not contradict each other: they count different things on different text. Agreement scores "
         "every position of a fixed text once. A greedy run on the same text, without copying, would check almost "
         "the same positions (all but the target's +1 after a loop that kept every guess), so its α would sit near "
-        "the agreement, a little below. Chains started at every position count a position once for each chain "
+        "the agreement, a little below: the positions it skips follow a run of agreements, which tend to continue. "
+        "Chains started at every position count a position once for each chain "
         "that reaches it, and more chains reach the positions after an easy stretch, so their kept ÷ checked comes "
         f"out higher on the same answers ({chains.alpha:.0%} against {overlap.alpha:.0%}). Copying adds guesses "
         f"that are right more often: the same chains with copying keep {with_copy:.0%}.")
