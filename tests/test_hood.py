@@ -283,7 +283,7 @@ def test_the_hood_teaches_both_tree_rules_with_a_computed_example(hood_page):
 
     text = " ".join(m.value for m in hood_page.markdown)
     assert "(SpecInfer; EAGLE-2): try the candidates at a node one after another, each accepted with min(1" not in text
-    for fact in ("Candidates drawn independently from the draft's q", "SpecInfer, Miao et al., 2024",
+    for fact in ("Candidates drawn independently from the draft's q", "SpecInfer, Miao et al., 2023",
                  "The draft's distinct top-k tokens", "EAGLE-2, Li et al., 2024",
                  "with probability p(x); after a refusal set p(x) = 0 and renormalise", "Mixing them up"):
         assert fact in text, fact

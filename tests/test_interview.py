@@ -258,7 +258,7 @@ def test_the_interview_says_medusa_decodes_greedily_by_default():
 def test_tree_answer_keeps_the_longest_accepted_path_and_credits_specinfer():
     text = INTERVIEW["tree"].answer
     assert "root-to-leaf" not in text
-    for fact in ("longest accepted path from the root", "before it reaches a leaf", "SpecInfer (Miao et al., 2024)",
+    for fact in ("longest accepted path from the root", "before it reaches a leaf", "SpecInfer (Miao et al., 2023)",
                  "multi-candidate rejection sampling", "EAGLE-2", "typical acceptance", "lossy"):
         assert fact in text, fact
 

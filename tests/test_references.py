@@ -201,3 +201,20 @@ def test_only_the_environment_class_reads_specsims_variables():
     assert environment_reads('x = os.environ.get("SPECSIM_QUEUE_URL", "").strip()\n') == ["SPECSIM_QUEUE_URL"]
     assert environment_reads('ENABLED = os.environ["SPECSIM_NO_FUSED"] != "1"\n') == ["SPECSIM_NO_FUSED"]
     assert environment_reads('os.environ["SPECSIM_NO_FUSED"] = "1"\n') == []
+
+
+def test_the_non_paper_sources_the_pages_cite_are_listed_with_the_papers_years():
+    """A lecturer's reading: Variants cites NVIDIA's Medusa figures and SGLang's EAGLE-2/3 throughputs, which the list
+    lacked; SuffixDecoding's venue and SpecInfer's year differed between the pages and the list."""
+    from app.practice import references
+    from specsim.core import published
+
+    text = references.markdown()
+    assert published.NVIDIA_MEDUSA_SPEEDUP.source.split(",")[0] in text and "docs.sglang.io" in text
+    suffix = next(r for r in references.REFERENCES if r.title.startswith("SuffixDecoding"))
+    assert suffix.where in published.SUFFIX_SPEEDUP.source
+    specinfer = next(r for r in references.REFERENCES if r.title.startswith("SpecInfer"))
+    year = specinfer.authors[specinfer.authors.index("(") + 1:-1]
+    from specsim.variants import tree_rules
+
+    assert f"**SpecInfer** (Miao et al., {year})" in tree_rules.__doc__

@@ -178,7 +178,7 @@ def rules_section() -> None:
         "and lookahead's.\n"
         "- **Sampling trees** stay lossless with **multi-candidate rejection sampling**, and which rule is right "
         "depends on how the candidates at a node were chosen:\n"
-        "  - **Candidates drawn independently from the draft's q** (SpecInfer, Miao et al., 2024): try them in "
+        "  - **Candidates drawn independently from the draft's q** (SpecInfer, Miao et al., 2023): try them in "
         "turn, each kept with probability min(1, p/q); after a refusal replace p by the normalised residual "
         "max(0, p − q) and try the next; if all are refused, sample the residual. Each step is the one-slot rule "
         "of *Why the output is unchanged*.\n"

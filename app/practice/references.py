@@ -58,9 +58,19 @@ REFERENCES: tuple[Reference, ...] = (
     arxiv("Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami and Suresh (2024)",
           "Block Verification Accelerates Speculative Decoding", "2403.10444", "ICLR 2025"),
     arxiv("Oliaro, Jia, Campos and Qiao (2024)", "SuffixDecoding: Extreme Speculative Decoding for Emerging AI "
-          "Applications", "2411.04975"),
+          "Applications", "2411.04975", "NeurIPS 2025"),
     arxiv("Timor, Mamou, Korat, Berchansky, Jain, Pereg, Wasserblat and Harel (2025)", "Accelerating LLM Inference "
           "with Lossless Speculative Decoding Algorithms for Heterogeneous Vocabularies", "2502.05202", "ICML 2025"),
+)
+
+# cited by the pages outside papers: Medusa's production figures (Variants) and EAGLE-2 against EAGLE-3 in SGLang
+REFERENCES += (
+    Reference("NVIDIA (2024)", "Low Latency Inference Chapter 1: Up to 1.9x Higher Llama 3.1 Performance with Medusa "
+              "on NVIDIA HGX H200 with NVLink Switch", "NVIDIA Technical Blog", "developer.nvidia.com",
+              "https://developer.nvidia.com/blog/low-latency-inference-chapter-1-up-to-1-9x-higher-llama-3-1-"
+              "performance-with-medusa-on-nvidia-hgx-h200-with-nvlink-switch/"),
+    Reference("SGLang (2025)", "Speculative Decoding", "SGLang documentation", "docs.sglang.io",
+              "https://docs.sglang.io/docs/advanced_features/speculative_decoding"),
 )
 
 SOURCES = ("- Further reading for interviews: the *Speculative Decoding Explained* video and the notes in "

@@ -3,7 +3,7 @@ distributions over a small vocabulary (numpy; no sampling).
 
 Which rule applies depends on how the candidates were chosen:
 
-- **SpecInfer** (Miao et al., 2024): the candidates are drawn *independently from the draft's q* (with
+- **SpecInfer** (Miao et al., 2023): the candidates are drawn *independently from the draft's q* (with
   repeats possible). Try them in turn; keep candidate x with probability min(1, p(x)/q(x)); after a refusal
   replace p by its normalised residual norm(max(0, p − q)) and try the next. If all are refused, sample the
   last residual. Each step is the one-slot rule of Leviathan et al., so the output is distributed as p.
