@@ -92,6 +92,7 @@ def batching_sentence(calc: CalcSettings, batch: int, gpu_r: int, context: int) 
 def kv_paragraph(model: roofline.Transformer, gpu_r: int) -> str:
     """How the cache enters the step: a kernel of its own, added to the GEMMs, never hiding their arithmetic."""
     attention_tokens = roofline.attention_memory_bound_tokens(gpu_r, model)
+    share = model.heads // model.kv_heads  # query heads per cached key and value: R ÷ share is the bound (a test)
     return (
         f"**With the KV cache.** Each sequence also reads its own cache every step: {model.kv_bytes_per_token // 1024} "
         f"KiB per cached token for {model.name} ({model.layers} layers × a key and a value × {model.kv_heads} KV "
@@ -99,9 +100,10 @@ def kv_paragraph(model: roofline.Transformer, gpu_r: int) -> str:
         "of weights. Those reads do not amortise over the batch: B sequences read B caches. A step runs its kernels "
         "one after another, so its time is the **sum** of their rooflines: max(reading the weights, the GEMMs' "
         "arithmetic) + max(reading the caches, attention's arithmetic). The attention kernels stay memory-bound "
-        f"while a sequence brings fewer than about {attention_tokens:.0f} new tokens (at R = {gpu_r}, for this "
-        f"model's {model.heads // model.kv_heads} query heads per cached key and value: fewer share them, less), so "
-        "the K + 1 "
+        f"while a sequence brings fewer than about {attention_tokens:.0f} new tokens (R = {gpu_r} ÷ {share}: each "
+        f"cached key and value serves this model's {share} query heads, so each new token does {share} times the "
+        "arithmetic per byte read; with fewer heads sharing them, attention stays memory-bound for more tokens), "
+        "so the K + 1 "
         "tokens of a verification read each cache once, for the price of one. The GEMMs still turn compute-bound "
         "once B·(K + 1) passes R, at any context; what a long context changes is the share of the step they "
         "take. When the cache reads are most of the step, the GEMMs' extra arithmetic is a small part of it and v "

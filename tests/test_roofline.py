@@ -335,3 +335,18 @@ def test_batch_chart_labels_the_current_batch_where_it_is_and_in_the_legend(curr
     assert fig.layout.title.text.startswith("Model: speedup as")  # no K given, none named
     assert batch_figure(batches, {"R": [1.0] * len(batches)}, current, 4).layout.title.text.startswith(
         "Model: speedup at K = 4 as the batch grows")
+
+
+@pytest.mark.parametrize("ridge", [16, 64, 256, 512])
+def test_the_cache_paragraph_divides_r_by_the_query_heads_per_key_and_that_is_the_bound(ridge):
+    """A learner's reading: "4 query heads per cached key and value: fewer share them, less" read backwards. The
+    paragraph now says R ÷ 4, and that is the attention kernel's bound the model computes."""
+    from app import batching
+
+    model = roofline.LLAMA_31_8B
+    share = model.heads // model.kv_heads
+    bound = roofline.attention_memory_bound_tokens(ridge, model)
+    assert bound == pytest.approx(ridge / share)
+    text = batching.kv_paragraph(model, ridge)
+    assert f"fewer than about {bound:.0f} new tokens (R = {ridge} ÷ {share}" in text
+    assert "attention stays memory-bound for more tokens" in text

@@ -84,5 +84,15 @@ def test_the_hood_prices_a_tree_from_the_runs_own_ranks():
     text = " ".join(m.value for m in at.markdown)
     hits = te.rank_hits([recording.shipped_runs()["prose_run"].spec])
     assert f"at the {hits.checked} positions the target checked" in text
-    assert f"its token was the draft's top guess {hits.coverage(1):.0%} of the time" in text
+    # a learner's reading: the best tree's τ could not be checked from top-1 and top-2 coverage alone; each of the
+    # first ranks has its rate, and the tree its nodes
+    rates = ", ".join(f"{o} choice {p:.0%} of the time"
+                      for o, p in zip(("first", "second", "third"), hits.probs[:3], strict=True))
+    assert f"its token was the draft's {rates}" in text and hits.probs[0] == hits.coverage(1)
+    from app.hood.trees import SIZES, _paths, machine_v
+
+    c = float(text.split("With c = ")[1].split(" ")[0])
+    tree, _ = te.best_by_size(hits.probs, c, machine_v().v, SIZES)
+    assert f"has {tree.nodes} (by the draft's rank along each path: {_paths(tree)})" in text
+    assert f"τ = {1 + sum(tree.values):.2f}" in text
     assert "What a tree buys" in [h.value for h in at.subheader]
