@@ -4,7 +4,7 @@ import streamlit as st
 
 from app import class_profile as app_profile
 from app import classqueue, frame, glossary, recording, state
-from app.live import be_the_draft, playback, why_speed
+from app.live import be_the_draft, playback, run_guess, why_speed
 from app.live import cache as live_cache
 from app.live import pairs as live_pairs
 from app.live import run as live_run
@@ -63,7 +63,7 @@ else:
 if spec is not None:
     # the guess is asked first; the loops themselves are no answer, so they play either way, and the run's α, τ
     # and what its speed is made of wait for the guess
-    guessed = live_view.guessed_run(spec)
+    guessed = run_guess.guessed_run(spec)
     st.subheader("Step through the run")
     live_view.prefill_note(spec)
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step),
@@ -75,6 +75,5 @@ if spec is not None:
         live_view.run_view(spec, plain)
         live_view.export_button(spec, plain)
     else:
-        st.caption("The run's α and τ, where its speed comes from, and the whole run show here once you have "
-                   "guessed above.")
+        run_guess.waiting_note()
 frame.closing("live.py")

@@ -108,7 +108,7 @@ def test_the_live_page_asks_for_alpha_and_tau_before_the_recording_plays():
     # a new learner's reading: nothing of the run showed before the guess; its loops play, its numbers wait
     assert "Step through the run" in [h.value for h in at.subheader]
     assert any("show here once you have guessed above" in c.value for c in at.caption)
-    from app.live.view import BEFORE_STEPPING
+    from app.live.run_guess import BEFORE_STEPPING
 
     assert any(BEFORE_STEPPING in m.value for m in at.markdown)  # and the question says to guess before stepping
     assert any("What share of the guesses" in m.value for m in at.markdown)
@@ -134,7 +134,7 @@ def test_a_guess_on_the_flat_top_of_the_curve_is_called_fine():
 def test_the_live_question_gives_what_earlier_pages_measured():
     """A review: the live page's question gave nothing to reason from. It now recalls the calculator's τ and, for the
     default draft, the agreement Why the output is unchanged measured."""
-    from app.live import view
+    from app.live import run_guess as view
     from specsim.lesson import recorded
     from specsim.lesson.unchanged import measured_overlap
 
@@ -142,3 +142,7 @@ def test_the_live_question_gives_what_earlier_pages_measured():
     question = view.run_question(prose.spec)
     assert "τ = 1 + α + α² + … + α^K" in question
     assert f"{measured_overlap().greedy:.0%} of the positions" in question
+    # a learner's second reading: the caveats made the question hard to read while guessing; they are the answer's
+    assert view.AGREEMENT_GAP not in question and "a little less" not in question
+    answer = view.run_verdict(prose.spec, {"alpha": 40, "tau": 1.8})
+    assert answer.endswith(view.AGREEMENT_GAP) and "a little less, since it never checks the position" in answer

@@ -89,10 +89,10 @@ def test_the_hood_prices_a_tree_from_the_runs_own_ranks():
     rates = ", ".join(f"{o} choice {p:.0%} of the time"
                       for o, p in zip(("first", "second", "third"), hits.probs[:3], strict=True))
     assert f"its token was the draft's {rates}" in text and hits.probs[0] == hits.coverage(1)
-    from app.hood.trees import SIZES, _paths, machine_v
+    from app.hood.trees import SIZES, machine_v, tree_paths
 
     c = float(text.split("With c = ")[1].split(" ")[0])
     tree, _ = te.best_by_size(hits.probs, c, machine_v().v, SIZES)
-    assert f"has {tree.nodes} (by the draft's rank along each path: {_paths(tree)})" in text
+    assert f"has {tree.nodes} (by the draft's rank along each path: {tree_paths(tree)})" in text
     assert f"τ = {1 + sum(tree.values):.2f}" in text
     assert "What a tree buys" in [h.value for h in at.subheader]

@@ -40,7 +40,7 @@ class VSource:
 _ORDINALS = ("first", "second", "third")
 
 
-def _paths(tree: te.Tree) -> str:
+def tree_paths(tree: te.Tree) -> str:
     """A tree's nodes as the draft's ranks along each path, e.g. "1; 1→1; 3": the top guess, the top guess after
     it, and the third choice at the first position."""
     return "; ".join("→".join(str(r) for r in path) for path in tree.paths)
@@ -286,9 +286,8 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     st.markdown(
         f"With c = {c:.3f} (one draft pass's time over one target pass: {c_from}) and v(n) (a target pass over n "
         f"tokens, over a one-token pass) from {v_name}: the best tree of up to {SIZES[-1]} nodes has "
-        f"{tree.nodes} (by the draft's rank along each path: {_paths(tree)}) and writes τ = {tree.tau:.2f} tokens a "
-        "loop, where a chain of the same size "
-        "writes "
+        f"{tree.nodes} (by the draft's rank along each path: {tree_paths(tree)}) and writes τ = {tree.tau:.2f} "
+        "tokens a loop, where a chain of the same size writes "
         f"{same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} "
         f"pass{'' if tree.depth == 1 else 'es'} (one per level; a draft pass is priced at c however many nodes its "

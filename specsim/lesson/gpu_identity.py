@@ -120,7 +120,9 @@ def sentence(data: dict) -> str:
             "rounding differs, and bfloat16's coarser rounding flips near-ties more often.")
     if len(drafters) > 1:
         few, most = drafters[0], drafters[-1]
-        text += (f" Why the drafters differ was not measured. A likely part of it: {PLAIN_NAMES.get(few, few)} "
+        gloss = (", which drafts with no model by copying what followed an earlier match of the latest tokens,"
+                 if few == "prompt_lookup" else "")
+        text += (f" Why the drafters differ was not measured. A likely part of it: {PLAIN_NAMES.get(few, few)}{gloss} "
                  "guesses only where it finds text to copy, so fewer of its passes are wide ones, while "
                  f"{PLAIN_NAMES.get(most, most)} guesses in every loop, and every one of its checks is a wide pass "
                  "where a near-tie can flip.")
