@@ -104,7 +104,8 @@ st.markdown(
     "streams the model's weights from memory to produce a single token, and the compute units mostly wait. "
     "Scoring a handful of extra positions in the same pass uses arithmetic that was sitting idle, so it costs "
     "little extra time. Where that does not hold (a CPU that runs short of arithmetic, a large batch) the extra "
-    "positions cost more; in a model so small that launching its kernels sets the pace, the check looks free, but "
+    "positions cost more; in a model so small that launching its kernels (the many small programs a GPU runs for "
+    "one pass, each with a fixed start-up cost) sets the pace, the check looks free, but "
     "the draft pays a launch for every kernel too, so a draft pass costs about its share of the target's layers, "
     "not its much smaller share of the bytes. *Is verification free here?* measures it."
 )

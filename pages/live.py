@@ -65,6 +65,8 @@ if spec is not None:
     # and what its speed is made of wait for the guess
     guessed = run_guess.guessed_run(spec)
     st.subheader("Step through the run")
+    st.caption("Each iteration is one loop (the other pages' word): the draft's guesses, the target's one pass over "
+               "them, its verdicts and its +1 token.")
     live_view.prefill_note(spec)
     playback.player(len(spec.iterations), lambda step: live_view.iteration_view(spec, step),
                     lambda step: live_view.iteration_header(spec, step))

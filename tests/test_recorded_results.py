@@ -54,6 +54,13 @@ def test_verify_shows_the_recorded_curve_before_the_button_and_the_prompt_withou
     assert any(f"recorded on {recorded.machine}" in i.value for i in at.info)
     slope = [m.value for m in at.markdown if m.value.startswith("**Slope:**")]
     assert len(slope) == 1 and f"{recorded.curve.slope():.3f} of a one-token pass" in slope[0]
+    # a learner's reading: the fit's 1 + slope·K and the point's v differ in the second decimal; the page names both
+    k = next(w.value for w in at.slider if w.label == "K for the calculator")
+    shown = next(m.value for m in at.markdown if "a verification pass covers" in m.value)
+    v, fit = recorded.curve.v_at(k + 1), 1 + recorded.curve.slope() * k
+    assert f"**v = {v:.2f}** measured on the recorded curve" in shown
+    if "This curve has no such corner" in slope[0]:  # the straight line is the page's model of this curve
+        assert (f"(the straight line above gives {fit:.2f})" in shown) == (f"{fit:.2f}" != f"{v:.2f}")
     monkeypatch.setattr(paths, "VERIFY_CURVE_RECORDED", tmp_path / "none.json")
     at = open_page("verify.py")
     assert any("Press the button" in i.value for i in at.info)

@@ -29,7 +29,8 @@ def gpu_figure(data: dict, cpu: PathRun | None) -> go.Figure:
         row = cpu.row("one call")
         ns = [1, *sorted(row.v)]
         fig.add_scatter(x=ns, y=[1.0, *(row.v[n] for n in ns[1:])], mode="lines+markers",
-                        name=f"{cpu.machine.split(' |')[0]}, one C++ call (measured)",
+                        name=f"this app's CPU path on {cpu.machine.split(' |')[0]}, one C++ call (measured to "
+                             f"n = {ns[-1]})",
                         line={"color": DRAFT, "dash": "dash"},
                         hovertemplate="CPU, n = %{x}: %{y:.2f}<extra></extra>")
     ns = data["passes"]["bfloat16"]["n"]
