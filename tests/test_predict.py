@@ -146,3 +146,14 @@ def test_the_live_question_gives_what_earlier_pages_measured():
     assert view.AGREEMENT_GAP not in question and "a little less" not in question
     answer = view.run_verdict(prose.spec, {"alpha": 40, "tau": 1.8})
     assert answer.endswith(view.AGREEMENT_GAP) and "a little less, since it never checks the position" in answer
+
+
+def test_the_live_question_names_the_bundled_draft_by_what_it_is():
+    """A learner's second reading: the question named the draft by its folder, "standalone-L2-W384-v8k", twice."""
+    from app.live import run_guess
+    from specsim.lesson import recorded
+
+    prose = next(recorded.load(r.path) for r in recorded.RECIPES if r.name == "prose_run")
+    question = run_guess.run_question(prose.spec)
+    assert "the bundled draft model (two layers, trained here; it also copies repeated text)" in question
+    assert "standalone-L2" not in question

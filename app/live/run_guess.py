@@ -37,11 +37,11 @@ def _question(spec: Trace) -> str:
     how = "taking the top token (greedy)" if replay.is_greedy(spec) else f"sampling at T = {number_text(s.temperature)}"
     if s.tree is not None:
         return (f"This run drafts a token tree of up to {s.tree[0]} guesses, at most {s.tree[1]} deep, with "
-                f"{s.draft or s.drafter}, {how}. Each loop the target checks one path down the tree: the guesses it "
+                f"{_draft_name(spec)}, {how}. Each loop the target checks one path down the tree: the guesses it "
                 "keeps, then the one it refuses where it stops. What share of those checked guesses will it accept "
                 f"(α), and how many tokens will one loop write on average (τ, the kept guesses plus the +1)? "
                 f"{run_hint(spec)}")
-    return (f"This run drafts with {s.draft or s.drafter} at K = {s.k}, {how}. What share of the guesses the target "
+    return (f"This run drafts with {_draft_name(spec)} at K = {s.k}, {how}. What share of the guesses the target "
             "checks will it accept (α), and how many tokens will one loop write on average (τ, the kept guesses "
             f"plus the +1)? {run_hint(spec)}")
 
@@ -64,6 +64,13 @@ def run_hint(spec: Trace) -> str:
     elif s.drafter == "prompt_lookup":
         text += " Prompt lookup proposes only text that appeared earlier; where there is none, a loop drafts nothing."
     return text
+
+
+def _draft_name(spec: Trace) -> str:
+    """The drafter in words: the bundled draft by what it is, not by its folder's name."""
+    s = spec.settings
+    return ("the bundled draft model (two layers, trained here; it also copies repeated text)"
+            if _default_draft(spec) else s.draft or s.drafter)
 
 
 def _default_draft(spec: Trace) -> bool:
