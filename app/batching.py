@@ -21,10 +21,10 @@ def datasheet_sentence() -> str:
             f"{h.ridge_tokens:.0f}. This app takes R = {roofline.GPU_RIDGE}, a round figure between the two, as its "
             "GPU's ridge: a pass over K + 1 ≤ 17 tokens is deep in the flat part, which is why the papers could treat "
             "verification as free. A datasheet's R is an upper bound: measured knees come earlier for GEMMs with "
-            "few rows (they use only part of the tensor cores' width), for weights stored in fewer bytes than they "
-            "are multiplied in (8- or 4-bit weights, bfloat16 arithmetic: each byte read carries more arithmetic). "
-            "A mixture of experts' v rises at small batch for another reason, more experts read (further down this "
-            "page).")
+            "few rows (they use only part of the tensor cores' width), and for weights stored in fewer bytes than "
+            "they are multiplied in (8- or 4-bit weights, bfloat16 arithmetic: each byte read carries more "
+            "arithmetic). A mixture of experts' v rises at small batch for another reason: the K + 1 tokens of a "
+            "check route to more experts, so the pass reads more weights (further down this page).")
 
 
 def ridge_sentence() -> str:
@@ -101,8 +101,9 @@ def kv_paragraph(model: roofline.Transformer, gpu_r: int) -> str:
         "one after another, so its time is the **sum** of their rooflines: max(reading the weights, the GEMMs' "
         "arithmetic) + max(reading the caches, attention's arithmetic). The attention kernels stay memory-bound "
         f"while a sequence brings fewer than about {attention_tokens:.0f} new tokens (R = {gpu_r} ÷ {share}: each "
-        f"cached key and value serves this model's {share} query heads, so each new token does {share} times the "
-        "arithmetic per byte read; with fewer heads sharing them, attention stays memory-bound for more tokens), "
+        f"cached key and value serves {share} of this model's {model.heads} query heads ({model.kv_heads} KV heads, "
+        f"grouped-query attention), so each new token does {share} times the arithmetic per byte read; with fewer "
+        "heads sharing them, attention stays memory-bound for more tokens), "
         "so the K + 1 "
         "tokens of a verification read each cache once, for the price of one. The GEMMs still turn compute-bound "
         "once B·(K + 1) passes R, at any context; what a long context changes is the share of the step they "

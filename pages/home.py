@@ -89,9 +89,9 @@ st.success(
     "draft runs at "
     f"**{fmt(useless)}× plain speed**, and its weights and cache take "
     "memory besides; where a check of K + 1 tokens costs more than one pass (on a CPU, for one), slower still. "
-    "Either way the slowdown is bounded: at worst one token for what a loop costs, its draft passes and one check, "
-    "which a short measurement finds. That is what makes speculation safe to try: measure how often guesses are "
-    "kept, and switch it off where they rarely are."
+    "Either way the slowdown is bounded: at worst each loop still writes one token for its draft passes and one "
+    "check, and a short measurement shows what that costs. That is what makes speculation safe to try: measure "
+    "how often guesses are kept, and switch it off where they rarely are."
 )
 
 st.subheader("Three facts that make it work")

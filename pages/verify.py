@@ -109,7 +109,7 @@ else:
     link = calculator_link(calc.alpha, k, calc.draft_cost, v)
     source = "measured" if recorded is None else "measured on the recorded curve"
     if not fits and f"{1 + slope * k:.2f}" != f"{v:.2f}":  # the straight line above is a fit; the point is measured
-        source += f" (the straight line above gives {1 + slope * k:.2f})"
+        source += f" (the fitted slope, v ≈ 1 + {slope:.3f}·K, gives {1 + slope * k:.2f})"
     st.markdown(f"With K = {k}, a verification pass covers {k + 1} tokens: **v = {v:.2f}** {source}. "
                 f"[Open the calculator with v = {link.verify_cost:.2f}]({link.url}) (α and c stay as you left "
                 "them there); its *Calibrate with measured costs* box also offers this value.")

@@ -23,9 +23,9 @@ def test_the_rows_are_read_from_the_bench_table_and_the_sentence_counts_them():
     data = gpu_identity.build()
     before = gpu_identity.sentence(data)
     assert "in bfloat16, 5 of the 10 drafter-and-K settings" in before
-    assert "the float32 run ran 4 of them (" in before and "), and 0 did." in before
+    assert "the float32 run covered 4 of them (" in before and "), and none of those differed" in before
     flipped = dict(data, rows=[dict(r, identical=False) if r["dtype"] == "float32" else r for r in data["rows"]])
-    assert "), and 4 did." in gpu_identity.sentence(flipped)
+    assert "), and 4 of those differed." in gpu_identity.sentence(flipped)
 
 
 def test_why_unchanged_says_greedy_output_on_a_gpu_can_differ_and_why_by_drafter():
@@ -43,7 +43,7 @@ def test_why_unchanged_says_greedy_output_on_a_gpu_can_differ_and_why_by_drafter
     assert (min(lookup), max(lookup), min(draft), max(draft)) == (1.08, 1.13, 1.38, 1.77)  # bench.txt's tok/loop
     assert f"prompt lookup at 0 of its 5 Ks, {min(lookup):.2f}–{max(lookup):.2f} tokens a loop" in text
     assert "standalone-L2-W384-v8k" not in text
-    assert "the float32 run ran 4 of them (prompt lookup at K = 2, 4; the default draft model at K = 2, 4)" in text
+    assert "the float32 run covered 4 of them (prompt lookup at K = 2, 4; the default draft model at K = 2, 4)" in text
     assert "Why the drafters differ was not measured" in text
 
 

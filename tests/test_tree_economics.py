@@ -93,6 +93,6 @@ def test_the_hood_prices_a_tree_from_the_runs_own_ranks():
 
     c = float(text.split("With c = ")[1].split(" ")[0])
     tree, _ = te.best_by_size(hits.probs, c, machine_v().v, SIZES)
-    assert f"has {tree.nodes} (by the draft's rank along each path: {tree_paths(tree)})" in text
+    assert f"has {tree.nodes} nodes (the draft's ranks along each path: {tree_paths(tree)})" in text
     assert f"τ = {1 + sum(tree.values):.2f}" in text
     assert "What a tree buys" in [h.value for h in at.subheader]

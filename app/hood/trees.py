@@ -268,7 +268,7 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         "A tree is worth its extra width only if the target's token is often the draft's runner-up. On this run, at "
         f"the {hits.checked} positions the target checked, its token was the draft's "
         + ", ".join(f"{_ORDINALS[r]} choice {p:.0%} of the time" for r, p in enumerate(hits.probs[:3]))
-        + f" (among its top {len(cov)} {cov[-1]:.0%}). "
+        + f" (in its top {len(cov)}: {cov[-1]:.0%}). "
         "Taking positions as alike and independent (the chain's one-α assumption, rank by rank), the best tree of "
         "n nodes is the n most probable paths, each with its prefix (the shape EAGLE-2's dynamic tree grows toward). "
         "Each extra level costs one more draft pass, so at each size the chart draws the fastest such tree: its "
@@ -286,7 +286,7 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
     st.markdown(
         f"With c = {c:.3f} (one draft pass's time over one target pass: {c_from}) and v(n) (a target pass over n "
         f"tokens, over a one-token pass) from {v_name}: the best tree of up to {SIZES[-1]} nodes has "
-        f"{tree.nodes} (by the draft's rank along each path: {tree_paths(tree)}) and writes τ = {tree.tau:.2f} "
+        f"{tree.nodes} nodes (the draft's ranks along each path: {tree_paths(tree)}) and writes τ = {tree.tau:.2f} "
         "tokens a loop, where a chain of the same size writes "
         f"{same.tau:.2f}; the best tree runs at {s_tree:.2f}× and the best "
         f"chain (K = {ch.nodes}) at {s_ch:.2f}×. The tree's draft spends {tree.depth} "
@@ -294,9 +294,10 @@ def section(trace: Trace, plain: Trace | None, fallback_cost: float) -> None:
         f"level reads); the best chain (K = {ch.nodes}) spends {ch.nodes}, and a chain of {tree.nodes} guesses would "
         f"spend {tree.nodes}. The tree's verification reads {tree.nodes + 1} tokens. "
         f"From {hits.checked} positions these rates are rough: a few "
-        "more hits at rank 2 or 3 move the tree's τ. So this best K is a model's, and the live page's best K can "
-        "differ: that one is timed on this machine, whole runs with copying on held-out prompts, where this chart "
-        f"prices one run's acceptance by rank with {short}, and the table below a GPU's v.")
+        f"more hits at rank 2 or 3 move the tree's τ. So the best K here (K = {ch.nodes}) comes from a model, and the "
+        "live page's measured best K can differ: that one times whole runs on this machine, copying included, on "
+        f"held-out prompts; this chart prices one run's acceptance by rank with {short}, and the table below with "
+        "a GPU's roofline.")
     if trace.settings.tree is not None:
         timed = fairtime.fair_speedup([(trace, plain)]).headline if measured_c else None
         st.markdown(real_trees_sentence(trace, hits, c, v, timed))

@@ -62,9 +62,9 @@ def cut_sentence(p: np.ndarray, q: np.ndarray, k: int, top_p: float, show_uncut:
     change = f"α here, from Σ min(p′, q) = {uncut:.3f} to {cut:.3f}"
     effect = (f"raises {change}" if cut > uncut + 5e-4 else f"lowers {change}" if cut < uncut - 5e-4
               else "leaves α where it is here")
-    text += (" Only the target must be cut: an uncut target can write tokens the cut target never would (its "
-             "residual and its +1 draw from all of p), and the whole-block check below then fails. The draft may be "
-             "cut or not, "
+    text += (" Only the target must be cut: an uncut target writes tokens the cut target never would (it can keep "
+             "a guess p′ has cut away, since min(1, p/q) is above 0 there, and its residual and +1 draw from all of "
+             "p), so the output follows p, not p′. The draft may be cut or not, "
              f"and the output is p′ either way; cutting it {effect}. Drafts are usually cut because, when the two "
              "models rank the same tokens highest, the cut moves q's mass to where p′ is.")
     return text

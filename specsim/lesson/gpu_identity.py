@@ -116,8 +116,10 @@ def sentence(data: dict) -> str:
             f"from a one-token pass. Measured on an {data['gpu']} ({data['prompts']} held-out prompts × "
             f"{data['tokens']} greedy tokens for each drafter and K): in bfloat16, {bf_bad} of the {bf_all} "
             f"drafter-and-K settings wrote other tokens than plain decoding on at least one prompt ({per}); the "
-            f"float32 run ran {f32_all} of them ({f32}), and {f32_bad} did. Same algorithm, same weights: only that "
-            "rounding differs, and bfloat16's coarser rounding flips near-ties more often.")
+            f"float32 run covered {f32_all} of them ({f32}), and "
+            + ("none of those differed from plain decoding" if f32_bad == 0 else f"{f32_bad} of those differed")
+            + ". Same algorithm, same weights: only that rounding differs, and bfloat16's coarser rounding flips "
+            "near-ties more often.")
     if len(drafters) > 1:
         few, most = drafters[0], drafters[-1]
         gloss = (", which drafts with no model by copying what followed an earlier match of the latest tokens,"
