@@ -4,6 +4,9 @@ agreement differ."""
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import streamlit as st
 
 from app import predict
@@ -73,14 +76,18 @@ def _draft_name(spec: Trace) -> str:
             if _default_draft(spec) else s.draft or s.drafter)
 
 
-def _default_draft(spec: Trace) -> bool:
-    """Whether the run drafts with the draft whose agreement *Why the output is unchanged* measured."""
-    from pathlib import Path
-
+@functools.cache
+def _measured_draft() -> str:
+    """The folder name of the draft whose agreement *Why the output is unchanged* measured (read once)."""
     from specsim.lesson.unchanged import measured_overlap
 
+    return Path(measured_overlap().draft).name
+
+
+def _default_draft(spec: Trace) -> bool:
+    """Whether the run drafts with the draft whose agreement *Why the output is unchanged* measured."""
     s = spec.settings
-    return s.drafter == DRAFT_MODEL and bool(s.draft) and Path(measured_overlap().draft).name in s.draft
+    return s.drafter == DRAFT_MODEL and bool(s.draft) and _measured_draft() in s.draft
 
 
 AGREEMENT_GAP = ("Against the agreement of *Why the output is unchanged*: a greedy run without copying on those "
@@ -114,7 +121,8 @@ def run_verdict(spec: Trace, guess: dict[str, float]) -> str:
 
 
 def guessed_run(spec: Trace) -> bool:
-    """Ask for α and τ before the run's iterations and numbers show (a run without a loop has nothing to guess)."""
+    """Ask for α and τ before the run's numbers show; True once guessed (a run without a loop has nothing to
+    guess). The loops themselves play either way."""
     if not spec.iterations:
         return True
     return predict.ask("live_run", run_context(spec), run_question(spec), RUN_FIELDS, run_truth(spec),

@@ -291,5 +291,4 @@ def compute_per_token(trace: Trace) -> Compute:
     return Compute(k=k, tokens_per_loop=t, positions_per_pass=fed, longest_pass=trace.longest_pass,
                    target_tokens_per_emitted=fed / t if t else math.nan,
                    draft_passes_per_emitted=trace.draft_passes / emitted if emitted else math.nan,
-                   prefill_s=trace.prefill_time_s, positions=round(fed * loops) if loops else 0,
-                   tokens=round(t * loops) if loops else 0)
+                   prefill_s=trace.prefill_time_s, positions=round(fed * loops) if loops else 0, tokens=emitted)
