@@ -32,7 +32,7 @@ class Row:
     k: int
     dtype: str
     identical: bool
-    tokens_per_loop: float  # 1 + the guesses kept a loop: near 1, most loops checked no guess (a one-token pass)
+    tokens_per_loop: float  # 1 + the guesses kept a loop (the bench's tok/loop column)
 
 
 def parse_bench(text: str) -> tuple[list[Row], int, int]:
