@@ -119,14 +119,14 @@ class LeanLlama:
         self.inv_freq = self.inv_freq.to(self.device)
 
         # Each weight matrix W [out, in] is kept as a tensor M that ``self._times(x, M)`` turns into x Wᵀ:
-        # - bfloat16 on a CPU where the fused row-invariant linear kernel runs (AMX, or AVX2 without bfloat16
-        #   arithmetic): M is W in bfloat16 as stored, read once and widened to float32 by the kernel; the
+        # - bfloat16 on a CPU where the fused row-invariant linear kernel runs (any of its routes; the draft's
+        #   float32 rows take its AVX2 code): M is W in bfloat16 as stored, read once and widened to float32; the
         #   activations stay in float32. Stock bfloat16 matmuls are slow there (one row: 63 against 26 µs for a
         #   576 x 576 product, measured on an AMD EPYC).
         # - float32: M is Wᵀ stored [in, out], so one row times it reads memory in order; the 8k-row head
         #   then costs a third of what it does as stored (the same CPU).
         # - otherwise (bfloat16 without the kernel, or CUDA): M is a transposed view of W, as in nn.Linear.
-        # - int8 (on the kernel's AVX2 route unless SPECSIM_DRAFT_INT8=0, or ``int8=True``): M is an
+        # - int8 (on the kernel's AVX2 and AVX-512 BF16 routes unless SPECSIM_DRAFT_INT8=0, or ``int8=True``): M is an
         #   :class:`Int8Matrix`, read by the kernel's ``rows_linear_q8``: half the bytes again. A draft pass is
         #   bound by reading its weights (13.4 MB in bfloat16 for the default draft), and a guess only has to be
         #   likely, not exact: the target checks it (docs/measurements/draft-int8-2026-12-07.md: held-out α
@@ -135,11 +135,12 @@ class LeanLlama:
 
         kernel = fused.linear_kernel() if self.dtype == torch.bfloat16 and self.device.type == "cpu" else None
         self.kernel = kernel is not None and config.hidden_size % 16 == 0 and config.intermediate_size % 16 == 0
-        # by default only on the route it was measured on (AVX2); AMX reads bfloat16 in tiles, int8 is unmeasured there
-        measured = self.kernel and fused.kernel().linear_path() == "avx2"
+        # by default on the routes it was measured on (AVX2 on a Zen 3, AVX-512 BF16 on a Zen 4, whose float32 draft
+        # rows run the same AVX2 code); AMX reads bfloat16 in tiles, int8 is unmeasured there
+        measured = self.kernel and fused.kernel().linear_path() in ("avx2", "avx512bf16")
         wanted = (environment.current().draft_int8 and measured) if int8 is None else int8
         if int8 and not (self.kernel and int8_available()):
-            raise ValueError(f"int8 draft weights need the fused kernel's AVX2 route: {fused.status()}")
+            raise ValueError(f"int8 draft weights need the fused kernel's AVX2 code: {fused.status()}")
         self.int8 = bool(wanted and self.kernel and int8_available())
         if self.kernel:
             self.dtype, layout = torch.float32, "int8" if self.int8 else "bf16 as stored"

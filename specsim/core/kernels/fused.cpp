@@ -288,6 +288,73 @@ static void rows_linear_avx2(const float* x, const W* w, float* o, int64_t M, in
 }
 #endif
 
+#if defined(__AVX512BF16__) && defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
+// AVX-512 BF16 (AMD Zen 4 and later; Intel Cooper Lake): bfloat16 x and w, IN a multiple of 32. One VDPBF16PS
+// multiplies 32 bfloat16 pairs and adds them into 16 float32 lanes: acc lane l += x[k + 2l + 1] w[k + 2l + 1], then
+// += x[k + 2l] w[k + 2l] (each product exact in float32, each sum rounded to nearest even), over 32-wide steps of k
+// in order; then the 16 lanes by a fixed tree. No widening step, and four times an AVX2 FMA's products per
+// instruction, so the arithmetic of a wide pass stays under the reading of the weights far longer than on the AVX2
+// route. The blocking is the AVX2 route's (R rows x T outputs side by side in the 32 vector registers, the next
+// block's weights prefetched while this one computes); every (row, output) pair runs the same instructions in the
+// same order whatever M and the blocking, so a row's result never depends on how many rows share the pass.
+static inline float lanes_sum16(__m512 a) {  // (l + l+8), then lanes_sum8's tree
+  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1));
+  return lanes_sum8(_mm256_add_ps(_mm512_castps512_ps256(a), hi));
+}
+template <int R, int T>
+ALWAYS_INLINE void block_bf16(const uint16_t* xp, const uint16_t* wp, float* op, int64_t m0, int64_t j0, int64_t nj,
+                              int64_t IN, int64_t OUT) {
+  __m512 acc[R][T];
+  for (int r = 0; r < R; ++r) for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  const uint16_t* w[T];
+  for (int t = 0; t < T; ++t) w[t] = wp + (j0 + (t < nj ? t : 0)) * IN;
+  const uint16_t* ahead = wp + (j0 + T) * IN;  // the next block (a prefetch past the end never faults)
+  for (int64_t k = 0; k < IN; k += 32) {  // 32 bfloat16 values: one 64-byte line of each weight row
+    for (int t = 0; t < T; ++t) _mm_prefetch(reinterpret_cast<const char*>(ahead + t * IN + k), _MM_HINT_T0);
+    __m512bh wv[T];
+    for (int t = 0; t < T; ++t) wv[t] = (__m512bh)_mm512_loadu_si512(w[t] + k);
+    for (int r = 0; r < R; ++r) {
+      const __m512bh xv = (__m512bh)_mm512_loadu_si512(xp + (m0 + r) * IN + k);
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], xv, wv[t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < nj; ++t) op[(m0 + r) * OUT + j0 + t] = lanes_sum16(acc[r][t]);
+}
+// Every row against one block of T = 3 outputs, in ceil(M / 8) groups of 3 to 8 rows (M >= 5).
+ALWAYS_INLINE void groups_bf16(const uint16_t* xp, const uint16_t* wp, float* op, int64_t M, int64_t j0, int64_t nj,
+                               int64_t IN, int64_t OUT) {
+  const int64_t groups = (M + 7) / 8;
+  for (int64_t g = 0, m = 0; g < groups; ++g) {
+    const int64_t size = (M - m) / (groups - g);  // an even split: sizes differ by at most one
+    switch (size) {
+      case 8: block_bf16<8, 3>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 7: block_bf16<7, 3>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 6: block_bf16<6, 3>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 5: block_bf16<5, 3>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      case 4: block_bf16<4, 3>(xp, wp, op, m, j0, nj, IN, OUT); break;
+      default: block_bf16<3, 3>(xp, wp, op, m, j0, nj, IN, OUT); break;
+    }
+    m += size;
+  }
+}
+static void rows_linear_bf16(const uint16_t* x, const uint16_t* w, float* o, int64_t M, int64_t IN, int64_t OUT) {
+  switch (M) {
+    case 1: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_bf16<1, 8>(x, w, o, 0, j, n, IN, OUT); });
+      break;
+    case 2: over_blocks_avx2<8>(OUT, [&](int64_t j, int64_t n) { block_bf16<2, 8>(x, w, o, 0, j, n, IN, OUT); });
+      break;
+    case 3: over_blocks_avx2<6>(OUT, [&](int64_t j, int64_t n) { block_bf16<3, 6>(x, w, o, 0, j, n, IN, OUT); });
+      break;
+    case 4: over_blocks_avx2<5>(OUT, [&](int64_t j, int64_t n) { block_bf16<4, 5>(x, w, o, 0, j, n, IN, OUT); });
+      break;
+    default: over_blocks_avx2<3>(OUT, [&](int64_t j, int64_t n) { groups_bf16(x, w, o, M, j, n, IN, OUT); });
+      break;
+  }
+}
+#define SPECSIM_BF16_ROUTE 1
+#endif
+
 std::string linear_path();
 
 // rows_linear on the AMX route with the weights packed in its tile order, (OUT / 16, IN / 32, 16, 32): each block of
@@ -329,6 +396,14 @@ at::Tensor rows_linear(at::Tensor x, at::Tensor w) {
     auto xc = x.contiguous();
     rows_linear_amx<false>(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()),
                     reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()), out.data_ptr<float>(), M, IN, OUT);
+    return out;
+  }
+#endif
+#if defined(SPECSIM_BF16_ROUTE)
+  if (x.scalar_type() == at::kBFloat16 && w.scalar_type() == at::kBFloat16 && IN % 32 == 0) {
+    auto xc = x.contiguous();
+    rows_linear_bf16(reinterpret_cast<const uint16_t*>(xc.data_ptr<at::BFloat16>()),
+                     reinterpret_cast<const uint16_t*>(w.data_ptr<at::BFloat16>()), out.data_ptr<float>(), M, IN, OUT);
     return out;
   }
 #endif
@@ -674,8 +749,8 @@ std::string linear_path() {
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
   if (amx_ready()) return "amx";
 #endif
-#if defined(__AVX512BF16__)
-  return "no linear route: bfloat16 arithmetic without AMX tiles, where the stock linears are faster than AVX2";
+#if defined(SPECSIM_BF16_ROUTE)
+  return "avx512bf16";
 #elif defined(__AVX2__) && defined(__FMA__)
   return "avx2";
 #else
