@@ -22,8 +22,8 @@ four extra rows hides under that reading. On a CPU with AVX-512 BF16 but no AMX 
 AVX-512 BF16 route blocks the same way but multiplies bfloat16 pairs as stored (``VDPBF16PS``: 32 products an
 instruction, no widening), so about eight extra rows hide under the reading (measured on a Zen 4 EPYC: a
 576 x 1536 product at 1 row 14 µs against the stock linear's 77, at 9 rows 64 against 135; v(9) of the one-call
-pass 1.35 against the AVX2 route's 1.89 on a Zen 3). Without AVX2 the invariant path keeps the stock linears it
-has probed (see :func:`linear_kernel`).
+pass 1.19, against the AVX2 route's 1.89 on a Zen 3; docs/measurements/decode-paths-2026-12-08-zen4.md).
+Without AVX2 the invariant path keeps the stock linears it has probed (see :func:`linear_kernel`).
 
 The kernels are compiled with ``torch.utils.cpp_extension.load`` on first use (about 20 s with g++ on a 2-core
 EPYC; the C++ includes ATen's tensor and pybind11's glue, not the whole of ``torch/extension.h``, which took 45) and
