@@ -13,7 +13,6 @@ from specsim.core import fused
 from specsim.core.drafters import crop_cache
 from specsim.core.invariant import (
     MAX_INVARIANT_QUERIES,
-    PREFILL_KERNEL_ROWS,
     ChunkedLinear,
     KernelLinear,
     invariant_attention,
@@ -122,13 +121,13 @@ def test_kernel_linear_serves_decode_passes_and_leaves_prefill_to_the_stock_path
         expected = (fused.rows_linear(x[0, :5], linear.weight) + linear.bias.float()).bfloat16()
         assert torch.equal(small[0], expected)  # through the kernel, bias added in float32
         prefill = wrapped(x)  # 40 rows: a prompt's prefill, through the kernel only where it is the faster path
-        if fused.kernel_for_prefill():
+        if fused.prefill_rows() >= x.shape[0] * x.shape[1]:
             expected = (fused.rows_linear(x.reshape(-1, 576), linear.weight) + linear.bias.float()).bfloat16()
             assert torch.equal(prefill, expected.reshape(2, -1, 64))
         else:
             assert torch.equal(prefill, linear(x))
         torch.testing.assert_close(prefill.float(), linear(x).float(), rtol=2e-2, atol=2e-2)
-        big = torch.randn(PREFILL_KERNEL_ROWS + 1, 576).bfloat16()
+        big = torch.randn(max(fused.PREFILL_ROWS.values()) + 1, 576).bfloat16()
         assert torch.equal(wrapped(big), linear(big))  # beyond that, the stock path everywhere
 
 

@@ -196,12 +196,22 @@ def linear_kernel():
     return _STATE["linear"]
 
 
-def kernel_for_prefill() -> bool:
-    """Whether ``rows_linear`` also beats the stock linears on prefill-sized passes here: the AVX2 route, where
-    the stock bfloat16 matmul costs about one pass per row (measured 5-7x slower at 17-128 rows)."""
+PREFILL_ROWS = {"avx2": 256, "avx512bf16": 128}
+"""Per route, the largest pass (a prompt's prefill) that still runs faster through ``rows_linear`` than through
+the probed stock linears; larger passes take the stock path (the kernel rereads every row once per block of
+outputs, which pays while the rows stay in cache). AVX2: a stock bfloat16 matmul costs about one pass per row
+there (5-7x the kernel at 17-128 rows on an AMD EPYC, docs/measurements/invariant-log-2026-12-01-to-03.md).
+AVX-512 BF16 (a 2-core Zen 4 EPYC, the bundled target's whole prefill, interleaved): 24 rows 33 ms against 52,
+64 rows 65 against 82, 128 rows 122 against 127, 192 rows 178 against 171
+(docs/measurements/decode-paths-2026-12-08-zen4.md). AMX: none measured, so none."""
+
+
+def prefill_rows() -> int:
+    """Up to how many rows a pass larger than a decode pass still runs through ``rows_linear`` here
+    (:data:`PREFILL_ROWS` for this route; 0 without the linear kernel)."""
     if "prefill" not in _STATE:
-        _STATE["prefill"] = linear_kernel() is not None and kernel().linear_path() == "avx2"
-    return bool(_STATE["prefill"])
+        _STATE["prefill"] = PREFILL_ROWS.get(kernel().linear_path(), 0) if linear_kernel() is not None else 0
+    return int(_STATE["prefill"])
 
 
 def status() -> str:

@@ -85,18 +85,10 @@ class ChunkedLinear(nn.Module):
         return total.to(x.dtype)
 
 
-PREFILL_KERNEL_ROWS = 256
-"""Where the kernel's route beats the stock linears at any size (:func:`specsim.core.fused.kernel_for_prefill`:
-AVX2 without bfloat16 arithmetic, where a stock bfloat16 matmul costs about one pass per row), passes up to
-this many rows (a prompt's prefill) run through it too: 5-7x faster than stock at 17-128 rows on an AMD
-EPYC (docs/measurements/invariant-log-2026-12-01-to-03.md). Larger ones take the stock path: the kernel
-rereads every row once per two outputs, which pays while the rows stay in cache."""
-
-
 class KernelLinear(nn.Module):
     """A linear whose decode passes (up to ``MAX_INVARIANT_QUERIES`` rows) run through the fused row-invariant
     kernel; larger passes (prefill) and a switched-off kernel take ``fallback``, the probed stock path, except
-    prefill passes of up to ``PREFILL_KERNEL_ROWS`` rows where the kernel is the faster one."""
+    prefill passes of up to :func:`specsim.core.fused.prefill_rows` rows, where the kernel is the faster one."""
 
     def __init__(self, linear: nn.Linear, fallback: nn.Module) -> None:
         super().__init__()
@@ -108,8 +100,7 @@ class KernelLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.numel() // self.in_features
         kernel = fused.linear_kernel()
-        if kernel is None or (rows > MAX_INVARIANT_QUERIES
-                              and not (rows <= PREFILL_KERNEL_ROWS and fused.kernel_for_prefill())):
+        if kernel is None or rows > max(MAX_INVARIANT_QUERIES, fused.prefill_rows()):
             return self.fallback(x) if self.fallback is not None else F.linear(x, self.weight, self.bias)
         out = fused.rows_linear(x.reshape(rows, self.in_features), self.weight)  # refuses a GPU's tensors
         if self.bias is not None:
