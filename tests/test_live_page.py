@@ -554,9 +554,11 @@ def test_a_sampled_run_with_top_k_and_top_p_is_cut_and_says_p_prime(monkeypatch)
     assert spec is not None, [e.value for e in at.error]
     assert (spec.settings.top_k, spec.settings.top_p, spec.settings.temperature) == (3, 0.9, 1.0)
     assert dict(at.query_params)["top_k"] == "3" and dict(at.query_params)["top_p"] == "0.9"
-    for it in spec.iterations:  # every recorded p′ and q′ is cut: at most three tokens carry mass
-        for slot in it.slots:
-            assert sum(t.prob > 0 for t in slot.target_top) <= 3 and sum(t.prob > 0 for t in slot.draft_top) <= 3
+    for it in spec.iterations:  # every recorded p′ and q′ is cut: three tokens carry mass, and any more tie the third
+        for slot in it.slots:  # (bfloat16 logits tie often; top-k keeps ties with the k-th, as transformers does)
+            for top in (slot.target_top, slot.draft_top):
+                kept = sorted((t.prob for t in top if t.prob > 0), reverse=True)
+                assert all(p == kept[2] for p in kept[3:]), (it.index, kept)
     titles = [tokens.chip_title(c) for c in replay.chips_at(spec, 0) if c.role in ("accepted", "rejected")]
     assert titles and all("p′(x)" in t and "q′(x)" in t for t in titles), titles
 
